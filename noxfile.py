@@ -1,0 +1,166 @@
+"""Sessions for the torchx monorepo.
+
+Default sessions (``nox`` with no arguments) need no root and no services:
+
+* ``tests-<dist>``: one per distribution. It installs only that distribution
+  (non-editable, from its folder) plus the siblings it declares and its ``test``
+  extra, then runs its ``tests/`` folder. Because nothing else is installed, a
+  stray import of an undeclared sibling fails here.
+* ``lint``: ruff check and ruff format --check over the whole tree.
+* ``typecheck-<dist>``: mypy --strict, one distribution at a time.
+
+Run by name only:
+
+* ``bench``: the performance targets of each issue (see bench/README.md).
+* ``integration_<backend>`` (added by the plugin issues): root and Debian packages.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tomllib
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.reuse_existing_virtualenvs = False
+nox.options.error_on_missing_interpreters = True
+
+PYTHON = "3.11"
+
+
+def _distributions() -> dict[str, Path]:
+    """Every distribution folder (one with a pyproject.toml) by its project name."""
+    found: dict[str, Path] = {}
+    for group in ("packages", "plugins"):
+        for pyproject in sorted((ROOT / group).glob("*/pyproject.toml")):
+            name = tomllib.loads(pyproject.read_text())["project"]["name"]
+            found[name] = pyproject.parent
+    return found
+
+
+DISTS = _distributions()
+
+
+def _requirement_name(req: str) -> str:
+    match = re.match(r"[A-Za-z0-9_.\-]+", req)
+    return match.group(0).lower().replace("_", "-") if match else ""
+
+
+def siblings(dist: str) -> list[str]:
+    """The sibling distributions ``dist`` depends on, transitively, dependencies first."""
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        meta = tomllib.loads((DISTS[name] / "pyproject.toml").read_text())["project"]
+        for req in meta.get("dependencies", []):
+            dep = _requirement_name(req)
+            if dep in DISTS and dep not in order:
+                visit(dep)
+                order.append(dep)
+
+    visit(dist)
+    return order
+
+
+def _rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def install_dist(session: nox.Session, dist: str, extras: str = "test") -> None:
+    """Install ``dist`` non-editable with the siblings it declares (local folders)."""
+    args = [_rel(DISTS[s]) for s in siblings(dist)]
+    target = _rel(DISTS[dist])
+    extras_declared = tomllib.loads((DISTS[dist] / "pyproject.toml").read_text())["project"].get(
+        "optional-dependencies", {}
+    )
+    args.append(f"{target}[{extras}]" if extras and extras in extras_declared else target)
+    session.install(*args)
+
+
+for _dist in DISTS:
+
+    @nox.session(name=f"tests-{_dist}", python=PYTHON)
+    def _tests(session: nox.Session, dist: str = _dist) -> None:
+        install_dist(session, dist)
+        tests = DISTS[dist] / "tests"
+        # Run from the tests folder so the source tree is never on sys.path:
+        # what is tested is what was installed.
+        session.chdir(tests)
+        session.run("pytest", "-p", "no:cacheprovider", *session.posargs, success_codes=[0])
+
+    @nox.session(name=f"typecheck-{_dist}", python=PYTHON)
+    def _typecheck(session: nox.Session, dist: str = _dist) -> None:
+        install_dist(session, dist, extras="")
+        session.install("mypy==2.4.1")
+        srcs = [str(DISTS[d] / "src") for d in [*siblings(dist), dist]]
+        env = {"MYPYPATH": os.pathsep.join(srcs)}
+        pkg_root = DISTS[dist] / "src"
+        session.run(
+            "mypy",
+            "--strict",
+            "--namespace-packages",
+            "--explicit-package-bases",
+            "--python-version",
+            PYTHON,
+            _rel(pkg_root),
+            env=env,
+        )
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    session.install("ruff==0.17.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+nox.options.sessions = [
+    *(f"tests-{d}" for d in DISTS),
+    "lint",
+    *(f"typecheck-{d}" for d in DISTS),
+]
+
+
+UPSTREAM_TORCHX = "torchx==0.7.0"
+UPSTREAM_VENV = ROOT / "bench" / ".venvs" / "upstream"
+
+
+def _upstream_python(session: nox.Session) -> Path:
+    """A venv with upstream TorchX from PyPI, created once and reused (bench/.venvs/)."""
+    python = UPSTREAM_VENV / "bin" / "python"
+    wanted = UPSTREAM_TORCHX.split("==")[1]
+    check = "import importlib.metadata as m; print(m.version('torchx'))"
+    if python.exists():
+        found = session.run(
+            str(python), "-c", check, silent=True, success_codes=[0, 1], external=True
+        )
+        if isinstance(found, str) and found.strip() == wanted:
+            return python
+    # Same interpreter as the session's venv, so only the packages differ.
+    base = str(
+        session.run("python", "-c", "import sys; print(sys._base_executable)", silent=True)
+    ).strip()
+    if shutil.which("uv"):
+        session.run("uv", "venv", "--clear", "-q", "-p", base, str(UPSTREAM_VENV), external=True)
+        session.run("uv", "pip", "install", "-q", "-p", str(python), UPSTREAM_TORCHX, external=True)
+    else:
+        session.run(base, "-m", "venv", "--clear", str(UPSTREAM_VENV), external=True)
+        session.run(str(python), "-m", "pip", "install", "-q", UPSTREAM_TORCHX, external=True)
+    return python
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Performance targets, ours side by side with upstream TorchX (see bench/README.md).
+
+    Installs every local distribution non-editable, then runs bench/run.py; posargs go to
+    it (``nox -s bench -- -k specs.import --fail-on-miss``).
+    """
+    session.install(*(_rel(path) for path in DISTS.values()))
+    upstream = _upstream_python(session)
+    session.run("python", "bench/run.py", "--upstream-python", str(upstream), *session.posargs)
