@@ -1,0 +1,457 @@
+"""The core data types: what an app is (AppDef, Role, Resource) and how it is doing (AppStatus).
+
+An :class:`AppDef` is a name plus a list of :class:`Role` s; each role says what to
+run (``image``, ``entrypoint``, ``args``, ``env``), how many copies (``num_replicas``),
+what each copy needs (:class:`Resource`) and what to do when one fails
+(:class:`RetryPolicy`). Schedulers turn an AppDef into their native request and
+report progress back as an :class:`AppStatus`.
+
+These are attrs classes whose constructor arguments, order and defaults follow the
+documented TorchX signatures, so code written against upstream TorchX builds the
+same objects here.
+
+>>> from torchx.specs import AppDef, Role, Resource
+>>> app = AppDef(
+...     name="my_train",
+...     roles=[Role(name="trainer", image="my_image:latest")],
+... )
+>>> app.roles[0].num_replicas
+1
+>>> Resource(cpu=4, gpu=1, memMB=8192)
+Resource(cpu=4, gpu=1, memMB=8192, capabilities={}, devices={}, tags={})
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+from collections.abc import Callable
+from enum import Enum, StrEnum
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+from torchx.specs.errors import AppStatusError, InvalidResourceException
+from torchx.specs.mounts import BindMount, DeviceMount, VolumeMount
+from torchx.specs.workspace import Workspace
+
+#: Placeholder for a required string field that was not given (upstream's ``MISSING``).
+MISSING: str = "<MISSING>"
+#: Placeholder for "no value" in string fields such as ``structured_error_msg``.
+NONE: str = "<NONE>"
+#: Matches every role in filters such as ``AppStatus.format(filter_roles=...)``.
+ALL: str = "ALL"
+
+#: Key in :attr:`Resource.tags` naming the named resource a Resource came from.
+NAMED_RESOURCE_TAG: str = "torchx.specs/named_resource"
+#: Key in :attr:`Resource.tags` marking a fractional slice of a named resource.
+FRACTIONAL_TAG: str = "torchx.specs/fractional"
+
+
+@attrs.define(eq=True)
+class Resource:
+    """Represents resource requirements for a Role.
+
+    Prefer :func:`resource` with a named resource (``h="gpu.small"``) over raw values.
+
+    Args:
+        cpu: number of logical cpu cores
+        gpu: number of gpus
+        memMB: MB of ram
+        capabilities: additional hardware specs (interpreted by the scheduler)
+        devices: named devices with their quantities (e.g. ``{"vpc.amazonaws.com/efa": 1}``)
+        tags: metadata tags (not interpreted by schedulers)
+
+    >>> Resource(cpu=4, gpu=1, memMB=8192)
+    Resource(cpu=4, gpu=1, memMB=8192, capabilities={}, devices={}, tags={})
+    """
+
+    cpu: int
+    gpu: int
+    memMB: int
+    capabilities: dict[str, Any] = attrs.field(factory=dict)
+    devices: dict[str, int] = attrs.field(factory=dict)
+    tags: dict[str, object] = attrs.field(factory=dict)
+
+    @staticmethod
+    def copy(original: Resource, **capabilities: Any) -> Resource:
+        """Copies a resource, merging in the given capabilities (given ones win).
+
+        >>> base = Resource(cpu=1, gpu=0, memMB=512, capabilities={"a": 1})
+        >>> Resource.copy(base, b=2).capabilities
+        {'a': 1, 'b': 2}
+        >>> base.capabilities
+        {'a': 1}
+        """
+        return Resource(
+            cpu=original.cpu,
+            gpu=original.gpu,
+            memMB=original.memMB,
+            capabilities={**_copy.deepcopy(original.capabilities), **capabilities},
+            devices=dict(original.devices),
+            tags=_copy.deepcopy(original.tags),
+        )
+
+    def get_resource_name(self) -> str | None:
+        """Return the registered named-resource name, or None.
+
+        Set by ``register.named_resource`` on every resource it creates.
+        """
+        name = self.tags.get(NAMED_RESOURCE_TAG)
+        return name if isinstance(name, str) else None
+
+    def is_fractional(self) -> bool:
+        """Return True if this resource is a fractional slice of a base named resource."""
+        return bool(self.tags.get(FRACTIONAL_TAG, False))
+
+
+#: The "no resource given" sentinel: a Role built without a resource carries a copy of it.
+NULL_RESOURCE: Resource = Resource(cpu=-1, gpu=-1, memMB=-1)
+
+
+def _null_resource() -> Resource:
+    return Resource(cpu=-1, gpu=-1, memMB=-1)
+
+
+def resource(
+    cpu: int | None = None,
+    gpu: int | None = None,
+    memMB: int | None = None,
+    h: str | None = None,
+) -> Resource:
+    """Creates a Resource from raw specs or a named resource.
+
+    When ``h`` is set it takes precedence and the raw specs are ignored; an unknown
+    name raises :class:`~torchx.specs.errors.UnknownNamedResourceException` with the
+    nearest registered name. Raw specs left out default to 1 cpu, 0 gpu, 1024 MB.
+
+    >>> resource(cpu=4, gpu=1, memMB=8192)
+    Resource(cpu=4, gpu=1, memMB=8192, capabilities={}, devices={}, tags={})
+    >>> resource(h="cpu.small").memMB
+    2048
+    """
+    if h is not None:
+        if not isinstance(h, str) or not h.strip():
+            raise InvalidResourceException(
+                f"named resource must be a non-empty string such as 'gpu.small', got {h!r}"
+            )
+        from torchx.specs.resources import get_named_resources
+
+        return get_named_resources(h)
+    values = {"cpu": (cpu, 1), "gpu": (gpu, 0), "memMB": (memMB, 1024)}
+    resolved: dict[str, int] = {}
+    for key, (given, default) in values.items():
+        value = default if given is None else given
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidResourceException(
+                f"resource {key} must be a non-negative integer, got {given!r}"
+            )
+        resolved[key] = value
+    return Resource(cpu=resolved["cpu"], gpu=resolved["gpu"], memMB=resolved["memMB"])
+
+
+class RetryPolicy(StrEnum):
+    """What happens when a replica of a role fails (non-zero exit, host crash, preemption, eviction).
+
+    Not every scheduler supports every policy, but all support ``APPLICATION``.
+
+    1. ``REPLICA``: replace only the failed replica; survivors are untouched
+       (with ``dist.ddp``, torchelastic coordinates the membership change).
+    2. ``APPLICATION``: restart the entire application.
+    3. ``ROLE``: restart every replica of the failed role, not the whole app.
+    """
+
+    REPLICA = "REPLICA"
+    APPLICATION = "APPLICATION"
+    ROLE = "ROLE"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+Mount = BindMount | VolumeMount | DeviceMount
+
+
+@attrs.define(eq=True)
+class Role:
+    """A set of identical replicas that perform one duty within an AppDef.
+
+    A DDP app has a single role (``trainer``); a parameter-server app has two
+    (``trainer`` and ``ps``).
+
+    Args:
+        name: name of the role
+        image: software bundle installed on the container (docker image, a directory, ...)
+        min_replicas: minimum replicas for elastic scaling; unset means ``num_replicas``
+        entrypoint: command to invoke inside the container
+        args: arguments to the entrypoint
+        env: environment variable mappings
+        num_replicas: number of container replicas
+        max_retries: max number of retries before giving up
+        retry_policy: retry behaviour upon failures
+        resource: resource requirements per replica
+        port_map: named port mappings (e.g. ``{"tensorboard": 8081}``)
+        metadata: scheduler-specific data; keys should follow ``$scheduler.$key``
+        mounts: bind, volume, or device mounts
+        workspace: local project directories to mirror on the remote job
+        overrides: scheduler-specific overrides, carried through untouched
+
+    >>> trainer = Role(
+    ...     name="trainer",
+    ...     image="pytorch/torch:latest",
+    ...     entrypoint="train.py",
+    ...     args=["--lr", "0.01"],
+    ...     num_replicas=4,
+    ...     resource=Resource(cpu=4, gpu=1, memMB=8192),
+    ... )
+    >>> trainer.retry_policy
+    <RetryPolicy.APPLICATION: 'APPLICATION'>
+    """
+
+    name: str
+    image: str
+    min_replicas: int | None = None
+    entrypoint: str = MISSING
+    args: list[str] = attrs.field(factory=list)
+    env: dict[str, str] = attrs.field(factory=dict)
+    num_replicas: int = 1
+    max_retries: int = 0
+    retry_policy: RetryPolicy = RetryPolicy.APPLICATION
+    resource: Resource = attrs.field(factory=_null_resource)
+    port_map: dict[str, int] = attrs.field(factory=dict)
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+    mounts: list[Mount] = attrs.field(factory=list)
+    workspace: Workspace | None = None
+    overrides: dict[str, Any] = attrs.field(factory=dict)
+
+    def pre_proc(self, scheduler: str, dryrun_info: AppDryRunInfo[Any]) -> AppDryRunInfo[Any]:
+        """Hook for role-specific changes to a scheduler request.
+
+        Called once per role, in ``AppDef.roles`` order, by ``Scheduler.submit_dryrun``.
+        The default returns ``dryrun_info`` unchanged; subclasses may edit the request.
+        """
+        return dryrun_info
+
+
+@attrs.define(eq=True)
+class AppDef:
+    """A distributed application: a name and one or more Roles.
+
+    Args:
+        name: name of the application
+        roles: the roles that make up the application
+        metadata: scheduler-specific metadata (treatment varies by scheduler)
+
+    >>> app = AppDef(name="echo", roles=[Role(name="worker", image="/tmp", entrypoint="/bin/echo")])
+    >>> app.name
+    'echo'
+    """
+
+    name: str
+    roles: list[Role] = attrs.field(factory=list)
+    metadata: dict[str, str] = attrs.field(factory=dict)
+
+
+class AppState(int, Enum):
+    """State of an application (also used per replica, as :data:`ReplicaState`).
+
+    An app starts ``UNSUBMITTED``, moves through ``SUBMITTED``, ``PENDING`` and
+    ``RUNNING``, and ends in a terminal state: ``SUCCEEDED``, ``FAILED`` or
+    ``CANCELLED``. A preempted app may go back from ``RUNNING`` to ``PENDING``.
+    ``UNKNOWN`` means the scheduler could not say.
+
+    >>> AppState.SUCCEEDED.is_terminal()
+    True
+    >>> str(AppState.RUNNING)
+    'RUNNING'
+    """
+
+    UNSUBMITTED = 0
+    SUBMITTED = 1
+    PENDING = 2
+    RUNNING = 3
+    SUCCEEDED = 4
+    FAILED = 5
+    CANCELLED = 6
+    UNKNOWN = 7
+
+    def __str__(self) -> str:
+        return self.name
+
+    def is_terminal(self) -> bool:
+        """True for SUCCEEDED, FAILED and CANCELLED: the state will not change again."""
+        return self in _TERMINAL_STATES
+
+    def is_started(self) -> bool:
+        """True once the app has started running (RUNNING or any terminal state)."""
+        return self == AppState.RUNNING or self in _TERMINAL_STATES
+
+
+_TERMINAL_STATES = frozenset({AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED})
+
+#: Replicas report the same states as apps.
+ReplicaState = AppState
+
+
+def is_terminal(state: AppState) -> bool:
+    """True if ``state`` is SUCCEEDED, FAILED or CANCELLED."""
+    return state in _TERMINAL_STATES
+
+
+def is_started(state: AppState) -> bool:
+    """True if ``state`` is RUNNING or terminal."""
+    return AppState(state).is_started()
+
+
+@attrs.define(eq=True)
+class ReplicaStatus:
+    """The status of one replica of a role.
+
+    Args:
+        id: the replica's index within its role (its ``replica_id``)
+        state: the replica's state
+        role: the name of the role the replica belongs to
+        hostname: where the replica runs ("" when unknown)
+        structured_error_msg: a structured (JSON) error, or ``NONE``
+        exit_code: the process exit code once it has exited, else None
+    """
+
+    id: int
+    state: AppState
+    role: str
+    hostname: str
+    structured_error_msg: str = NONE
+    exit_code: int | None = None
+
+
+@attrs.define(eq=True)
+class RoleStatus:
+    """The statuses of every replica of one role (most recent attempt only)."""
+
+    role: str
+    replicas: list[ReplicaStatus] = attrs.field(factory=list)
+
+
+@attrs.define(eq=True)
+class AppStatus:
+    """Runtime status of an AppDef.
+
+    ``roles`` holds replica statuses for the most recent retry only; ``num_restarts``
+    counts the restarts that led there.
+
+    >>> AppStatus(AppState.SUCCEEDED).raise_for_status()
+    >>> AppStatus(AppState.FAILED, msg="exit 1").raise_for_status()
+    Traceback (most recent call last):
+     ...
+    torchx.specs.errors.AppStatusError: app did not succeed: FAILED (exit 1)
+    """
+
+    state: AppState
+    num_restarts: int = 0
+    msg: str = ""
+    structured_error_msg: str = NONE
+    ui_url: str | None = None
+    roles: list[RoleStatus] = attrs.field(factory=list)
+
+    def is_terminal(self) -> bool:
+        """True once the app has reached SUCCEEDED, FAILED or CANCELLED."""
+        return is_terminal(self.state)
+
+    def raise_for_status(self) -> None:
+        """Raises :class:`~torchx.specs.errors.AppStatusError` if the state is not SUCCEEDED."""
+        if self.state != AppState.SUCCEEDED:
+            raise AppStatusError(self)
+
+    def __str__(self) -> str:
+        return f"{self.state}" + (f" ({self.msg})" if self.msg else "")
+
+    def format(self, filter_roles: list[str] | None = None) -> str:
+        """Human-readable, multi-line status; ``filter_roles`` keeps only the named roles.
+
+        >>> st = AppStatus(
+        ...     AppState.RUNNING,
+        ...     roles=[RoleStatus("trainer", [ReplicaStatus(0, AppState.RUNNING, "trainer", "h0")])],
+        ... )
+        >>> print(st.format())
+        State: RUNNING
+        Num restarts: 0
+        Roles:
+          trainer:
+            trainer/0  RUNNING  host=h0
+        """
+        lines = [f"State: {self.state}", f"Num restarts: {self.num_restarts}"]
+        if self.msg:
+            lines.append(f"Msg: {self.msg}")
+        if self.structured_error_msg and self.structured_error_msg != NONE:
+            lines.append(f"Structured error: {self.structured_error_msg}")
+        if self.ui_url:
+            lines.append(f"UI: {self.ui_url}")
+        wanted = None if not filter_roles or ALL in filter_roles else set(filter_roles)
+        roles = [r for r in self.roles if wanted is None or r.role in wanted]
+        if roles:
+            lines.append("Roles:")
+            for role in roles:
+                lines.append(f"  {role.role}:")
+                for rep in role.replicas:
+                    parts = [f"{role.role}/{rep.id}", str(rep.state)]
+                    if rep.exit_code is not None:
+                        parts.append(f"exit={rep.exit_code}")
+                    if rep.hostname:
+                        parts.append(f"host={rep.hostname}")
+                    if rep.structured_error_msg and rep.structured_error_msg != NONE:
+                        parts.append(f"error={rep.structured_error_msg}")
+                    lines.append("    " + "  ".join(parts))
+        return "\n".join(lines)
+
+
+T = TypeVar("T")
+
+
+class AppDryRunInfo(Generic[T]):
+    """What ``Scheduler.submit_dryrun`` returns: the native request that would be submitted.
+
+    ``print(info)`` shows the request through ``fmt``. The scheduler fills in
+    ``_app``, ``_cfg`` and ``_scheduler`` so that ``schedule(info)`` needs nothing else.
+
+    >>> info = AppDryRunInfo({"cmd": ["echo", "hi"]}, lambda r: f"run {r['cmd']}")
+    >>> print(info)
+    run ['echo', 'hi']
+    >>> info.request
+    {'cmd': ['echo', 'hi']}
+    """
+
+    def __init__(self, request: T, fmt: Callable[[T], str]) -> None:
+        self.request = request
+        self._fmt = fmt
+        self._app: AppDef | None = None
+        self._cfg: Any = None
+        self._scheduler: str | None = None
+
+    def __repr__(self) -> str:
+        return self._fmt(self.request)
+
+    __str__ = __repr__
+
+
+# Upstream TorchX keeps these in ``torchx.specs.api`` too; resolve them on first use so
+# code importing them from there keeps working without loading them eagerly here.
+_ELSEWHERE = {
+    "runopt": "torchx.specs.options",
+    "runopts": "torchx.specs.options",
+    "CfgVal": "torchx.specs.options",
+    "macros": "torchx.specs.templating",
+    "AppHandle": "torchx.specs.handles",
+    "ParsedAppHandle": "torchx.specs.handles",
+    "parse_app_handle": "torchx.specs.handles",
+    "make_app_handle": "torchx.specs.handles",
+    "InvalidRunConfigException": "torchx.specs.errors",
+    "MalformedAppHandleException": "torchx.specs.errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _ELSEWHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'torchx.specs.api' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,68 @@
+"""Exceptions raised by ``torchx.specs``.
+
+Every parser in this package raises a specific subclass of :class:`SpecError`
+(itself a :class:`ValueError`), so callers can catch bad user input with one
+``except ValueError`` and still tell the kinds apart. Messages are one line:
+what is wrong, where, and what would be right. The CLI prints them as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class SpecError(ValueError):
+    """Base class of every bad-input error raised by ``torchx.specs``."""
+
+
+class InvalidRunConfigException(SpecError):
+    """A run config (cfg) does not match the scheduler's runopts.
+
+    Raised for a missing required option, a value of the wrong type, a value
+    that cannot be cast from its string form, or (strict parsing) an unknown key.
+    """
+
+
+class MalformedAppHandleException(SpecError):
+    """An app handle is not of the form ``{scheduler}://{session_name}/{app_id}``."""
+
+
+class InvalidMountException(SpecError):
+    """A mount option string passed to :func:`torchx.specs.parse_mounts` is malformed."""
+
+
+class InvalidWorkspaceException(SpecError):
+    """A workspace string passed to :meth:`torchx.specs.Workspace.from_str` is malformed."""
+
+
+class InvalidResourceException(SpecError):
+    """A resource (raw or named) is malformed, for instance an unknown named resource."""
+
+
+class UnknownNamedResourceException(InvalidResourceException, KeyError):
+    """No named resource is registered under the requested name.
+
+    Also a :class:`KeyError` so that ``named_resources[name]`` behaves like a mapping.
+    """
+
+    def __str__(self) -> str:  # KeyError would repr() the message; keep it one readable line
+        return str(self.args[0]) if self.args else ""
+
+
+class AppStatusError(Exception):
+    """Raised by :meth:`torchx.specs.AppStatus.raise_for_status` for an app that did not succeed."""
+
+    def __init__(self, app_status: object, *args: object) -> None:
+        super().__init__(app_status, *args)
+        self.app_status = app_status
+
+    def __str__(self) -> str:
+        return f"app did not succeed: {self.app_status}"
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """Return ``" (did you mean 'x'?)"`` for the nearest choice, or ``""`` when none is near."""
+    import difflib  # deferred: only needed on the error path
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""

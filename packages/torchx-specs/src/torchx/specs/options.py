@@ -1,0 +1,512 @@
+"""Run options: the typed schema of a scheduler's configuration (its ``--help`` for ``run``).
+
+A scheduler describes what it accepts with a :class:`runopts`; users give values as
+a ``cfg`` dict (``{"queue": "gpu", "priority": 1}``), as a string on the command
+line (``-cfg queue=gpu,priority=1``) or in ``.torchxconfig``. This module parses
+and validates those values:
+
+* :meth:`runopts.cfg_from_str` turns the command-line string into typed values
+  (unknown keys are dropped, or rejected with ``strict=True``);
+* :meth:`runopts.resolve` checks a cfg against the schema and fills defaults.
+
+>>> opts = runopts()
+>>> opts.add("cluster_id", type_=int, help="cluster to submit the job", required=True)
+>>> opts.add("priority", type_=float, default=0.5, help="job priority")
+>>> opts.add("preemptible", type_=bool, default=False, help="is the job preemptible")
+>>> opts.add("tags", type_=list[str], default=[], help="job tags", aliases=["labels"])
+>>> opts.cfg_from_str("cluster_id=3,preemptible=yes,tags=a,b")
+{'cluster_id': 3, 'preemptible': True, 'tags': ['a', 'b']}
+>>> opts.resolve({"clusterId": 3})
+{'cluster_id': 3, 'priority': 0.5, 'preemptible': False, 'tags': []}
+>>> opts.resolve({})
+Traceback (most recent call last):
+ ...
+torchx.specs.errors.InvalidRunConfigException: required run option 'cluster_id' (int) is missing: cluster to submit the job
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, Union, get_args, get_origin
+
+from torchx.specs.errors import InvalidRunConfigException, did_you_mean
+
+#: Type of a run config value.
+CfgVal = Union[str, int, float, bool, list[str], dict[str, str], None]  # noqa: UP007
+
+_TRUE = frozenset({"true", "1", "yes", "on", "y", "t"})
+_FALSE = frozenset({"false", "0", "no", "off", "n", "f"})
+_LIST_TYPES: tuple[Any, ...] = (list, list)
+_DICT_TYPES: tuple[Any, ...] = (dict, dict)
+# a key starts at the beginning of the string or right after a ',' or ';' delimiter
+_KEY = re.compile(r"(?:^|[,;])\s*([^,;=\s][^,;=]*?)\s*=")
+
+
+def _camel_to_snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+
+
+def _snake_to_camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def _is_list_type(tp: Any) -> bool:
+    return tp in _LIST_TYPES or get_origin(tp) in _LIST_TYPES
+
+
+def _is_dict_type(tp: Any) -> bool:
+    return tp in _DICT_TYPES or get_origin(tp) in _DICT_TYPES
+
+
+def type_name(tp: Any) -> str:
+    """A short, readable name for an option type: ``int``, ``list[str]``, ``dict[str, str]``."""
+    if _is_list_type(tp):
+        return "list[str]"
+    if _is_dict_type(tp):
+        return "dict[str, str]"
+    return getattr(tp, "__name__", str(tp))
+
+
+def _split_items(value: str) -> list[str]:
+    return [item.strip() for item in re.split(r"[,;]", value) if item.strip()]
+
+
+class runopt:
+    """Metadata for a single scheduler run option.
+
+    Args:
+        default: value used when the option is not given (None for no default)
+        opt_type: one of ``str``, ``int``, ``float``, ``bool``, ``list[str]``, ``dict[str, str]``
+        is_required: whether a value must be given (required options have no default)
+        help: one line describing the option
+        aliases: other accepted names (camelCase names are always accepted)
+    """
+
+    __slots__ = ("aliases", "default", "help", "is_required", "name", "opt_type")
+
+    def __init__(
+        self,
+        default: CfgVal,
+        opt_type: Any,
+        is_required: bool,
+        help: str,
+        aliases: list[str] | None = None,
+        name: str = "",
+    ) -> None:
+        self.default = default
+        self.opt_type = opt_type
+        self.is_required = is_required
+        self.help = help
+        self.aliases = list(aliases or [])
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, runopt):
+            return NotImplemented
+        return (self.default, self.opt_type, self.is_required, self.help, self.aliases) == (
+            other.default,
+            other.opt_type,
+            other.is_required,
+            other.help,
+            other.aliases,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"runopt(default={self.default!r}, opt_type={type_name(self.opt_type)}, "
+            f"is_required={self.is_required}, help={self.help!r})"
+        )
+
+    @property
+    def is_type_list_of_str(self) -> bool:
+        return _is_list_type(self.opt_type)
+
+    @property
+    def is_type_dict_of_str(self) -> bool:
+        return _is_dict_type(self.opt_type)
+
+    def cast_to_type(self, value: str) -> CfgVal:
+        """Casts ``value`` (its string form) to this option's type.
+
+        * ``str``: as is; ``int``/``float``: parsed (an int is accepted for a float)
+        * ``bool``: true/false, 1/0, yes/no, on/off in any case; anything else is an error
+        * ``list[str]``: ``"a,b,c"`` or ``"a;b;c"`` gives ``["a", "b", "c"]``
+        * ``dict[str, str]``: ``"a:1,b:2"`` or ``"a:1;b:2"`` gives ``{"a": "1", "b": "2"}``
+          (``:`` separates key and value because ``=`` separates the options themselves)
+
+        Raises :class:`~torchx.specs.errors.InvalidRunConfigException` naming the value.
+
+        >>> runopt(None, dict[str, str], False, "labels").cast_to_type("team:ml;env:prod")
+        {'team': 'ml', 'env': 'prod'}
+        >>> runopt(None, bool, False, "flag").cast_to_type("maybe")
+        Traceback (most recent call last):
+         ...
+        torchx.specs.errors.InvalidRunConfigException: run option 'flag' expects a bool (true/false, yes/no, on/off, 1/0), got 'maybe'
+        """
+        label = f"run option '{self.name or self.help}'"
+        tp = self.opt_type
+        if not isinstance(value, str):
+            if runopts.is_type(value, tp):
+                return value
+            raise InvalidRunConfigException(
+                f"{label} expects {type_name(tp)} given as a string, got {value!r}"
+            )
+        if tp is str:
+            return value
+        if tp is bool:
+            low = value.strip().lower()
+            if low in _TRUE:
+                return True
+            if low in _FALSE:
+                return False
+            raise InvalidRunConfigException(
+                f"{label} expects a bool (true/false, yes/no, on/off, 1/0), got {value!r}"
+            )
+        if tp is int:
+            try:
+                return int(value.strip())
+            except ValueError:
+                raise InvalidRunConfigException(
+                    f"{label} expects an int (e.g. 3), got {value!r}"
+                ) from None
+        if tp is float:
+            try:
+                return float(value.strip())
+            except ValueError:
+                raise InvalidRunConfigException(
+                    f"{label} expects a float (e.g. 0.5), got {value!r}"
+                ) from None
+        if _is_list_type(tp):
+            return _split_items(value)
+        if _is_dict_type(tp):
+            out: dict[str, str] = {}
+            for item in _split_items(value):
+                key, sep, val = item.partition(":")
+                if not sep or not key.strip():
+                    raise InvalidRunConfigException(
+                        f"{label} expects KEY:VALUE pairs separated by ',' or ';' "
+                        f"(e.g. a:1,b:2), got {item!r} in {value!r}"
+                    )
+                out[key.strip()] = val.strip()
+            return out
+        raise InvalidRunConfigException(f"{label} has unsupported type {type_name(tp)}")
+
+
+_SUPPORTED_TYPES = "str, int, float, bool, list[str] or dict[str, str]"
+
+
+def _check_type(tp: Any, key: str) -> None:
+    if tp in (str, int, float, bool) or _is_list_type(tp) or _is_dict_type(tp):
+        return
+    if get_origin(tp) is Union:
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            _check_type(args[0], key)
+            return
+    raise ValueError(f"run option {key!r}: unsupported type {tp!r}; use {_SUPPORTED_TYPES}")
+
+
+def _strip_optional(tp: Any) -> Any:
+    if get_origin(tp) is Union:
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return tp
+
+
+class runopts:
+    """Schema for scheduler run configuration: accepted keys, types, defaults and help.
+
+    Built by ``Scheduler.run_opts()`` and used to validate a cfg before submitting.
+    Names are snake_case; the camelCase spelling of each name and any registered
+    aliases are accepted wherever a key is read.
+
+    >>> opts = runopts()
+    >>> opts.add("cluster_id", type_=int, help="cluster to submit the job", required=True)
+    >>> opts.add("priority", type_=float, default=0.5, help="job priority")
+    >>> print(opts)
+        cluster_id    int    (required)      cluster to submit the job
+        priority      float  (default: 0.5)  job priority
+    """
+
+    def __init__(self) -> None:
+        self._opts: dict[str, runopt] = {}
+        self._aliases: dict[str, str] = {}
+
+    # -- building ---------------------------------------------------------------------------
+
+    def add(
+        self,
+        cfg_key: str,
+        type_: Any,
+        help: str,
+        default: CfgVal = None,
+        required: bool = False,
+        aliases: list[str] | None = None,
+    ) -> None:
+        """Registers a config option. Required options must not have a default.
+
+        ``aliases`` are extra accepted names; the camelCase form is always accepted.
+        """
+        _check_type(type_, cfg_key)
+        type_ = _strip_optional(type_)
+        if required and default is not None:
+            raise ValueError(f"run option {cfg_key!r} is required, so it must not have a default")
+        if default is not None and not runopts.is_type(default, type_):
+            raise TypeError(
+                f"run option {cfg_key!r}: default {default!r} is not of type {type_name(type_)}"
+            )
+        opt = runopt(default, type_, required, help, aliases, name=cfg_key)
+        self._opts[cfg_key] = opt
+        for alias in [*opt.aliases, _snake_to_camel(cfg_key)]:
+            if alias != cfg_key:
+                self._aliases[alias] = cfg_key
+
+    def update(self, other: runopts) -> None:
+        """Adds every option of ``other`` (its options win on a name clash)."""
+        self._opts.update(other._opts)
+        self._aliases.update(other._aliases)
+
+    def __or__(self, other: runopts) -> runopts:
+        """A new runopts with the options of both (``other`` wins on a clash)."""
+        merged = runopts()
+        merged.update(self)
+        merged.update(other)
+        return merged
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def canonical_name(self, name: str) -> str | None:
+        """The registered name for ``name`` (itself, an alias, or its camelCase form), or None."""
+        if name in self._opts:
+            return name
+        if name in self._aliases:
+            return self._aliases[name]
+        snake = _camel_to_snake(name)
+        return snake if snake in self._opts else None
+
+    def get(self, name: str) -> runopt | None:
+        """Returns the registered option, or None. Accepts aliases and camelCase names."""
+        key = self.canonical_name(name)
+        return self._opts[key] if key is not None else None
+
+    def __iter__(self) -> Iterator[tuple[str, runopt]]:
+        return iter(self._opts.items())
+
+    def __len__(self) -> int:
+        return len(self._opts)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.canonical_name(name) is not None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, runopts) and self._opts == other._opts
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _unknown(self, key: str, where: str = "") -> InvalidRunConfigException:
+        names = list(self._opts)
+        known = ", ".join(names) if names else "none"
+        return InvalidRunConfigException(
+            f"unknown run option {key!r}{where}{did_you_mean(key, names)}; valid options: {known}"
+        )
+
+    @staticmethod
+    def is_type(obj: CfgVal, tp: Any) -> bool:
+        """Like :func:`isinstance` but understands ``list[str]`` and ``dict[str, str]``.
+
+        ``bool`` is not accepted where an ``int`` or ``float`` is expected; an ``int``
+        is accepted where a ``float`` is expected.
+
+        >>> runopts.is_type(["a", "b"], list[str]), runopts.is_type(["a", 1], list[str])
+        (True, False)
+        """
+        tp = _strip_optional(tp)
+        if _is_list_type(tp):
+            return isinstance(obj, list) and all(isinstance(v, str) for v in obj)
+        if _is_dict_type(tp):
+            return isinstance(obj, dict) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in obj.items()
+            )
+        if tp in (int, float) and isinstance(obj, bool):
+            return False
+        if tp is float and isinstance(obj, int):
+            return True
+        return isinstance(tp, type) and isinstance(obj, tp)
+
+    def resolve(self, cfg: Mapping[str, CfgVal], *, strict: bool = False) -> dict[str, CfgVal]:
+        """Validates ``cfg`` against the registered options and fills in defaults.
+
+        Keys may be aliases or camelCase; the result uses the registered names. Raises
+        :class:`~torchx.specs.errors.InvalidRunConfigException` for a missing required
+        option or a value of the wrong type. Unknown keys are passed through as they
+        are, unless ``strict`` is set, in which case the first one is an error naming
+        the nearest valid key. ``cfg`` itself is never modified.
+        """
+        resolved: dict[str, CfgVal] = {}
+        for key, value in cfg.items():
+            name = self.canonical_name(key)
+            if name is None:
+                if strict:
+                    raise self._unknown(key)
+                resolved[key] = value
+                continue
+            if name in resolved and key != name:
+                continue  # the canonical spelling wins over an alias given too
+            resolved[name] = value
+        for name, opt in self._opts.items():
+            value = resolved.get(name)
+            if value is None:
+                if opt.is_required:
+                    raise InvalidRunConfigException(
+                        f"required run option '{name}' ({type_name(opt.opt_type)}) is missing: "
+                        f"{opt.help}"
+                    )
+                resolved[name] = copy.deepcopy(opt.default)
+            elif not runopts.is_type(value, opt.opt_type):
+                raise InvalidRunConfigException(
+                    f"run option '{name}' expects {type_name(opt.opt_type)}, "
+                    f"got {value!r} ({type(value).__name__})"
+                )
+            elif opt.opt_type is float and isinstance(value, int):
+                resolved[name] = float(value)
+        return resolved
+
+    def cfg_from_str(self, cfg_str: str, *, strict: bool = False) -> dict[str, CfgVal]:
+        """Parses a cfg string such as ``"queue=gpu,priority=1"`` into typed values.
+
+        Pairs are ``KEY=VALUE`` separated by ``,`` or ``;``. Because list values use
+        the same delimiters, the delimiter right before a ``KEY=`` starts the next pair
+        and every other one belongs to the value. Defaults and required options are
+        not checked here (call :meth:`resolve` for that). Unknown keys are dropped,
+        as upstream does; with ``strict=True`` an unknown key is an error naming the
+        nearest valid one. An empty string gives an empty cfg.
+
+        >>> opts = runopts()
+        >>> opts.add("FOO", type_=list[str], default=["a"], help="an optional list option")
+        >>> opts.add("BAR", type_=str, required=True, help="a required str option")
+        >>> opts.cfg_from_str("")
+        {}
+        >>> opts.cfg_from_str("UNKNOWN=VALUE")
+        {}
+        >>> opts.cfg_from_str("FOO=v1;v2;BAR=v3")
+        {'FOO': ['v1', 'v2'], 'BAR': 'v3'}
+        >>> opts.cfg_from_str("FOO=v1,v2,BAR=v3")
+        {'FOO': ['v1', 'v2'], 'BAR': 'v3'}
+        >>> opts.cfg_from_str("BOR=v3", strict=True)
+        Traceback (most recent call last):
+         ...
+        torchx.specs.errors.InvalidRunConfigException: unknown run option 'BOR' in 'BOR=v3' (did you mean 'BAR'?); valid options: FOO, BAR
+        """
+        if not isinstance(cfg_str, str):
+            raise InvalidRunConfigException(f"run config must be a string, got {cfg_str!r}")
+        text = cfg_str.strip()
+        if not text:
+            return {}
+        matches = list(_KEY.finditer(text))
+        if not matches or matches[0].start() != 0 or text[0] in ",;":
+            head = text.split(",")[0]
+            raise InvalidRunConfigException(
+                f"malformed run config {cfg_str!r}: {head!r} is not KEY=VALUE; "
+                "expected KEY=VALUE pairs separated by ',' or ';' (e.g. queue=gpu,priority=1)"
+            )
+        cfg: dict[str, CfgVal] = {}
+        for i, match in enumerate(matches):
+            key = match.group(1).strip()
+            end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+            raw = text[match.end() : end].strip()
+            name = self.canonical_name(key)
+            if name is None:
+                if strict:
+                    raise self._unknown(key, f" in {cfg_str!r}")
+                continue
+            cfg[name] = self._opts[name].cast_to_type(raw)
+        return cfg
+
+    def cfg_from_json_repr(self, json_repr: str) -> dict[str, CfgVal]:
+        """Converts a JSON object (as text) into a cfg of this runopts' types.
+
+        Values already of the right type are kept; strings are cast as in
+        :meth:`cfg_from_str`. Unknown keys are kept as they are.
+
+        >>> opts = runopts()
+        >>> opts.add("n", type_=int, help="count")
+        >>> opts.cfg_from_json_repr('{"n": "3", "other": [1]}')
+        {'n': 3, 'other': [1]}
+        """
+        import json
+
+        try:
+            raw = json.loads(json_repr)
+        except json.JSONDecodeError as e:
+            raise InvalidRunConfigException(
+                f"run config is not valid JSON: {e.msg} at char {e.pos}"
+            ) from None
+        if not isinstance(raw, dict):
+            raise InvalidRunConfigException(
+                f"run config JSON must be an object of option names to values, got {type(raw).__name__}"
+            )
+        cfg: dict[str, CfgVal] = {}
+        for key, value in raw.items():
+            opt = self.get(key)
+            name = self.canonical_name(key) or key
+            if opt is None or value is None or runopts.is_type(value, opt.opt_type):
+                cfg[name] = value
+            elif isinstance(value, str):
+                cfg[name] = opt.cast_to_type(value)
+            elif opt.opt_type is str and isinstance(value, (int, float)):
+                cfg[name] = str(value)
+            else:
+                raise InvalidRunConfigException(
+                    f"run option '{name}' expects {type_name(opt.opt_type)}, got {value!r}"
+                )
+        return cfg
+
+    def cfg_to_str(self, cfg: Mapping[str, CfgVal]) -> str:
+        """Renders a cfg back into the string form :meth:`cfg_from_str` reads.
+
+        >>> opts = runopts()
+        >>> opts.add("tags", type_=list[str], help="tags")
+        >>> opts.add("env", type_=dict[str, str], help="env")
+        >>> opts.cfg_to_str({"tags": ["a", "b"], "env": {"k": "v"}})
+        'tags=a,b,env=k:v'
+        """
+        parts = []
+        for key, value in cfg.items():
+            if value is None:
+                continue
+            if isinstance(value, list):
+                text = ",".join(value)
+            elif isinstance(value, dict):
+                text = ",".join(f"{k}:{v}" for k, v in value.items())
+            else:
+                text = str(value)
+            parts.append(f"{key}={text}")
+        return ",".join(parts)
+
+    # -- printing ---------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        if not self._opts:
+            return "    (no options)"
+        rows = []
+        for name, opt in self._opts.items():
+            if opt.is_required:
+                state = "(required)"
+            elif opt.default is None:
+                state = ""
+            else:
+                state = f"(default: {opt.default})"
+            rows.append((name, type_name(opt.opt_type), state, opt.help))
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        return "\n".join(
+            f"    {n:<{widths[0]}}    {t:<{widths[1]}}  {s:<{widths[2]}}  {h}".rstrip()
+            for n, t, s, h in rows
+        )
+
+    __str__ = __repr__

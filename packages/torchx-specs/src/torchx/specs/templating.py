@@ -1,0 +1,82 @@
+"""Macros: placeholders in ``Role.args``, ``Role.env`` and ``Role.metadata`` filled in at launch.
+
+Schedulers call :meth:`macros.Values.apply` on each role with the values they know
+(the app id they assigned, the replica's index, ...). Macros in other Role fields
+are not substituted. Substitution follows :class:`string.Template`: ``$$`` is a
+literal ``$`` and unknown placeholders are left alone.
+
+>>> from torchx.specs import Role, macros
+>>> role = Role(name="trainer", image="img", args=["--app_id", macros.app_id],
+...             env={"RANK0": "$$" + macros.rank0_env})
+>>> values = macros.Values(img_root="/img", app_id="app-1", replica_id="0", rank0_env="MASTER_ADDR")
+>>> applied = values.apply(role)
+>>> applied.args, applied.env
+(['--app_id', 'app-1'], {'RANK0': '$MASTER_ADDR'})
+>>> role.args
+['--app_id', '${app_id}']
+"""
+
+from __future__ import annotations
+
+import copy
+from string import Template
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from torchx.specs.api import Role
+
+
+class macros:
+    """Template variables substituted at runtime in Role.args, Role.env and Role.metadata.
+
+    1. ``img_root``: root directory of the pulled image
+    2. ``app_id``: application id as assigned by the scheduler
+    3. ``replica_id``: per-role replica index (0, 1, ...); a replacement replica keeps it
+    4. ``rank0_env``: the *name* of the environment variable holding the rank-0 host
+       (for a shell to expand it, write ``"$$" + macros.rank0_env``, which becomes
+       ``$MASTER_ADDR`` or the like); not available on every scheduler
+    5. ``base_img_root``: deprecated, do not use
+    """
+
+    img_root = "${img_root}"
+    base_img_root = "${base_img_root}"
+    app_id = "${app_id}"
+    replica_id = "${replica_id}"
+    rank0_env = "${rank0_env}"
+
+    @attrs.define
+    class Values:
+        """The values a scheduler substitutes for each macro."""
+
+        img_root: str
+        app_id: str
+        replica_id: str
+        rank0_env: str
+        base_img_root: str = "DEPRECATED"
+
+        def apply(self, role: Role) -> Role:
+            """Returns a deep copy of ``role`` with macros substituted in args, env and metadata."""
+            out = copy.deepcopy(role)
+            out.args = [self.substitute(a) for a in out.args]
+            out.env = {k: self.substitute(v) for k, v in out.env.items()}
+            out.metadata = {k: self._sub_any(v) for k, v in out.metadata.items()}
+            return out
+
+        def _sub_any(self, value: Any) -> Any:
+            if isinstance(value, str):
+                return self.substitute(value)
+            if isinstance(value, list):
+                return [self._sub_any(v) for v in value]
+            if isinstance(value, dict):
+                return {k: self._sub_any(v) for k, v in value.items()}
+            return value
+
+        def substitute(self, arg: str) -> str:
+            """Substitutes macro placeholders in ``arg``; unknown ones are left as they are."""
+            return Template(arg).safe_substitute(**self.to_dict())
+
+        def to_dict(self) -> dict[str, Any]:
+            """Returns the macro values as a plain dict."""
+            return attrs.asdict(self)

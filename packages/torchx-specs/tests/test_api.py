@@ -1,0 +1,120 @@
+"""Core types: constructor compatibility with the reference, resources, macros and status."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from torchx.specs import (
+    NULL_RESOURCE,
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    AppStatus,
+    AppStatusError,
+    InvalidResourceException,
+    ReplicaState,
+    ReplicaStatus,
+    Resource,
+    RetryPolicy,
+    Role,
+    RoleStatus,
+    is_terminal,
+    macros,
+    resource,
+)
+
+
+def test_role_positional_order_matches_reference() -> None:
+    role = Role("trainer", "img", 2, "train.py", ["--x"], {"A": "1"}, 4, 3, RetryPolicy.REPLICA)
+    assert (role.min_replicas, role.entrypoint, role.num_replicas, role.max_retries) == (
+        2,
+        "train.py",
+        4,
+        3,
+    )
+    assert role.retry_policy is RetryPolicy.REPLICA
+    assert role.resource == NULL_RESOURCE and role.resource is not NULL_RESOURCE
+    assert role.mounts == [] and role.workspace is None and role.overrides == {}
+
+
+def test_defaults_are_not_shared() -> None:
+    a, b = Role("a", "i"), Role("b", "i")
+    a.args.append("x")
+    a.env["K"] = "V"
+    assert b.args == [] and b.env == {}
+    assert AppDef("x").roles == [] and AppDef("x").metadata == {}
+
+
+def test_pre_proc_default_is_identity() -> None:
+    info: AppDryRunInfo[dict[str, int]] = AppDryRunInfo({"a": 1}, str)
+    assert Role("r", "i").pre_proc("local", info) is info
+
+
+def test_resource_helpers() -> None:
+    assert resource() == Resource(cpu=1, gpu=0, memMB=1024)
+    assert resource(cpu=2, gpu=1, memMB=10, h="cpu.nano") == resource(h="cpu.nano")
+    named = resource(h="gpu.small")
+    assert (named.cpu, named.gpu, named.memMB) == (8, 1, 32 * 1024)
+    assert named.get_resource_name() == "gpu.small" and not named.is_fractional()
+    assert Resource(1, 0, 1).get_resource_name() is None
+    with pytest.raises(InvalidResourceException, match="non-negative integer"):
+        resource(cpu=-1)
+    with pytest.raises(InvalidResourceException, match="non-empty string"):
+        resource(h="")
+
+
+def test_resource_copy_is_deep() -> None:
+    base = Resource(1, 0, 1, capabilities={"nested": {"a": 1}})
+    copied = Resource.copy(base, extra=True)
+    copied.capabilities["nested"]["a"] = 2
+    assert base.capabilities == {"nested": {"a": 1}}
+    assert copied.capabilities["extra"] is True
+
+
+def test_app_state_helpers() -> None:
+    assert ReplicaState is AppState
+    terminal = {s for s in AppState if is_terminal(s)}
+    assert terminal == {AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED}
+    assert AppState.RUNNING.is_started() and not AppState.PENDING.is_started()
+    assert str(AppState.FAILED) == "FAILED" and str(RetryPolicy.ROLE) == "ROLE"
+
+
+def test_status_format_and_raise() -> None:
+    st = AppStatus(
+        AppState.FAILED,
+        num_restarts=2,
+        msg="boom",
+        roles=[
+            RoleStatus("a", [ReplicaStatus(0, AppState.FAILED, "a", "h", exit_code=3)]),
+            RoleStatus("b", [ReplicaStatus(0, AppState.SUCCEEDED, "b", "")]),
+        ],
+    )
+    text = st.format()
+    assert (
+        "State: FAILED" in text and "Num restarts: 2" in text and "exit=3" in text and "b/0" in text
+    )
+    assert "b/0" not in st.format(filter_roles=["a"])
+    with pytest.raises(AppStatusError) as err:
+        st.raise_for_status()
+    assert err.value.app_status is st
+
+
+def test_macros_substitute_args_env_metadata_only() -> None:
+    role = Role(
+        "r",
+        image=macros.img_root,
+        entrypoint=macros.app_id,
+        args=[macros.app_id, f"--rank0=$${{{macros.rank0_env}:=localhost}}", "${unknown}"],
+        env={"ID": macros.replica_id},
+        metadata={"k": [macros.app_id], "n": 3},
+    )
+    original = copy.deepcopy(role)
+    out = macros.Values(img_root="/img", app_id="a1", replica_id="2", rank0_env="MASTER").apply(
+        role
+    )
+    assert out.args == ["a1", "--rank0=${MASTER:=localhost}", "${unknown}"]
+    assert out.env == {"ID": "2"} and out.metadata == {"k": ["a1"], "n": 3}
+    assert out.image == macros.img_root and out.entrypoint == macros.app_id  # not substituted
+    assert role == original

@@ -1,0 +1,118 @@
+"""App handles, mounts and workspaces: parsing, round trips and one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from torchx.specs import (
+    BindMount,
+    DeviceMount,
+    InvalidMountException,
+    InvalidWorkspaceException,
+    MalformedAppHandleException,
+    ParsedAppHandle,
+    VolumeMount,
+    Workspace,
+    make_app_handle,
+    parse_app_handle,
+    parse_mounts,
+)
+
+
+def test_parse_handle() -> None:
+    assert parse_app_handle("local://me/app/with/slash") == ParsedAppHandle(
+        "local", "me", "app/with/slash"
+    )
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "local", "local://", "local://sess", "local:/s/a", "://s/a", "a b://s/x"]
+)
+def test_malformed_handles(bad: str) -> None:
+    with pytest.raises(MalformedAppHandleException, match=r"expected \{scheduler\}://"):
+        parse_app_handle(bad)
+
+
+def test_make_handle_rejects_unparseable_parts() -> None:
+    with pytest.raises(MalformedAppHandleException):
+        make_app_handle("k8s", "a/b", "x")
+    with pytest.raises(MalformedAppHandleException):
+        make_app_handle("k8s", "s", "")
+
+
+_part = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")),
+    min_size=1,
+    max_size=12,
+)
+
+
+@given(
+    _part.filter(lambda s: ":" not in s and "/" not in s),
+    _part.filter(lambda s: "/" not in s) | st.just(""),
+    _part,
+)
+def test_handle_round_trip(scheduler: str, session: str, app_id: str) -> None:
+    handle = make_app_handle(scheduler, session, app_id)
+    assert parse_app_handle(handle) == (scheduler, session, app_id)
+
+
+def test_parse_mounts_all_kinds() -> None:
+    mounts = parse_mounts(
+        [
+            "type=bind,src=/a,dst=/b,readonly",
+            "type=volume,src=vol,dst=/v",
+            "type=device,src=/dev/fuse,dst=/dev/f,perm=rw",
+        ]
+    )
+    assert mounts == [
+        BindMount("/a", "/b", True),
+        VolumeMount("vol", "/v", False),
+        DeviceMount("/dev/fuse", "/dev/f", "rw"),
+    ]
+    assert parse_mounts([]) == []
+
+
+@pytest.mark.parametrize(
+    "opts, message",
+    [
+        (["type=nfs,src=a,dst=b"], "unknown mount type 'nfs'"),
+        (["type=bind,src=/a"], "missing 'dst'"),
+        (["type=bind,dst=/a"], "missing 'src'"),
+        (["type=bind,src=/a,dst=/b,perm=rw"], "unknown option 'perm=rw'"),
+        (["type=device,src=/dev/x,perm=rwx"], "bad perm"),
+        (["type=bind,src=/a,src=/c,dst=/b"], "given twice"),
+        (["dst=/b"], "comes before 'type=...'"),
+    ],
+)
+def test_parse_mounts_errors(opts: list[str], message: str) -> None:
+    with pytest.raises(InvalidMountException, match=message):
+        parse_mounts(opts)
+
+
+_token = st.text(alphabet="type=bindvolumdecsrtp/,ado ", max_size=30)
+
+
+@given(st.lists(_token | st.text(max_size=20), max_size=5))
+def test_parse_mounts_never_raises_anything_else(opts: list[str]) -> None:
+    try:
+        parse_mounts(opts)
+    except InvalidMountException as e:
+        assert "\n" not in str(e)
+
+
+def test_workspace(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "a.py").write_text("x = 1\n")
+    ws = Workspace.from_str(f"{tmp_path / 'proj'}=lib")
+    assert not ws.is_unmapped_single_project()
+    ws.merge_into(tmp_path / "out")
+    assert (tmp_path / "out" / "lib" / "a.py").read_text() == "x = 1\n"
+    assert Workspace.from_str('{"a": "b"}').projects == {"a": "b"}
+    for bad in ["", "=x", "a=1,a=2", "{bad json", '{"a": 1}']:
+        with pytest.raises(InvalidWorkspaceException):
+            Workspace.from_str(bad)
+    with pytest.raises(InvalidWorkspaceException, match="does not exist"):
+        Workspace({str(tmp_path / "missing"): ""}).merge_into(tmp_path / "o2")
