@@ -1,0 +1,575 @@
+"""Component linter: checks that a component function follows the component standard.
+
+A *component* is a plain Python function returning an :class:`~torchx.specs.AppDef`.
+The runner turns its signature into a command line parser and its docstring into
+the help text, so the function must be written in a form the runner understands:
+
+1. it has a Google-style docstring (the ``Args:`` section becomes per-argument help);
+2. every parameter is annotated with a type the CLI can parse: ``str``, ``int``,
+   ``float``, ``bool``, ``list[X]`` / ``List[X]``, ``dict[K, V]`` / ``Dict[K, V]``
+   (``X``, ``K``, ``V`` among those four primitives), or any of these made optional
+   with ``Optional[...]``, ``Union[..., None]`` or ``... | None``;
+3. it is annotated as returning ``AppDef`` (also spelt ``specs.AppDef``,
+   ``torchx.specs.AppDef`` or ``torchx.specs.api.AppDef``).
+
+:func:`validate` checks these rules from the file's syntax tree, without importing
+or running it, and returns a list of :class:`LinterMessage` (empty when the
+component is fine):
+
+>>> import os, tempfile, textwrap
+>>> src = textwrap.dedent('''
+...     from torchx import specs
+...
+...     def echo(msg: str = "hi", n: int = 1) -> specs.AppDef:
+...         \"\"\"Echoes a message.
+...
+...         Args:
+...             msg: what to print
+...             n: how many replicas
+...         \"\"\"
+...         ...
+...
+...     def bad(msg, n: object) -> dict:
+...         ...
+... ''')
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     path = os.path.join(tmp, "comp.py")
+...     with open(path, "w") as f:
+...         _ = f.write(src)
+...     validate(path, "echo")
+...     for m in validate(path, "bad"):
+...         print(m.line, m.description)
+[]
+13 `bad` has no docstring; add a Google-style docstring with an Args: section
+13 argument `msg` of `bad` has no type annotation; annotate it, e.g. `msg: str`
+13 argument `n` of `bad` has type `object`, which components do not support; use str, int, float, bool, list[X], dict[K, V] or Optional of these
+13 `bad` returns `dict`; components must be annotated `-> AppDef`
+
+:func:`get_fn_docstring` gives the runner the help texts of an imported component.
+Custom rules plug in as :class:`ComponentFunctionValidator` subclasses.
+"""
+
+from __future__ import annotations
+
+import abc
+import ast
+import inspect
+from collections.abc import Callable, Sequence
+
+import attrs
+
+__all__ = [
+    "ComponentFunctionValidator",
+    "LinterMessage",
+    "TorchFunctionValidator",
+    "get_fn_docstring",
+    "parse_docstring_args",
+    "validate",
+]
+
+
+@attrs.define(eq=True)
+class LinterMessage:
+    """One finding of the linter.
+
+    Args:
+        name: short name of the rule that produced it (e.g. ``"arg-type"``)
+        description: one line saying what is wrong and what would be right
+        line: 1-based line in the file (0 when the finding has no line)
+        char: 0-based column in that line
+        severity: ``"error"`` (the runner refuses the component) or ``"warning"``
+    """
+
+    name: str
+    description: str
+    line: int
+    char: int
+    severity: str = "error"
+
+
+class ComponentFunctionValidator(abc.ABC):
+    """Base class of the rules :func:`validate` applies to a component function.
+
+    Subclass it and pass instances in ``validate(..., validators=[...])`` to enforce
+    house rules; the default is ``[TorchFunctionValidator()]``.
+    """
+
+    @abc.abstractmethod
+    def validate(self, app_specs_func_def: ast.FunctionDef) -> list[LinterMessage]:
+        """Return the findings for the function's syntax tree (empty when it is fine)."""
+
+    def _message(self, name: str, description: str, node: ast.AST) -> LinterMessage:
+        return LinterMessage(
+            name=name,
+            description=description,
+            line=getattr(node, "lineno", 0),
+            char=getattr(node, "col_offset", 0),
+        )
+
+
+# ----------------------------------------------------------------- type annotations
+
+_PRIMITIVES = frozenset({"str", "int", "float", "bool"})
+_LISTS = frozenset({"list", "List"})
+_DICTS = frozenset({"dict", "Dict"})
+_APPDEF_SPELLINGS = frozenset(
+    {"AppDef", "specs.AppDef", "torchx.specs.AppDef", "torchx.specs.api.AppDef", "api.AppDef"}
+)
+_SUPPORTED = "str, int, float, bool, list[X], dict[K, V] or Optional of these"
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head is not None else None
+    return None
+
+
+def _typing_name(node: ast.expr) -> str | None:
+    """The bare name of a type reference, accepting ``typing.X`` / ``t.X`` spellings."""
+    dotted = _dotted(node)
+    if dotted is None:
+        return None
+    head, _, last = dotted.rpartition(".")
+    if head and head not in ("typing", "t", "builtins", "typing_extensions"):
+        return None
+    return last
+
+
+def _unquote(node: ast.expr) -> ast.expr:
+    """Parse a string (forward reference) annotation into its expression."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return ast.parse(node.value.strip(), mode="eval").body
+        except SyntaxError:
+            return node
+    return node
+
+
+def _is_none(node: ast.expr) -> bool:
+    node = _unquote(node)
+    return (isinstance(node, ast.Constant) and node.value is None) or _typing_name(node) in (
+        "None",
+        "NoneType",
+    )
+
+
+def _union_members(node: ast.expr) -> list[ast.expr] | None:
+    """Members of ``A | B`` or ``Union[A, B]`` / ``Optional[A]``; None if not a union."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left = _union_members(node.left) or [node.left]
+        right = _union_members(node.right) or [node.right]
+        return left + right
+    if isinstance(node, ast.Subscript):
+        name = _typing_name(node.value)
+        if name == "Optional":
+            return [node.slice, ast.Constant(value=None)]
+        if name == "Union":
+            elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            return list(elts)
+    return None
+
+
+def _is_primitive(node: ast.expr) -> bool:
+    return _typing_name(_unquote(node)) in _PRIMITIVES
+
+
+def _is_supported(node: ast.expr, allow_optional: bool = True) -> bool:
+    """Whether an annotation is a type the component argument parser can build."""
+    node = _unquote(node)
+    members = _union_members(node)
+    if members is not None:
+        rest = [m for m in members if not _is_none(m)]
+        return (
+            allow_optional
+            and len(rest) == 1
+            and len(rest) < len(members)
+            and _is_supported(rest[0], allow_optional=False)
+        )
+    if isinstance(node, ast.Subscript):
+        name = _typing_name(node.value)
+        if name in _LISTS:
+            return _is_primitive(node.slice)
+        if name in _DICTS:
+            elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else []
+            return len(elts) == 2 and all(_is_primitive(e) for e in elts)
+        return False
+    return _is_primitive(node)
+
+
+def _is_appdef(node: ast.expr) -> bool:
+    node = _unquote(node)
+    return _dotted(node) in _APPDEF_SPELLINGS
+
+
+class TorchFunctionValidator(ComponentFunctionValidator):
+    """The default rules: a docstring, supported parameter types, ``-> AppDef``.
+
+    Message names: ``"docstring"``, ``"arg-annotation"``, ``"arg-type"``,
+    ``"return-type"``. A ``*args`` parameter must be annotated with a primitive
+    (the type of each element); ``**kwargs`` is not supported because the command
+    line parser cannot know its names.
+    """
+
+    def validate(self, app_specs_func_def: ast.FunctionDef) -> list[LinterMessage]:
+        fn = app_specs_func_def
+        messages: list[LinterMessage] = []
+        if not ast.get_docstring(fn):
+            messages.append(
+                self._message(
+                    "docstring",
+                    f"`{fn.name}` has no docstring; add a Google-style docstring with an "
+                    "Args: section",
+                    fn,
+                )
+            )
+        args = fn.args
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            messages.extend(self._check_arg(fn, arg, vararg=False))
+        if args.vararg is not None:
+            messages.extend(self._check_arg(fn, args.vararg, vararg=True))
+        if args.kwarg is not None:
+            messages.append(
+                self._message(
+                    "arg-type",
+                    f"`**{args.kwarg.arg}` of `{fn.name}` is not supported: the command line "
+                    "cannot tell its names; declare each argument explicitly",
+                    args.kwarg,
+                )
+            )
+        messages.extend(self._check_return(fn))
+        return messages
+
+    def _check_arg(self, fn: ast.FunctionDef, arg: ast.arg, vararg: bool) -> list[LinterMessage]:
+        shown = f"*{arg.arg}" if vararg else arg.arg
+        if arg.annotation is None:
+            return [
+                self._message(
+                    "arg-annotation",
+                    f"argument `{shown}` of `{fn.name}` has no type annotation; "
+                    f"annotate it, e.g. `{shown}: str`",
+                    arg,
+                )
+            ]
+        supported = _is_primitive(arg.annotation) if vararg else _is_supported(arg.annotation)
+        if supported:
+            return []
+        allowed = "str, int, float or bool (the type of each element)" if vararg else _SUPPORTED
+        return [
+            self._message(
+                "arg-type",
+                f"argument `{shown}` of `{fn.name}` has type `{ast.unparse(arg.annotation)}`, "
+                f"which components do not support; use {allowed}",
+                arg,
+            )
+        ]
+
+    def _check_return(self, fn: ast.FunctionDef) -> list[LinterMessage]:
+        if fn.returns is None:
+            return [
+                self._message(
+                    "return-type",
+                    f"`{fn.name}` has no return annotation; components must be annotated "
+                    "`-> AppDef`",
+                    fn,
+                )
+            ]
+        if _is_appdef(fn.returns):
+            return []
+        return [
+            self._message(
+                "return-type",
+                f"`{fn.name}` returns `{ast.unparse(fn.returns)}`; components must be "
+                "annotated `-> AppDef`",
+                fn.returns,
+            )
+        ]
+
+
+# ---------------------------------------------------------------------- validate()
+
+
+def _read_source(path: str) -> str:
+    import tokenize  # honours PEP 263 encoding cookies
+
+    with tokenize.open(path) as f:
+        return f.read()
+
+
+def validate(
+    path: str,
+    component_function: str,
+    validators: Sequence[ComponentFunctionValidator] | None = None,
+) -> list[LinterMessage]:
+    """Validates the function to make sure it complies the component standard.
+
+    Finds the top-level function ``component_function`` in the Python file at
+    ``path`` and applies each validator to it (by default
+    :class:`TorchFunctionValidator`: Google-style docstring, every parameter
+    annotated with a supported type, return annotated as ``AppDef``). The file is
+    parsed, never imported, so linting a component runs none of its code.
+
+    A file that cannot be read or parsed, or that has no such function, gives a
+    single message (names ``"file"``, ``"syntax"``, ``"function"``) rather than
+    an exception.
+
+    Args:
+        path: path to the Python source file.
+        component_function: name of the function to validate.
+        validators: rules to apply; defaults to ``[TorchFunctionValidator()]``.
+
+    Returns:
+        The findings, in validator order; empty when the component is fine.
+    """
+    try:
+        source = _read_source(path)
+    except (OSError, UnicodeDecodeError, SyntaxError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        return [LinterMessage("file", f"cannot read component file {path!r}: {reason}", 0, 0)]
+    try:
+        module = ast.parse(source, filename=path)
+    except SyntaxError as e:
+        return [
+            LinterMessage(
+                "syntax",
+                f"{path!r} is not valid Python: {e.msg}",
+                e.lineno or 0,
+                max((e.offset or 1) - 1, 0),
+            )
+        ]
+    found: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    names: list[str] = []
+    for node in module.body:  # the last definition wins, as when the module runs
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.append(node.name)
+            if node.name == component_function:
+                found = node
+    if found is None:
+        from torchx.specs.errors import did_you_mean
+
+        hint = did_you_mean(component_function, names)
+        return [
+            LinterMessage(
+                "function",
+                f"function {component_function!r} not found in {path!r}{hint}",
+                0,
+                0,
+            )
+        ]
+    if isinstance(found, ast.AsyncFunctionDef):
+        return [
+            LinterMessage(
+                "function",
+                f"`{component_function}` in {path!r} is async; a component must be a plain "
+                "function returning AppDef",
+                found.lineno,
+                found.col_offset,
+            )
+        ]
+    messages: list[LinterMessage] = []
+    for validator in [TorchFunctionValidator()] if validators is None else validators:
+        messages.extend(validator.validate(found))
+    return messages
+
+
+# ------------------------------------------------------------------------ docstrings
+
+_ARG_SECTIONS = frozenset(
+    {
+        "args",
+        "arguments",
+        "parameters",
+        "params",
+        "keyword args",
+        "keyword arguments",
+        "other parameters",
+    }
+)
+_OTHER_SECTIONS = frozenset(
+    {
+        "returns",
+        "return",
+        "yields",
+        "yield",
+        "raises",
+        "raise",
+        "examples",
+        "example",
+        "note",
+        "notes",
+        "attributes",
+        "todo",
+        "warning",
+        "warnings",
+        "warns",
+        "see also",
+        "references",
+        "methods",
+    }
+)
+
+
+def _section_of(line: str) -> str | None:
+    stripped = line.strip()
+    if not stripped.endswith(":"):
+        return None
+    title = " ".join(stripped[:-1].split()).lower()
+    if title in _ARG_SECTIONS:
+        return "args"
+    if title in _OTHER_SECTIONS:
+        return "other"
+    return None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _parse_arg_entry(text: str) -> tuple[str, str] | None:
+    """``name (type): desc`` or ``name: desc`` → (name, desc); None if not an entry."""
+    head, colon, desc = text.partition(":")
+    if not colon:
+        return None
+    head = head.strip()
+    name = head.split("(", 1)[0].strip() if "(" in head and head.endswith(")") else head
+    name = name.lstrip("*")
+    if not name.isidentifier():
+        return None
+    return name, desc.strip()
+
+
+def parse_docstring_args(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its description and per-argument help.
+
+    The description is the text before the first section (``Args:``,
+    ``Returns:``, ...). Each entry of an ``Args:`` section (``name: text`` or
+    ``name (type): text``) maps the argument to its text, with continuation
+    lines joined by single spaces. ``*args``/``**kwargs`` entries are keyed by
+    the bare name.
+
+    >>> doc = '''Trains a model.
+    ...
+    ... Args:
+    ...     lr (float): learning rate,
+    ...         decayed every epoch
+    ...     epochs: how long to train
+    ...
+    ... Returns:
+    ...     the AppDef
+    ... '''
+    >>> parse_docstring_args(doc)
+    ('Trains a model.', {'lr': 'learning rate, decayed every epoch', 'epochs': 'how long to train'})
+    """
+    lines = inspect.cleandoc(doc or "").splitlines()
+    description: list[str] = []
+    args: dict[str, str] = {}
+    i = 0
+    while i < len(lines) and _section_of(lines[i]) is None:
+        description.append(lines[i])
+        i += 1
+    while i < len(lines):
+        kind = _section_of(lines[i])
+        # A header on the docstring's first line lost its indentation to cleandoc, so
+        # its body may sit at any indent: it then ends only at the next header.
+        header_indent = _indent(lines[i]) if i else -1
+        i += 1
+        body: list[str] = []
+        while i < len(lines) and not _ends_section(lines[i], header_indent):
+            body.append(lines[i])
+            i += 1
+        if kind == "args":
+            _parse_args_body(body, args)
+        while i < len(lines) and _section_of(lines[i]) is None:
+            i += 1  # stray text between sections is not part of any argument
+    return "\n".join(description).strip(), args
+
+
+def _ends_section(line: str, header_indent: int) -> bool:
+    if not line.strip():
+        return False
+    indent = _indent(line)
+    return indent <= header_indent or (
+        _section_of(line) is not None and indent <= max(header_indent, 0)
+    )
+
+
+def _parse_args_body(body: list[str], args: dict[str, str]) -> None:
+    content = [line for line in body if line.strip()]
+    if not content:
+        return
+    entry_indent = min(_indent(line) for line in content)
+    current: str | None = None
+    parts: list[str] = []
+
+    def flush() -> None:
+        if current is not None:
+            args[current] = " ".join(p for p in parts if p)
+
+    for line in content:
+        entry = _parse_arg_entry(line) if _indent(line) == entry_indent else None
+        if entry is not None:
+            flush()
+            current, first = entry
+            parts = [first]
+        elif current is not None:
+            parts.append(line.strip())
+    flush()
+
+
+def _default_arg_descriptions(fn: Callable[..., object]) -> dict[str, str]:
+    descriptions: dict[str, str] = {}
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # builtins and some callables have no signature
+        return descriptions
+    for name, param in parameters.items():
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            descriptions[name] = f"{name} (optional, any number)"
+        elif param.default is inspect.Parameter.empty:
+            descriptions[name] = f"{name} (required)"
+        else:
+            descriptions[name] = f"{name} (default: {param.default!r})"
+    return descriptions
+
+
+def get_fn_docstring(fn: Callable[..., object]) -> tuple[str, dict[str, str]]:
+    """Parses the function and arguments description from a Google-style docstring.
+
+    This is where the runner gets a component's help text. Without a docstring,
+    the description is the function's name followed by a tip on writing one.
+    Arguments the docstring does not document are described by their name and
+    their default, or ``(required)`` when they have none.
+
+    >>> def trainer(lr: float, epochs: int = 10) -> None:
+    ...     '''Trains a model.
+    ...
+    ...     Args:
+    ...         lr: learning rate
+    ...     '''
+    >>> get_fn_docstring(trainer)
+    ('Trains a model.', {'lr': 'learning rate', 'epochs': 'epochs (default: 10)'})
+    >>> def bare(name: str) -> None: ...
+    >>> get_fn_docstring(bare)[1]
+    {'name': 'name (required)'}
+
+    Args:
+        fn: function with or without a docstring.
+
+    Returns:
+        The function description, and a dict of argument name to its description.
+    """
+    name = getattr(fn, "__name__", type(fn).__name__)
+    args = _default_arg_descriptions(fn)
+    doc = inspect.getdoc(fn)
+    if not doc:
+        tip = (
+            "TIP: improve this help string by adding a Google-style docstring "
+            "(with an Args: section) to the component"
+        )
+        return f"{name} ({tip})", args
+    description, documented = parse_docstring_args(doc)
+    args.update(documented)
+    return description or name, args
