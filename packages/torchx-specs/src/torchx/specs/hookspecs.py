@@ -1,0 +1,131 @@
+"""What a TorchX plugin can contribute: the hook specifications and the ``hookimpl`` marker.
+
+A plugin is a small, cheap-to-import module named by an entry point in the
+``torchx`` group. It implements some of the hooks below, each returning a mapping
+from a name to a *lazy reference* (``"package.module:attribute"``) that TorchX
+imports only when that name is used. So a plugin for a cloud never imports the
+cloud's SDK just because ``torchx --help`` ran::
+
+    # my_plugin/plugin.py  (pyproject.toml: [project.entry-points.torchx] my = "my_plugin.plugin")
+    from torchx.specs.hookspecs import hookimpl
+
+    @hookimpl
+    def torchx_schedulers() -> dict[str, str]:
+        return {"my_cloud": "my_plugin.scheduler:create_scheduler"}
+
+    @hookimpl
+    def torchx_named_resources() -> dict[str, str]:
+        return {"my_cloud.gpu8": "my_plugin.resources:gpu8"}
+
+Every hook takes no arguments and returns a mapping (a ``dict`` is fine). All
+plugins' results are collected (no hook is "first result wins"); the registry in
+:mod:`torchx.specs.plugins` merges them, records a name given by two plugins as a
+clash and resolves it deterministically. A hook that raises or returns something
+that is not a ``Mapping[str, ...]`` of well-formed values is reported as a failure
+of that plugin and its result is ignored; the other hooks and plugins still work.
+
+A lazy reference is ``"pkg.module:attr"`` (``attr`` may be dotted, ``Cls.method``);
+where noted, a bare ``"pkg.module"`` names a module. Importing this module imports
+pluggy, which is fine for plugin modules; ``import torchx.specs`` never does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from torchx.specs.api import Resource
+
+#: Project name shared by the markers and the plugin manager.
+PROJECT_NAME = "torchx"
+
+#: Marks a function in this module as a hook specification.
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+
+#: Marks a function in a plugin module as a hook implementation: ``@hookimpl``.
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+# --- Running jobs -------------------------------------------------------------------
+
+
+@hookspec
+def torchx_schedulers() -> Mapping[str, str]:  # type: ignore[empty-body]
+    """Schedulers this plugin provides: ``{scheduler name: "module:factory"}``.
+
+    Signature: ``torchx_schedulers() -> Mapping[str, str]``.
+
+    Each value is a lazy reference to a factory with the signature
+    ``create_scheduler(session_name: str, **kwargs: object) -> Scheduler``
+    (the Scheduler contract lives in ``torchx.schedulers.api``). The factory's
+    module, and so the scheduler's SDK, is imported only when a job uses that
+    scheduler. Example: ``{"slurm": "torchx_slurm.scheduler:create_scheduler"}``.
+
+    Results of all plugins are merged by name; a name given twice is a clash.
+    """
+
+
+@hookspec
+def torchx_named_resources() -> Mapping[str, str | Callable[[], Resource]]:  # type: ignore[empty-body]
+    """Named resources this plugin provides: ``{name: "module:function" or function}``.
+
+    Signature: ``torchx_named_resources() -> Mapping[str, str | Callable[[], Resource]]``.
+
+    Each value is either a lazy reference to, or (when defining it costs nothing
+    to import) the object itself: a function taking no arguments and returning a
+    :class:`~torchx.specs.Resource`. Names are usually ``family.size`` such as
+    ``gpu.small`` or ``aws_p4d.24xlarge``. Results of all plugins are merged by
+    name; a name given twice is a clash. torchx-specs contributes its generic
+    sizes through this very hook (:mod:`torchx.specs.builtin_plugin`).
+    """
+
+
+# --- Describing jobs ----------------------------------------------------------------
+
+
+@hookspec
+def torchx_components() -> Mapping[str, str]:  # type: ignore[empty-body]
+    """Components this plugin provides: ``{name or group: "module:function" or "module"}``.
+
+    Signature: ``torchx_components() -> Mapping[str, str]``.
+
+    * ``"dist.ddp": "my_pkg.components.dist:ddp"`` names one component function
+      (a function returning an ``AppDef``).
+    * ``"my": "my_pkg.components"`` (a bare module, no ``:``) names a *group*:
+      every public function defined in that module becomes ``my.<function>``
+      and every public function of a submodule ``sub`` becomes
+      ``my.sub.<function>``. A group name starting with ``_`` adds no prefix,
+      as in upstream TorchX's ``torchx.components`` entry points.
+
+    Results of all plugins are merged by name; a name given twice is a clash.
+    """
+
+
+# --- The command line ---------------------------------------------------------------
+
+
+@hookspec
+def torchx_cli_commands() -> Mapping[str, str]:  # type: ignore[empty-body]
+    """``torchx`` subcommands this plugin provides: ``{subcommand: "module:attr"}``.
+
+    Signature: ``torchx_cli_commands() -> Mapping[str, str]``.
+
+    Each value is a lazy reference to a command object (or a class the CLI
+    instantiates with no arguments) with a one-line ``help: str``,
+    ``add_arguments(parser: argparse.ArgumentParser) -> None`` and
+    ``run(args: argparse.Namespace) -> int`` (the exit status). The CLI may
+    import the module to show ``help``, so keep heavy imports inside ``run``.
+    Results of all plugins are merged by name; a name given twice is a clash.
+    """
+
+
+#: The hook names, in the order the registry reports them.
+HOOK_NAMES: tuple[str, ...] = (
+    "torchx_schedulers",
+    "torchx_named_resources",
+    "torchx_components",
+    "torchx_cli_commands",
+)
