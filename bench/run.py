@@ -1,0 +1,147 @@
+"""Run the torchx benchmarks: ``nox -s bench`` calls this; you can too.
+
+Usage (from the repository root)::
+
+    python bench/run.py                          # every case, ours only
+    python bench/run.py --upstream-python bench/.venvs/upstream/bin/python
+    python bench/run.py -k specs.import -k serialize   # cases whose name contains a word
+    python bench/run.py --list                   # the registered cases and targets
+    python bench/run.py --markdown               # also print the README table
+    python bench/run.py --report bench/results/latest.json   # README table, no re-run
+
+``--python`` is the interpreter of the venv holding our distributions (default: the one
+running this script). Results go to ``bench/results/latest.json`` (gitignored) and a table
+to stdout. The exit status is 1 when a case errors (a harness or product crash), and with
+``--fail-on-miss`` also when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import harness
+
+BENCH = Path(__file__).resolve().parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "-k",
+        dest="patterns",
+        action="append",
+        default=[],
+        metavar="WORD",
+        help="run only cases whose name contains WORD (repeatable)",
+    )
+    parser.add_argument("--list", action="store_true", help="list cases and exit")
+    parser.add_argument(
+        "--python",
+        default=harness.default_python(),
+        help="python of the venv with our distributions installed",
+    )
+    parser.add_argument("--upstream-python", help="python of a venv with torchx==0.7.0")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=40,
+        help="runs per command for whole-process timings (default 40)",
+    )
+    parser.add_argument(
+        "--inner", type=int, default=20, help="repetitions for in-process timings (default 20)"
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=BENCH / "results" / "latest.json",
+        help="where to write the results (default bench/results/latest.json)",
+    )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="also print the results as the Markdown table of bench/README.md",
+    )
+    parser.add_argument(
+        "--report",
+        type=Path,
+        metavar="JSON",
+        help="print the Markdown table of an earlier results file and exit",
+    )
+    parser.add_argument(
+        "--fail-on-miss", action="store_true", help="exit 1 when a target is missed"
+    )
+    args = parser.parse_args(argv)
+
+    if args.report:
+        print(harness.format_markdown(json.loads(args.report.read_text())))
+        return 0
+
+    harness.load_cases()
+    selected = [
+        c
+        for name, c in harness.REGISTRY.items()
+        if not args.patterns or any(p in name for p in args.patterns)
+    ]
+    if args.list:
+        for c in selected:
+            print(f"{c.name:36} {c.target.text if c.target else '(info)':20} {c.description}")
+        return 0
+    if not selected:
+        print(f"no case matches {args.patterns}", file=sys.stderr)
+        return 2
+
+    ctx = harness.Context(
+        python=args.python,
+        upstream_python=args.upstream_python,
+        repeat=args.repeat,
+        inner=args.inner,
+        workdir=BENCH.parent,
+    )
+    results = {
+        "format_version": harness.FORMAT_VERSION,
+        "date": harness.now_utc(),
+        "machine": harness.machine_info(ctx),
+        "settings": {"repeat": args.repeat, "inner": args.inner},
+        "cases": [],
+    }
+    for python in filter(None, (ctx.python, ctx.upstream_python)):
+        harness.precompile(python)
+    for c in selected:
+        print(f"running {c.name} ...", file=sys.stderr, flush=True)
+        row = harness.run_case(c, ctx)
+        results["cases"].append(row)
+        if row["verdict"] == "error":
+            print(f"  error: {row['reason']}", file=sys.stderr)
+
+    results["machine"]["loadavg_end"] = harness.loadavg()
+    harness.write_json(args.json, results)
+    m = results["machine"]
+    print()
+    print(
+        f"{m['cpu_model']}, {m['cores']} cores, {m['ram_gib']} GiB, Python {m['python']}, "
+        f"torchx-specs {m['torchx_specs_version']}"
+        + (f", upstream torchx {m.get('upstream_torchx_version')}" if args.upstream_python else "")
+        + f"; load average {m['loadavg_start']} -> {m['loadavg_end']}"
+    )
+    print(harness.format_table(results["cases"]))
+    for row in results["cases"]:
+        for key, value in (row.get("details") or {}).items():
+            if key.startswith("_"):
+                continue
+            print(f"  {row['name']}: {key} = {value}")
+    print(f"\nresults written to {args.json}")
+    if args.markdown:
+        print()
+        print(harness.format_markdown(results))
+
+    verdicts = {row["verdict"] for row in results["cases"]}
+    if "error" in verdicts or (args.fail_on_miss and "missed" in verdicts):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
