@@ -1,0 +1,152 @@
+"""Benchmarks of torchx.runner: creating a Runner, and dry-running a large app.
+
+Targets come from the Runner issue:
+
+* ``runner.get_runner_and_backends``: ``get_runner()`` plus the first
+  ``scheduler_backends()`` in a fresh process under 20 ms, timed in-process;
+* ``runner.dryrun_ddp_128x8``: ``Runner.dryrun`` of the ``dist.ddp`` AppDef with
+  ``-j 128x8`` against a trivial scheduler under 3 ms.
+
+Every measured snippet runs in a fresh interpreter of the venv being measured.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import textwrap
+from pathlib import Path
+
+from harness import Context, Measurement, case, child_env, run_snippet
+
+# ------------------------------------------------------------- creating a Runner
+
+_GET_RUNNER_SNIPPET = textwrap.dedent(
+    """
+    import json, sys, time
+    t0 = time.perf_counter()
+    import attrs  # the floor under every spec type (see python.import_attrs), not timed
+    t1 = time.perf_counter()
+    try:
+        import torchx.runner
+        from torchx.runner import get_runner
+    except ImportError as e:
+        print(json.dumps({"skip": f"not implemented ({e})"}))
+        sys.exit(0)
+    t2 = time.perf_counter()
+    runner = get_runner()
+    backends = runner.scheduler_backends()
+    t3 = time.perf_counter()
+    print(json.dumps({
+        "ms": (t3 - t1) * 1000,
+        "import_ms": (t2 - t1) * 1000,
+        "attrs_ms": (t1 - t0) * 1000,
+        "backends": backends,
+        "schedulers_imported": sorted(
+            m for m in sys.modules if m.startswith("torchx.schedulers.") or m.startswith("torchx_")
+        ),
+    }))
+    """
+)
+
+
+@case("runner.get_runner_and_backends", target="< 20 ms")
+def get_runner_and_backends(ctx: Context) -> Measurement:
+    """import torchx.runner + get_runner() + first scheduler_backends(), in-process, fresh processes.
+
+    Timed from after ``import attrs`` (the floor every spec type needs) to the list of
+    scheduler names: imports of the runner and of the plugin registry (pluggy), reading
+    the entry points (on-disk cache written by an earlier process) and calling the
+    plugins' hooks. No scheduler module may be imported by it.
+    """
+    runs = max(ctx.repeat // 4, 5)
+    with tempfile.TemporaryDirectory(prefix="torchx-bench-runner-") as tmp:
+        env = child_env(XDG_CACHE_HOME=str(Path(tmp) / "cache"), HOME=tmp)
+        run_snippet(ctx.python, _GET_RUNNER_SNIPPET, env=env)  # warm-up: writes the cache
+        samples = [run_snippet(ctx.python, _GET_RUNNER_SNIPPET, env=env) for _ in range(runs)]
+    if samples[0]["schedulers_imported"]:
+        raise RuntimeError(
+            f"scheduler modules imported by get_runner(): {samples[0]['schedulers_imported']}"
+        )
+    return Measurement.from_times(
+        [s["ms"] for s in samples],
+        statistic="min",
+        import_runner_ms=round(min(s["import_ms"] for s in samples), 2),
+        attrs_import_ms=round(min(s["attrs_ms"] for s in samples), 2),
+        backends=samples[0]["backends"],
+    )
+
+
+# ------------------------------------------------------------------- dryrun
+
+_DRYRUN_SNIPPET = textwrap.dedent(
+    """
+    import json, sys, time
+    try:
+        from torchx.components.args import materialize_appdef
+        from torchx.components.finder import get_component
+        import torchx.components.dist
+    except ImportError as e:
+        print(json.dumps({"skip": f"not implemented ({e})"}))
+        sys.exit(0)
+    from torchx.runner import Runner
+    from torchx.schedulers.api import Scheduler
+    from torchx.specs import AppDryRunInfo, runopts
+
+    class Trivial(Scheduler):
+        '''Builds a request of one dict per role: the scheduler's own cost is near zero.'''
+
+        def _run_opts(self):
+            opts = runopts()
+            opts.add("queue", type_=str, default="default", help="the queue")
+            opts.add("priority", type_=int, default=0, help="job priority")
+            return opts
+
+        def _submit_dryrun(self, app, cfg):
+            request = {"roles": [{"name": r.name, "replicas": r.num_replicas} for r in app.roles]}
+            return AppDryRunInfo(request, repr)
+
+        def schedule(self, dryrun_info):
+            raise NotImplementedError
+
+        def describe(self, app_id):
+            return None
+
+        def list(self, cfg=None):
+            return []
+
+        def _cancel_existing(self, app_id):
+            pass
+
+    app = materialize_appdef(get_component("dist.ddp").fn, ["-j", "128x8", "-m", "train"])
+    assert app.roles[0].num_replicas == 128
+    runner = Runner("torchx", {"trivial": lambda session, **kw: Trivial("trivial", session)},
+                    use_config=True)
+    cfg = {"queue": "gpu"}
+
+    def timed():
+        t = time.perf_counter()
+        info = runner.dryrun(app, "trivial", cfg)
+        return (time.perf_counter() - t) * 1000, info
+
+    cold, info = timed()
+    assert info.request["roles"][0]["replicas"] == 128
+    samples = [timed()[0] for _ in range(%d)]
+    print(json.dumps({"samples": samples, "cold": cold}))
+    """
+)
+
+
+@case("runner.dryrun_ddp_128x8", target="< 3 ms")
+def dryrun_ddp_128x8(ctx: Context) -> Measurement:
+    """Runner.dryrun(dist.ddp -j 128x8) against a trivial scheduler, in-process, best of N.
+
+    Includes validating the app, creating the scheduler on the first call, strict
+    run-config validation, looking up ``.torchxconfig`` files (none here), copying the
+    app and the scheduler's (trivial) request. The first call is reported apart.
+    """
+    with tempfile.TemporaryDirectory(prefix="torchx-bench-dryrun-") as tmp:
+        env = child_env(HOME=tmp, XDG_CACHE_HOME=str(Path(tmp) / "cache"))
+        result = run_snippet(ctx.python, _DRYRUN_SNIPPET % max(ctx.inner * 5, 50), env=env)
+    return Measurement.from_times(
+        result["samples"], statistic="min", first_call_ms=round(result["cold"], 3)
+    )

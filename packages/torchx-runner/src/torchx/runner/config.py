@@ -1,0 +1,516 @@
+"""``.torchxconfig``: per-project (and per-user) defaults for run options and components.
+
+A ``.torchxconfig`` is an INI file. Its sections, as in upstream TorchX:
+
+* ``[<scheduler>]`` (e.g. ``[slurm]``): that scheduler's run options, ``key = value``,
+  the value written as on the command line (``-cfg``): lists ``a,b``, dicts ``k:v,k2:v2``,
+  booleans ``true``/``false``;
+* ``[cli:run]``: defaults of ``torchx run`` itself (``scheduler``, ``workspace``,
+  ``component``, ...);
+* ``[component:<name>]`` (e.g. ``[component:dist.ddp]``): default arguments of a
+  component (``j = 2x8``), used when the command line does not give them.
+
+Which files are read, nearest first (the nearer file wins, key by key)::
+
+    $TORCHXCONFIG                      if set: this file only
+    ./.torchxconfig, ../.torchxconfig  the nearest one from the current directory upward
+    ~/.torchxconfig                    the user's defaults
+
+Explicit values (``cfg`` passed to the Runner, ``-cfg`` on the command line) win over
+every file. A section naming a scheduler that is not installed is ignored (with a
+debug log line), so one file can serve machines with different plugins; a bad key or
+value in the section of an installed scheduler is a :class:`ConfigError` naming the
+file, the section and the key::
+
+    from torchx.runner import config
+
+    cfg = config.get_scheduler_cfg("slurm", scheduler.run_opts())  # typed, validated
+    config.apply("slurm", cfg)                     # fills in what cfg does not set yet
+    config.get_component_defaults()                # {"dist.ddp": {"j": "2x8"}}
+    config.write_config(".torchxconfig", ["slurm"])  # what `torchx configure` does
+
+>>> import io
+>>> from torchx.specs import runopts
+>>> opts = runopts()
+>>> opts.add("partition", type_=str, required=True, help="the Slurm partition")
+>>> opts.add("time", type_=str, default="1:00:00", help="wall time limit")
+>>> out = io.StringIO()
+>>> dump(out, ["slurm"], run_opts={"slurm": opts})
+>>> print(out.getvalue().split("\\n\\n", 1)[1], end="")
+[slurm]
+# partition (str, required): the Slurm partition
+partition = #FIXME:(str) the Slurm partition
+# time (str, default 1:00:00): wall time limit
+#time = 1:00:00
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from torchx.specs.errors import SpecError, did_you_mean
+
+if TYPE_CHECKING:
+    from torchx.specs.options import CfgVal, runopts
+
+__all__ = [
+    "CONFIG_FILE",
+    "ENV_TORCHXCONFIG",
+    "ConfigError",
+    "ConfigLayer",
+    "apply",
+    "dump",
+    "find_configs",
+    "get_cli_run_defaults",
+    "get_component_defaults",
+    "get_config",
+    "get_configs",
+    "get_scheduler_cfg",
+    "load",
+    "load_layers",
+    "load_sections",
+    "write_config",
+]
+
+logger: logging.Logger = logging.getLogger("torchx.runner.config")
+
+#: The file name looked for in the current directory, its parents and the home directory.
+CONFIG_FILE = ".torchxconfig"
+#: Environment variable naming the one config file to read (no lookup when set).
+ENV_TORCHXCONFIG = "TORCHXCONFIG"
+
+_FIXME = "#FIXME"
+_CLI_RUN = "cli:run"
+_COMPONENT = "component"
+
+
+class ConfigError(SpecError):
+    """A ``.torchxconfig`` cannot be used: unreadable, malformed, or a bad key or value.
+
+    The message names the file and, where it applies, the section and the key.
+    """
+
+
+class ConfigLayer:
+    """One parsed config file: ``sections[section][key] = value`` (raw strings, case kept)."""
+
+    __slots__ = ("path", "sections")
+
+    def __init__(self, path: Path, sections: dict[str, dict[str, str]]) -> None:
+        self.path = path
+        self.sections = sections
+
+    def __repr__(self) -> str:
+        return f"ConfigLayer({str(self.path)!r}, sections={sorted(self.sections)})"
+
+
+# --- finding and reading files ---------------------------------------------------------
+
+
+def find_configs(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
+    """The config files to read, nearest (highest precedence) first.
+
+    ``$TORCHXCONFIG`` if set (it must exist); else the nearest ``.torchxconfig`` from
+    ``cwd`` (default: the current directory) upward, then ``~/.torchxconfig``; only
+    files that exist, each once.
+    """
+    explicit = os.environ.get(ENV_TORCHXCONFIG)
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_absolute():
+            path = Path(cwd or os.getcwd()) / path
+        if not path.is_file():
+            raise ConfigError(
+                f"{ENV_TORCHXCONFIG}={explicit} names no file: create it, or unset "
+                f"{ENV_TORCHXCONFIG} to use ./{CONFIG_FILE} and ~/{CONFIG_FILE}"
+            )
+        return [path]
+    found: list[Path] = []
+    here = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+    for directory in (here, *here.parents):
+        candidate = directory / CONFIG_FILE
+        if candidate.is_file():
+            found.append(candidate)
+            break
+    home = os.path.expanduser("~")
+    if home != "~":
+        user = Path(home) / CONFIG_FILE
+        if user.is_file() and not any(_same_file(user, p) for p in found):
+            found.append(user)
+    return found
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+# path -> (mtime_ns, size, layer): a process that asks often (the Runner) parses once
+_CACHE: dict[str, tuple[int, int, ConfigLayer]] = {}
+
+
+def read_config(path: str | os.PathLike[str]) -> ConfigLayer:
+    """Parses one config file (cached while its modification time and size stay the same)."""
+    p = Path(path)
+    try:
+        st = p.stat()
+        cached = _CACHE.get(str(p))
+        if cached is not None and cached[:2] == (st.st_mtime_ns, st.st_size):
+            return cached[2]
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{p}: cannot read config file: {e}") from None
+    layer = ConfigLayer(p, _parse(text, str(p)))
+    _CACHE[str(p)] = (st.st_mtime_ns, st.st_size, layer)
+    return layer
+
+
+def _parse(text: str, source: str) -> dict[str, dict[str, str]]:
+    import configparser
+
+    parser = configparser.ConfigParser(
+        interpolation=None, strict=True, default_section="\0no-defaults\0"
+    )
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # keys keep their case
+    try:
+        parser.read_string(text, source=source)
+    except configparser.DuplicateSectionError as e:
+        raise ConfigError(
+            f"{source}: section [{e.section}] appears twice (line {e.lineno})"
+        ) from None
+    except configparser.DuplicateOptionError as e:
+        raise ConfigError(
+            f"{source}: [{e.section}] key '{e.option}' is set twice (line {e.lineno})"
+        ) from None
+    except configparser.MissingSectionHeaderError as e:
+        raise ConfigError(
+            f"{source}: line {e.lineno} is outside any section: start the file with a "
+            "section such as [local] or [cli:run]"
+        ) from None
+    except configparser.ParsingError as e:
+        lineno, line = e.errors[0] if e.errors else (0, "")
+        raise ConfigError(f"{source}: line {lineno} is not 'key = value': {line.strip()}") from None
+    except configparser.Error as e:
+        raise ConfigError(f"{source}: {e.message.splitlines()[0]}") from None
+    return {name: dict(parser.items(name)) for name in parser.sections()}
+
+
+def load_layers(cwd: str | os.PathLike[str] | None = None) -> list[ConfigLayer]:
+    """Every config file of :func:`find_configs`, parsed, nearest first."""
+    return [read_config(p) for p in find_configs(cwd)]
+
+
+# --- generic sections ------------------------------------------------------------------
+
+
+def _merged(layers: Iterable[ConfigLayer], section: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for layer in layers:  # nearest first: keep what a nearer file set
+        for key, value in layer.sections.get(section, {}).items():
+            out.setdefault(key, value)
+    return out
+
+
+def get_configs(
+    prefix: str, name: str, cwd: str | os.PathLike[str] | None = None
+) -> dict[str, str]:
+    """The merged ``[prefix:name]`` section (nearer files win per key), raw strings."""
+    return _merged(load_layers(cwd), f"{prefix}:{name}")
+
+
+def get_config(
+    prefix: str, name: str, key: str, cwd: str | os.PathLike[str] | None = None
+) -> str | None:
+    """One value of the ``[prefix:name]`` section, or None."""
+    return get_configs(prefix, name, cwd).get(key)
+
+
+def load_sections(
+    prefix: str, cwd: str | os.PathLike[str] | None = None
+) -> dict[str, dict[str, str]]:
+    """Every ``[prefix:<name>]`` section as ``{name: {key: value}}``, merged per key."""
+    layers = load_layers(cwd)
+    names: list[str] = []
+    for layer in layers:
+        for section in layer.sections:
+            head, sep, name = section.partition(":")
+            if sep and head == prefix and name and name not in names:
+                names.append(name)
+    return {name: _merged(layers, f"{prefix}:{name}") for name in names}
+
+
+def get_component_defaults(
+    cwd: str | os.PathLike[str] | None = None,
+) -> dict[str, dict[str, str]]:
+    """Default component arguments: ``{"dist.ddp": {"j": "2x8"}}`` from ``[component:...]``."""
+    return load_sections(_COMPONENT, cwd)
+
+
+def get_cli_run_defaults(cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """Defaults of ``torchx run`` from ``[cli:run]`` (``scheduler``, ``workspace``, ...)."""
+    return _merged(load_layers(cwd), _CLI_RUN)
+
+
+# --- scheduler run options -------------------------------------------------------------
+
+_noted: set[tuple[str, str]] = set()
+
+
+def _note_uninstalled(layers: Iterable[ConfigLayer], installed: Iterable[str]) -> None:
+    known = set(installed)
+    for layer in layers:
+        for section in layer.sections:
+            if ":" in section or section in known or (str(layer.path), section) in _noted:
+                continue
+            _noted.add((str(layer.path), section))
+            logger.debug(
+                "%s: ignoring section [%s]: no scheduler of that name is installed",
+                layer.path,
+                section,
+            )
+
+
+def _cast_section(
+    layer: ConfigLayer, scheduler: str, opts: runopts
+) -> dict[str, tuple[str, CfgVal]]:
+    """``{canonical_key: (key as written, value)}`` for one file's scheduler section."""
+    from torchx.specs.errors import InvalidRunConfigException
+
+    out: dict[str, tuple[str, CfgVal]] = {}
+    where = f"{layer.path}: [{scheduler}]"
+    for key, raw in layer.sections.get(scheduler, {}).items():
+        name = opts.canonical_name(key)
+        opt = opts.get(key)
+        if name is None or opt is None:
+            valid = ", ".join(n for n, _ in opts) or "none"
+            raise ConfigError(
+                f"{where} unknown key '{key}'{did_you_mean(key, [n for n, _ in opts])}; "
+                f"valid keys: {valid}"
+            )
+        value = raw.strip()
+        if value.startswith(_FIXME):
+            raise ConfigError(
+                f"{where} key '{key}' is still the placeholder {value!r}: give it a value"
+            )
+        try:
+            cast = opt.cast_to_type(value)
+        except InvalidRunConfigException as e:
+            raise ConfigError(f"{where} key '{key}': {e}") from None
+        if name in out:
+            raise ConfigError(
+                f"{where} key '{key}' sets '{name}' again (already set as '{out[name][0]}')"
+            )
+        out[name] = (key, cast)
+    return out
+
+
+def get_scheduler_cfg(
+    scheduler: str,
+    run_opts: runopts,
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    installed: Iterable[str] | None = None,
+) -> dict[str, CfgVal]:
+    """The ``[scheduler]`` run options of every config file, typed and merged.
+
+    Values are cast to the option's type; nearer files win per key (keys compared by
+    their canonical name, so ``clusterId`` in one file and ``cluster_id`` in another are
+    the same option). A key ``run_opts`` does not know, a value that does not cast, or a
+    ``#FIXME`` placeholder left by :func:`dump` is a :class:`ConfigError` naming file,
+    section and key. ``installed`` (default: the plugin registry's schedulers) only
+    decides which other sections get a debug note for being ignored.
+    """
+    layers = load_layers(cwd)
+    if not layers:
+        return {}
+    if logger.isEnabledFor(logging.DEBUG):
+        if installed is None:
+            from torchx.specs.plugins import get_registry
+
+            installed = get_registry().schedulers
+        _note_uninstalled(layers, [*installed, scheduler])
+    cfg: dict[str, CfgVal] = {}
+    for layer in layers:
+        for name, (_, value) in _cast_section(layer, scheduler, run_opts).items():
+            cfg.setdefault(name, value)
+    return cfg
+
+
+def _default_run_opts(scheduler: str) -> runopts | None:
+    from torchx.specs.plugins import get_registry
+
+    entry = get_registry().schedulers.get(scheduler)
+    if entry is None:
+        return None
+    sched = entry.load()("torchx")
+    try:
+        opts: runopts = sched.run_opts()
+    finally:
+        sched.close()
+    return opts
+
+
+def apply(
+    scheduler: str,
+    cfg: dict[str, CfgVal],
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    run_opts: runopts | None = None,
+) -> None:
+    """Fills ``cfg`` in place with the config files' values for keys it does not set.
+
+    Keys already in ``cfg`` (under any spelling of the option) win: explicit values
+    beat config files. ``run_opts`` defaults to the installed scheduler's; a scheduler
+    that is not installed gets nothing (its section is ignored, with a debug note).
+    """
+    opts = run_opts if run_opts is not None else _default_run_opts(scheduler)
+    if opts is None:
+        logger.debug("config: scheduler %r is not installed; its section is ignored", scheduler)
+        return
+    given = {opts.canonical_name(k) or k for k, v in cfg.items() if v is not None}
+    for name, value in get_scheduler_cfg(scheduler, opts, cwd).items():
+        if name not in given:
+            cfg[name] = value
+
+
+def load(
+    scheduler: str,
+    f: IO[str],
+    cfg: dict[str, CfgVal],
+    *,
+    run_opts: runopts | None = None,
+) -> None:
+    """Like :func:`apply` for one open file ``f`` (upstream's ``config.load``)."""
+    opts = run_opts if run_opts is not None else _default_run_opts(scheduler)
+    if opts is None:
+        return
+    source = str(getattr(f, "name", "<config>"))
+    layer = ConfigLayer(Path(source), _parse(f.read(), source))
+    given = {opts.canonical_name(k) or k for k, v in cfg.items() if v is not None}
+    for name, (_, value) in _cast_section(layer, scheduler, opts).items():
+        if name not in given:
+            cfg[name] = value
+
+
+# --- writing (torchx configure) --------------------------------------------------------
+
+_HEADER = (
+    "# .torchxconfig: defaults for `torchx run`, one [section] per scheduler.\n"
+    "# Lines starting with '#' are defaults left as they are: uncomment one to change it.\n"
+    "# Required options read '#FIXME' until you give them a value.\n"
+    "# Other sections: [cli:run] (scheduler = ..., workspace = ...) and\n"
+    "# [component:<name>] (default arguments of a component, e.g. [component:dist.ddp] j = 2x8).\n"
+)
+
+
+def _render(value: CfgVal) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(value)
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{v}" for k, v in value.items())
+    return "" if value is None else str(value)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def dump(
+    f: IO[str],
+    schedulers: Iterable[str] | None = None,
+    required_only: bool = False,
+    *,
+    run_opts: Mapping[str, runopts] | None = None,
+) -> None:
+    """Writes a commented ``.torchxconfig`` template with each scheduler's run options.
+
+    ``schedulers`` defaults to every installed one. Required options get a ``#FIXME``
+    placeholder (reading the file back fails until it is replaced); optional ones are
+    written commented out with their default. ``required_only`` leaves optional ones
+    out. ``run_opts`` gives the options per scheduler instead of asking the scheduler.
+    """
+    from torchx.specs.options import type_name
+
+    if schedulers is None:
+        if run_opts is not None:
+            schedulers = list(run_opts)
+        else:
+            from torchx.specs.plugins import get_registry
+
+            schedulers = list(get_registry().schedulers)
+    f.write(_HEADER)
+    for scheduler in schedulers:
+        opts = run_opts.get(scheduler) if run_opts is not None else _default_run_opts(scheduler)
+        if opts is None:
+            from torchx.specs.plugins import get_registry
+
+            raise ConfigError(
+                f"cannot write a section for scheduler '{scheduler}': it is not installed"
+                f"{did_you_mean(scheduler, get_registry().schedulers)}"
+            )
+        f.write(f"\n[{scheduler}]\n")
+        for name, opt in opts:
+            kind = type_name(opt.opt_type)
+            help_text = _one_line(opt.help)
+            if opt.is_required:
+                f.write(f"# {name} ({kind}, required): {help_text}\n")
+                f.write(f"{name} = {_FIXME}:({kind}) {help_text}\n")
+            elif not required_only:
+                default = _render(opt.default)
+                shown = f"default {default}" if opt.default is not None else "no default"
+                f.write(f"# {name} ({kind}, {shown}): {help_text}\n")
+                f.write(f"#{name} = {default}\n")
+
+
+def write_config(
+    path: str | os.PathLike[str] = CONFIG_FILE,
+    schedulers: Iterable[str] | None = None,
+    required_only: bool = False,
+    *,
+    overwrite: bool = False,
+    run_opts: Mapping[str, runopts] | None = None,
+) -> Path:
+    """Writes :func:`dump`'s template to ``path`` atomically; returns the path written.
+
+    The file appears whole or not at all (written beside it, then renamed). An existing
+    file is kept unless ``overwrite`` is set.
+    """
+    import io
+
+    target = Path(path)
+    if target.exists() and not overwrite:
+        raise ConfigError(
+            f"{target} already exists: pass overwrite=True (torchx configure --force) to replace it"
+        )
+    buf = io.StringIO()
+    dump(buf, schedulers, required_only, run_opts=run_opts)
+    _atomic_write(target, buf.getvalue())
+    return target
+
+
+def _atomic_write(target: Path, text: str) -> None:
+    import tempfile
+
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,26 @@
+"""Schedulers: the contract (:mod:`torchx.schedulers.api`) and the built-in local scheduler.
+
+Schedulers are found by name through the plugin registry
+(:func:`get_scheduler_factories`); a scheduler's module is imported only when it is
+first used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def get_scheduler_factories() -> dict[str, Callable[..., Any]]:
+    """Every installed scheduler name mapped to its (lazily loaded) factory."""
+    from torchx.specs.plugins import get_registry
+
+    return {name: _lazy(entry) for name, entry in get_registry().schedulers.items()}
+
+
+def _lazy(entry: Any) -> Callable[..., Any]:
+    def factory(session_name: str, **kwargs: Any) -> Any:
+        return entry.load()(session_name, **kwargs)
+
+    factory.__name__ = f"create_{entry.name}_scheduler"
+    return factory

@@ -1,0 +1,308 @@
+"""The Scheduler contract: the one class every scheduler plugin subclasses.
+
+A scheduler turns an :class:`~torchx.specs.AppDef` into its native request
+(``submit_dryrun``), submits it (``schedule``), and answers for the app afterwards
+by its id (``describe``, ``list``, ``cancel``, ``delete``, ``log_iter``). The Runner
+drives schedulers only through this class; a plugin registers a factory
+``create_scheduler(session_name, **kwargs) -> Scheduler`` through the
+``torchx_schedulers`` hook.
+
+What a scheduler must guarantee:
+
+* ``submit_dryrun`` has no side effects: nothing is created, nothing written to disk,
+  the caller's AppDef is not changed. Its request is a plain, printable object.
+* ``schedule`` either submits the whole app and returns its id, or raises after
+  removing whatever it had created (no half-submitted apps).
+* ``describe`` returns None for an app it does not know, and never blocks for long.
+* A transient failure talking to the backend (timeout, throttling, 5xx) raises
+  :class:`TransientSchedulerError` (or ``TimeoutError``/``ConnectionError``) so that
+  the Runner retries it with backoff instead of reporting a failed app.
+
+>>> from torchx.schedulers.api import StructuredOpts
+>>> from dataclasses import dataclass
+>>> @dataclass
+... class OptsA(StructuredOpts):
+...     foo: str = "a"
+>>> @dataclass
+... class OptsB(StructuredOpts):
+...     bar: int = 1
+>>> cfg = OptsA(foo="x") | OptsB(bar=2)
+>>> cfg["foo"], cfg["bar"]
+('x', 2)
+"""
+
+from __future__ import annotations
+
+import abc
+import copy
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+from torchx.specs import (
+    NONE,
+    NULL_RESOURCE,
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    CfgVal,
+    Role,
+    RoleStatus,
+    StructuredOpts,
+    Workspace,
+    runopts,
+)
+from torchx.workspace.api import WorkspaceMixin
+
+__all__ = [
+    "DescribeAppResponse",
+    "ListAppResponse",
+    "Scheduler",
+    "SchedulerError",
+    "Stream",
+    "StructuredOpts",
+    "TransientSchedulerError",
+    "WorkspaceMixin",
+    "filter_regex",
+    "split_lines",
+    "split_lines_iterator",
+]
+
+T = TypeVar("T")
+
+
+class SchedulerError(Exception):
+    """A scheduler could not do what was asked (the message says what and why)."""
+
+
+class TransientSchedulerError(SchedulerError):
+    """A failure that may go away if retried: timeout, throttling, a 5xx from the backend.
+
+    The Runner retries calls that raise it with backoff, and never reports the app as
+    failed because of it.
+    """
+
+
+class Stream(StrEnum):
+    """Which output stream of a replica ``log_iter`` reads."""
+
+    STDOUT = "stdout"
+    STDERR = "stderr"
+    COMBINED = "combined"
+
+
+@attrs.define(eq=True)
+class DescribeAppResponse:
+    """What ``Scheduler.describe(app_id)`` returns: the app's status and, where known, its roles.
+
+    For schedulers that keep the submitted AppDef (the local scheduler does), ``roles``
+    is enough to recreate and re-run the app.
+    """
+
+    app_id: str = "<NOT_SET>"
+    state: AppState = AppState.UNSUBMITTED
+    num_restarts: int = -1
+    msg: str = NONE
+    structured_error_msg: str = NONE
+    ui_url: str | None = None
+    metadata: dict[str, str] = attrs.field(factory=dict)
+    roles_statuses: list[RoleStatus] = attrs.field(factory=list)
+    roles: list[Role] = attrs.field(factory=list)
+
+
+@attrs.define(eq=True)
+class ListAppResponse:
+    """One app in the answer of ``Scheduler.list()`` / ``Runner.list()``.
+
+    ``app_handle`` is filled in by the Runner (``{scheduler}://{session}/{app_id}``).
+    """
+
+    app_id: str
+    state: AppState
+    app_handle: str = "<NOT_SET>"
+    name: str = ""
+
+    def __hash__(self) -> int:
+        return hash((self.app_id, self.app_handle, self.state))
+
+
+class Scheduler(abc.ABC, Generic[T]):
+    """An interface to one scheduler backend. Implement the ``@abc.abstractmethod`` s.
+
+    Args:
+        backend: the scheduler's registered name (e.g. ``"local"``)
+        session_name: the session the handles of this scheduler's apps carry
+    """
+
+    def __init__(self, backend: str, session_name: str) -> None:
+        self.backend = backend
+        self.session_name = session_name
+
+    def close(self) -> None:
+        """Frees local resources. Idempotent, never raises; the object is unusable afterwards.
+
+        Only schedulers with local state need to override it.
+        """
+
+    # -- submitting -------------------------------------------------------------------------
+
+    def submit(self, app: AppDef, cfg: T, workspace: str | Workspace | None = None) -> str:
+        """Validates, builds the workspace (if any), dry-runs and schedules ``app``.
+
+        Mostly for tests: users go through the Runner. Returns the app id.
+        """
+        resolved = self.run_opts().resolve(cfg)  # type: ignore[arg-type]
+        if workspace:
+            if not isinstance(self, WorkspaceMixin):
+                raise SchedulerError(f"scheduler '{self.backend}' does not support workspaces")
+            app = copy.deepcopy(app)
+            ws = Workspace.from_str(workspace) if isinstance(workspace, str) else workspace
+            app.roles[0].workspace = ws
+            self.build_workspaces(app.roles, resolved)
+        info = self.submit_dryrun(app, resolved)  # type: ignore[arg-type]
+        return self.schedule(info)
+
+    @abc.abstractmethod
+    def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
+        """Submits the request in ``dryrun_info`` and returns the app id.
+
+        On failure it removes whatever it had created, then raises.
+        """
+
+    def submit_dryrun(self, app: AppDef, cfg: T) -> AppDryRunInfo[Any]:
+        """Returns the request that would be submitted, without submitting anything.
+
+        ``cfg`` is resolved against :meth:`run_opts` (defaults filled in, types checked);
+        each role's ``pre_proc`` may then adjust the request. The caller's ``app`` is
+        never modified: the scheduler works on a copy.
+        """
+        resolved = self.run_opts().resolve(cfg)  # type: ignore[arg-type]
+        app = copy.deepcopy(app)
+        info = self._submit_dryrun(app, resolved)  # type: ignore[arg-type]
+        for role in app.roles:
+            info = role.pre_proc(self.backend, info)
+        info._app = app
+        info._cfg = resolved
+        info._scheduler = self.backend
+        return info
+
+    @abc.abstractmethod
+    def _submit_dryrun(self, app: AppDef, cfg: T) -> AppDryRunInfo[Any]:
+        """Builds the native request for ``app`` (a private copy) with the resolved ``cfg``."""
+
+    def run_opts(self) -> runopts:
+        """The run options this scheduler accepts (its ``--help`` for ``run``)."""
+        opts = self._run_opts()
+        if isinstance(self, WorkspaceMixin):
+            opts.update(self.workspace_opts())
+        return opts
+
+    def _run_opts(self) -> runopts:
+        return runopts()
+
+    # -- following an app -------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def describe(self, app_id: str) -> DescribeAppResponse | None:
+        """The app's status (and roles where known), or None if the app does not exist."""
+
+    @abc.abstractmethod
+    def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
+        """Every app this scheduler knows of (newest first where the backend can tell).
+
+        ``cfg`` is the same scheduler config passed to run/dryrun, for backends that
+        route by it.
+        """
+
+    def exists(self, app_id: str) -> bool:
+        """True if the app was submitted and the scheduler still knows it."""
+        return self.describe(app_id) is not None
+
+    @abc.abstractmethod
+    def _cancel_existing(self, app_id: str) -> None:
+        """Kills an app that exists. Called only after :meth:`exists` said so."""
+
+    def cancel(self, app_id: str) -> None:
+        """Cancels the app; does nothing for an app that does not exist.
+
+        Does not wait for the app to reach CANCELLED: use ``Runner.wait`` for that.
+        """
+        if self.exists(app_id):
+            self._cancel_existing(app_id)
+
+    def delete(self, app_id: str) -> None:
+        """Removes the app from the scheduler's records, cancelling it first if it is live.
+
+        Schedulers without persistent job records may treat it as :meth:`cancel`
+        (the default).
+        """
+        if self.exists(app_id):
+            self._delete_existing(app_id)
+
+    def _delete_existing(self, app_id: str) -> None:
+        self._cancel_existing(app_id)
+
+    def log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[str]:
+        """Log lines of replica ``k`` of ``role_name``, each ending in ``\\n``.
+
+        ``regex`` keeps matching lines; ``since``/``until`` bound them in time where
+        the backend records times. With ``should_tail`` the iterator follows the log
+        until the app reaches a terminal state, then ends once every line is read.
+        ``streams`` selects stdout, stderr or both; an unsupported choice raises
+        ValueError. Schedulers without logs raise NotImplementedError.
+        """
+        raise NotImplementedError(f"scheduler '{self.backend}' does not support log iteration")
+
+    # -- validation -------------------------------------------------------------------------
+
+    def _pre_build_validate(self, app: AppDef, scheduler: str, cfg: T) -> None:
+        """Checks, before a workspace is built, that the app suits this scheduler."""
+
+    def _validate(self, app: AppDef, scheduler: str, cfg: T) -> None:
+        """Checks, after the workspace is built, that the app suits this scheduler.
+
+        The default rejects roles that carry no resource at all.
+        """
+        for role in app.roles:
+            if role.resource == NULL_RESOURCE:
+                raise ValueError(
+                    f"role '{role.name}' has no resource: give it one, e.g. "
+                    "resource=specs.resource(h='cpu.small') or -h cpu.small on a component"
+                )
+
+
+def filter_regex(regex: str, data: Iterable[str]) -> Iterator[str]:
+    """Yields the items of ``data`` in which ``regex`` matches (``re.search``)."""
+    pattern = re.compile(regex)
+    return (item for item in data if pattern.search(item))
+
+
+def split_lines(text: str) -> list[str]:
+    """Splits ``text`` into lines, keeping each line's ``\\n``.
+
+    >>> split_lines("a\\nb\\nc")
+    ['a\\n', 'b\\n', 'c']
+    """
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return [line for line in lines if line]
+
+
+def split_lines_iterator(chunks: Iterable[str]) -> Iterator[str]:
+    """Splits each chunk of ``chunks`` into lines (see :func:`split_lines`)."""
+    for chunk in chunks:
+        yield from split_lines(chunk)

@@ -1,0 +1,152 @@
+"""The Scheduler contract's default behaviour, with a small in-memory scheduler."""
+
+from __future__ import annotations
+
+import doctest
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+import torchx.schedulers.api as api_module
+from torchx.schedulers.api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    SchedulerError,
+    Stream,
+    StructuredOpts,
+    filter_regex,
+    split_lines,
+    split_lines_iterator,
+)
+from torchx.specs import (
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    CfgVal,
+    InvalidRunConfigException,
+    Role,
+    resource,
+    runopts,
+)
+from torchx.workspace.api import WorkspaceMixin
+
+
+class MemoryScheduler(Scheduler[Mapping[str, CfgVal]]):
+    def __init__(self) -> None:
+        super().__init__("mem", "test")
+        self.apps: dict[str, AppDef] = {}
+        self.cancelled: list[str] = []
+
+    def _run_opts(self) -> runopts:
+        opts = runopts()
+        opts.add("queue", type_=str, help="queue", required=True)
+        return opts
+
+    def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
+        app.roles[0].args.append("--mutated-copy")
+        return AppDryRunInfo({"app": app, "queue": cfg["queue"]}, repr)
+
+    def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
+        app_id = f"app{len(self.apps)}"
+        self.apps[app_id] = dryrun_info.request["app"]
+        return app_id
+
+    def describe(self, app_id: str) -> DescribeAppResponse | None:
+        if app_id not in self.apps:
+            return None
+        return DescribeAppResponse(app_id=app_id, state=AppState.RUNNING)
+
+    def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
+        return [ListAppResponse(app_id=a, state=AppState.RUNNING) for a in self.apps]
+
+    def _cancel_existing(self, app_id: str) -> None:
+        self.cancelled.append(app_id)
+
+
+class Tagger(Role):
+    def pre_proc(self, scheduler: str, dryrun_info: AppDryRunInfo[Any]) -> AppDryRunInfo[Any]:
+        dryrun_info.request["tagged_by"] = scheduler
+        return dryrun_info
+
+
+def _app() -> AppDef:
+    return AppDef("a", [Tagger("r", "img", entrypoint="echo", args=["x"], resource=resource())])
+
+
+def test_submit_dryrun_resolves_cfg_copies_app_and_runs_pre_proc() -> None:
+    sched = MemoryScheduler()
+    app = _app()
+    info = sched.submit_dryrun(app, {"queue": "q"})
+    assert app.roles[0].args == ["x"], "the caller's AppDef must not change"
+    assert info.request["app"].roles[0].args == ["x", "--mutated-copy"]
+    assert info.request["tagged_by"] == "mem"
+    assert info._cfg == {"queue": "q"} and info._scheduler == "mem" and info._app is not app
+    with pytest.raises(InvalidRunConfigException, match="required run option 'queue'"):
+        sched.submit_dryrun(app, {})
+
+
+def test_submit_exists_cancel_delete() -> None:
+    sched = MemoryScheduler()
+    app_id = sched.submit(_app(), {"queue": "q"})
+    assert sched.exists(app_id) and not sched.exists("nope")
+    sched.cancel("nope")
+    sched.cancel(app_id)
+    sched.delete(app_id)
+    assert sched.cancelled == [app_id, app_id]
+    with pytest.raises(SchedulerError, match="does not support workspaces"):
+        sched.submit(_app(), {"queue": "q"}, workspace=".")
+    with pytest.raises(NotImplementedError, match="'mem' does not support log"):
+        sched.log_iter(app_id, "r")
+
+
+def test_validate_rejects_roles_without_resource() -> None:
+    sched = MemoryScheduler()
+    sched._validate(_app(), "mem", {})
+    with pytest.raises(ValueError, match="role 'r' has no resource"):
+        sched._validate(AppDef("a", [Role("r", "img")]), "mem", {})
+
+
+def test_workspace_mixin_adds_opts_and_builds() -> None:
+    built: list[str] = []
+
+    class WsScheduler(MemoryScheduler, WorkspaceMixin[Mapping[str, CfgVal]]):
+        def workspace_opts(self) -> runopts:
+            opts = runopts()
+            opts.add("image_repo", type_=str, help="where images go")
+            return opts
+
+        def build_workspace_and_update_role(self, role: Role, workspace: Any, cfg: Any) -> None:
+            built.append(str(workspace))
+            role.image = "built"
+
+    sched = WsScheduler()
+    assert [name for name, _ in sched.run_opts()] == ["queue", "image_repo"]
+    app = _app()
+    app_id = sched.submit(app, {"queue": "q"}, workspace="/src")
+    assert built == ["/src"] and sched.apps[app_id].roles[0].image == "built"
+    assert app.roles[0].image == "img" and app.roles[0].workspace is None
+
+
+def test_responses() -> None:
+    assert DescribeAppResponse().state == AppState.UNSUBMITTED
+    a = ListAppResponse("x", AppState.RUNNING)
+    assert len({a, ListAppResponse("x", AppState.RUNNING)}) == 1
+    assert Stream("stderr") is Stream.STDERR
+
+
+def test_line_helpers() -> None:
+    assert split_lines("a\nb\n\nc") == ["a\n", "b\n", "\n", "c"]
+    assert split_lines("") == [] and split_lines("a\n") == ["a\n"]
+    assert split_lines("a\x0bb\n") == ["a\x0bb\n"]  # only \n splits
+    assert list(split_lines_iterator(["a\nb", "c\n"])) == ["a\n", "b", "c\n"]
+    assert list(filter_regex("^b", ["a", "bb", "cb"])) == ["bb"]
+
+
+def test_structured_opts_is_re_exported_and_doctests_pass() -> None:
+    from torchx.specs import StructuredOpts as Spec
+
+    assert StructuredOpts is Spec
+    result = doctest.testmod(api_module)
+    assert result.attempted > 0 and result.failed == 0
