@@ -8,10 +8,12 @@ Default sessions (``nox`` with no arguments) need no root and no services:
   stray import of an undeclared sibling fails here.
 * ``lint``: ruff check and ruff format --check over the whole tree.
 * ``typecheck-<dist>``: mypy --strict, one distribution at a time.
+* ``repo``: tools/check_imports.py (no undeclared sibling imports) and tools/tests.
 
 Run by name only:
 
 * ``bench``: the performance targets of each issue (see bench/README.md).
+* ``build``: sdist and wheel of every distribution into dist/, checked by tools/check_dist.py.
 * ``integration_<backend>`` (added by the plugin issues): root and Debian packages.
 """
 
@@ -113,16 +115,59 @@ for _dist in DISTS:
 
 
 @nox.session(python=PYTHON)
+def stress(session: nox.Session) -> None:
+    """The long stress tests (marked ``stress``): e.g. 1,000 instant apps on the local scheduler."""
+    install_dist(session, "torchx-runner")
+    session.chdir(DISTS["torchx-runner"] / "tests")
+    session.run("pytest", "-p", "no:cacheprovider", "-m", "stress", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     session.install("ruff==0.17.6")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
 
 
+@nox.session(python=PYTHON)
+def build(session: nox.Session) -> None:
+    """Build every distribution's sdist and wheel into dist/<name>/ and check them.
+
+    The wheel is built from the sdist; tools/check_dist.py then checks metadata,
+    license, py.typed, the namespace and layout, version and sibling ranges.
+    """
+    session.install("packaging", "twine", "readme_renderer[md]")
+    uv = shutil.which("uv")
+    if uv is None:
+        session.install("build")
+    for dist, folder in DISTS.items():
+        out = ROOT / "dist" / dist
+        shutil.rmtree(out, ignore_errors=True)
+        if uv is not None:
+            session.run(uv, "build", "-q", "--out-dir", _rel(out), _rel(folder), external=True)
+        else:
+            session.run("python", "-m", "build", "--outdir", _rel(out), _rel(folder))
+    session.run("python", "tools/check_dist.py", "--all", "dist", "--twine")
+
+
+@nox.session(python=PYTHON)
+def repo(session: nox.Session) -> None:
+    """Repository-level checks: tools/check_imports.py, then the tests in tools/tests."""
+    session.install("pytest", "packaging", "twine", "readme_renderer[md]")
+    if shutil.which("uv") is None:
+        session.install("build")
+    # torchx-specs for the hookspecs the plugin docs are tested against; torchx-runner
+    # for the Scheduler the docs' example plugin subclasses.
+    install_dist(session, "torchx-runner", extras="")
+    session.run("python", "tools/check_imports.py")
+    session.run("pytest", "-p", "no:cacheprovider", "tools/tests", *session.posargs)
+
+
 nox.options.sessions = [
     *(f"tests-{d}" for d in DISTS),
     "lint",
     *(f"typecheck-{d}" for d in DISTS),
+    "repo",
 ]
 
 

@@ -1,0 +1,256 @@
+"""The local scheduler's records on disk, and the checks every reader and writer shares.
+
+Layout under the state directory (``$TORCHX_HOME``, else ``$XDG_STATE_HOME/torchx``,
+else ``~/.local/state/torchx``; directories 0700, files 0600)::
+
+    apps/<app_id>/request.json      what to run: the AppDef document and the replica specs
+    apps/<app_id>/appdef.pickle     a cache of the AppDef for fast ``describe`` (JSON wins)
+    apps/<app_id>/state.json        app and replica states, supervisor pid, restart counts
+    apps/<app_id>/.lock             flock(2) target for read-modify-write of state.json
+    apps/<app_id>/supervisor.log    the supervisor's own output (errors only, normally)
+    apps/<app_id>/logs/<role>/<k>/{stdout,stderr,combined}.log
+
+Every JSON record carries ``apiVersion`` (:data:`API_VERSION`). Writers replace files
+atomically (temporary file + ``os.replace``), so a reader never sees half a record and
+needs no lock; read-modify-write sequences hold the app's flock.
+
+This module is imported by the supervisor, whose start-up time is part of every
+``schedule``: it imports only the standard library, and little of it.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+#: Version of every record this module writes (``request.json``, ``state.json``).
+API_VERSION = "torchx.local/v1"
+
+#: What an app id may look like: it names a directory, so no ``/`` and no ``..``.
+APP_ID_PATTERN = r"[a-z0-9][a-z0-9_.-]{0,99}"
+
+#: Role names become directory names of the logs.
+ROLE_NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}"
+
+TERMINAL = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
+
+
+def default_state_dir() -> str:
+    """Where the local scheduler keeps its records unless told otherwise.
+
+    ``$TORCHX_HOME``, else ``$XDG_STATE_HOME/torchx``, else ``~/.local/state/torchx``.
+    """
+    home = os.environ.get("TORCHX_HOME")
+    if home:
+        return os.path.abspath(os.path.expanduser(home))
+    xdg = os.environ.get("XDG_STATE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return os.path.join(xdg, "torchx")
+    return os.path.join(os.path.expanduser("~"), ".local", "state", "torchx")
+
+
+def is_valid_app_id(app_id: object) -> bool:
+    """True if ``app_id`` can name an app directory (and nothing outside it).
+
+    >>> is_valid_app_id("echo-1a2b3c"), is_valid_app_id("../etc"), is_valid_app_id("a/b")
+    (True, False, False)
+    """
+    import re
+
+    return (
+        isinstance(app_id, str)
+        and re.fullmatch(APP_ID_PATTERN, app_id) is not None
+        and ".." not in app_id
+    )
+
+
+def is_valid_role_name(name: object) -> bool:
+    """True if a role name can be used as a directory name for its logs."""
+    import re
+
+    return isinstance(name, str) and re.fullmatch(ROLE_NAME_PATTERN, name) is not None
+
+
+def make_app_id(name: str) -> str:
+    """``<name>-<10 random chars>``, the name lower-cased and cut to fit the app id rule.
+
+    >>> app_id = make_app_id("My Trainer!")
+    >>> app_id[:-10], is_valid_app_id(app_id)
+    ('my-trainer-', True)
+    """
+    import re
+    import secrets
+
+    stem = re.sub(r"[^a-z0-9_.-]+", "-", name.lower()).strip("-._")[:80]
+    stem = re.sub(r"\.{2,}", ".", stem) or "app"
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    return f"{stem}-{''.join(secrets.choice(alphabet) for _ in range(10))}"
+
+
+def ensure_private_dir(path: str) -> None:
+    """Creates ``path`` (and parents) if missing; the leaf is made 0700 when we create it."""
+    try:
+        os.makedirs(path, mode=0o700)
+    except FileExistsError:
+        return
+    os.chmod(path, 0o700)
+
+
+def write_json_atomic(path: str, data: Any) -> None:
+    """Writes ``data`` as JSON to ``path`` (0600) so that readers see old or new, never half."""
+    payload = json.dumps(data, separators=(",", ":")).encode()
+    tmp = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read_json(path: str) -> Any:
+    """The JSON in ``path``; FileNotFoundError if it is not there."""
+    with open(path, "rb") as f:
+        return json.loads(f.read())
+
+
+@contextmanager
+def locked(app_dir: str) -> Iterator[None]:
+    """Holds the app's exclusive flock for a read-modify-write of its records.
+
+    Raises FileNotFoundError when the app directory is gone (deleted meanwhile).
+    """
+    fd = os.open(os.path.join(app_dir, ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+# -------------------------------------------------------------------- processes (Linux /proc)
+
+
+def proc_stat(pid: int) -> tuple[str, int, int] | None:
+    """(state letter, session id, start time in clock ticks) of a process, None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    # after "pid (comm) ": state ppid pgrp session ... starttime is the 20th of these
+    return fields[0].decode(), int(fields[3]), int(fields[19])
+
+
+def proc_start_time(pid: int) -> int | None:
+    """The start time (clock ticks since boot) of a live process; None if dead or a zombie."""
+    st = proc_stat(pid)
+    if st is None or st[0] in ("Z", "X"):
+        return None
+    return st[2]
+
+
+def is_same_process_alive(pid: int | None, start_time: int | None) -> bool:
+    """True if ``pid`` still runs and is the process that started at ``start_time``.
+
+    The start time guards against pid reuse: a recycled pid belongs to a process that
+    started later.
+    """
+    if not pid:
+        return False
+    now = proc_start_time(pid)
+    return now is not None and (start_time is None or now == start_time)
+
+
+def kill_sessions(sessions: dict[int, int], sig: int = signal.SIGKILL) -> int:
+    """Sends ``sig`` to every process of the given sessions; returns how many were signalled.
+
+    ``sessions`` maps a replica's session id (= its leader's pid: every replica starts
+    a new session) to the leader's start time. Scanning /proc finds grandchildren that
+    left the replica's process group (``setpgid``) but not its session, and ones whose
+    leader is already gone. Linux does not hand out a pid while it still names a live
+    session, so a session whose leader is gone is still the replica's; one whose leader
+    pid now runs a process with another start time was recycled and is left alone.
+    """
+    if not sessions:
+        return 0
+    ours = {
+        sid
+        for sid, start in sessions.items()
+        if (now := proc_start_time(sid)) is None or now == start
+    }
+    if not ours:
+        return 0
+    count = 0
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        if pid == me:
+            continue
+        st = proc_stat(pid)
+        if st is None or st[0] in ("Z", "X") or st[1] not in ours:
+            continue
+        try:
+            os.kill(pid, sig)
+            count += 1
+        except OSError as e:  # gone meanwhile, or not ours
+            if e.errno not in (errno.ESRCH, errno.EPERM):
+                raise
+    return count
+
+
+def replica_sessions(state: dict[str, Any]) -> dict[int, int]:
+    """Session id -> leader start time of every replica attempt recorded in ``state``."""
+    out: dict[int, int] = {}
+    for replicas in state.get("replicas", {}).values():
+        for rep in replicas:
+            for sid, start in rep.get("sessions", []):
+                out[int(sid)] = int(start)
+    return out
+
+
+def mark_supervisor_dead(app_dir: str, reason: str) -> dict[str, Any] | None:
+    """Kills what is left of an app whose supervisor died, and records it as FAILED.
+
+    Called by the supervisor's watchdog and by any reader that finds the supervisor
+    gone while the record still says the app runs. Idempotent; returns the new state
+    (None if the app has been deleted meanwhile).
+    """
+    try:
+        with locked(app_dir):
+            path = os.path.join(app_dir, "state.json")
+            state: dict[str, Any] = read_json(path)
+            if state.get("state") in TERMINAL:
+                return state
+            sup = state.get("supervisor") or {}
+            if is_same_process_alive(sup.get("pid"), sup.get("start_time")):
+                return state  # not dead after all
+            kill_sessions(replica_sessions(state))
+            now = time.time()
+            state["state"] = "FAILED"
+            state["msg"] = reason
+            state["updated"] = now
+            state["finished"] = now
+            for replicas in state.get("replicas", {}).values():
+                for rep in replicas:
+                    if rep.get("state") not in TERMINAL:
+                        rep["state"] = "FAILED"
+            write_json_atomic(path, state)
+            return state
+    except FileNotFoundError:
+        return None

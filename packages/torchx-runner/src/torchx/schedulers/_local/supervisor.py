@@ -1,0 +1,513 @@
+"""The detached per-app supervisor of the local scheduler (Linux).
+
+``LocalScheduler.schedule`` writes ``request.json`` into a new app directory, starts
+``python -c "<write ok to the ready pipe>; ...supervisor.entry()" APP_DIR`` in a new
+session and records the new process's pid and start time in ``state.json``. The
+first statement the interpreter runs writes ``ok`` to the ready pipe, which releases
+``schedule``; everything else happens off the launcher's clock. The supervisor then,
+in order:
+
+1. records its pid and start time in ``state.json`` (again: the same values);
+2. makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``), so processes orphaned
+   by a replica are re-parented to it rather than to init;
+3. forks a *watchdog* that blocks reading a pipe only the supervisor holds open. When
+   the supervisor exits for any reason, including ``kill -9``, the read returns EOF; if
+   the app is not finished by then, the watchdog kills every process of every replica
+   session and records the app as FAILED ("supervisor died"). Readers check too: a
+   record that says RUNNING while its supervisor's pid is gone (or reused, told apart
+   by the start time in ``/proc/<pid>/stat``) is settled the same way on the spot;
+4. starts each replica with ``start_new_session=True`` (its own session and process
+   group) and ``PR_SET_PDEATHSIG=SIGKILL``, stdout and stderr written by the replica
+   straight into ``stdout.log`` and ``stderr.log`` (no pipe: nothing is lost however
+   fast or briefly a replica prints, and the supervisor never slows a replica down);
+5. loops until the app is finished: it wakes on SIGCHLD and SIGTERM (through
+   ``signal.set_wakeup_fd``, no polling of children) and at least every
+   :data:`TICK_MAX` seconds to copy new complete lines of both files into
+   ``combined.log``, each prefixed with the time it saw them and the stream name. That
+   timestamp is what ``log_iter``'s ``since``/``until`` filter on; it is late by at
+   most one tick.
+
+Retry policies: ``REPLICA`` restarts the failed replica alone, ``ROLE`` stops and
+restarts every replica of its role, ``APPLICATION`` every replica of the app; each
+role may trigger at most ``max_retries`` restarts. SIGTERM (``cancel``) sends SIGTERM
+to each replica's process group and SIGKILL after the grace period. When the app ends,
+whatever is left in the replicas' sessions (background grandchildren) is killed.
+
+Only the standard library is imported here: this process starts for every app.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import signal
+import sys
+import time
+from typing import Any
+
+from torchx.schedulers._local.state import (
+    TERMINAL,
+    kill_sessions,
+    locked,
+    mark_supervisor_dead,
+    proc_start_time,
+    read_json,
+    replica_sessions,
+    write_json_atomic,
+)
+
+#: Shortest and longest sleep between two passes over the log files (seconds).
+TICK_MIN = 0.02
+TICK_MAX = 0.2
+#: At most this many bytes are read from one log file per pass (keeps passes short).
+READ_BUDGET = 16 << 20
+#: A line longer than this with no newline yet is written to combined.log anyway.
+MAX_PARTIAL = 1 << 16
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+_libc: Any = None
+
+
+def _prctl(option: int, arg: int) -> None:
+    global _libc
+    if _libc is None:
+        import ctypes
+
+        _libc = ctypes.CDLL(None, use_errno=True)
+    _libc.prctl(option, arg, 0, 0, 0)
+
+
+def _timestamp(t: float) -> bytes:
+    return (
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
+    ).encode()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+class _Stream:
+    """One raw log file of a replica, read incrementally into combined.log."""
+
+    def __init__(self, path: str, name: str) -> None:
+        self.path = path
+        self.name = name.encode()
+        self.fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        self.partial = b""
+
+    def pump(self, combined_fd: int, now: float, final: bool) -> int:
+        chunks = [self.partial] if self.partial else []
+        budget = READ_BUDGET
+        while budget > 0:
+            data = os.read(self.fd, min(budget, 1 << 20))
+            if not data:
+                break
+            chunks.append(data)
+            budget -= len(data)
+        if not chunks:
+            return 0
+        buf = b"".join(chunks)
+        if final or len(buf) - buf.rfind(b"\n") > MAX_PARTIAL:
+            complete, self.partial = buf, b""
+            if not complete.endswith(b"\n"):
+                complete += b"\n"
+        else:
+            cut = buf.rfind(b"\n") + 1
+            complete, self.partial = buf[:cut], buf[cut:]
+        if complete:
+            prefix = _timestamp(now) + b" " + self.name + b" "
+            lines = complete[:-1].split(b"\n")
+            _write_all(combined_fd, prefix + (b"\n" + prefix).join(lines) + b"\n")
+            return len(lines)
+        return 0
+
+
+class _Replica:
+    def __init__(self, role: _Role, spec: dict[str, Any]) -> None:
+        self.role = role
+        self.id: int = spec["id"]
+        self.spec = spec
+        self.state = "PENDING"
+        self.exit_code: int | None = None
+        self.pid: int | None = None
+        self.popen: Any = None  # subprocess.Popen, imported once the launcher is released
+        self.restarts = 0
+        self.sessions: list[list[int]] = []
+        self.started: float | None = None
+        self.finished: float | None = None
+        self.error = ""
+        self.log_dir = spec["log_dir"]
+        os.makedirs(self.log_dir, mode=0o700, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+        self.out_path = os.path.join(self.log_dir, "stdout.log")
+        self.err_path = os.path.join(self.log_dir, "stderr.log")
+        for path in (self.out_path, self.err_path):
+            os.close(os.open(path, flags, 0o600))
+        self.combined_fd = os.open(os.path.join(self.log_dir, "combined.log"), flags, 0o600)
+        self.streams = [_Stream(self.out_path, "stdout"), _Stream(self.err_path, "stderr")]
+
+    @property
+    def running(self) -> bool:
+        return self.pid is not None
+
+    def pump(self, now: float, final: bool = False) -> int:
+        return sum(s.pump(self.combined_fd, now, final) for s in self.streams)
+
+    def record(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "state": self.state,
+            "exit_code": self.exit_code,
+            "pid": self.pid,
+            "restarts": self.restarts,
+            "sessions": self.sessions,
+            "started": self.started,
+            "finished": self.finished,
+            "log_dir": self.log_dir,
+        }
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+class _Role:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.name: str = spec["name"]
+        self.policy: str = spec["retry_policy"]
+        self.max_retries: int = spec["max_retries"]
+        self.retries = 0
+        self.replicas = [_Replica(self, r) for r in spec["replicas"]]
+
+
+class Supervisor:
+    """Runs one app's replicas to completion; see the module docstring."""
+
+    def __init__(self, app_dir: str) -> None:
+        self.app_dir = app_dir
+        self.state_path = os.path.join(app_dir, "state.json")
+        self.request = read_json(os.path.join(app_dir, "request.json"))
+        self.grace: float = float(self.request.get("grace_period", 10.0))
+        self.roles = [_Role(r) for r in self.request["roles"]]
+        self.replicas = [rep for role in self.roles for rep in role.replicas]
+        self.by_pid: dict[int, _Replica] = {}
+        self.stopping: set[_Replica] = set()
+        self.stop_deadline: float | None = None
+        self.to_relaunch: list[_Replica] = []
+        self.final: str | None = None
+        self.msg = ""
+        self.num_restarts = 0
+        self.cancel_requested = False
+        self.umask = os.umask(0o077)
+        self.pid = os.getpid()
+        self.dirty = True
+
+    # -- records ----------------------------------------------------------------------------
+
+    def write_state(self, app_state: str, **extra: Any) -> None:
+        with locked(self.app_dir):
+            state: dict[str, Any] = read_json(self.state_path)
+            if state.get("state") in TERMINAL:  # recorded by a reader that found us dead
+                raise SystemExit(0)
+            state.update(extra)
+            state["state"] = app_state
+            state["msg"] = self.msg
+            state["num_restarts"] = self.num_restarts
+            state["updated"] = time.time()
+            state["replicas"] = {
+                role.name: [rep.record() for rep in role.replicas] for role in self.roles
+            }
+            write_json_atomic(self.state_path, state)
+        self.dirty = False
+
+    # -- replicas ---------------------------------------------------------------------------
+
+    def _child_setup(self) -> None:
+        # runs in the forked child, before exec: die with the supervisor, default signals
+        os.umask(self.umask)
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != self.pid:  # the supervisor died before prctl took effect
+            os._exit(137)
+
+    def launch(self, rep: _Replica) -> None:
+        import subprocess
+
+        spec = rep.spec
+        env = dict(os.environ)
+        env.update(spec["env"])
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
+        out = os.open(rep.out_path, flags)
+        err = os.open(rep.err_path, flags)
+        rep.started = time.time()
+        rep.exit_code = None
+        rep.finished = None
+        try:
+            popen = subprocess.Popen(
+                [spec["entrypoint"], *spec["args"]],
+                cwd=spec["cwd"],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                preexec_fn=self._child_setup,
+            )
+        except OSError as e:
+            code = 126 if e.errno == errno.EACCES else 127
+            message = f"torchx: cannot start {spec['entrypoint']!r} in {spec['cwd']!r}: {e}\n"
+            _write_all(err, message.encode())
+            rep.error = message.strip()
+            rep.pid = None
+            self.on_exit(rep, code)
+            return
+        finally:
+            os.close(out)
+            os.close(err)
+        rep.popen = popen
+        rep.pid = popen.pid
+        rep.state = "RUNNING"
+        start = proc_start_time(popen.pid)
+        rep.sessions.append([popen.pid, start if start is not None else 0])
+        self.by_pid[popen.pid] = rep
+        self.dirty = True
+
+    def signal_group(self, rep: _Replica, sig: int) -> None:
+        if rep.pid is not None:
+            try:
+                os.killpg(rep.pid, sig)
+            except OSError:
+                pass
+
+    def begin_stop(self, reps: list[_Replica]) -> None:
+        """SIGTERM to each running replica's group; SIGKILL follows after the grace period."""
+        for rep in reps:
+            if rep.running and rep not in self.stopping:
+                self.signal_group(rep, signal.SIGTERM)
+                self.stopping.add(rep)
+        if self.stopping and self.stop_deadline is None:
+            self.stop_deadline = time.monotonic() + self.grace
+
+    def reap(self) -> list[tuple[_Replica, int]]:
+        exited = []
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            rep = self.by_pid.pop(pid, None)
+            if rep is not None:  # else: an orphan re-parented to us (subreaper), or the watchdog
+                code = os.waitstatus_to_exitcode(status)
+                if rep.popen is not None:
+                    rep.popen.returncode = code  # reaped here, not by subprocess
+                exited.append((rep, code))
+        return exited
+
+    def on_exit(self, rep: _Replica, code: int) -> None:
+        rep.pump(time.time(), final=True)
+        rep.pid = None
+        rep.popen = None
+        rep.exit_code = code
+        rep.finished = time.time()
+        self.dirty = True
+        if rep in self.stopping:
+            self.stopping.discard(rep)
+            if not self.stopping:
+                self.stop_deadline = None
+            rep.state = "CANCELLED" if self.final else "PENDING"
+            return
+        if code == 0:
+            rep.state = "SUCCEEDED"
+            return
+        rep.state = "FAILED"
+        if self.final:
+            return
+        role = rep.role
+        if role.retries >= role.max_retries:
+            self.msg = f"replica {role.name}/{rep.id} exited with code {code}" + (
+                f" (after {role.retries} restarts of role {role.name})" if role.retries else ""
+            )
+            if rep.error:
+                self.msg += f": {rep.error}"
+            self.final = "FAILED"
+            self.to_relaunch = []
+            self.begin_stop(self.replicas)
+            return
+        role.retries += 1
+        self.num_restarts += 1
+        if role.policy == "REPLICA":
+            group = [rep]
+        elif role.policy == "ROLE":
+            group = role.replicas
+        else:
+            group = self.replicas
+        for other in group:
+            if other not in self.to_relaunch:
+                self.to_relaunch.append(other)
+        self.begin_stop([r for r in group if r is not rep])
+
+    def relaunch_pending(self) -> None:
+        if self.stopping or self.final:
+            return
+        pending, self.to_relaunch = self.to_relaunch, []
+        for rep in pending:
+            if not rep.running:
+                rep.restarts += 1
+                rep.state = "PENDING"
+                self.launch(rep)
+
+    # -- main loop --------------------------------------------------------------------------
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, self._on_term)
+        signal.signal(signal.SIGINT, self._on_term)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        self.write_state(
+            "PENDING", supervisor={"pid": self.pid, "start_time": proc_start_time(self.pid)}
+        )
+
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        wd_read, wd_write = os.pipe()  # both close-on-exec: replicas never hold them
+        watchdog = os.fork()
+        if watchdog == 0:
+            os.close(wd_write)
+            _watchdog(self.app_dir, wd_read, self.pid)
+        os.close(wd_read)
+
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        os.set_blocking(wake_r, False)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.write_state(
+            "PENDING", watchdog={"pid": watchdog, "start_time": proc_start_time(watchdog)}
+        )
+
+        for rep in self.replicas:
+            if self.final is None and not self.cancel_requested:
+                self.launch(rep)
+        app_state = "RUNNING"
+        tick = TICK_MIN
+        while True:
+            for rep, code in self.reap():
+                self.on_exit(rep, code)
+            if self.cancel_requested and self.final != "CANCELLED":
+                if self.final is None:
+                    self.msg = "cancelled"
+                self.final = self.final or "CANCELLED"
+                self.to_relaunch = []
+                self.begin_stop(self.replicas)
+            if self.stop_deadline is not None and time.monotonic() >= self.stop_deadline:
+                for rep in self.stopping:
+                    self.signal_group(rep, signal.SIGKILL)
+                self.stop_deadline = time.monotonic() + self.grace  # SIGKILL again if needed
+            self.relaunch_pending()
+            done = not any(rep.running for rep in self.replicas) and (
+                self.final or not self.to_relaunch
+            )
+            if done:
+                break
+            if self.dirty:  # first, so that new sessions are on record as soon as possible
+                self.write_state(app_state)
+            now = time.time()
+            lines = sum(rep.pump(now) for rep in self.replicas if rep.running)
+            tick = TICK_MIN if lines else min(tick * 2, TICK_MAX)
+            timeout = tick
+            if self.stop_deadline is not None:
+                timeout = max(0.0, min(timeout, self.stop_deadline - time.monotonic()))
+            try:
+                select.select([wake_r], [], [], timeout)
+                os.read(wake_r, 4096)
+            except (BlockingIOError, InterruptedError):
+                pass
+
+        final = self.final or (
+            "SUCCEEDED" if all(r.state == "SUCCEEDED" for r in self.replicas) else "FAILED"
+        )
+        for rep in self.replicas:
+            rep.pump(time.time(), final=True)
+        # background processes a replica left behind die with the app
+        kill_sessions({sid: start for rep in self.replicas for sid, start in rep.sessions})
+        self.reap()
+        self.write_state(final, finished=time.time())
+        os.close(wd_write)
+        return 0
+
+    def _on_term(self, signum: int, frame: object) -> None:
+        self.cancel_requested = True
+
+
+def _watchdog(app_dir: str, fd: int, supervisor_pid: int) -> None:
+    """Blocks until the supervisor is gone; cleans up if it died before the app ended."""
+    code = 0
+    try:
+        os.setpgid(0, 0)
+        for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+        while True:
+            try:
+                if not os.read(fd, 1):
+                    break
+            except InterruptedError:
+                continue
+        try:
+            state = read_json(os.path.join(app_dir, "state.json"))
+        except (OSError, ValueError):
+            state = None
+        if state is not None and state.get("state") not in TERMINAL:
+            mark_supervisor_dead(
+                app_dir, f"supervisor died (pid {supervisor_pid}); its replicas were killed"
+            )
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def main(argv: list[str]) -> int:
+    return Supervisor(argv[1]).run()
+
+
+def entry() -> None:
+    """``python -m`` entry point: runs :func:`main`, recording a crash as the app's failure."""
+    try:
+        sys.exit(main(sys.argv))
+    except SystemExit:
+        raise
+    except BaseException as e:
+        # Recorded so that status says why, instead of only "supervisor died".
+        import traceback
+
+        traceback.print_exc()
+        app_dir = sys.argv[1] if len(sys.argv) > 1 else ""
+        if app_dir and os.path.isdir(app_dir):
+            try:
+                with locked(app_dir):
+                    path = os.path.join(app_dir, "state.json")
+                    st = read_json(path)
+                    if st.get("state") not in TERMINAL:
+                        kill_sessions(replica_sessions(st))
+                        st["state"] = "FAILED"
+                        st["msg"] = f"supervisor error: {type(e).__name__}: {e}"
+                        st["updated"] = time.time()
+                        write_json_atomic(path, st)
+            except Exception:
+                pass
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    entry()

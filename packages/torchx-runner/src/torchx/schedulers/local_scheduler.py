@@ -1,0 +1,768 @@
+"""The local scheduler: apps as local processes that outlive their launcher (Linux).
+
+Registered as ``local`` (and ``local_cwd``, upstream's name) through torchx-runner's
+own plugin, like any third-party scheduler. Unlike upstream TorchX, an app does not
+die with the process that launched it, and can be followed from any later shell:
+
+>>> import tempfile
+>>> from torchx.specs import AppDef, Role
+>>> sched = create_scheduler("demo", state_dir=tempfile.mkdtemp())
+>>> app = AppDef("hello", [Role("echo", image="/tmp", entrypoint="echo", args=["hi"])])
+>>> info = sched.submit_dryrun(app, {})
+>>> info.request.roles[0].replicas[0].args
+['hi']
+>>> app_id = sched.schedule(info)            # returns at once; the app runs detached
+>>> list(sched.log_iter(app_id, "echo", should_tail=True))  # follows until it ends
+['hi\\n']
+>>> sched.describe(app_id).state
+<AppState.SUCCEEDED: 4>
+>>> sched.delete(app_id)
+
+How it works: ``schedule`` writes the request into ``<state_dir>/apps/<app_id>/`` and
+starts one small detached supervisor per app (``torchx.schedulers._local.supervisor``)
+in a new session; it returns once the supervisor has recorded its pid. The supervisor
+starts each replica in its own session and process group, applies the retry policy,
+and records states and logs. Every other call (``describe``, ``log_iter``, ``list``,
+``cancel``, ``delete``) only reads those records, so it works from any process: use
+the same state directory (``$TORCHX_HOME``, or the ``state_dir`` given here).
+
+Guarantees:
+
+* a replica dies with its supervisor, even on ``kill -9`` (``PR_SET_PDEATHSIG`` for
+  the replica, a watchdog process for whatever the replica started), and the app is
+  then recorded as FAILED with the reason: never RUNNING forever;
+* ``cancel`` sends SIGTERM to every replica's process group, SIGKILL after the
+  ``grace_period`` run option; when an app ends, nothing it started is left running;
+* records are versioned JSON written atomically (a reader sees the old or the new
+  record, never half of one); read-modify-write holds the app's ``flock``, so
+  concurrent launches, status calls and deletes never corrupt them;
+* app ids are checked before any file is touched: one that could name a path outside
+  the state directory raises :class:`InvalidAppIdException`.
+
+Replica environment: the launcher's environment, then ``TORCHX_RANK0_HOST=localhost``
+(the ``rank0_env`` macro names it), ``TORCHX_APP_ID``, ``TORCHX_JOB_ID`` (the app
+handle), ``TORCHX_ROLE_NAME``, ``TORCHX_REPLICA_ID``, ``PYTHONUNBUFFERED=1``, then the
+role's own ``env`` (which wins). The working directory is the role's image when it is
+a directory, else the directory ``submit_dryrun`` ran in; ``${img_root}`` names it.
+
+Linux only: it relies on ``/proc``, process groups, sessions and ``prctl``. Other
+platforms are not supported.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from string import Template
+from typing import Any
+
+import attrs
+
+from torchx.schedulers._local import state as _st
+from torchx.schedulers.api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    SchedulerError,
+    Stream,
+    filter_regex,
+)
+from torchx.specs import (
+    NONE,
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    CfgVal,
+    ReplicaStatus,
+    RoleStatus,
+    SpecError,
+    runopts,
+)
+
+__all__ = [
+    "InvalidAppIdException",
+    "LocalReplica",
+    "LocalRequest",
+    "LocalRole",
+    "LocalScheduler",
+    "create_scheduler",
+    "default_state_dir",
+]
+
+#: The environment variable holding the rank-0 host (``macros.rank0_env`` names it).
+RANK0_ENV = "TORCHX_RANK0_HOST"
+#: How long ``schedule`` waits for the supervisor to report in before giving up (s).
+READY_TIMEOUT = 30.0
+#: A record with no supervisor pid this long after its creation was never started.
+START_TIMEOUT = 60.0
+
+default_state_dir = _st.default_state_dir
+
+
+class InvalidAppIdException(SpecError):
+    """An app id that is not of the form the local scheduler gives out (``name-xxxxxxxxxx``)."""
+
+
+def _check_app_id(app_id: str) -> str:
+    if not _st.is_valid_app_id(app_id):
+        raise InvalidAppIdException(
+            f"invalid local app id {app_id!r}: expected lower-case letters, digits, '_', '.', "
+            "'-' (no '/', no '..'), starting with a letter or digit, e.g. 'echo-1a2b3c4d5e'"
+        )
+    return app_id
+
+
+@attrs.define
+class LocalReplica:
+    """One process to start: what, where, with which extra environment, logging where."""
+
+    id: int
+    entrypoint: str
+    args: list[str]
+    env: dict[str, str]
+    cwd: str
+    log_dir: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "entrypoint": self.entrypoint,
+            "args": self.args,
+            "env": self.env,
+            "cwd": self.cwd,
+            "log_dir": self.log_dir,
+        }
+
+
+@attrs.define
+class LocalRole:
+    """The replicas of one role and its retry policy."""
+
+    name: str
+    retry_policy: str
+    max_retries: int
+    replicas: list[LocalReplica]
+
+
+@attrs.define
+class LocalRequest:
+    """What :meth:`LocalScheduler.schedule` submits: the dryrun's request.
+
+    ``str()`` of it (what ``torchx run --dryrun`` prints) shows each replica as the
+    shell command it amounts to.
+    """
+
+    app_id: str
+    app_name: str
+    state_dir: str
+    log_dir: str
+    grace_period: float
+    roles: list[LocalRole]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "app_id": self.app_id,
+            "app_name": self.app_name,
+            "log_dir": self.log_dir,
+            "grace_period": self.grace_period,
+            "roles": [
+                {
+                    "name": r.name,
+                    "retry_policy": r.retry_policy,
+                    "max_retries": r.max_retries,
+                    "replicas": [rep.to_json() for rep in r.replicas],
+                }
+                for r in self.roles
+            ],
+        }
+
+    def __str__(self) -> str:
+        lines = [f"local app {self.app_id} (records: {self.state_dir}, logs: {self.log_dir})"]
+        for role in self.roles:
+            lines.append(
+                f"  role {role.name}: {len(role.replicas)} replica(s), "
+                f"retry_policy={role.retry_policy}, max_retries={role.max_retries}"
+            )
+            for rep in role.replicas:
+                env = " ".join(f"{k}={shlex.quote(v)}" for k, v in rep.env.items())
+                cmd = shlex.join([rep.entrypoint, *rep.args])
+                lines.append(f"    {role.name}/{rep.id}: cd {shlex.quote(rep.cwd)} && {env} {cmd}")
+        return "\n".join(lines)
+
+
+def _gpu_count() -> int:
+    """Number of NVIDIA GPUs on this host (0 when there is no driver)."""
+    try:
+        return len(os.listdir("/proc/driver/nvidia/gpus"))
+    except OSError:
+        pass
+    nvidia_smi = shutil.which("nvidia-smi")
+    if not nvidia_smi:
+        return 0
+    import subprocess
+
+    try:
+        out = subprocess.run([nvidia_smi, "-L"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
+
+
+def _read_state(app_dir: str) -> dict[str, Any] | None:
+    try:
+        data: dict[str, Any] = _st.read_json(os.path.join(app_dir, "state.json"))
+        return data
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _settle(app_dir: str, state: dict[str, Any]) -> dict[str, Any] | None:
+    """The state, after settling a dead supervisor's app as FAILED (None: app deleted)."""
+    if state.get("state") in _st.TERMINAL:
+        return state
+    sup = state.get("supervisor")
+    if sup is None:
+        if time.time() - float(state.get("created", 0)) < START_TIMEOUT:
+            return state  # being launched right now
+        return _st.mark_supervisor_dead(app_dir, "supervisor never started")
+    if _st.is_same_process_alive(sup.get("pid"), sup.get("start_time")):
+        return state
+    reason = f"supervisor died (pid {sup.get('pid')}); its replicas were killed"
+    try:
+        with open(os.path.join(app_dir, "supervisor.log"), errors="replace") as f:
+            last = [line for line in f.read()[-4000:].splitlines() if line.strip()]
+        if last:
+            reason += f"; its last words: {last[-1].strip()}"
+    except OSError:
+        pass
+    return _st.mark_supervisor_dead(app_dir, reason)
+
+
+class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
+    """Runs each app as local processes under a detached supervisor; see the module docs.
+
+    Args:
+        session_name: the session handles carry (any session finds any app)
+        state_dir: where records live; default :func:`default_state_dir`
+    """
+
+    def __init__(self, session_name: str, state_dir: str | None = None) -> None:
+        super().__init__("local", session_name)
+        self.state_dir = os.path.abspath(state_dir) if state_dir else default_state_dir()
+
+    # -- options ----------------------------------------------------------------------------
+
+    def _run_opts(self) -> runopts:
+        opts = runopts()
+        opts.add(
+            "log_dir",
+            type_=str,
+            help="directory for replica logs (<log_dir>/<app_id>/<role>/<k>/); "
+            "default: the app's record directory",
+        )
+        opts.add(
+            "state_dir",
+            type_=str,
+            help="directory for the app's records (default: $TORCHX_HOME, "
+            "$XDG_STATE_HOME/torchx or ~/.local/state/torchx); follow the app with "
+            "the same state directory",
+        )
+        opts.add(
+            "auto_set_cuda_visible_devices",
+            type_=bool,
+            default=False,
+            help="give each replica its own GPUs through CUDA_VISIBLE_DEVICES "
+            "(resource.gpu of them each); fails if the host has too few",
+        )
+        opts.add(
+            "prepend_cwd",
+            type_=bool,
+            default=False,
+            help="put the replica's working directory first on its PATH",
+        )
+        opts.add(
+            "grace_period",
+            type_=float,
+            default=10.0,
+            help="seconds between SIGTERM and SIGKILL when cancelling or restarting replicas",
+        )
+        return opts
+
+    def _validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
+        """Accepts roles without a resource: local processes are not given resources.
+
+        (Only ``resource.gpu`` matters, with ``auto_set_cuda_visible_devices``.)
+        """
+
+    # -- dryrun -----------------------------------------------------------------------------
+
+    def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
+        state_dir = cfg.get("state_dir")
+        state_dir = os.path.abspath(str(state_dir)) if state_dir else self.state_dir
+        app_id = _st.make_app_id(app.name)
+        log_root = cfg.get("log_dir")
+        log_dir = (
+            os.path.join(os.path.abspath(str(log_root)), app_id)
+            if log_root
+            else os.path.join(state_dir, "apps", app_id, "logs")
+        )
+        grace = cfg.get("grace_period")
+        grace = float(grace) if isinstance(grace, int | float) else 10.0
+        launch_dir = os.getcwd()
+        handle = f"{self.backend}://{self.session_name}/{app_id}"
+
+        gpus: list[str] = []
+        if cfg.get("auto_set_cuda_visible_devices"):
+            wanted = sum(r.resource.gpu * r.num_replicas for r in app.roles)
+            if wanted:
+                have = _gpu_count()
+                if wanted > have:
+                    raise ValueError(
+                        f"auto_set_cuda_visible_devices: app {app.name!r} asks for {wanted} "
+                        f"GPUs in all but this host has {have}; lower resource.gpu or "
+                        "num_replicas, or turn the option off"
+                    )
+                gpus = [str(i) for i in range(have)]
+        next_gpu = 0
+
+        roles: list[LocalRole] = []
+        for role in app.roles:
+            if not _st.is_valid_role_name(role.name):
+                raise ValueError(
+                    f"role name {role.name!r} cannot be used by the local scheduler: use "
+                    "letters, digits, '_', '.' and '-' (it names the log directory)"
+                )
+            image = role.image
+            cwd = os.path.abspath(image) if image and os.path.isdir(image) else launch_dir
+            base = {
+                "img_root": cwd,
+                "base_img_root": "DEPRECATED",
+                "app_id": app_id,
+                "rank0_env": RANK0_ENV,
+            }
+            templated_args = [(a, "$" in a) for a in role.args]
+            templated_env = [(k, v, "$" in v) for k, v in role.env.items()]
+            replicas = []
+            for k in range(role.num_replicas):
+                values = {**base, "replica_id": str(k)}
+                args = [Template(a).safe_substitute(values) if t else a for a, t in templated_args]
+                env = {
+                    RANK0_ENV: "localhost",
+                    "TORCHX_APP_ID": app_id,
+                    "TORCHX_JOB_ID": handle,
+                    "TORCHX_ROLE_NAME": role.name,
+                    "TORCHX_REPLICA_ID": str(k),
+                    "PYTHONUNBUFFERED": "1",
+                }
+                for key, v, t in templated_env:
+                    env[key] = Template(v).safe_substitute(values) if t else v
+                if gpus and role.resource.gpu:
+                    env["CUDA_VISIBLE_DEVICES"] = ",".join(
+                        gpus[next_gpu : next_gpu + role.resource.gpu]
+                    )
+                    next_gpu += role.resource.gpu
+                if cfg.get("prepend_cwd"):
+                    env["PATH"] = cwd + os.pathsep + env.get("PATH", os.environ.get("PATH", ""))
+                replicas.append(
+                    LocalReplica(
+                        id=k,
+                        entrypoint=role.entrypoint,
+                        args=args,
+                        env=env,
+                        cwd=cwd,
+                        log_dir=os.path.join(log_dir, role.name, str(k)),
+                    )
+                )
+            roles.append(LocalRole(role.name, str(role.retry_policy), role.max_retries, replicas))
+        request = LocalRequest(
+            app_id=app_id,
+            app_name=app.name,
+            state_dir=state_dir,
+            log_dir=log_dir,
+            grace_period=grace,
+            roles=roles,
+        )
+        return AppDryRunInfo(request, str)
+
+    # -- schedule ---------------------------------------------------------------------------
+
+    def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
+        """Starts the app's supervisor and returns the app id once it has reported in."""
+        request: LocalRequest = dryrun_info.request
+        app = dryrun_info._app
+        if app is None:
+            raise SchedulerError("schedule() needs the AppDryRunInfo of submit_dryrun()")
+        app_id = _check_app_id(request.app_id)
+        apps = os.path.join(request.state_dir, "apps")
+        _st.ensure_private_dir(request.state_dir)
+        _st.ensure_private_dir(apps)
+        app_dir = os.path.join(apps, app_id)
+        try:
+            os.mkdir(app_dir, 0o700)
+        except FileExistsError:
+            raise SchedulerError(
+                f"app {app_id} was already scheduled from this dryrun; dry-run again for a new id"
+            ) from None
+        proc = None
+        try:
+            self._write_records(app_dir, request, app)
+            proc = self._start_supervisor(app_dir)
+        except BaseException:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            shutil.rmtree(app_dir, ignore_errors=True)
+            if not request.log_dir.startswith(app_dir + os.sep):
+                shutil.rmtree(request.log_dir, ignore_errors=True)
+            raise
+        return app_id
+
+    def _write_records(self, app_dir: str, request: LocalRequest, app: AppDef) -> None:
+        import pickle
+
+        from torchx.specs import serialize
+        from torchx.specs._version import __version__ as specs_version
+
+        doc = serialize.to_document(app)
+        now = time.time()
+        body = request.to_json()
+        body.update({"apiVersion": _st.API_VERSION, "kind": "LocalAppRequest", "app": doc})
+        _st.write_json_atomic(os.path.join(app_dir, "request.json"), body)
+        # A cache for describe(): unpickling is far cheaper than importing cattrs. It holds
+        # the plain types the JSON gives back; the JSON stays the record.
+        plain = serialize.from_document(doc, AppDef)
+        blob = pickle.dumps({"specs_version": specs_version, "app": plain}, protocol=5)
+        fd = os.open(
+            os.path.join(app_dir, "appdef.pickle"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600
+        )
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        _st.write_json_atomic(
+            os.path.join(app_dir, "state.json"),
+            {
+                "apiVersion": _st.API_VERSION,
+                "kind": "LocalAppState",
+                "app_id": request.app_id,
+                "app_name": request.app_name,
+                "state": "SUBMITTED",
+                "msg": "",
+                "num_restarts": 0,
+                "created": now,
+                "updated": now,
+                "supervisor": None,
+                "replicas": {
+                    r.name: [
+                        {
+                            "id": rep.id,
+                            "state": "PENDING",
+                            "exit_code": None,
+                            "log_dir": rep.log_dir,
+                        }
+                        for rep in r.replicas
+                    ]
+                    for r in request.roles
+                },
+            },
+        )
+
+    def _start_supervisor(self, app_dir: str) -> Any:
+        import select
+        import subprocess
+
+        # The supervisor runs with -S (no site: it halves interpreter start-up) and this
+        # process's sys.path, so it imports torchx from wherever we did (an editable
+        # install, PYTHONPATH, a test's sys.path) without PYTHONPATH leaking into replicas.
+        import torchx.schedulers as ours
+        import torchx.specs as specs_pkg
+
+        path = [
+            os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(m.__file__ or ""))))
+            for m in (ours, specs_pkg)
+        ]
+        path += [p for p in sys.path if p and os.path.isabs(p)]
+        path = list(dict.fromkeys(path))
+        read_fd, write_fd = os.pipe()
+        # The first thing the supervisor does is answer on the pipe: schedule() waits for
+        # the interpreter to run our code, not for its imports (they cost more than the
+        # rest of schedule). Its pid is recorded here, from Popen.
+        code = (
+            f"import os, sys; os.write({write_fd}, b'ok'); os.close({write_fd}); "
+            f"sys.path[:] = {path!r}; "
+            "from torchx.schedulers._local.supervisor import entry; entry()"
+        )
+        log_fd = os.open(
+            os.path.join(app_dir, "supervisor.log"),
+            os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+            0o600,
+        )
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-S", "-c", code, app_dir],
+                cwd=app_dir,
+                stdin=subprocess.DEVNULL,
+                stdout=log_fd,
+                stderr=log_fd,
+                pass_fds=(write_fd,),
+                start_new_session=True,
+            )
+        finally:
+            os.close(write_fd)
+            os.close(log_fd)
+        try:
+            with _st.locked(app_dir):
+                state_path = os.path.join(app_dir, "state.json")
+                state = _st.read_json(state_path)
+                if state.get("supervisor") is None:
+                    state["supervisor"] = {
+                        "pid": proc.pid,
+                        "start_time": _st.proc_start_time(proc.pid),
+                    }
+                    _st.write_json_atomic(state_path, state)
+            # An event, not a poll: "ok" once the supervisor runs; EOF if it died first.
+            ready, _, _ = select.select([read_fd], [], [], READY_TIMEOUT)
+            answer = os.read(read_fd, 16) if ready else b""
+        finally:
+            os.close(read_fd)
+        if answer.startswith(b"ok"):
+            return proc
+        proc.kill()
+        proc.wait()
+        try:
+            with open(os.path.join(app_dir, "supervisor.log"), errors="replace") as f:
+                tail = f.read()[-2000:].strip()
+        except OSError:
+            tail = ""
+        why = "did not report in within {READY_TIMEOUT:g} s" if not ready else "exited at start"
+        raise SchedulerError(
+            f"the local supervisor for {os.path.basename(app_dir)} {why}"
+            + (f":\n{tail}" if tail else "")
+        )
+
+    # -- reading records --------------------------------------------------------------------
+
+    def _app_dir(self, app_id: str) -> str:
+        return os.path.join(self.state_dir, "apps", _check_app_id(app_id))
+
+    def _state(self, app_id: str) -> dict[str, Any] | None:
+        app_dir = self._app_dir(app_id)
+        state = _read_state(app_dir)
+        return None if state is None else _settle(app_dir, state)
+
+    def _roles(self, app_dir: str) -> list[Any]:
+        import pickle
+
+        from torchx.specs._version import __version__ as specs_version
+
+        try:
+            with open(os.path.join(app_dir, "appdef.pickle"), "rb") as f:
+                cached = pickle.load(f)
+            if cached.get("specs_version") == specs_version and isinstance(
+                cached.get("app"), AppDef
+            ):
+                return list(cached["app"].roles)
+        except Exception:  # stale or unreadable cache: the JSON record decides
+            pass
+        from torchx.specs import serialize
+
+        try:
+            doc = _st.read_json(os.path.join(app_dir, "request.json"))["app"]
+        except (OSError, KeyError, ValueError):
+            return []
+        return list(serialize.from_document(doc, AppDef).roles)
+
+    def exists(self, app_id: str) -> bool:
+        return os.path.exists(os.path.join(self._app_dir(app_id), "state.json"))
+
+    def describe(self, app_id: str) -> DescribeAppResponse | None:
+        """The app's state, per-replica states and exit codes, and its exact AppDef roles."""
+        app_dir = self._app_dir(app_id)
+        state = self._state(app_id)
+        if state is None:
+            return None
+        roles_statuses = [
+            RoleStatus(
+                role,
+                [
+                    ReplicaStatus(
+                        id=rep["id"],
+                        state=AppState[rep["state"]],
+                        role=role,
+                        hostname="localhost",
+                        exit_code=rep.get("exit_code"),
+                    )
+                    for rep in replicas
+                ],
+            )
+            for role, replicas in state.get("replicas", {}).items()
+        ]
+        return DescribeAppResponse(
+            app_id=app_id,
+            state=AppState[state["state"]],
+            num_restarts=int(state.get("num_restarts", 0)),
+            msg=state.get("msg") or NONE,
+            structured_error_msg=NONE,
+            metadata={
+                "state_dir": self.state_dir,
+                "app_dir": app_dir,
+                "created": str(state.get("created", "")),
+            },
+            roles_statuses=roles_statuses,
+            roles=self._roles(app_dir),
+        )
+
+    def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
+        """Every app in the state directory, newest first."""
+        apps = os.path.join(self.state_dir, "apps")
+        try:
+            names = os.listdir(apps)
+        except FileNotFoundError:
+            return []
+        found: list[tuple[float, ListAppResponse]] = []
+        for app_id in names:
+            if not _st.is_valid_app_id(app_id):
+                continue
+            app_dir = os.path.join(apps, app_id)
+            state = _read_state(app_dir)
+            if state is not None:
+                state = _settle(app_dir, state)
+            if state is None:
+                continue
+            found.append(
+                (
+                    float(state.get("created", 0)),
+                    ListAppResponse(
+                        app_id=app_id,
+                        state=AppState[state["state"]],
+                        app_handle=f"{self.backend}://{self.session_name}/{app_id}",
+                        name=str(state.get("app_name", "")),
+                    ),
+                )
+            )
+        found.sort(key=lambda item: item[0], reverse=True)
+        return [resp for _, resp in found]
+
+    # -- cancel and delete ------------------------------------------------------------------
+
+    def _cancel_existing(self, app_id: str) -> None:
+        state = self._state(app_id)
+        if state is None or state.get("state") in _st.TERMINAL:
+            return
+        sup = state.get("supervisor") or {}
+        if _st.is_same_process_alive(sup.get("pid"), sup.get("start_time")):
+            try:
+                os.kill(int(sup["pid"]), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    def delete(self, app_id: str, force: bool = False) -> None:
+        """Removes the app's records and logs; does nothing for an unknown app.
+
+        Refuses an app that is still running (SchedulerError) unless ``force``, which
+        kills it first (SIGKILL, no grace period).
+        """
+        app_dir = self._app_dir(app_id)
+        if self._state(app_id) is None:
+            return
+        apps = os.path.dirname(app_dir)
+        trash = os.path.join(self.state_dir, "trash")
+        try:
+            with _st.locked(app_dir):
+                state = _read_state(app_dir)
+                if state is None:
+                    return
+                if state.get("state") not in _st.TERMINAL:
+                    if not force:
+                        raise SchedulerError(
+                            f"app {app_id} is {state.get('state')}: cancel it first "
+                            "(or delete it with force=True)"
+                        )
+                    for who in ("watchdog", "supervisor"):
+                        proc = state.get(who) or {}
+                        if _st.is_same_process_alive(proc.get("pid"), proc.get("start_time")):
+                            try:
+                                os.kill(int(proc["pid"]), signal.SIGKILL)
+                            except ProcessLookupError:
+                                pass
+                    _st.kill_sessions(_st.replica_sessions(state))
+                _st.ensure_private_dir(trash)
+                doomed = os.path.join(trash, f"{app_id}.{os.urandom(4).hex()}")
+                os.rename(app_dir, doomed)  # atomic: readers see the whole app or nothing
+        except FileNotFoundError:
+            return
+        log_dirs = {
+            rep.get("log_dir", "") for reps in state.get("replicas", {}).values() for rep in reps
+        }
+        shutil.rmtree(doomed, ignore_errors=True)
+        for d in log_dirs:
+            if d and not d.startswith(app_dir + os.sep):
+                # <log_dir>/<app_id>/<role>/<k>: remove the app's whole log folder
+                shutil.rmtree(os.path.dirname(os.path.dirname(d)), ignore_errors=True)
+        del apps
+
+    # -- logs -------------------------------------------------------------------------------
+
+    def log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[str]:
+        """Lines of replica ``k`` of ``role_name``; ``streams`` None means both (combined).
+
+        With ``should_tail`` it follows the log until the app has ended and every line is
+        read. ``since``/``until`` use the times the supervisor saw the lines (within
+        0.2 s of the write). See :mod:`torchx.schedulers._local.logs`.
+        """
+        from torchx.schedulers._local import logs
+
+        state = self._state(app_id)
+        if state is None:
+            raise SchedulerError(f"no local app {app_id!r} in {self.state_dir}")
+        replicas = state.get("replicas", {})
+        if role_name not in replicas:
+            raise ValueError(
+                f"app {app_id} has no role {role_name!r}; its roles: {', '.join(replicas)}"
+            )
+        match = [rep for rep in replicas[role_name] if rep.get("id") == k]
+        if not match:
+            raise ValueError(
+                f"role {role_name!r} of app {app_id} has no replica {k}; "
+                f"it has 0..{len(replicas[role_name]) - 1}"
+            )
+        log_dir = match[0]["log_dir"]
+        stream = Stream(streams) if streams is not None else Stream.COMBINED
+
+        def done() -> bool:
+            st = self._state(app_id)
+            return st is None or st.get("state") in _st.TERMINAL
+
+        if stream != Stream.COMBINED and since is None and until is None:
+            lines = logs.follow(os.path.join(log_dir, f"{stream.value}.log"), should_tail, done)
+        else:
+            lines = logs.combined_lines(
+                logs.follow(os.path.join(log_dir, "combined.log"), should_tail, done),
+                None if stream == Stream.COMBINED else stream.value,
+                since,
+                until,
+            )
+        return filter_regex(regex, lines) if regex else lines
+
+
+def create_scheduler(session_name: str, **kwargs: Any) -> LocalScheduler:
+    """The factory the plugin registry calls: ``create_scheduler(session_name, state_dir=...)``.
+
+    Other keyword arguments (given to every scheduler factory by some callers) are ignored.
+    """
+    state_dir = kwargs.get("state_dir")
+    return LocalScheduler(session_name, state_dir=str(state_dir) if state_dir else None)

@@ -1,0 +1,588 @@
+"""The local scheduler with real processes: launch, follow, retry, cancel, kill -9, delete.
+
+Waiting for an app is done through the product's own event: ``log_iter(should_tail=True)``
+returns once the app has ended. The only polling here reads the process table after a
+SIGKILL, whose delivery has no event to wait on (bounded by a deadline).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchx.schedulers._local import state as st
+from torchx.schedulers.api import DescribeAppResponse, SchedulerError, Stream
+from torchx.schedulers.local_scheduler import (
+    InvalidAppIdException,
+    LocalScheduler,
+    create_scheduler,
+)
+from torchx.specs import AppDef, AppState, RetryPolicy, Role, SpecError
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the local scheduler is Linux-only")
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def sched(state_dir: Path) -> Iterator[LocalScheduler]:
+    scheduler = create_scheduler("test", state_dir=str(state_dir))
+    yield scheduler
+    for app in scheduler.list():  # a failed test leaves nothing running behind
+        scheduler.delete(app.app_id, force=True)
+
+
+def sh(name: str, script: str, replicas: int = 1, image: str = "/", **kw: Any) -> Role:
+    return Role(
+        name, image=image, entrypoint="sh", args=["-c", script], num_replicas=replicas, **kw
+    )
+
+
+def run(sched: LocalScheduler, *roles: Role, name: str = "app", **cfg: Any) -> str:
+    return sched.submit(AppDef(name, list(roles)), cfg)
+
+
+def wait(sched: LocalScheduler, app_id: str) -> DescribeAppResponse:
+    """Blocks until the app has ended (by following its first replica's log)."""
+    desc = sched.describe(app_id)
+    assert desc is not None
+    for _ in sched.log_iter(app_id, desc.roles_statuses[0].role, 0, should_tail=True):
+        pass
+    desc = sched.describe(app_id)
+    assert desc is not None and desc.state.is_terminal(), desc
+    return desc
+
+
+def logs(sched: LocalScheduler, app_id: str, role: str, k: int = 0, **kw: Any) -> list[str]:
+    return list(sched.log_iter(app_id, role, k, **kw))
+
+
+def first_line(sched: LocalScheduler, app_id: str, role: str, k: int = 0) -> str:
+    """Waits for the replica's first output line (the replica says it is ready)."""
+    for line in sched.log_iter(app_id, role, k, should_tail=True, streams=Stream.STDOUT):
+        return line
+    raise AssertionError(f"{role}/{k} of {app_id} ended without output")
+
+
+def session_members(sessions: dict[int, int]) -> list[int]:
+    """Live (non-zombie) processes in any of the sessions."""
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            s = st.proc_stat(int(name))
+            if s is not None and s[0] not in "ZX" and s[1] in sessions:
+                out.append(int(name))
+    return out
+
+
+def until(pred: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Polls the process table (no event exists for a SIGKILL taking effect)."""
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def state_of(sched: LocalScheduler, app_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = st.read_json(os.path.join(sched.state_dir, "apps", app_id, "state.json"))
+    return data
+
+
+def recorded_sessions(sched: LocalScheduler, app_id: str, n: int) -> dict[int, int]:
+    """The replicas' sessions, once the supervisor has recorded all ``n`` of them.
+
+    A replica can print before the supervisor writes its record (a file written by
+    another process, no event to wait on): poll it, with a deadline.
+    """
+    assert until(lambda: len(st.replica_sessions(state_of(sched, app_id))) >= n)
+    return st.replica_sessions(state_of(sched, app_id))
+
+
+# ----------------------------------------------------------------------------- dryrun
+
+
+def test_dryrun_substitutes_macros_and_writes_nothing(
+    sched: LocalScheduler, state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    role = Role(
+        "trainer",
+        image="not-a-dir",
+        entrypoint="python",
+        args=["--id", "${app_id}", "--rank", "${replica_id}", "--host", "$$${rank0_env}", "plain"],
+        env={"ROOT": "${img_root}", "FOO": "bar"},
+        num_replicas=2,
+    )
+    app = AppDef("My App", [role])
+    info = sched.submit_dryrun(app, {})
+    req = info.request
+    assert req.app_id.startswith("my-app-") and st.is_valid_app_id(req.app_id)
+    reps = req.roles[0].replicas
+    assert [r.args for r in reps] == [
+        ["--id", req.app_id, "--rank", str(k), "--host", "$TORCHX_RANK0_HOST", "plain"]
+        for k in range(2)
+    ]
+    assert reps[1].cwd == str(tmp_path)  # image is not a directory: the launch directory
+    assert reps[1].env["ROOT"] == str(tmp_path)
+    assert reps[1].env["TORCHX_REPLICA_ID"] == "1"
+    assert reps[1].env["TORCHX_JOB_ID"] == f"local://test/{req.app_id}"
+    assert reps[1].env["PYTHONUNBUFFERED"] == "1"
+    assert "trainer/1: cd" in str(info)
+    assert role.args[1] == "${app_id}"  # the caller's AppDef is untouched
+    assert not state_dir.exists()
+
+
+def test_dryrun_image_directory_is_cwd_and_options(
+    sched: LocalScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torchx.schedulers.local_scheduler as mod
+
+    monkeypatch.setattr(mod, "_gpu_count", lambda: 4)
+    role = Role("r", image=str(tmp_path), entrypoint="x", num_replicas=2)
+    role.resource.gpu = 2
+    info = sched.submit_dryrun(
+        AppDef("a", [role]), {"auto_set_cuda_visible_devices": True, "prepend_cwd": True}
+    )
+    reps = info.request.roles[0].replicas
+    assert reps[0].cwd == str(tmp_path)
+    assert [r.env["CUDA_VISIBLE_DEVICES"] for r in reps] == ["0,1", "2,3"]
+    assert reps[0].env["PATH"].split(os.pathsep)[0] == str(tmp_path)
+    role.num_replicas = 3
+    with pytest.raises(ValueError, match="asks for 6 GPUs in all but this host has 4"):
+        sched.submit_dryrun(AppDef("a", [role]), {"auto_set_cuda_visible_devices": True})
+
+
+def test_dryrun_rejects_role_names_that_are_not_directory_names(sched: LocalScheduler) -> None:
+    with pytest.raises(ValueError, match=r"role name '\.\./x'"):
+        sched.submit_dryrun(AppDef("a", [Role("../x", image="/", entrypoint="true")]), {})
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def test_multi_role_multi_replica_app(sched: LocalScheduler, tmp_path: Path) -> None:
+    script = (
+        'echo "$TORCHX_ROLE_NAME/$TORCHX_REPLICA_ID rank0=$TORCHX_RANK0_HOST '
+        'app=$TORCHX_APP_ID cwd=$(pwd)"; echo "err-$TORCHX_REPLICA_ID" >&2; '
+        'exit "$CODE"'
+    )
+    app_id = run(
+        sched,
+        sh("trainer", script, replicas=3, image=str(tmp_path), env={"CODE": "0"}),
+        sh("ps", script, replicas=2, env={"CODE": "0"}),
+    )
+    desc = wait(sched, app_id)
+    assert desc.state == AppState.SUCCEEDED
+    assert [
+        (r.role, [(x.id, x.state, x.exit_code) for x in r.replicas]) for r in desc.roles_statuses
+    ] == [
+        ("trainer", [(k, AppState.SUCCEEDED, 0) for k in range(3)]),
+        ("ps", [(k, AppState.SUCCEEDED, 0) for k in range(2)]),
+    ]
+    assert logs(sched, app_id, "trainer", 2, streams=Stream.STDOUT) == [
+        f"trainer/2 rank0=localhost app={app_id} cwd={tmp_path}\n"
+    ]
+    assert logs(sched, app_id, "ps", 1, streams=Stream.STDOUT) == [
+        f"ps/1 rank0=localhost app={app_id} cwd=/\n"
+    ]
+    assert logs(sched, app_id, "ps", 1, streams=Stream.STDERR) == ["err-1\n"]
+    assert sorted(logs(sched, app_id, "ps", 1)) == sorted(
+        [f"ps/1 rank0=localhost app={app_id} cwd=/\n", "err-1\n"]
+    )
+    # describe gives back the exact AppDef roles
+    assert [r.name for r in desc.roles] == ["trainer", "ps"]
+    assert desc.roles[0].args == ["-c", script] and desc.roles[0].num_replicas == 3
+
+
+def test_failure_reports_exit_codes_and_stops_the_others(sched: LocalScheduler) -> None:
+    app_id = run(
+        sched,
+        sh("w", 'echo up; [ "$TORCHX_REPLICA_ID" = 1 ] && exit 7; sleep 300', 2),
+        grace_period=2.0,
+    )
+    desc = wait(sched, app_id)
+    assert desc.state == AppState.FAILED
+    assert "replica w/1 exited with code 7" in desc.msg
+    reps = desc.roles_statuses[0].replicas
+    assert (reps[1].state, reps[1].exit_code) == (AppState.FAILED, 7)
+    assert reps[0].state == AppState.CANCELLED and reps[0].exit_code == -signal.SIGTERM
+
+
+def test_entrypoint_not_found(sched: LocalScheduler) -> None:
+    app_id = run(sched, Role("w", image="/", entrypoint="/no/such/program"))
+    desc = wait(sched, app_id)
+    assert desc.state == AppState.FAILED
+    assert desc.roles_statuses[0].replicas[0].exit_code == 127
+    assert "cannot start '/no/such/program'" in desc.msg
+    assert any("cannot start" in line for line in logs(sched, app_id, "w", streams=Stream.STDERR))
+
+
+# ----------------------------------------------------------------------------- retries
+
+# The failing replica fails once, after every replica has started (it waits for their
+# marks: otherwise a restart could stop a replica before it ran its first line).
+_FLAKY = textwrap.dedent(
+    """
+    echo start >> "$DIR/starts-$TORCHX_ROLE_NAME-$TORCHX_REPLICA_ID"
+    if [ "$TORCHX_ROLE_NAME/$TORCHX_REPLICA_ID" = "$FAIL" ] && [ ! -e "$DIR/failed" ]; then
+        while [ "$(ls "$DIR" | grep -c starts-)" -lt 3 ]; do sleep 0.01; done
+        touch "$DIR/failed"; exit 3
+    fi
+    echo ok
+    """
+)
+
+
+def _starts(d: Path) -> dict[str, int]:
+    return {p.name[len("starts-") :]: len(p.read_text().split()) for p in d.glob("starts-*")}
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        (RetryPolicy.REPLICA, {"a-0": 1, "a-1": 2, "b-0": 1}),
+        (RetryPolicy.ROLE, {"a-0": 2, "a-1": 2, "b-0": 1}),
+        (RetryPolicy.APPLICATION, {"a-0": 2, "a-1": 2, "b-0": 2}),
+    ],
+)
+def test_retry_policies(
+    sched: LocalScheduler, tmp_path: Path, policy: RetryPolicy, expected: dict[str, int]
+) -> None:
+    env = {"DIR": str(tmp_path), "FAIL": "a/1"}
+    app_id = run(
+        sched,
+        sh("a", _FLAKY, 2, env=env, retry_policy=policy, max_retries=1),
+        sh("b", _FLAKY, 1, env=env, retry_policy=policy, max_retries=1),
+        grace_period=2.0,
+    )
+    desc = wait(sched, app_id)
+    assert desc.state == AppState.SUCCEEDED, desc.msg
+    assert desc.num_restarts == 1
+    assert _starts(tmp_path) == expected
+    assert state_of(sched, app_id)["replicas"]["a"][1]["restarts"] == 1
+    assert logs(sched, app_id, "a", 1, streams=Stream.STDOUT) == ["ok\n"]
+
+
+def test_retries_run_out(sched: LocalScheduler) -> None:
+    app_id = run(
+        sched, sh("w", "echo try; exit 2", retry_policy=RetryPolicy.REPLICA, max_retries=2)
+    )
+    desc = wait(sched, app_id)
+    assert desc.state == AppState.FAILED
+    assert desc.num_restarts == 2
+    assert "exited with code 2 (after 2 restarts of role w)" in desc.msg
+    assert logs(sched, app_id, "w", streams=Stream.STDOUT) == ["try\n"] * 3
+
+
+# ----------------------------------------------------------------------------- cancel, kill -9
+
+_SPAWNER = "sleep 300 & echo ready; sleep 300"
+
+
+def test_cancel_leaves_no_process(sched: LocalScheduler) -> None:
+    app_id = run(
+        sched,
+        sh("w", _SPAWNER, 2),
+        sh("stubborn", "trap '' TERM; sleep 300 & echo ready; sleep 300"),
+        grace_period=0.5,
+    )
+    for role, k in (("w", 0), ("w", 1), ("stubborn", 0)):
+        assert first_line(sched, app_id, role, k) == "ready\n"
+    sessions = recorded_sessions(sched, app_id, 3)
+    assert len(session_members(sessions)) >= 6
+    assert sched.describe(app_id).state == AppState.RUNNING  # type: ignore[union-attr]
+    sched.cancel(app_id)
+    desc = wait(sched, app_id)
+    assert desc.state == AppState.CANCELLED
+    assert {r.state for rs in desc.roles_statuses for r in rs.replicas} == {AppState.CANCELLED}
+    assert until(lambda: not session_members(sessions))
+    sup = state_of(sched, app_id)["supervisor"]
+    assert until(lambda: not st.is_same_process_alive(sup["pid"], sup["start_time"]))
+
+
+def test_supervisor_kill_9_kills_replicas_and_grandchildren(sched: LocalScheduler) -> None:
+    app_id = run(sched, sh("w", _SPAWNER, 2))
+    assert first_line(sched, app_id, "w", 0) == "ready\n"
+    assert first_line(sched, app_id, "w", 1) == "ready\n"
+    sessions = recorded_sessions(sched, app_id, 2)
+    record = state_of(sched, app_id)
+    assert len(session_members(sessions)) >= 4
+    os.kill(record["supervisor"]["pid"], signal.SIGKILL)
+    desc = wait(sched, app_id)  # never RUNNING forever
+    assert desc.state == AppState.FAILED
+    assert "supervisor died" in desc.msg
+    assert until(lambda: not session_members(sessions))
+
+
+def test_watchdog_settles_the_record_without_any_reader(sched: LocalScheduler) -> None:
+    app_id = run(sched, sh("w", _SPAWNER))
+    assert first_line(sched, app_id, "w") == "ready\n"
+    recorded_sessions(sched, app_id, 1)
+    record = state_of(sched, app_id)
+    os.kill(record["supervisor"]["pid"], signal.SIGKILL)
+    # read the raw record (no describe: that would settle it itself)
+    ok = until(lambda: state_of(sched, app_id)["state"] == "FAILED")
+    wd = state_of(sched, app_id)["watchdog"]
+    log = (Path(sched.state_dir) / "apps" / app_id / "supervisor.log").read_text()
+    assert ok, (st.proc_stat(wd["pid"]), wd, log, state_of(sched, app_id))
+    assert "supervisor died" in state_of(sched, app_id)["msg"]
+    assert until(lambda: not session_members(st.replica_sessions(record)))
+
+
+# ----------------------------------------------------------------------------- logs
+
+
+def test_log_iter_regex_streams_and_time_window(sched: LocalScheduler) -> None:
+    app_id = run(sched, sh("w", "for i in 1 2 3 4; do echo out-$i; echo err-$i >&2; done"))
+    wait(sched, app_id)
+    assert logs(sched, app_id, "w", regex="-[24]$", streams=Stream.STDOUT) == ["out-2\n", "out-4\n"]
+    assert logs(sched, app_id, "w", streams=Stream.STDERR) == [f"err-{i}\n" for i in range(1, 5)]
+    combined = logs(sched, app_id, "w")
+    assert sorted(combined) == sorted([f"{s}-{i}\n" for s in ("out", "err") for i in range(1, 5)])
+    now = datetime.now(UTC)
+    assert logs(sched, app_id, "w", since=now - timedelta(minutes=5), streams=Stream.STDOUT) == [
+        f"out-{i}\n" for i in range(1, 5)
+    ]
+    assert logs(sched, app_id, "w", since=now + timedelta(minutes=5)) == []
+    assert logs(sched, app_id, "w", until=now - timedelta(minutes=5)) == []
+    with pytest.raises(ValueError, match="has no role 'x'"):
+        logs(sched, app_id, "x")
+    with pytest.raises(ValueError, match="has no replica 3"):
+        logs(sched, app_id, "w", 3)
+
+
+def test_tailing_a_fast_printer_loses_nothing(sched: LocalScheduler) -> None:
+    n = 200_000
+    app_id = run(
+        sched,
+        Role(
+            "w",
+            image="/",
+            entrypoint=sys.executable,
+            args=["-c", f"import sys\nfor i in range({n}): sys.stdout.write(f'line {{i}}\\n')"],
+        ),
+    )
+    count = 0
+    for i, line in enumerate(sched.log_iter(app_id, "w", should_tail=True, streams=Stream.STDOUT)):
+        assert line == f"line {i}\n"
+        count += 1
+    assert count == n
+    assert sum(1 for _ in sched.log_iter(app_id, "w")) == n
+
+
+def _print_and_exit(sched: LocalScheduler, runs: int) -> None:
+    ids = []
+    for i in range(runs):
+        ids.append(run(sched, sh("w", f"echo line-{i}"), name="quick"))
+    for i, app_id in enumerate(ids):
+        assert logs(sched, app_id, "w", should_tail=True) == [f"line-{i}\n"], app_id
+        assert logs(sched, app_id, "w", streams=Stream.STDOUT) == [f"line-{i}\n"], app_id
+
+
+def test_print_and_exit_at_once_never_loses_the_line(sched: LocalScheduler) -> None:
+    _print_and_exit(sched, 50)
+
+
+@pytest.mark.stress
+def test_print_and_exit_at_once_stress(sched: LocalScheduler) -> None:
+    _print_and_exit(sched, 1000)
+
+
+# ----------------------------------------------------------------------------- concurrency
+
+
+def test_twenty_concurrent_apps_with_concurrent_readers(sched: LocalScheduler) -> None:
+    def launch(i: int) -> str:
+        return run(sched, sh("w", f"echo app-{i}; echo more-{i}", 2), name=f"c{i}")
+
+    with ThreadPoolExecutor(8) as pool:
+        futures = [pool.submit(launch, i) for i in range(20)]
+        readers = [pool.submit(sched.list) for _ in range(20)]
+        ids = [f.result() for f in futures]
+        for r in readers:
+            r.result()
+    assert len(set(ids)) == 20
+    with ThreadPoolExecutor(8) as pool:
+        descs = list(pool.map(lambda a: wait(sched, a), ids))
+    assert {d.state for d in descs} == {AppState.SUCCEEDED}
+    for i, app_id in enumerate(ids):
+        assert logs(sched, app_id, "w", 1, streams=Stream.STDOUT) == [f"app-{i}\n", f"more-{i}\n"]
+    listed = sched.list()
+    assert [x.app_id for x in listed] == ids[::-1] or {x.app_id for x in listed} == set(ids)
+    with ThreadPoolExecutor(8) as pool:  # deletes racing status calls
+        list(pool.map(lambda a: (sched.describe(a), sched.delete(a), sched.describe(a)), ids))
+    assert sched.list() == []
+
+
+def test_list_newest_first(sched: LocalScheduler) -> None:
+    ids = [run(sched, sh("w", "true"), name=f"n{i}") for i in range(3)]
+    listed = sched.list()
+    assert [x.app_id for x in listed] == ids[::-1]
+    assert listed[0].app_handle == f"local://test/{ids[2]}" and listed[0].name == "n2"
+
+
+# ----------------------------------------------------------------------------- from other processes
+
+_OTHER = textwrap.dedent(
+    """
+    import json, sys
+    from torchx.schedulers.local_scheduler import create_scheduler
+    s = create_scheduler("another-session", state_dir=sys.argv[1])
+    if sys.argv[2] == "launch":
+        from torchx.specs import AppDef, Role
+        app = AppDef("far", [Role("w", image="/", entrypoint="sh",
+                                  args=["-c", "echo from-afar; sleep 300"])])
+        print(s.submit(app, {"grace_period": 1.0}))
+    else:
+        d = s.describe(sys.argv[3])
+        print(json.dumps({"state": str(d.state), "roles": [r.name for r in d.roles],
+                          "line": next(iter(s.log_iter(sys.argv[3], "w", should_tail=True)))}))
+        s.cancel(sys.argv[3])
+    """
+)
+
+
+def test_handles_work_from_new_processes(sched: LocalScheduler, state_dir: Path) -> None:
+    def py(*args: str) -> str:
+        return subprocess.run(
+            [sys.executable, "-c", _OTHER, str(state_dir), *args],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout.strip()
+
+    app_id = py("launch")  # the launcher exits; the app lives on
+    assert sched.describe(app_id).state in (  # type: ignore[union-attr]
+        AppState.SUBMITTED,
+        AppState.PENDING,
+        AppState.RUNNING,
+    )
+    seen = json.loads(py("follow", app_id))
+    assert seen == {"state": "RUNNING", "roles": ["w"], "line": "from-afar\n"}
+    assert wait(sched, app_id).state == AppState.CANCELLED
+
+
+# ----------------------------------------------------------------------------- delete, ids, files
+
+
+def test_delete_refuses_running_app_unless_forced(sched: LocalScheduler) -> None:
+    app_id = run(sched, sh("w", _SPAWNER))
+    assert first_line(sched, app_id, "w") == "ready\n"
+    sessions = recorded_sessions(sched, app_id, 1)
+    with pytest.raises(SchedulerError, match="is RUNNING: cancel it first"):
+        sched.delete(app_id)
+    assert sched.exists(app_id)
+    sched.delete(app_id, force=True)
+    assert not sched.exists(app_id) and sched.describe(app_id) is None
+    assert not (Path(sched.state_dir) / "apps" / app_id).exists()
+    assert until(lambda: not session_members(sessions))
+    sched.delete(app_id)  # unknown app: nothing to do
+
+
+@pytest.mark.parametrize("bad", ["../x", "..", "a/b", "/etc", "A-upper", "", "x" * 101, "a..b"])
+def test_invalid_app_ids_are_errors_not_file_accesses(sched: LocalScheduler, bad: str) -> None:
+    for call in (
+        lambda: sched.describe(bad),
+        lambda: sched.exists(bad),
+        lambda: sched.cancel(bad),
+        lambda: sched.delete(bad, force=True),
+        lambda: list(sched.log_iter(bad, "w")),
+    ):
+        with pytest.raises(InvalidAppIdException, match="invalid local app id"):
+            call()
+    assert issubclass(InvalidAppIdException, SpecError)
+
+
+def test_unknown_app(sched: LocalScheduler) -> None:
+    assert sched.describe("nope-0123456789") is None
+    assert not sched.exists("nope-0123456789")
+    sched.cancel("nope-0123456789")
+    with pytest.raises(SchedulerError, match="no local app"):
+        list(sched.log_iter("nope-0123456789", "w"))
+
+
+def test_records_are_private_and_versioned(
+    sched: LocalScheduler, state_dir: Path, tmp_path: Path
+) -> None:
+    log_root = tmp_path / "mylogs"
+    app_id = run(sched, sh("w", "echo hi"), log_dir=str(log_root))
+    wait(sched, app_id)
+    app_dir = state_dir / "apps" / app_id
+    for d in (state_dir, state_dir / "apps", app_dir):
+        assert stat.S_IMODE(d.stat().st_mode) == 0o700, d
+    for f in ("request.json", "state.json", "appdef.pickle"):
+        assert stat.S_IMODE((app_dir / f).stat().st_mode) == 0o600, f
+    assert json.loads((app_dir / "state.json").read_text())["apiVersion"] == "torchx.local/v1"
+    assert json.loads((app_dir / "request.json").read_text())["app"]["kind"] == "AppDef"
+    rep_logs = log_root / app_id / "w" / "0"
+    assert (rep_logs / "stdout.log").read_text() == "hi\n"
+    assert stat.S_IMODE((rep_logs / "stdout.log").stat().st_mode) == 0o600
+    sched.delete(app_id)
+    assert not (log_root / app_id).exists()
+
+
+def test_describe_falls_back_to_the_json_record(sched: LocalScheduler, state_dir: Path) -> None:
+    app_id = run(sched, sh("w", "true", env={"A": "1"}))
+    wait(sched, app_id)
+    fast = sched.describe(app_id)
+    (state_dir / "apps" / app_id / "appdef.pickle").write_bytes(b"garbage")
+    slow = sched.describe(app_id)
+    assert fast is not None and slow is not None and fast.roles == slow.roles
+    assert slow.roles[0].env == {"A": "1"}
+
+
+def test_state_dir_runopt_and_environment_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TORCHX_HOME", str(tmp_path / "home"))
+    default = create_scheduler("x")
+    assert default.state_dir == str(tmp_path / "home")
+    other = str(tmp_path / "other")
+    app_id = default.submit(AppDef("a", [sh("w", "echo x")]), {"state_dir": other})
+    assert default.describe(app_id) is None  # records live where the option said
+    follower = create_scheduler("y", state_dir=other)
+    assert wait(follower, app_id).state == AppState.SUCCEEDED
+
+
+def test_dist_ddp_renders_elastic_args_for_local(sched: LocalScheduler, tmp_path: Path) -> None:
+    dist = pytest.importorskip("torchx.components.dist")
+    (tmp_path / "train.py").write_text("")
+    app = dist.ddp(script="train.py", j="2x4", rdzv_port=29501, image=str(tmp_path))
+    req = sched.submit_dryrun(app, {}).request
+    reps = req.roles[0].replicas
+    assert len(reps) == 2
+    for k, rep in enumerate(reps):
+        cmd = " ".join([rep.entrypoint, *rep.args])
+        assert "${" + "app_id}" not in cmd and "${" + "rank0_env}" not in cmd, cmd
+        for expected in ("--nnodes 2", "--nproc_per_node 4", f"--rdzv_id '{req.app_id}'"):
+            assert expected in cmd, cmd
+        assert rep.cwd == str(tmp_path) and rep.env["TORCHX_REPLICA_ID"] == str(k)
+        # what the replica's shell makes of the rendezvous endpoint
+        script = rep.args[-1].split("--rdzv_endpoint ")[1].split(" ")[0]
+        out = subprocess.run(
+            [rep.entrypoint, "-c", f"echo {script}"],
+            env={**os.environ, **rep.env},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert out == "localhost:29501\n"
