@@ -1,0 +1,1 @@
+"""The ``torchx`` command. Its subcommands come from the installed plugins (see :mod:`torchx.cli.main`)."""

@@ -1,0 +1,62 @@
+"""What every command needs at run time: a Runner, the config files, parsed handles.
+
+Imported only inside ``run()`` of a command, so ``torchx --help`` never loads it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torchx.cli.main import CliError
+
+
+def get_runner() -> Any:
+    from torchx.runner import get_runner as _get_runner
+    from torchx.runner.config import get_component_defaults
+
+    return _get_runner(component_defaults=get_component_defaults())
+
+
+def default_scheduler() -> str:
+    from torchx.runner.config import get_cli_run_defaults
+
+    return get_cli_run_defaults().get("scheduler", "local")
+
+
+def scheduler_cfg(runner: Any, scheduler: str, cfg_strings: list[str] | None) -> dict[str, Any]:
+    """The scheduler's cfg: .torchxconfig's ``[scheduler]`` section, then each ``-cfg`` (explicit wins)."""
+    from torchx.runner.config import get_scheduler_cfg
+
+    opts = runner.scheduler_run_opts(scheduler)
+    cfg: dict[str, Any] = dict(get_scheduler_cfg(scheduler, opts))
+    for text in cfg_strings or []:
+        cfg.update(opts.cfg_from_str(text, strict=True))
+    return cfg
+
+
+def split_handle(handle: str) -> tuple[str, str | None, list[int] | None]:
+    """``local://s/app[/role[/0,1]]`` -> (app handle, role or None, replica ids or None)."""
+    from torchx.specs import parse_app_handle
+
+    parsed = parse_app_handle(handle)
+    parts = parsed.app_id.split("/")
+    app_handle = f"{parsed.scheduler_backend}://{parsed.session_name}/{parts[0]}"
+    role = parts[1] if len(parts) > 1 and parts[1] else None
+    replicas: list[int] | None = None
+    if len(parts) > 2 and parts[2]:
+        try:
+            replicas = [int(x) for x in parts[2].split(",")]
+        except ValueError:
+            raise CliError(
+                f"bad replica ids {parts[2]!r} in {handle!r}: expected numbers such as 0 or 0,1"
+            ) from None
+    if len(parts) > 3:
+        raise CliError(f"bad handle {handle!r}: expected HANDLE[/ROLE[/N,M]]")
+    return app_handle, role, replicas
+
+
+def require_status(runner: Any, handle: str) -> Any:
+    status = runner.status(handle)
+    if status is None:
+        raise CliError(f"no app {handle!r}: it does not exist (or was deleted); see 'torchx list'")
+    return status

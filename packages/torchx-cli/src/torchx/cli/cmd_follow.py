@@ -1,0 +1,141 @@
+"""Commands that follow an app by its handle: status, describe, list, cancel, delete."""
+
+from __future__ import annotations
+
+import argparse
+
+HANDLE_HELP = "app handle printed by 'torchx run', e.g. local://torchx/echo-abc123"
+
+
+def _status_dict(status: object) -> object:
+    from torchx.specs.serialize import unstructure
+
+    return unstructure(status)
+
+
+class StatusCommand:
+    help = "show an app's state and the state of each replica"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("app_handle", help=HANDLE_HELP)
+        parser.add_argument("--roles", help="comma-separated roles to show (default: all)")
+        parser.add_argument("--json", action="store_true", help="print as JSON")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from torchx.cli._runtime import get_runner, require_status
+
+        status = require_status(get_runner(), args.app_handle)
+        if args.json:
+            from torchx.cli.output import print_json
+
+            print_json("AppStatus", _status_dict(status))
+        else:
+            roles = args.roles.split(",") if args.roles else None
+            print(f"AppHandle: {args.app_handle}")
+            print(status.format(filter_roles=roles))
+        return 0
+
+
+class DescribeCommand:
+    help = "show the AppDef an app was submitted with"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("app_handle", help=HANDLE_HELP)
+        parser.add_argument("--json", action="store_true", help="print as JSON")
+        parser.add_argument(
+            "--show-secrets", action="store_true", help="do not mask secret env values"
+        )
+
+    def run(self, args: argparse.Namespace) -> int:
+        from torchx.cli._runtime import get_runner
+        from torchx.cli.main import CliError
+        from torchx.cli.output import masked_app
+
+        app = get_runner().describe(args.app_handle)
+        if app is None:
+            raise CliError(f"no app {args.app_handle!r}: it does not exist (or was deleted)")
+        if not args.show_secrets:
+            app = masked_app(app)
+        if args.json:
+            from torchx.cli.output import print_json
+            from torchx.specs.serialize import unstructure
+
+            print_json("AppDef", unstructure(app))
+        else:
+            import pprint
+
+            pprint.pprint(app, width=100, sort_dicts=False)
+        return 0
+
+
+class ListCommand:
+    help = "list the apps a scheduler knows of, newest first"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("-s", "--scheduler", help="scheduler to ask (default: local)")
+        parser.add_argument("--json", action="store_true", help="print as JSON")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from torchx.cli._runtime import default_scheduler, get_runner
+
+        apps = get_runner().list(args.scheduler or default_scheduler())
+        if args.json:
+            from torchx.cli.output import print_json
+
+            print_json(
+                "AppList",
+                [{"handle": a.app_handle, "state": str(a.state), "name": a.name} for a in apps],
+            )
+            return 0
+        if not apps:
+            print("no apps")
+            return 0
+        width = max(len(a.app_handle) for a in apps)
+        print(f"{'APP HANDLE':<{width}}  {'STATE':<10}  NAME")
+        for a in apps:
+            print(f"{a.app_handle:<{width}}  {a.state!s:<10}  {a.name}")
+        return 0
+
+
+class CancelCommand:
+    help = "cancel a running app (its processes are stopped)"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("app_handle", help=HANDLE_HELP)
+
+    def run(self, args: argparse.Namespace) -> int:
+        from torchx.cli._runtime import get_runner, require_status
+
+        runner = get_runner()
+        require_status(runner, args.app_handle)
+        runner.cancel(args.app_handle)
+        print(f"cancelled {args.app_handle}")
+        return 0
+
+
+class DeleteCommand:
+    help = "delete a finished app and its records (cancel it first, or use --force)"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("app_handle", help=HANDLE_HELP)
+        parser.add_argument(
+            "--force", action="store_true", help="cancel the app first if it is running"
+        )
+
+    def run(self, args: argparse.Namespace) -> int:
+        from torchx.cli._runtime import get_runner, require_status
+        from torchx.cli.main import CliError
+
+        runner = get_runner()
+        status = require_status(runner, args.app_handle)
+        if not status.is_terminal():
+            if not args.force:
+                raise CliError(
+                    f"{args.app_handle} is {status.state}: cancel it first "
+                    f"('torchx cancel {args.app_handle}') or pass --force"
+                )
+            runner.cancel(args.app_handle)
+            runner.wait(args.app_handle, wait_interval=0.1, timeout=60)
+        runner.delete(args.app_handle)
+        print(f"deleted {args.app_handle}")
+        return 0

@@ -1,0 +1,89 @@
+"""The torchx entry point itself: help, version, plugins, and how it reports errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from helpers import torchx
+
+COMMANDS = [
+    "builtins",
+    "cancel",
+    "completion",
+    "configure",
+    "delete",
+    "describe",
+    "list",
+    "log",
+    "plugins",
+    "run",
+    "runopts",
+    "status",
+]
+
+
+def test_help_lists_every_command() -> None:
+    out = torchx("--help", check_rc=0).stdout
+    for name in COMMANDS:
+        assert f"    {name}" in out
+    assert "examples:" in out
+
+
+def test_each_command_has_help() -> None:
+    for name in COMMANDS:
+        out = torchx(name, "--help", check_rc=0).stdout
+        assert f"usage: torchx {name}" in out
+
+
+def test_version() -> None:
+    from torchx.cli._version import __version__
+
+    assert torchx("--version", check_rc=0).stdout.strip() == f"torchx {__version__}"
+
+
+def test_help_does_not_import_sdks_or_cattrs() -> None:
+    code = (
+        "import sys; from torchx.cli.main import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print('LOADED=' + ','.join(m for m in ('kubernetes','boto3','docker','cattrs','torch') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "LOADED="
+
+
+def test_unknown_command_is_a_usage_error() -> None:
+    proc = torchx("bogus", check_rc=2)
+    assert "unknown command 'bogus'" in proc.stderr and "Traceback" not in proc.stderr
+    assert "did you mean 'status'" in torchx("statsu", check_rc=2).stderr
+
+
+def test_plugins_lists_distributions() -> None:
+    out = torchx("plugins", check_rc=0).stdout
+    assert "torchx-specs" in out and "torchx-runner" in out and "torchx-cli" in out
+    assert "local" in out and "gpu.small" in out
+
+
+def test_plugins_json_has_format_version() -> None:
+    import json
+
+    doc = json.loads(torchx("plugins", "--json", check_rc=0).stdout)
+    assert doc["formatVersion"] == "torchx.cli/v1" and doc["kind"] == "Plugins"
+    assert "torchx-runner" in doc["data"]["distributions"]
+
+
+def test_bash_completion_completes_commands_and_options(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / "torchx.bash"
+    script.write_text(torchx("completion", "bash", check_rc=0).stdout)
+    probe = (
+        f"source {script}\n"
+        'COMP_WORDS=(torchx sta); COMP_CWORD=1; _torchx; echo "1:${COMPREPLY[*]}"\n'
+        'COMP_WORDS=(torchx run --dr); COMP_CWORD=2; _torchx; echo "2:${COMPREPLY[*]}"\n'
+    )
+    out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert "1:status" in out and "2:--dryrun" in out
+
+
+def test_zsh_completion_wraps_the_bash_function() -> None:
+    out = torchx("completion", "zsh", check_rc=0).stdout
+    assert out.startswith("#compdef torchx") and "bashcompinit" in out and "_torchx()" in out
