@@ -1,0 +1,155 @@
+"""Check that no distribution imports a sibling it does not declare, nor a plugin's SDK.
+
+Each distribution must work with only itself and its declared dependencies
+installed (DESIGN.md). The per-distribution test sessions catch an undeclared
+import only if a test happens to execute it; this check reads every Python file
+with :mod:`ast` instead, so an import inside a function, a ``TYPE_CHECKING``
+block or an untested branch is caught too::
+
+    python tools/check_imports.py            # the repository this file lives in
+    python tools/check_imports.py --root DIR # another checkout (the tests use a fake tree)
+
+Rules, all derived from the tree (see ``_layout``):
+
+* A file under ``<dist>/src`` or ``<dist>/tests`` may import packages of its own
+  distribution and of siblings it depends on, transitively, through
+  ``dependencies`` or an optional extra (a plugin may use another plugin's public
+  API through an extra; such an import is expected to be lazy or guarded).
+* The SDKs the scheduler plugins wrap (kubernetes, boto3/botocore, docker) are
+  imported only by their plugin, so a core package never grows a cloud dependency.
+
+Imports counted: ``import a.b``, ``from a.b import c`` (``c`` is checked as the
+module ``a.b.c`` too, so ``from torchx import runner`` counts), and
+``importlib.import_module("a.b")`` / ``__import__("a.b")`` with a literal name.
+Relative imports stay inside the importing package and are skipped.
+
+One line per problem, ``path:line: what is wrong``; exit status 1 when any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from _layout import ROOT, Dist, LayoutError, distributions, owner_of, owners
+
+#: Third-party SDK -> the only distribution allowed to import it.
+SDK_OWNERS: Mapping[str, str] = {
+    "kubernetes": "torchx-k8s",
+    "boto3": "torchx-aws",
+    "botocore": "torchx-aws",
+    "docker": "torchx-docker",
+}
+
+
+def imported_modules(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """``(line, dotted module name)`` for every absolute import in ``tree``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level or not node.module:
+                continue  # relative: inside the importing package
+            yield node.lineno, node.module
+            for alias in node.names:
+                if alias.name != "*":
+                    yield node.lineno, f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else func.id
+                if isinstance(func, ast.Name)
+                else None
+            )
+            arg = node.args[0]
+            if (
+                name in ("import_module", "__import__")
+                and isinstance(arg, ast.Constant)
+                and isinstance(arg.value, str)
+                and not arg.value.startswith(".")
+            ):
+                yield node.lineno, arg.value
+
+
+def _python_files(folder: Path) -> Iterator[Path]:
+    if folder.is_dir():
+        for path in sorted(folder.rglob("*.py")):
+            if "__pycache__" not in path.parts and not any(p.startswith(".") for p in path.parts):
+                yield path
+
+
+def check_dist(
+    dist: Dist, dists: Mapping[str, Dist], package_owners: Mapping[str, str], root: Path
+) -> list[str]:
+    """Problems in one distribution's ``src/`` and ``tests/``."""
+    problems: list[str] = []
+    # Required and optional siblings alike: an import of an extra's package is
+    # expected to be lazy or guarded, which reading the source cannot judge.
+    allowed = set(dist.sibling_closure(dists, extras=("*",)))
+    for folder in (dist.src, dist.folder / "tests"):
+        for path in _python_files(folder):
+            shown = path.relative_to(root) if path.is_relative_to(root) else path
+            try:
+                tree = ast.parse(path.read_bytes(), str(path))
+            except SyntaxError as e:
+                problems.append(f"{shown}:{e.lineno}: cannot parse: {e.msg}")
+                continue
+            reported: set[tuple[int, str]] = set()
+            for line, module in sorted(imported_modules(tree)):
+                owner = owner_of(module, package_owners)
+                top = module.split(".")[0]
+                sdk_owner = SDK_OWNERS.get(top)
+                if owner is not None and owner != dist.name and owner not in allowed:
+                    if (line, owner) not in reported:
+                        reported.add((line, owner))
+                        problems.append(
+                            f"{shown}:{line}: imports {module} (owned by {owner}), which "
+                            f"{dist.name} does not declare as a dependency; add "
+                            f'"{owner}" to its pyproject dependencies or drop the import'
+                        )
+                elif (
+                    sdk_owner is not None and sdk_owner != dist.name and (line, top) not in reported
+                ):
+                    reported.add((line, top))
+                    problems.append(
+                        f"{shown}:{line}: imports {top}, which only {sdk_owner} may import "
+                        f"(the SDK of that plugin); use {sdk_owner}'s public API instead"
+                    )
+    return problems
+
+
+def check(root: Path = ROOT) -> list[str]:
+    """Every problem in the repository at ``root``, one line each."""
+    try:
+        dists = distributions(root)
+        package_owners = owners(dists)
+    except LayoutError as e:
+        return [str(e)]
+    problems: list[str] = []
+    for dist in dists.values():
+        problems.extend(check_dist(dist, dists, package_owners, root))
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=ROOT, help="repository root")
+    args = parser.parse_args(argv)
+    problems = check(args.root.resolve())
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"check_imports: {len(problems)} problem(s)", file=sys.stderr)
+        return 1
+    print(f"check_imports: OK ({len(distributions(args.root.resolve()))} distributions)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
