@@ -11,16 +11,22 @@ from torchx.cli.main import CliError
 
 
 def get_runner() -> Any:
+    """A Runner over every installed scheduler, reading ``.torchxconfig`` files."""
     from torchx.runner import get_runner as _get_runner
-    from torchx.runner.config import get_component_defaults
 
-    return _get_runner(component_defaults=get_component_defaults())
+    return _get_runner()
+
+
+def cli_run_defaults() -> dict[str, str]:
+    """The ``[cli:run]`` section of ``.torchxconfig`` (``scheduler``, ``component``, ``workspace``)."""
+    from torchx.runner.config import get_cli_run_defaults
+
+    return get_cli_run_defaults()
 
 
 def default_scheduler() -> str:
-    from torchx.runner.config import get_cli_run_defaults
-
-    return get_cli_run_defaults().get("scheduler", "local")
+    """The scheduler of ``[cli:run]``, else ``local``."""
+    return cli_run_defaults().get("scheduler") or "local"
 
 
 def scheduler_cfg(runner: Any, scheduler: str, cfg_strings: list[str] | None) -> dict[str, Any]:

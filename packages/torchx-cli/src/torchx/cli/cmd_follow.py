@@ -20,19 +20,47 @@ class StatusCommand:
         parser.add_argument("app_handle", help=HANDLE_HELP)
         parser.add_argument("--roles", help="comma-separated roles to show (default: all)")
         parser.add_argument("--json", action="store_true", help="print as JSON")
+        parser.add_argument(
+            "--show-secrets", action="store_true", help="do not mask secret values in messages"
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         from torchx.cli._runtime import get_runner, require_status
 
-        status = require_status(get_runner(), args.app_handle)
+        runner = get_runner()
+        status = require_status(runner, args.app_handle)
+        roles = args.roles.split(",") if args.roles and args.roles != "*" else None
+        if roles:
+            from torchx.cli.main import CliError
+            from torchx.specs.errors import did_you_mean
+
+            known = [r.role for r in status.roles]
+            for role in roles:
+                if role not in known:
+                    raise CliError(
+                        f"no role {role!r} in {args.app_handle}{did_you_mean(role, known)}; "
+                        f"its roles: {', '.join(known)}"
+                    )
         if args.json:
+            import io
+
             from torchx.cli.output import print_json
 
-            print_json("AppStatus", _status_dict(status))
+            data: object = _status_dict(status)
+            if roles and isinstance(data, dict):
+                data["roles"] = [r for r in data.get("roles", []) if r.get("role") in roles]
+            buf = io.StringIO()
+            print_json("AppStatus", {"handle": args.app_handle, "status": data}, out=buf)
+            text = buf.getvalue()
         else:
-            roles = args.roles.split(",") if args.roles else None
-            print(f"AppHandle: {args.app_handle}")
-            print(status.format(filter_roles=roles))
+            text = f"AppHandle: {args.app_handle}\n{status.format(filter_roles=roles)}\n"
+        if not args.show_secrets:
+            from torchx.cli.output import mask_text
+
+            app = runner.describe(args.app_handle)
+            if app is not None:
+                text = mask_text(text, app)
+        print(text, end="")
         return 0
 
 
@@ -53,18 +81,23 @@ class DescribeCommand:
 
         app = get_runner().describe(args.app_handle)
         if app is None:
-            raise CliError(f"no app {args.app_handle!r}: it does not exist (or was deleted)")
+            raise CliError(
+                f"no app {args.app_handle!r}: it does not exist (or was deleted); see 'torchx list'"
+            )
         if not args.show_secrets:
             app = masked_app(app)
         if args.json:
-            from torchx.cli.output import print_json
-            from torchx.specs.serialize import unstructure
+            # the specs document format: 'torchx run FILE.json' runs it again
+            import json
 
-            print_json("AppDef", unstructure(app))
+            from torchx.specs.serialize import to_document
+
+            print(json.dumps(to_document(app), indent=2))
         else:
-            import pprint
+            from torchx.cli.output import format_app
 
-            pprint.pprint(app, width=100, sort_dicts=False)
+            print(f"AppHandle: {args.app_handle}")
+            print(format_app(app))
         return 0
 
 

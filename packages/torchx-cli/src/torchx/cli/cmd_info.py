@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 
 class RunoptsCommand:
@@ -56,9 +57,20 @@ class BuiltinsCommand:
 
 class PluginsCommand:
     help = "show installed plugins, what each contributes, clashes and load failures"
+    description = """\
+Show every installed distribution that plugs into torchx (its version, and the
+schedulers, named resources, components and commands it contributes), names
+given by more than one plugin (and which one wins), and plugins that failed to
+load, with the reason.
+
+Contributions are lazy references, imported only when used; --check imports
+each one now and reports those that fail (this imports every plugin's SDK)."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--json", action="store_true", help="print as JSON")
+        parser.add_argument(
+            "--check", action="store_true", help="import every contribution and report failures"
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         from torchx.specs.plugins import get_registry
@@ -70,27 +82,46 @@ class PluginsCommand:
             "components": reg.components,
             "cli_commands": reg.cli_commands,
         }
-        dists: dict[str, dict[str, list[str]]] = {}
-        versions: dict[str, str] = {}
+        dists: dict[str, dict[str, Any]] = {}
+        for dist_name, dist in reg.distributions.items():
+            dists[dist_name] = {"version": dist.version}
         for kind, table in kinds.items():
             for name, entry in table.items():
-                dist = entry.distribution or "(registered in-process)"
-                dists.setdefault(dist, {}).setdefault(kind, []).append(name)
-                versions[dist] = entry.version or "?"
+                key = entry.distribution or "(registered in-process)"
+                info = dists.setdefault(key, {"version": entry.version})
+                info.setdefault(kind, []).append(name)
         failures = [
             {
                 "distribution": f.distribution,
-                "source": getattr(f, "entry_point", ""),
+                "version": f.version,
+                "entry_point": f.entry_point,
+                "group": f.group,
                 "reason": f.reason,
             }
             for f in reg.failures
         ]
+        if args.check:
+            for table in kinds.values():
+                for name, entry in table.items():
+                    try:
+                        entry.load()
+                    except Exception as e:
+                        failures.append(
+                            {
+                                "distribution": entry.distribution,
+                                "version": entry.version,
+                                "entry_point": name,
+                                "group": entry.group,
+                                "reason": str(e),
+                            }
+                        )
         clashes = [
             {
                 "kind": c.kind,
                 "name": c.name,
-                "winner": str(c.winner),
-                "losers": [str(x) for x in c.losers],
+                "winner": c.winner.source,
+                "losers": [x.source for x in c.losers],
+                "message": str(c),
             }
             for c in reg.clashes
         ]
@@ -100,29 +131,29 @@ class PluginsCommand:
             print_json(
                 "Plugins",
                 {
-                    "distributions": {
-                        d: {"version": versions.get(d), **k} for d, k in sorted(dists.items())
-                    },
+                    "distributions": dict(sorted(dists.items())),
                     "clashes": clashes,
                     "failures": failures,
                 },
             )
-            return 0
-        for dist, contributed in sorted(dists.items()):
-            print(f"{dist} {versions.get(dist, '')}")
-            for kind, names in contributed.items():
-                print(f"    {kind}: {', '.join(sorted(names))}")
+            return 1 if args.check and failures else 0
+        for dist_name, info in sorted(dists.items()):
+            print(f"{dist_name} {info.get('version') or ''}".rstrip())
+            contributed = [k for k in kinds if info.get(k)]
+            for kind in contributed:
+                print(f"    {kind}: {', '.join(sorted(info[kind]))}")
+            if not contributed:
+                print("    (contributes nothing that loaded)")
         if clashes:
             print("\nname clashes (the winner is used):")
             for c in clashes:
-                print(
-                    f"    {c['kind']} '{c['name']}': {c['winner']} wins over {', '.join(c['losers'])}"
-                )
+                print(f"    {c['message']}")
         if failures:
             print("\nplugins that failed to load:")
             for f in failures:
-                print(f"    {f['distribution']} ({f['source']}): {f['reason']}")
-        return 0
+                who = f"{f['distribution']} {f['version'] or ''}".strip()
+                print(f"    {who} ({f['group']}: {f['entry_point']}): {f['reason']}")
+        return 1 if args.check and failures else 0
 
 
 class ConfigureCommand:

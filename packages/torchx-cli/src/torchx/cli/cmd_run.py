@@ -60,38 +60,61 @@ class RunCommand:
             "--show-secrets", action="store_true", help="do not mask secret env values"
         )
         parser.add_argument(
-            "component", metavar="COMPONENT|APPDEF_FILE", help="e.g. dist.ddp, my.py:fn, app.yaml"
+            "component",
+            metavar="COMPONENT|APPDEF_FILE",
+            nargs="?",
+            help="e.g. dist.ddp, my.py:fn, app.yaml (default: 'component' in [cli:run])",
         )
         parser.add_argument(
             "component_args", nargs=argparse.REMAINDER, help="the component's arguments"
         )
 
     def run(self, args: argparse.Namespace) -> int:
-        from torchx.cli._runtime import default_scheduler, get_runner, scheduler_cfg
+        from torchx.cli._runtime import cli_run_defaults, get_runner, scheduler_cfg
+        from torchx.cli.main import CliError
 
+        defaults = cli_run_defaults()
+        component = args.component or defaults.get("component")
+        if not component:
+            raise CliError(
+                "no component given: name one (e.g. 'torchx run utils.echo --msg hi'; "
+                "'torchx builtins' lists them) or an AppDef file, or set 'component' in the "
+                "[cli:run] section of .torchxconfig"
+            )
         runner = get_runner()
-        scheduler = args.scheduler or default_scheduler()
+        scheduler = args.scheduler or defaults.get("scheduler") or "local"
+        workspace = args.workspace if args.workspace is not None else defaults.get("workspace")
         cfg = scheduler_cfg(runner, scheduler, args.cfg)
-        if args.component.endswith(_APPDEF_SUFFIXES):
+        if component.endswith(_APPDEF_SUFFIXES):
             from torchx.specs.serialize import load_appdef_file
 
             if args.component_args:
-                from torchx.cli.main import CliError
-
-                raise CliError(f"an AppDef file takes no arguments, got {args.component_args}")
-            app = load_appdef_file(args.component)
+                raise CliError(
+                    f"an AppDef file takes no arguments, got {' '.join(args.component_args)}: "
+                    "edit the file, or run a component instead"
+                )
             info = runner.dryrun(
-                app, scheduler, cfg=cfg, workspace=args.workspace, parent_run_id=args.parent_run_id
-            )
-        else:
-            info = runner.dryrun_component(
-                args.component,
-                list(args.component_args),
+                load_appdef_file(component),
                 scheduler,
                 cfg=cfg,
-                workspace=args.workspace,
+                workspace=workspace,
                 parent_run_id=args.parent_run_id,
             )
+        else:
+            from torchx.components.errors import ComponentHelpRequested
+
+            try:
+                info = runner.dryrun_component(
+                    component,
+                    list(args.component_args),
+                    scheduler,
+                    cfg=cfg,
+                    workspace=workspace,
+                    parent_run_id=args.parent_run_id,
+                )
+            except ComponentHelpRequested as e:
+                print(e.help, end="" if e.help.endswith("\n") else "\n")
+                return 0
         if args.dryrun:
             return _print_dryrun(info, args)
         handle = runner.schedule(info)
@@ -108,24 +131,23 @@ class RunCommand:
 
 
 def _print_dryrun(info: Any, args: argparse.Namespace) -> int:
-    from torchx.cli.output import mask_text, masked_app
+    from torchx.cli.output import format_app, mask_text, masked_app
 
     app = info._app
     shown = app if args.show_secrets else masked_app(app)
     request = str(info) if args.show_secrets else mask_text(str(info), app)
     if args.json:
         from torchx.cli.output import print_json
-        from torchx.specs.serialize import unstructure
+        from torchx.specs.serialize import to_document
 
         print_json(
-            "DryRun", {"scheduler": info._scheduler, "app": unstructure(shown), "request": request}
+            "DryRun",
+            {"scheduler": info._scheduler, "app": to_document(shown), "request": request},
         )
         return 0
-    import pprint
-
     print("=== APPLICATION ===")
-    pprint.pprint(shown, width=100, sort_dicts=False)
-    print(f"=== SCHEDULER REQUEST ({info._scheduler}) ===")
+    print(format_app(shown))
+    print(f"\n=== SCHEDULER REQUEST ({info._scheduler}) ===")
     print(request)
     return 0
 
@@ -142,6 +164,7 @@ def _follow(runner: Any, handle: str, log: bool) -> int:
             stream(runner, handle, replicas_of(status, None, None), tail=True)
         status = _wait(runner, handle)
     except KeyboardInterrupt:
+        sys.stdout.flush()
         print(
             f"\ndetached: {handle} keeps running.\n"
             f"  follow it:  torchx log -t {handle}\n"
@@ -149,8 +172,13 @@ def _follow(runner: Any, handle: str, log: bool) -> int:
             file=sys.stderr,
         )
         return 130
+    # the logs went to stdout, the status goes to stderr: flush so they never share a line
+    sys.stdout.flush()
+    if status is None:
+        print(f"{handle} is gone: it was deleted while being waited on", file=sys.stderr)
+        return EXIT_APP_FAILED
     print(status.format(), file=sys.stderr)
-    return 0 if str(status.state) == "SUCCEEDED" else EXIT_APP_FAILED
+    return 0 if status.state.name == "SUCCEEDED" else EXIT_APP_FAILED
 
 
 def _wait(runner: Any, handle: str) -> Any:
@@ -159,22 +187,25 @@ def _wait(runner: Any, handle: str) -> Any:
 
     tty = sys.stderr.isatty()
     start = time.monotonic()
-    interval = 0.05
+    interval = 0.02
+    shown = False
     while True:
         status = runner.status(handle)
-        if status is not None and status.is_terminal():
-            if tty:
+        if status is None or status.is_terminal():
+            if shown:
                 sys.stderr.write("\r\033[K")
+                sys.stderr.flush()
             return status
-        if tty and status is not None:
+        if tty:
             running = sum(
-                1 for r in status.roles for rep in r.replicas if str(rep.state) == "RUNNING"
+                1 for r in status.roles for rep in r.replicas if rep.state.name == "RUNNING"
             )
             total = sum(len(r.replicas) for r in status.roles)
             sys.stderr.write(
-                f"\r\033[K{handle}: {status.state}, {running}/{total} replicas running, "
-                f"{time.monotonic() - start:.0f}s"
+                f"\r\033[K{handle}: {status.state.name}, {running}/{total} replicas running, "
+                f"{time.monotonic() - start:.0f}s (Ctrl-C detaches)"
             )
             sys.stderr.flush()
+            shown = True
         time.sleep(interval)
-        interval = min(interval * 2, 1.0)
+        interval = min(interval * 2, 0.5 if tty else 1.0)

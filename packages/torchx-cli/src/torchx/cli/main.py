@@ -137,7 +137,24 @@ def build_parser(commands: dict[str, Any]) -> argparse.ArgumentParser:
 def _user_error_types() -> tuple[type[BaseException], ...]:
     from torchx.specs.errors import SpecError
 
-    return (SpecError, CliError, FileNotFoundError, ValueError, KeyError)
+    return (SpecError, CliError, OSError, ValueError, KeyError)
+
+
+def _is_scheduler_error(e: BaseException) -> bool:
+    """A backend failure (submit refused, scheduler unreachable): exit 1, not a usage error."""
+    return any(c.__name__ == "SchedulerError" for c in type(e).__mro__)
+
+
+def _report(command: str, e: BaseException) -> int:
+    """Prints a user error as one line (plus the component's usage, when there is one)."""
+    usage = getattr(e, "usage", "")
+    if usage:
+        print(usage.rstrip(), file=sys.stderr)
+    message = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+    if isinstance(e, OSError) and e.strerror and e.filename:
+        message = f"{e.filename}: {e.strerror}"
+    print(f"torchx {command}: error: {message}", file=sys.stderr)
+    return EXIT_APP_FAILED if _is_scheduler_error(e) else EXIT_USAGE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -168,11 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as e:
-        if debug or not isinstance(e, _user_error_types()):
+        if debug or not (isinstance(e, _user_error_types()) or _is_scheduler_error(e)):
             raise
-        message = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
-        print(f"torchx {args.command}: error: {message}", file=sys.stderr)
-        return EXIT_USAGE
+        return _report(args.command, e)
 
 
 if __name__ == "__main__":  # pragma: no cover

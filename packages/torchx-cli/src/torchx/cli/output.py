@@ -45,9 +45,65 @@ def mask_text(text: str, app: Any) -> str:
     return text
 
 
-def print_json(kind: str, payload: Any) -> None:
+def format_app(app: Any) -> str:
+    """An AppDef as a human reads it: one block per role, fields that are set only.
+
+    ``describe`` and ``run --dryrun`` print this; ``--json`` gives every field instead.
+    """
+    import shlex
+
+    lines = [f"AppDef: {app.name}"]
+    if app.metadata:
+        lines.append(f"  metadata: {_pairs(app.metadata)}")
+    for role in app.roles:
+        replicas = f"{role.num_replicas} replica{'s' if role.num_replicas != 1 else ''}"
+        if role.min_replicas is not None and role.min_replicas != role.num_replicas:
+            replicas += f" (min {role.min_replicas})"
+        lines.append(f"  Role {role.name}: {replicas}")
+        command = shlex.join([str(role.entrypoint), *map(str, role.args)])
+        fields: list[tuple[str, str]] = [("image", str(role.image)), ("command", command)]
+        if role.env:
+            fields.append(("env", _pairs(role.env, sep="\n")))
+        res = role.resource
+        text = f"cpu={res.cpu} gpu={res.gpu} memMB={res.memMB}"
+        for extra in ("capabilities", "devices", "tags"):
+            if getattr(res, extra):
+                text += f" {extra}={_pairs(getattr(res, extra))}"
+        fields.append(("resource", text))
+        fields.append(("retries", f"{role.max_retries} (policy {role.retry_policy.name})"))
+        if role.port_map:
+            fields.append(("ports", _pairs(role.port_map)))
+        if role.mounts:
+            fields.append(("mounts", "\n".join(_mount(m) for m in role.mounts)))
+        if role.workspace is not None:
+            fields.append(("workspace", str(role.workspace)))
+        if role.metadata:
+            fields.append(("metadata", _pairs(role.metadata)))
+        if role.overrides:
+            fields.append(("overrides", _pairs(role.overrides)))
+        for label, value in fields:
+            first, *rest = value.split("\n")
+            lines.append(f"    {label + ':':<11}{first}")
+            lines.extend(f"    {'':<11}{more}" for more in rest)
+    return "\n".join(lines)
+
+
+def _pairs(mapping: Any, sep: str = ", ") -> str:
+    return sep.join(f"{k}={v}" for k, v in mapping.items())
+
+
+def _mount(mount: Any) -> str:
+    import attrs
+
+    kind = type(mount).__name__.replace("Mount", "").lower()
+    return f"{kind}: {_pairs(attrs.asdict(mount))}"
+
+
+def print_json(kind: str, payload: Any, out: Any = None) -> None:
+    """Prints ``payload`` as ``{"formatVersion": ..., "kind": kind, "data": payload}``."""
     import json
 
+    out = out or sys.stdout
     doc = {"formatVersion": JSON_FORMAT_VERSION, "kind": kind, "data": payload}
-    json.dump(doc, sys.stdout, indent=2, sort_keys=False, default=str)
-    sys.stdout.write("\n")
+    json.dump(doc, out, indent=2, sort_keys=False, default=str)
+    out.write("\n")
