@@ -14,6 +14,8 @@ Run by name only:
 
 * ``bench``: the performance targets of each issue (see bench/README.md).
 * ``build``: sdist and wheel of every distribution into dist/, checked by tools/check_dist.py.
+* ``install_matrix``: each distribution (and the example vendor plugin) installed from its
+  wheel alone in a fresh environment, then used (tools/install_matrix).
 * ``integration_<backend>`` (added by the plugin issues): root and Debian packages.
 """
 
@@ -161,6 +163,22 @@ def repo(session: nox.Session) -> None:
     install_dist(session, "torchx-runner", extras="")
     session.run("python", "tools/check_imports.py")
     session.run("pytest", "-p", "no:cacheprovider", "tools/tests", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def install_matrix(session: nox.Session) -> None:
+    """Fresh environments holding only built wheels and their PyPI dependencies.
+
+    The tests in tools/install_matrix build each wheel once, make one ``uv venv``
+    per row and use what is installed: torchx-specs alone, torchx-runner alone,
+    torchx-cli, and the example vendor plugin beside torchx-cli (with fixture
+    plugins: one broken, one with upstream's legacy entry points only, one clashing).
+    ``TORCHX_MATRIX_WHEELS=dist`` installs the wheels ``nox -s build`` left there.
+    """
+    session.install("pytest")
+    if shutil.which("uv") is None:
+        session.install("uv")
+    session.run("pytest", "-p", "no:cacheprovider", "tools/install_matrix", *session.posargs)
 
 
 nox.options.sessions = [

@@ -1,0 +1,166 @@
+"""The ``acme`` scheduler: TorchX apps on Acme Batch. Imported only when a job uses it.
+
+Dry-running needs only this module. Submitting and following an app talk to Acme
+Batch through :mod:`acme_torchx.batch`, imported inside the methods that need it
+(where a real plugin imports its cloud SDK), so ``torchx run --dryrun -s acme``
+and ``torchx runopts acme`` work without it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
+from typing import Any
+
+from torchx.schedulers.api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    Stream,
+    filter_regex,
+)
+from torchx.specs import (
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    CfgVal,
+    ReplicaStatus,
+    RoleStatus,
+    macros,
+    runopts,
+)
+
+
+class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
+    def __init__(self, session_name: str, **kwargs: object) -> None:
+        super().__init__("acme", session_name)
+
+    def _run_opts(self) -> runopts:
+        opts = runopts()
+        opts.add("queue", type_=str, default="default", help="the Acme Batch queue to submit to")
+        return opts
+
+    def _submit_dryrun(
+        self, app: AppDef, cfg: Mapping[str, CfgVal]
+    ) -> AppDryRunInfo[dict[str, Any]]:
+        job_id = f"{app.name}-{uuid.uuid4().hex[:8]}"
+        tasks = []
+        for role in app.roles:
+            for replica in range(role.num_replicas):
+                values = macros.Values(
+                    img_root="",
+                    app_id=job_id,
+                    replica_id=str(replica),
+                    rank0_env="ACME_RANK0_HOST",
+                )
+                task = values.apply(role)
+                tasks.append(
+                    {
+                        "role": role.name,
+                        "replica": replica,
+                        "argv": [task.entrypoint, *task.args],
+                        "env": {"ACME_RANK0_HOST": "localhost", **task.env},
+                        "instance": role.resource.capabilities.get("acme/instance", "any"),
+                    }
+                )
+        request = {"id": job_id, "name": app.name, "queue": cfg["queue"], "tasks": tasks}
+        return AppDryRunInfo(request, lambda r: json.dumps(r, indent=2))
+
+    def schedule(self, dryrun_info: AppDryRunInfo[dict[str, Any]]) -> str:
+        from acme_torchx import batch  # the "SDK": needed to submit, not to dry-run
+
+        return batch.submit(dryrun_info.request)
+
+    def describe(self, app_id: str) -> DescribeAppResponse | None:
+        from acme_torchx import batch
+
+        tasks = batch.tasks(app_id)
+        if tasks is None:
+            return None
+        roles: dict[str, RoleStatus] = {}
+        for task in tasks:
+            replica = ReplicaStatus(
+                id=task.replica,
+                state=AppState[task.state],
+                role=task.role,
+                hostname="localhost",
+                exit_code=task.exit_code,
+            )
+            roles.setdefault(task.role, RoleStatus(task.role)).replicas.append(replica)
+        return DescribeAppResponse(
+            app_id=app_id,
+            state=AppState[batch.job_state(tasks)],
+            roles_statuses=list(roles.values()),
+        )
+
+    def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
+        from acme_torchx import batch
+
+        queue = cfg.get("queue") if cfg else None
+        apps = []
+        for job in batch.jobs(None if queue is None else str(queue)):
+            tasks = batch.tasks(job["id"]) or []
+            state = AppState[batch.job_state(tasks)]
+            apps.append(ListAppResponse(app_id=job["id"], state=state, name=job["name"]))
+        return apps
+
+    def _cancel_existing(self, app_id: str) -> None:
+        from acme_torchx import batch
+
+        batch.cancel(app_id)
+
+    def _delete_existing(self, app_id: str) -> None:
+        from acme_torchx import batch
+
+        batch.delete(app_id)
+
+    def log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[str]:
+        if streams not in (None, Stream.COMBINED):
+            raise ValueError("acme keeps one combined log per replica: use streams=combined")
+        lines = self._read(app_id, role_name, k, should_tail)
+        return filter_regex(regex, lines) if regex else lines
+
+    def _read(self, app_id: str, role: str, k: int, tail: bool) -> Iterator[str]:
+        from acme_torchx import batch
+
+        path = batch.output_path(app_id, role, k)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        offset, pending = 0, ""
+        while True:
+            # The state is read before the file: what a task wrote before it ended is read.
+            ended = not tail or self._ended(app_id)
+            if path.exists():
+                with open(path, "rb") as f:
+                    f.seek(offset)
+                    data = f.read()
+                offset += len(data)
+                pending += decoder.decode(data)
+                *complete, pending = pending.split("\n")
+                yield from (f"{line}\n" for line in complete)
+            if ended:
+                if pending:
+                    yield f"{pending}\n"
+                return
+            time.sleep(0.2)  # a task writes to a plain file: poll it
+
+    def _ended(self, app_id: str) -> bool:
+        desc = self.describe(app_id)
+        return desc is None or desc.state.is_terminal()
+
+
+def create_scheduler(session_name: str, **kwargs: object) -> AcmeScheduler:
+    return AcmeScheduler(session_name, **kwargs)

@@ -1,0 +1,200 @@
+"""Row: a vendor's plugin (examples/vendor-plugin) installed beside torchx-cli from its wheel.
+
+Each contribution is used through the installed ``torchx`` command: the ``acme``
+scheduler (dry-run, then a real app followed with status, log, list, cancel and
+delete from later processes), the ``acme.*`` named resources, the ``acme.hello``
+component and the ``torchx acme-sizes`` command. The plugin reaches TorchX
+through the public hooks only (tools/tests/test_vendor_plugin_source.py checks
+its imports).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import Env, MakeEnv
+
+
+def stop_acme_tasks(env: Env) -> None:
+    """Kills any Acme Batch task still running (tests stop what they start)."""
+    for pid_file in (env.work / "acme-batch").glob("*/*/*/pid"):
+        if not (pid_file.parent / "exit").exists():
+            try:
+                os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, ValueError):
+                pass
+
+
+@pytest.fixture(scope="module")
+def env(make_env: MakeEnv) -> Iterator[Env]:
+    env = make_env("vendor", "torchx-cli", "acme-torchx")
+    yield env
+    stop_acme_tasks(env)
+
+
+def ok(proc: object) -> str:
+    """stdout of a command that must succeed quietly (no traceback, no note)."""
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"  # type: ignore[attr-defined]
+    assert "Traceback" not in proc.stderr  # type: ignore[attr-defined]
+    return str(proc.stdout)  # type: ignore[attr-defined]
+
+
+def test_installed_beside_torchx_cli_with_nothing_else(env: Env) -> None:
+    installed = env.installed()
+    ours = {"acme-torchx", "torchx-cli", "torchx-runner", "torchx-specs"}
+    assert ours <= installed
+    assert installed - ours <= {"attrs", "cattrs", "pluggy", "typing-extensions"}
+
+
+def test_torchx_plugins_lists_every_contribution(env: Env) -> None:
+    data = json.loads(ok(env.torchx("plugins", "--json")))["data"]
+    assert data["distributions"]["acme-torchx"] == {
+        "version": "0.1.0",
+        "schedulers": ["acme"],
+        "named_resources": ["acme.gpu8", "acme.small"],
+        "components": ["acme.hello"],
+        "cli_commands": ["acme-sizes"],
+    }
+    assert data["failures"] == [] and data["clashes"] == []
+    text = ok(env.torchx("plugins"))
+    assert "acme-torchx 0.1.0\n    schedulers: acme\n" in text
+
+
+def test_the_cli_command(env: Env) -> None:
+    helped = ok(env.torchx("--help"))
+    assert "acme-sizes" in helped
+    assert "list the Acme Batch instance sizes (named resources acme.*)" in helped
+    assert "--min-gpus" in ok(env.torchx("acme-sizes", "--help"))
+    assert ok(env.torchx("acme-sizes")) == (
+        "acme.gpu8: 96 CPUs, 8 GPUs, 1048576 MB\nacme.small: 2 CPUs, 0 GPUs, 4096 MB\n"
+    )
+    assert ok(env.torchx("acme-sizes", "--min-gpus", "1")) == (
+        "acme.gpu8: 96 CPUs, 8 GPUs, 1048576 MB\n"
+    )
+    bad = env.torchx("acme-sizes", "--min-gpus", "many")
+    assert bad.returncode == 2 and "invalid int value: 'many'" in bad.stderr
+
+
+def test_the_component_is_listed_and_documented(env: Env) -> None:
+    assert "acme.hello" in ok(env.torchx("builtins"))
+    helped = ok(env.torchx("run", "--dryrun", "acme.hello", "--help"))
+    assert "whom to greet" in helped
+
+
+def test_the_named_resource_with_a_builtin_component(env: Env) -> None:
+    out = ok(
+        env.torchx(
+            "run", "--dryrun", "--json", "-s", "local", "utils.sh", "-h", "acme.gpu8", "true"
+        )
+    )
+    app = json.loads(out)["data"]["app"]
+    assert app["kind"] == "AppDef"
+    (role,) = app["spec"]["roles"]
+    resource = role["resource"]
+    assert (resource["cpu"], resource["gpu"], resource["memMB"]) == (96, 8, 1_048_576)
+    assert resource["capabilities"]["acme/instance"] == "gpu8"
+
+
+def test_the_scheduler_runopts(env: Env) -> None:
+    out = ok(env.torchx("runopts", "acme"))
+    assert out.startswith("acme:\n") and "queue" in out and "the Acme Batch queue" in out
+
+
+def test_dryrun_on_the_scheduler_submits_nothing(env: Env) -> None:
+    out = ok(
+        env.torchx(
+            "run", "--dryrun", "--json", "-s", "acme", "-cfg", "queue=gpu",
+            "acme.hello", "--who", "matrix", "--replicas", "2",
+        )
+    )  # fmt: skip
+    data = json.loads(out)["data"]
+    assert data["scheduler"] == "acme"
+    request = json.loads(data["request"])
+    assert request["queue"] == "gpu"
+    assert [t["argv"] for t in request["tasks"]] == [
+        ["echo", "hello matrix from replica 0"],
+        ["echo", "hello matrix from replica 1"],
+    ]
+    assert {t["instance"] for t in request["tasks"]} == {"small"}
+    assert not (env.work / "acme-batch").exists()  # nothing was submitted
+
+
+def test_run_and_follow_an_app_from_later_processes(env: Env) -> None:
+    run = env.torchx(
+        "run", "-s", "acme", "--wait", "acme.hello", "--who", "vendor", "--replicas", "2"
+    )
+    handle = ok(run).strip()
+    assert handle.startswith("acme://torchx/hello-"), run.stdout
+    assert "SUCCEEDED" in run.stderr
+
+    status = ok(env.torchx("status", handle))
+    assert "State: SUCCEEDED" in status and "greeter/1  SUCCEEDED  exit=0" in status
+    logs = ok(env.torchx("log", handle))
+    assert sorted(logs.splitlines()) == [
+        "greeter/0 hello vendor from replica 0",
+        "greeter/1 hello vendor from replica 1",
+    ]
+    assert ok(env.torchx("log", f"{handle}/greeter/1")) == "greeter/1 hello vendor from replica 1\n"
+    listed = json.loads(ok(env.torchx("list", "-s", "acme", "--json")))["data"]
+    assert {"handle": handle, "state": "SUCCEEDED", "name": "hello"} in listed, listed
+
+
+def _wait_gone(pid: int, timeout: float = 20) -> bool:
+    """True once process ``pid`` no longer exists (it is not our child: poll /proc)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not Path(f"/proc/{pid}").exists():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_cancel_and_delete_a_running_app(env: Env) -> None:
+    handle = ok(env.torchx("run", "-s", "acme", "-cfg", "queue=long", "utils.sh", "sleep", "300"))
+    handle = handle.strip()
+    app_id = handle.rsplit("/", 1)[1]
+    assert "State: RUNNING" in ok(env.torchx("status", handle))
+    (pid_file,) = (env.work / "acme-batch" / app_id).glob("*/0/pid")
+    pid = int(pid_file.read_text())
+    assert Path(f"/proc/{pid}").exists()
+    listed = ok(env.torchx("list", "-s", "acme"))
+    assert handle in listed
+
+    assert ok(env.torchx("cancel", handle)) == f"cancelled {handle}\n"
+    assert _wait_gone(pid), "the cancelled task's process is still running"
+    assert "State: CANCELLED" in ok(env.torchx("status", handle))
+
+    assert ok(env.torchx("delete", handle)) == f"deleted {handle}\n"
+    gone = env.torchx("status", handle)
+    assert gone.returncode != 0 and "Traceback" not in gone.stderr
+    assert not (env.work / "acme-batch" / app_id).exists()
+
+
+def test_plugin_modules_are_imported_only_when_used(env: Env) -> None:
+    code = """
+import contextlib, io, sys
+from torchx.cli.main import main
+def acme():
+    return sorted(m for m in sys.modules if m.startswith("acme_torchx."))
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["--help"])
+    print(acme(), file=sys.stderr)
+    main(["run", "--dryrun", "-s", "acme", "acme.hello"])
+    print(acme(), file=sys.stderr)
+"""
+    proc = env.python_code(code)
+    assert proc.returncode == 0, proc.stderr
+    after_help, after_dryrun = proc.stderr.strip().splitlines()[-2:]
+    # `torchx --help` imports the plugin module and its command module, nothing else
+    assert after_help == "['acme_torchx.cli', 'acme_torchx.plugin']"
+    # a dry-run needs the scheduler, component and resource, never the batch "SDK"
+    assert after_dryrun == (
+        "['acme_torchx.cli', 'acme_torchx.components', 'acme_torchx.plugin', "
+        "'acme_torchx.resources', 'acme_torchx.scheduler']"
+    )
