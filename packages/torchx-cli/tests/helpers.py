@@ -1,11 +1,18 @@
-"""Running the real ``torchx`` console script as a subprocess."""
+"""Running the real ``torchx`` console script as a subprocess, each test in its own world.
+
+:class:`Cli` gives every test a private ``TORCHX_HOME`` (apps' records and logs), ``HOME``
+(so no ``~/.torchxconfig`` of the user leaks in) and working directory, all under the
+test's ``tmp_path``. Apps a test leaves running are cancelled when the test ends.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 TORCHX = str(Path(sys.executable).parent / "torchx")
 
@@ -18,7 +25,8 @@ def torchx(
     check_rc: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, **(env or {})}
-    full_env.pop("TORCHX_DEBUG", None) if "TORCHX_DEBUG" not in (env or {}) else None
+    if "TORCHX_DEBUG" not in (env or {}):
+        full_env.pop("TORCHX_DEBUG", None)
     proc = subprocess.run(
         [TORCHX, *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout
     )
@@ -28,3 +36,49 @@ def torchx(
             f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
         )
     return proc
+
+
+class Cli:
+    """``cli("run", ..., rc=0)`` runs torchx in this test's private world and checks the exit."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.work = root / "work"
+        self.state = root / "state"
+        for d in (self.home, self.work):
+            d.mkdir()
+        self.env = {"TORCHX_HOME": str(self.state), "HOME": str(self.home)}
+        self.env.pop("TORCHXCONFIG", None)
+        self.started: list[str] = []
+
+    def __call__(
+        self,
+        *args: str,
+        rc: int | None = 0,
+        env: dict[str, str] | None = None,
+        timeout: float = 60,
+    ) -> subprocess.CompletedProcess[str]:
+        proc = torchx(
+            *args, cwd=self.work, env={**self.env, **(env or {})}, timeout=timeout, check_rc=rc
+        )
+        if rc is not None and rc != 2:
+            assert "Traceback" not in proc.stderr, proc.stderr
+        return proc
+
+    def start(self, *args: str) -> str:
+        """``torchx run ARGS`` without waiting; returns the handle (cancelled at teardown)."""
+        handle = self("run", *args).stdout.strip().splitlines()[-1]
+        assert handle.startswith("local://"), handle
+        self.started.append(handle)
+        return handle
+
+    def status_json(self, handle: str) -> dict[str, Any]:
+        doc = json.loads(self("status", "--json", handle).stdout)
+        assert doc["formatVersion"] == "torchx.cli/v1" and doc["kind"] == "AppStatus"
+        status: dict[str, Any] = doc["data"]["status"]
+        return status
+
+    def cleanup(self) -> None:
+        for handle in self.started:
+            self("cancel", handle, rc=None)

@@ -1,0 +1,152 @@
+"""Following an app from a later process: status, describe, list, cancel, delete, log."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from helpers import Cli
+
+MISSING = "local://torchx/nope-0000000000"
+
+
+def _finished(cli: Cli, *run_args: str) -> str:
+    out = cli("run", "--wait", *run_args, rc=None).stdout
+    return out.strip().splitlines()[0]
+
+
+def test_status_of_a_finished_app(cli: Cli) -> None:
+    handle = _finished(cli, "utils.echo", "--num_replicas", "2")
+    out = cli("status", handle).stdout
+    assert out.startswith(f"AppHandle: {handle}\nState: SUCCEEDED")
+    assert "echo/0  SUCCEEDED  exit=0" in out and "echo/1  SUCCEEDED" in out
+    status = cli.status_json(handle)
+    assert status["state"] == "SUCCEEDED" and len(status["roles"][0]["replicas"]) == 2
+    assert "echo:" in cli("status", "--roles", "echo", handle).stdout
+    err = cli("status", "--roles", "ecoh", handle, rc=2).stderr
+    assert "no role 'ecoh'" in err and "did you mean 'echo'" in err
+
+
+def test_status_masks_secrets_in_messages(cli: Cli) -> None:
+    handle = _finished(cli, "utils.sh", "--env", "GH_TOKEN=ghp_s3cret", "false")
+    doc = cli.status_json(handle)
+    assert doc["state"] == "FAILED"
+    text = cli("status", handle).stdout + cli("status", "--json", handle).stdout
+    assert "ghp_s3cret" not in text
+
+
+def test_describe_is_readable_and_masks_secrets(cli: Cli) -> None:
+    handle = _finished(
+        cli, "utils.sh", "--env", "AWS_SECRET_ACCESS_KEY=abc123xyz,COLOR=blue", "true"
+    )
+    out = cli("describe", handle).stdout
+    assert out.startswith(f"AppHandle: {handle}\nAppDef: sh")
+    assert "  Role sh: 1 replica" in out and "command:   sh -c true" in out
+    assert "AWS_SECRET_ACCESS_KEY=****" in out and "COLOR=blue" in out and "abc123xyz" not in out
+    assert "abc123xyz" not in cli("describe", "--json", handle).stdout
+    assert "AWS_SECRET_ACCESS_KEY=abc123xyz" in cli("describe", "--show-secrets", handle).stdout
+
+
+def test_list_newest_first_and_json(cli: Cli) -> None:
+    assert cli("list").stdout.strip() == "no apps"
+    first = _finished(cli, "utils.echo")
+    second = _finished(cli, "utils.sh", "false")
+    lines = cli("list").stdout.splitlines()
+    assert lines[0].split() == ["APP", "HANDLE", "STATE", "NAME"]
+    assert [line.split()[0] for line in lines[1:]] == [second, first]
+    assert lines[1].split()[1] == "FAILED" and lines[2].split()[1] == "SUCCEEDED"
+    doc = json.loads(cli("list", "--json").stdout)
+    assert doc["formatVersion"] == "torchx.cli/v1" and doc["kind"] == "AppList"
+    assert [a["handle"] for a in doc["data"]] == [second, first]
+    cli("list", "-s", "local_cwd")
+    err = cli("list", "-s", "locl", rc=2).stderr
+    assert "did you mean 'local'" in err
+
+
+def test_cancel_then_delete(cli: Cli) -> None:
+    handle = cli.start("utils.sh", "sleep", "60")
+    err = cli("delete", handle, rc=2).stderr
+    assert "cancel it first" in err and "--force" in err
+    assert cli("cancel", handle).stdout.strip() == f"cancelled {handle}"
+    deadline = time.monotonic() + 30
+    while cli.status_json(handle)["state"] != "CANCELLED":
+        assert time.monotonic() < deadline, "cancel did not stop the app"
+        time.sleep(0.1)
+    assert cli("delete", handle).stdout.strip() == f"deleted {handle}"
+    assert "does not exist" in cli("status", handle, rc=2).stderr
+    assert cli("list").stdout.strip() == "no apps"
+
+
+def test_delete_force_cancels_first(cli: Cli) -> None:
+    handle = cli.start("utils.sh", "sleep", "60")
+    assert cli("delete", "--force", handle).stdout.strip() == f"deleted {handle}"
+    assert "does not exist" in cli("describe", handle, rc=2).stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("status", MISSING),
+        ("describe", MISSING),
+        ("cancel", MISSING),
+        ("delete", MISSING),
+        ("log", MISSING),
+        ("log", "-t", MISSING),
+        ("log", f"{MISSING}/role/0"),
+    ],
+)
+def test_a_handle_that_does_not_exist_is_answered_at_once(cli: Cli, args: tuple[str, ...]) -> None:
+    t = time.monotonic()
+    err = cli(*args, rc=2, timeout=20).stderr
+    assert time.monotonic() - t < 10
+    assert f"no app '{MISSING}'" in err and "does not exist" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("bad", ["nope", "local://", "://s/x", "local:/s/x"])
+def test_malformed_handles(cli: Cli, bad: str) -> None:
+    err = cli("status", bad, rc=2).stderr
+    assert "handle" in err and "Traceback" not in err
+
+
+def test_unknown_scheduler_in_handle(cli: Cli) -> None:
+    err = cli("status", "slrum://torchx/app", rc=2).stderr
+    assert "unknown scheduler 'slrum'" in err
+
+
+def test_log_selects_roles_replicas_streams_and_lines(cli: Cli) -> None:
+    handle = _finished(
+        cli,
+        "utils.sh",
+        "--num_replicas",
+        "3",
+        "sh",
+        "-c",
+        'echo "out $TORCHX_REPLICA_ID"; echo "err $TORCHX_REPLICA_ID" >&2; echo other',
+    )
+    out = cli("log", handle).stdout.splitlines()
+    for k in range(3):
+        assert f"sh/{k} out {k}" in out and f"sh/{k} err {k}" in out
+    only = cli("log", f"{handle}/sh/0,2").stdout.splitlines()
+    assert {line.split()[0] for line in only} == {"sh/0", "sh/2"}
+    assert set(cli("log", f"{handle}/sh").stdout.split()) >= {"sh/0", "sh/1", "sh/2"}
+    stdout_only = cli("log", "--streams", "stdout", f"{handle}/sh/1").stdout.splitlines()
+    assert stdout_only == ["sh/1 out 1", "sh/1 other"]
+    stderr_only = cli("log", "--streams", "stderr", f"{handle}/sh/1").stdout.splitlines()
+    assert stderr_only == ["sh/1 err 1"]
+    assert cli("log", "--regex", "^out", f"{handle}/sh/1").stdout.splitlines() == ["sh/1 out 1"]
+    assert len(cli("log", "--since", "1h", f"{handle}/sh/1").stdout.splitlines()) == 3
+    assert cli("log", "--until", "1h", f"{handle}/sh/1").stdout == ""
+    assert cli("log", "--since", "2000-01-01T00:00:00", f"{handle}/sh/1").stdout.count("\n") == 3
+    assert "bad time 'yesterday'" in cli("log", "--since", "yesterday", handle, rc=2).stderr
+    err = cli("log", f"{handle}/shh", rc=2).stderr
+    assert "no role 'shh'" in err
+    assert "no replica [7]" in cli("log", f"{handle}/sh/7", rc=2).stderr
+    assert "bad replica ids 'x'" in cli("log", f"{handle}/sh/x", rc=2).stderr
+
+
+def test_log_tail_follows_until_the_app_ends(cli: Cli) -> None:
+    handle = cli.start("utils.sh", "sh", "-c", "echo first; sleep 1; echo last")
+    proc = cli("log", "-t", handle, timeout=60)
+    assert proc.stdout.splitlines() == ["sh/0 first", "sh/0 last"]

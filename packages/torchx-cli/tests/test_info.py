@@ -1,0 +1,121 @@
+"""Commands about the installation: runopts, builtins, configure, plugins (with broken plugins)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from helpers import Cli
+
+
+def _plugin_dir(root: Path) -> Path:
+    """A folder for PYTHONPATH holding three installed 'distributions' that go wrong.
+
+    * broken-plugin: its ``torchx`` module does not import; its legacy scheduler
+      entry point names a module that does not exist; it also claims ``local``.
+    * extra-commands: adds a working ``hello`` command and a ``boom`` command whose
+      reference cannot be imported.
+    """
+    d = root / "plugins"
+    d.mkdir()
+    info = d / "broken_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[torchx]\nbroken = broken_plugin_mod\n"
+        "[torchx.schedulers]\n"
+        "local = torchx.schedulers.local_scheduler:create_scheduler\n"
+        "badsched = nonexistent_mod:create_scheduler\n"
+    )
+    info = d / "extra_commands-2.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: extra-commands\nVersion: 2.0\n")
+    (info / "entry_points.txt").write_text("[torchx]\nextra = extra_commands_plugin\n")
+    (d / "extra_commands_plugin.py").write_text(
+        textwrap.dedent(
+            """
+            from torchx.specs.hookspecs import hookimpl
+
+            class Hello:
+                help = "say hello"
+
+                def add_arguments(self, parser):
+                    parser.add_argument("--name", default="world")
+
+                def run(self, args):
+                    print(f"hello {args.name}")
+                    return 0
+
+            @hookimpl
+            def torchx_cli_commands():
+                return {"hello": "extra_commands_plugin:Hello", "boom": "no_such_module:Cmd"}
+            """
+        )
+    )
+    return d
+
+
+def test_runopts_every_scheduler_and_one(cli: Cli) -> None:
+    out = cli("runopts").stdout
+    assert "local:" in out and "local_cwd:" in out and "log_dir" in out and "grace_period" in out
+    one = cli("runopts", "local").stdout
+    assert one.startswith("local:") and "local_cwd:" not in one
+    err = cli("runopts", "lcoal", rc=2).stderr
+    assert "unknown scheduler 'lcoal'" in err and "did you mean 'local'" in err
+
+
+def test_runopts_survives_a_broken_plugin(cli: Cli) -> None:
+    env = {"PYTHONPATH": str(_plugin_dir(cli.root))}
+    proc = cli("runopts", rc=1, env=env)
+    assert "local:" in proc.stdout and "grace_period" in proc.stdout
+    assert "badsched:" in proc.stderr and "nonexistent_mod" in proc.stderr
+
+
+def test_builtins_lists_and_prints(cli: Cli) -> None:
+    out = cli("builtins").stdout
+    assert out.startswith("Found ") and "dist.ddp" in out and "utils.echo" in out
+    src = cli("builtins", "--print", "utils.echo").stdout
+    assert src.startswith("def echo(") and "AppDef" in src
+    err = cli("builtins", "--print", "utils.ecoh", rc=2).stderr
+    assert "did you mean 'utils.echo'" in err
+
+
+def test_configure_writes_a_torchxconfig_that_runs(cli: Cli) -> None:
+    out = cli("configure", "-s", "local").stdout
+    assert out.strip() == "wrote .torchxconfig"
+    text = (cli.work / ".torchxconfig").read_text()
+    assert "[local]" in text and "[local_cwd]" not in text
+    assert "already" in cli("configure", rc=2).stderr  # never overwrites
+    (cli.work / ".torchxconfig").unlink()
+    cli("configure", "--all")
+    text = (cli.work / ".torchxconfig").read_text()
+    assert "[local]" in text and "[local_cwd]" in text and "grace_period" in text
+    cli("run", "--dryrun", "utils.echo")  # the written file is valid
+    err = cli("configure", "--path", "other.cfg", "-s", "locl", rc=2).stderr
+    assert "locl" in err and not (cli.work / "other.cfg").exists()
+
+
+def test_plugins_reports_versions_clashes_and_failures(cli: Cli) -> None:
+    env = {"PYTHONPATH": str(_plugin_dir(cli.root))}
+    out = cli("plugins", env=env).stdout
+    assert "torchx-cli 0.1" in out and "torchx-runner 0.1" in out
+    assert "extra-commands 2.0\n    cli_commands: boom, hello" in out
+    assert "name clashes" in out and "scheduler 'local'" in out and "using torchx-runner" in out
+    assert "plugins that failed to load" in out and "broken_plugin_mod" in out
+    checked = cli("plugins", "--check", rc=1, env=env).stdout
+    assert "nonexistent_mod" in checked and "no_such_module" in checked
+    doc = json.loads(cli("plugins", "--json", env=env).stdout)
+    assert doc["formatVersion"] == "torchx.cli/v1" and doc["kind"] == "Plugins"
+    assert doc["data"]["distributions"]["extra-commands"]["version"] == "2.0"
+    assert any("broken_plugin_mod" in f["reason"] for f in doc["data"]["failures"])
+    assert doc["data"]["clashes"][0]["name"] == "local"
+
+
+def test_plugin_commands_join_and_a_broken_one_is_skipped(cli: Cli) -> None:
+    env = {"PYTHONPATH": str(_plugin_dir(cli.root))}
+    proc = cli("--help", env=env)
+    assert "    hello" in proc.stdout and "    run" in proc.stdout
+    assert "command 'boom' from extra-commands could not be loaded" in proc.stderr
+    assert cli("hello", "--name", "you", env=env).stdout == "hello you\n"
+    assert "echo/0 ok" in cli("run", "--log", "utils.echo", "--msg", "ok", env=env).stdout

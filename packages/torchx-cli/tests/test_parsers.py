@@ -1,0 +1,64 @@
+"""Property tests of the CLI's own parsers: HANDLE[/ROLE[/N,M]] and --since/--until times."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from torchx.cli._runtime import split_handle
+from torchx.cli.logs import parse_time
+from torchx.cli.main import CliError
+
+names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=12)
+
+
+@given(names, names, names, st.one_of(st.none(), names), st.lists(st.integers(0, 999), max_size=4))
+def test_split_handle_round_trips(
+    sched: str, session: str, app: str, role: str | None, ids: list[int]
+) -> None:
+    handle = f"{sched}://{session}/{app}"
+    text = handle
+    if role is not None:
+        text += f"/{role}"
+        if ids:
+            text += "/" + ",".join(map(str, ids))
+    got = split_handle(text)
+    assert got == (handle, role, ids if role is not None and ids else None)
+
+
+@given(st.text(max_size=20))
+def test_split_handle_never_crashes(text: str) -> None:
+    try:
+        split_handle(text)
+    except ValueError:  # SpecError and CliError are ValueErrors: one-line user errors
+        pass
+
+
+@given(st.integers(0, 10_000), st.sampled_from("smhd"))
+def test_durations_are_times_ago(n: int, unit: str) -> None:
+    seconds = {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit] * n
+    got = parse_time(f"{n}{unit}")
+    assert abs((datetime.now() - timedelta(seconds=seconds) - got).total_seconds()) < 5
+
+
+@given(st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(2100, 1, 1)))
+def test_iso_times_round_trip(when: datetime) -> None:
+    assert parse_time(when.isoformat()) == when
+
+
+@given(st.text(max_size=20))
+def test_bad_times_are_one_line_errors(text: str) -> None:
+    try:
+        parse_time(text)
+    except CliError as e:
+        assert "\n" not in str(e) and "expected ISO 8601" in str(e)
+
+
+def test_bad_replica_ids() -> None:
+    with pytest.raises(CliError, match="bad replica ids"):
+        split_handle("local://s/app/role/a,b")
+    with pytest.raises(CliError, match="HANDLE"):
+        split_handle("local://s/app/role/0/extra")

@@ -1,0 +1,84 @@
+"""What a person at a terminal sees: colored prefixes, the live status line, Ctrl-C detaching."""
+
+from __future__ import annotations
+
+import os
+import pty
+import signal
+import subprocess
+from pathlib import Path
+
+from helpers import TORCHX, Cli
+
+
+def _run_on_tty(cli: Cli, *args: str, timeout: float = 60) -> tuple[int, str]:
+    """Runs torchx with stdout and stderr on a pseudo-terminal; returns (exit code, output)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [TORCHX, *args],
+        cwd=cli.work,
+        env={**os.environ, **cli.env},
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: every holder of the terminal has closed it
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=timeout), b"".join(chunks).decode()
+
+
+def test_log_prefixes_are_colored_on_a_terminal(cli: Cli) -> None:
+    rc, out = _run_on_tty(cli, "run", "--log", "utils.echo", "--msg", "hi", "--num_replicas", "2")
+    assert rc == 0, out
+    assert "\033[32mecho/0\033[0m hi" in out and "\033[34mecho/1\033[0m hi" in out
+
+
+def test_wait_shows_a_live_status_line_on_a_terminal(cli: Cli) -> None:
+    rc, out = _run_on_tty(cli, "run", "--wait", "utils.sh", "sleep", "1.5")
+    assert rc == 0, out
+    assert "RUNNING, 1/1 replicas running" in out and "\r\033[K" in out
+    assert "State: SUCCEEDED" in out
+
+
+def test_ctrl_c_detaches_and_says_how_to_reattach_and_cancel(cli: Cli) -> None:
+    proc = subprocess.Popen(
+        [TORCHX, "run", "--log", "utils.sh", "sh", "-c", "echo started; sleep 60"],
+        cwd=cli.work,
+        env={**os.environ, **cli.env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    handle = proc.stdout.readline().strip()
+    cli.started.append(handle)
+    assert proc.stdout.readline().strip() == "sh/0 started"  # streaming: now interrupt it
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert f"detached: {handle} keeps running" in err
+    assert f"torchx log -t {handle}" in err and f"torchx cancel {handle}" in err
+    assert "Traceback" not in err
+    assert cli.status_json(handle)["state"] == "RUNNING"
+
+
+def test_completion_scripts_load_in_their_shells(cli: Cli, tmp_path: Path) -> None:
+    bash = cli("completion", "bash").stdout
+    script = tmp_path / "c.bash"
+    script.write_text(bash)
+    probe = (
+        f"source {script}\n"
+        'COMP_WORDS=(torchx run -); COMP_CWORD=2; _torchx; echo "${COMPREPLY[*]}"\n'
+    )
+    out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True).stdout
+    for opt in ("--dryrun", "--wait", "--log", "-cfg", "--workspace", "--parent_run_id"):
+        assert opt in out.split()
