@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tomllib
@@ -179,6 +180,23 @@ class Env:
             "    print(re.sub(r'[-_.]+', '-', d.metadata['Name']).lower())\n"
         )
         return set(self.python_code(code).stdout.split())
+
+
+def ok(proc: subprocess.CompletedProcess[str]) -> str:
+    """The stdout of a command that must succeed: exit status 0 and no traceback."""
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.stdout
+
+
+def stop_acme_tasks(env: Env) -> None:
+    """Kills any Acme Batch task still running in ``env`` (tests stop what they start)."""
+    for pid_file in (env.work / "acme-batch").glob("*/*/*/pid"):
+        if not (pid_file.parent / "exit").exists():
+            try:
+                os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, ValueError):
+                pass
 
 
 #: The type of the ``make_env`` fixture.

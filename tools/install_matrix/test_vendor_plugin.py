@@ -11,24 +11,12 @@ its imports).
 from __future__ import annotations
 
 import json
-import os
-import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Env, MakeEnv
-
-
-def stop_acme_tasks(env: Env) -> None:
-    """Kills any Acme Batch task still running (tests stop what they start)."""
-    for pid_file in (env.work / "acme-batch").glob("*/*/*/pid"):
-        if not (pid_file.parent / "exit").exists():
-            try:
-                os.killpg(int(pid_file.read_text()), signal.SIGKILL)
-            except (ProcessLookupError, PermissionError, ValueError):
-                pass
+from conftest import Env, MakeEnv, ok, stop_acme_tasks
 
 
 @pytest.fixture(scope="module")
@@ -36,13 +24,6 @@ def env(make_env: MakeEnv) -> Iterator[Env]:
     env = make_env("vendor", "torchx-cli", "acme-torchx")
     yield env
     stop_acme_tasks(env)
-
-
-def ok(proc: object) -> str:
-    """stdout of a command that must succeed quietly (no traceback, no note)."""
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"  # type: ignore[attr-defined]
-    assert "Traceback" not in proc.stderr  # type: ignore[attr-defined]
-    return str(proc.stdout)  # type: ignore[attr-defined]
 
 
 def test_installed_beside_torchx_cli_with_nothing_else(env: Env) -> None:
