@@ -3,7 +3,9 @@
 The signature line of each hook in the doc must read exactly
 ``def <hook><signature>: ...`` where the signature is ``inspect.signature`` of the
 hookspec function in torchx/specs/hookspecs.py, annotations shown as written.
-The worked example's files are extracted from the doc and used as a real plugin.
+The worked example is the vendor plugin in examples/vendor-plugin: every file the
+doc shows must be that file, byte for byte, and the plugin is loaded in-process here
+(nox -s install_matrix installs its wheel and uses it through ``torchx``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import re
 import sys
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -98,107 +99,130 @@ def test_signature_line_renders_parameters_as_written() -> None:
     )
 
 
-# --- the worked example ---------------------------------------------------------------------
+# --- the worked example: examples/vendor-plugin ---------------------------------------
+
+VENDOR = REPO / "examples" / "vendor-plugin"
+SHOWN_PREFIX = "# examples/vendor-plugin/"
 
 
-def test_example_pyproject_declares_the_entry_point() -> None:
-    (pyproject,) = [b for b in code_blocks("toml") if b.startswith("# pyproject.toml")]
-    data = tomllib.loads(pyproject)
-    assert data["project"]["entry-points"]["torchx"] == {"myplugin": "my_plugin.plugin"}
-    assert '[project.entry-points.torchx]\nmyplugin = "my_plugin.plugin"' in DOC.read_text()
+def shown_files() -> dict[str, str]:
+    """Path under examples/vendor-plugin -> the text the doc shows for it."""
+    shown: dict[str, str] = {}
+    for language in ("python", "toml"):
+        for block in code_blocks(language):
+            first, _, rest = block.partition("\n")
+            if first.startswith(SHOWN_PREFIX):
+                shown[first.removeprefix(SHOWN_PREFIX)] = rest
+    return shown
+
+
+def test_the_doc_shows_the_vendor_plugin_files() -> None:
+    assert sorted(shown_files()) == [
+        "pyproject.toml",
+        "src/acme_torchx/cli.py",
+        "src/acme_torchx/components.py",
+        "src/acme_torchx/plugin.py",
+        "src/acme_torchx/resources.py",
+        "src/acme_torchx/scheduler.py",
+    ]
+
+
+@pytest.mark.parametrize("path", sorted(shown_files()))
+def test_each_shown_file_is_the_file_in_the_repository(path: str) -> None:
+    actual = (VENDOR / path).read_text(encoding="utf-8")
+    assert shown_files()[path] == actual, (
+        f"docs/plugins.md shows a different examples/vendor-plugin/{path}: copy the file "
+        "into the doc's code block (after its first line)"
+    )
+
+
+def test_the_vendor_pyproject_declares_the_entry_point() -> None:
+    data = tomllib.loads((VENDOR / "pyproject.toml").read_text())
+    assert data["project"]["entry-points"]["torchx"] == {"acme": "acme_torchx.plugin"}
+    assert '[project.entry-points.torchx]\nacme = "acme_torchx.plugin"' in DOC.read_text()
 
 
 @pytest.fixture
-def my_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """The doc's my_plugin package written to a temporary folder and put on sys.path."""
-    files = {}
-    for block in code_blocks("python"):
-        first = block.splitlines()[0]
-        if first.startswith("# my_plugin/"):
-            files[first.removeprefix("# ")] = block
-    assert sorted(files) == [
-        "my_plugin/cli.py",
-        "my_plugin/components.py",
-        "my_plugin/plugin.py",
-        "my_plugin/resources.py",
-        "my_plugin/scheduler.py",
-    ]
-    (tmp_path / "my_plugin").mkdir()
-    (tmp_path / "my_plugin" / "__init__.py").write_text("")
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    monkeypatch.syspath_prepend(str(tmp_path))
+def acme(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The vendor plugin module, imported from its source folder; state under tmp."""
+    monkeypatch.syspath_prepend(str(VENDOR / "src"))
     from torchx.specs.plugins import reset_registry
 
     reset_registry()
     try:
-        yield importlib.import_module("my_plugin.plugin")
+        yield importlib.import_module("acme_torchx.plugin")
     finally:
         reset_registry()
-        for name in [m for m in sys.modules if m == "my_plugin" or m.startswith("my_plugin.")]:
+        for name in [m for m in sys.modules if m == "acme_torchx" or m.startswith("acme_torchx.")]:
             del sys.modules[name]
 
 
-def test_example_plugin_module_is_lazy_and_loads_cleanly(my_plugin: Any) -> None:
+def test_the_plugin_module_is_lazy_and_loads_cleanly(acme: Any) -> None:
     from torchx.specs.plugins import build_registry
 
-    imported = {m for m in sys.modules if m.startswith("my_plugin.")}
-    assert imported == {"my_plugin.plugin"}  # references only: nothing else imported
-    registry = build_registry([my_plugin], entry_points=False)
+    assert {m for m in sys.modules if m.startswith("acme_torchx.")} == {"acme_torchx.plugin"}
+    registry = build_registry([acme], entry_points=False)
     assert registry.failures == ()
-    assert registry.schedulers["my_cloud"].ref == "my_plugin.scheduler:create_scheduler"
-    assert sorted(registry.named_resources) == ["my_cloud.cpu16", "my_cloud.gpu8"]
-    assert registry.named_resource_factory("my_cloud.gpu8")().gpu == 8
-    assert {m for m in sys.modules if m.startswith("my_plugin.")} == {
-        "my_plugin.plugin",
-        "my_plugin.resources",
+    assert registry.schedulers["acme"].ref == "acme_torchx.scheduler:create_scheduler"
+    assert sorted(registry.named_resources) == ["acme.gpu8", "acme.small"]
+    assert registry.named_resource_factory("acme.gpu8")().gpu == 8
+    assert {m for m in sys.modules if m.startswith("acme_torchx.")} == {
+        "acme_torchx.plugin",
+        "acme_torchx.resources",
     }
 
 
-def test_example_component_and_cli_command(
-    my_plugin: Any, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_component_and_the_cli_command(acme: Any, capsys: pytest.CaptureFixture[str]) -> None:
     from torchx.specs.plugins import get_registry, register_builtin
 
-    register_builtin(my_plugin)
+    register_builtin(acme)
     registry = get_registry()
-    app = registry.component("my_cloud.train")("train.py", nnodes=2)
+    app = registry.component("acme.hello")(who="docs", replicas=2)
     (role,) = app.roles
-    assert (role.entrypoint, role.args, role.num_replicas) == ("python", ["train.py"], 2)
-    assert role.resource.gpu == 8  # the plugin's own named resource, by name
+    assert (role.entrypoint, role.num_replicas) == ("echo", 2)
+    assert role.args == ["hello docs from replica ${replica_id}"]
+    assert role.resource.capabilities["acme/instance"] == "small"  # its own named resource
 
-    command = registry.cli_command("my-cloud-sizes")
+    command = registry.cli_command("acme-sizes")
     command = command() if isinstance(command, type) else command
     assert isinstance(command.help, str) and "\n" not in command.help
     parser = argparse.ArgumentParser()
     command.add_arguments(parser)
     assert command.run(parser.parse_args(["--min-gpus", "1"])) == 0
-    assert capsys.readouterr().out == "my_cloud.gpu8: 96 CPUs, 8 GPUs, 1048576 MB\n"
+    assert capsys.readouterr().out == "acme.gpu8: 96 CPUs, 8 GPUs, 1048576 MB\n"
 
 
-def test_example_scheduler_dryrun(my_plugin: Any) -> None:
-    pytest.importorskip("torchx.schedulers.api", reason="torchx-runner is not installed")
+def test_the_scheduler_dry_runs_without_its_backend(acme: Any) -> None:
     from torchx.specs import AppDef, Role, resource
     from torchx.specs.plugins import build_registry
 
-    registry = build_registry([my_plugin], entry_points=False)
-    scheduler = registry.scheduler_factory("my_cloud")("session")
+    registry = build_registry([acme], entry_points=False)
+    scheduler = registry.scheduler_factory("acme")("session")
     app = AppDef(
-        "hello",
-        [Role("trainer", "img:1", entrypoint="python", args=["t.py"], resource=resource(cpu=1))],
+        "hi",
+        [
+            Role(
+                "trainer",
+                "img:1",
+                entrypoint="python",
+                args=["t.py", "--rank", "${replica_id}"],
+                num_replicas=2,
+                resource=resource(cpu=1),
+            )
+        ],
     )
     info = scheduler.submit_dryrun(app, {"queue": "gpu"})
-    assert info.request == {
-        "name": "hello",
-        "queue": "gpu",
-        "tasks": [
-            {
-                "role": "trainer",
-                "image": "img:1",
-                "command": ["python", "t.py"],
-                "replicas": 1,
-                "instance": "any",
-            }
-        ],
-    }
-    assert "my_cloud_sdk" not in sys.modules  # the SDK is needed to submit, not to dry-run
+    request = info.request
+    assert request["id"].startswith("hi-") and request["queue"] == "gpu"
+    assert [t["argv"] for t in request["tasks"]] == [
+        ["python", "t.py", "--rank", "0"],
+        ["python", "t.py", "--rank", "1"],
+    ]
+    assert request["tasks"][0]["instance"] == "any"
+    assert "acme_torchx.batch" not in sys.modules  # the backend: to submit, not to dry-run
+    assert '"queue": "gpu"' in str(info)
+
+
+def test_the_in_process_testing_snippet_runs(acme: Any) -> None:
+    (snippet,) = [b for b in code_blocks("python") if "register_builtin(acme_torchx.plugin)" in b]
+    exec(compile(snippet, "docs/plugins.md", "exec"), {})
