@@ -11,6 +11,9 @@ import pytest
 from helpers import Cli
 
 collect_ignore_glob = ["fixtures/*"]
+if os.environ.get("TORCHX_E2E") != "1":
+    # end-to-end runs need torch: only `nox -s e2e` collects them
+    collect_ignore_glob.append("e2e/*")
 
 
 @pytest.fixture(autouse=True, scope="session")

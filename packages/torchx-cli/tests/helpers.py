@@ -58,9 +58,14 @@ class Cli:
         rc: int | None = 0,
         env: dict[str, str] | None = None,
         timeout: float = 60,
+        cwd: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
         proc = torchx(
-            *args, cwd=self.work, env={**self.env, **(env or {})}, timeout=timeout, check_rc=rc
+            *args,
+            cwd=cwd or self.work,
+            env={**self.env, **(env or {})},
+            timeout=timeout,
+            check_rc=rc,
         )
         if rc is not None and rc != 2:
             assert "Traceback" not in proc.stderr, proc.stderr

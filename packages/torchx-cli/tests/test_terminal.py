@@ -57,6 +57,9 @@ def test_ctrl_c_detaches_and_says_how_to_reattach_and_cancel(cli: Cli) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a shell without job control starts background jobs with SIGINT ignored, and
+        # Python then keeps ignoring it: give torchx the terminal's default, as a user has
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.stdout is not None
     handle = proc.stdout.readline().strip()

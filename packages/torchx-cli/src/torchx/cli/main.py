@@ -6,8 +6,9 @@ so installing a plugin adds commands with no change here. A command is an object
 with a one-line ``help``, ``add_arguments(parser)`` and ``run(args) -> int``.
 
 Errors a user can fix (bad arguments, an unknown scheduler, a bad handle, ...)
-are printed as one line and exit 2, without a traceback, unless debugging is on
-(``--log_level DEBUG`` or ``TORCHX_DEBUG=1``). A command plugin that fails to load
+are printed as one line and exit 2 (a scheduler that refuses a request or cannot be
+reached: exit 1), without a traceback, unless debugging is on (``--log_level DEBUG``
+or ``TORCHX_DEBUG=1``). A waited-on app that did not succeed exits 1. A command plugin that fails to load
 is skipped with a note, and never stops the other commands from working.
 """
 
@@ -157,9 +158,23 @@ def _report(command: str, e: BaseException) -> int:
     return EXIT_APP_FAILED if _is_scheduler_error(e) else EXIT_USAGE
 
 
+def _put_own_bin_on_path() -> None:
+    """Puts the directory of this interpreter's scripts first on PATH, if it is not on it.
+
+    ``torchx`` run from a venv that is not activated (``.venv/bin/torchx run dist.ddp ...``)
+    then starts the venv's ``torchrun`` and ``python`` for local apps, which are the ones
+    that have the user's packages, instead of failing with "torchrun: command not found".
+    """
+    bin_dir = os.path.dirname(sys.executable)
+    path = os.environ.get("PATH", "")
+    if bin_dir and bin_dir not in path.split(os.pathsep):
+        os.environ["PATH"] = bin_dir + (os.pathsep + path if path else "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``torchx`` with ``argv`` (default: the process's arguments) and returns the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    _put_own_bin_on_path()
     debug = _debug_requested(args_list)
     commands = _load_commands(debug)
     parser = build_parser(commands)

@@ -1,0 +1,43 @@
+"""End to end: a real distributed PyTorch job through ``torchx run`` on the local scheduler.
+
+Run by ``nox -s e2e`` (which installs torch with pip); the plain unit session does not
+collect this folder. Each rank of examples/ddp/train.py all-reduces ``rank + 1`` and
+prints the sum; every rank must print the right one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from helpers import Cli
+
+pytest.importorskip("torch", reason="the e2e tests need torch (nox -s e2e installs it)")
+
+REPO = Path(os.environ.get("TORCHX_REPO_ROOT") or Path(__file__).resolve().parents[4])
+SCRIPT = REPO / "examples" / "ddp" / "train.py"
+RESULT = re.compile(r"rank (\d+)/(\d+): all_reduce sum = (\d+) \(expected (\d+)\)")
+
+
+@pytest.mark.parametrize(("j", "nnodes", "nproc"), [("1x2", 1, 2), ("2x1", 2, 1)])
+def test_ddp_all_reduce(cli: Cli, j: str, nnodes: int, nproc: int) -> None:
+    assert SCRIPT.is_file(), f"{SCRIPT} is missing (set TORCHX_REPO_ROOT to the repository)"
+    # from a clone's root, exactly as the README says
+    script = str(SCRIPT.relative_to(REPO))
+    proc = cli(
+        "run", "--wait", "--log", "dist.ddp", "-j", j, "--script", script, timeout=300, cwd=REPO
+    )
+    world = nnodes * nproc
+    found: dict[int, tuple[str, int]] = {}
+    for line in proc.stdout.splitlines():
+        m = RESULT.search(line)
+        if m:
+            rank, size, total, expected = map(int, m.groups())
+            assert size == world and total == expected == world * (world + 1) // 2, line
+            found[rank] = (line.split()[0], total)
+    assert sorted(found) == list(range(world)), proc.stdout
+    # one replica per node, each carrying nproc ranks
+    assert {prefix for prefix, _ in found.values()} == {f"train/{n}" for n in range(nnodes)}
+    assert "State: SUCCEEDED" in proc.stderr
