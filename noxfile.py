@@ -9,6 +9,8 @@ Default sessions (``nox`` with no arguments) need no root and no services:
 * ``lint``: ruff check and ruff format --check over the whole tree.
 * ``typecheck-<dist>``: mypy --strict, one distribution at a time.
 * ``repo``: tools/check_imports.py (no undeclared sibling imports) and tools/tests.
+* ``e2e``: local end-to-end runs of a real distributed PyTorch job (``dist.ddp`` of
+  examples/ddp/train.py through the ``torchx`` command; installs torch with pip).
 
 Run by name only:
 
@@ -181,11 +183,36 @@ def install_matrix(session: nox.Session) -> None:
     session.run("pytest", "-p", "no:cacheprovider", "tools/install_matrix", *session.posargs)
 
 
+TORCH = "torch==2.13.0"
+
+
+@nox.session(python=PYTHON, venv_backend="virtualenv")
+def e2e(session: nox.Session) -> None:
+    """Local end-to-end runs with real torch: ``torchx run --wait --log dist.ddp -j 1x2`` and
+    ``-j 2x1 --script examples/ddp/train.py``, checking the all_reduce result of every rank.
+
+    A virtualenv (not uv) venv: torch is installed with pip, because uv does not see the
+    local torch build.
+    """
+    install_dist(session, "torchx-cli")
+    session.run("python", "-m", "pip", "install", "-q", TORCH, "numpy")
+    session.chdir(DISTS["torchx-cli"] / "tests")
+    session.run(
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "e2e",
+        *session.posargs,
+        env={"TORCHX_E2E": "1", "TORCHX_REPO_ROOT": str(ROOT)},
+    )
+
+
 nox.options.sessions = [
     *(f"tests-{d}" for d in DISTS),
     "lint",
     *(f"typecheck-{d}" for d in DISTS),
     "repo",
+    "e2e",
 ]
 
 
