@@ -113,7 +113,7 @@ class Wheels:
 @pytest.fixture(scope="session")
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> Wheels:
     prebuilt = os.environ.get("TORCHX_MATRIX_WHEELS")
-    return Wheels(tmp_path_factory.mktemp("wheels"), Path(prebuilt) if prebuilt else None)
+    return Wheels(tmp_path_factory.mktemp("wheels"), Path(prebuilt).resolve() if prebuilt else None)
 
 
 @dataclass
@@ -209,10 +209,11 @@ def make_env(wheels: Wheels, tmp_path_factory: pytest.TempPathFactory) -> Callab
 
     Each distribution comes with the repository siblings it requires (as wheels
     too); PyPI supplies the rest. ``then`` names distributions installed by a second,
-    separate ``uv pip install`` (to vary the install order).
+    separate ``uv pip install`` (to vary the install order); ``pypi`` adds
+    requirements from PyPI to the first one (tools such as mypy).
     """
 
-    def make(label: str, *dists: str, then: Sequence[str] = ()) -> Env:
+    def make(label: str, *dists: str, then: Sequence[str] = (), pypi: Sequence[str] = ()) -> Env:
         base = tmp_path_factory.mktemp(label)
         env = Env(base / "venv", base / "work")
         (env.work / "home").mkdir(parents=True)
@@ -222,13 +223,14 @@ def make_env(wheels: Wheels, tmp_path_factory: pytest.TempPathFactory) -> Callab
             check=True,
             capture_output=True,
         )
-        for batch in (dists, then):
-            if not batch:
+        for batch, extra in ((dists, pypi), (then, ())):
+            if not batch and not extra:
                 continue
             names = list(dict.fromkeys([d for name in batch for d in [*_requires(name), name]]))
             proc = subprocess.run(
                 [uv, "pip", "install", "-q", "--python", str(env.python)]
-                + [str(wheels[name]) for name in names],
+                + [str(wheels[name]) for name in names]
+                + list(extra),
                 capture_output=True,
                 text=True,
                 check=False,
