@@ -556,11 +556,199 @@ def test_state_dir_runopt_and_environment_default(
     monkeypatch.setenv("TORCHX_HOME", str(tmp_path / "home"))
     default = create_scheduler("x")
     assert default.state_dir == str(tmp_path / "home")
-    other = str(tmp_path / "other")
-    app_id = default.submit(AppDef("a", [sh("w", "echo x")]), {"state_dir": other})
-    assert default.describe(app_id) is None  # records live where the option said
-    follower = create_scheduler("y", state_dir=other)
+    other = tmp_path / "other"
+    app_id = default.submit(AppDef("a", [sh("w", "echo x")]), {"state_dir": str(other)})
+    # records live where the option said ...
+    assert (other / "apps" / app_id / "state.json").exists()
+    assert not (tmp_path / "home" / "apps" / app_id).exists()
+    assert create_scheduler("y", state_dir=str(other)).describe(app_id) is not None
+    # ... and the handle alone still finds the app from the default state directory
+    follower = create_scheduler("y")
     assert wait(follower, app_id).state == AppState.SUCCEEDED
+    assert logs(follower, app_id, "w") == ["x\n"]
+    assert [a.app_id for a in follower.list()] == [app_id]
+    follower.delete(app_id)
+    assert follower.describe(app_id) is None and follower.list() == []
+    assert not (other / "apps" / app_id).exists()
+    assert list((tmp_path / "home" / "links").iterdir()) == []
+
+
+def test_describe_gives_back_the_exact_appdef(sched: LocalScheduler, tmp_path: Path) -> None:
+    from torchx.runner import Runner
+
+    app = AppDef(
+        "My Trainer",
+        [sh("w", "echo hi", 2, env={"A": "1"}, max_retries=1), sh("ps", "true")],
+        metadata={"team": "ml", "ticket": "T-1"},
+    )
+    with Runner("s", {"local": lambda session, **_: sched}) as runner:
+        handle = runner.run(app, "local")
+        app_id = handle.rsplit("/", 1)[1]
+        wait(sched, app_id)
+        assert runner.describe(handle) == app  # name, roles and metadata as submitted
+    desc = sched.describe(app_id)
+    assert desc is not None
+    assert desc.name == "My Trainer" and desc.metadata == {"team": "ml", "ticket": "T-1"}
+    assert desc.ui_url == f"file://{sched.state_dir}/apps/{app_id}/logs"
+    # from a fresh scheduler object, i.e. from the records alone
+    again = create_scheduler("other", state_dir=sched.state_dir).describe(app_id)
+    assert again is not None and again.roles == app.roles and again.name == app.name
+
+
+def test_cancel_right_after_schedule_is_never_lost(sched: LocalScheduler) -> None:
+    # cancel races the supervisor's start-up (its SIGTERM handler may not exist yet)
+    for _ in range(5):
+        app_id = run(sched, sh("w", _SPAWNER, 2))
+        sched.cancel(app_id)
+        desc = wait(sched, app_id)
+        assert desc.state == AppState.CANCELLED, desc.msg
+        assert {r.state for rs in desc.roles_statuses for r in rs.replicas} == {AppState.CANCELLED}
+        sessions = st.replica_sessions(state_of(sched, app_id))
+        assert until(lambda s=sessions: not session_members(s))  # type: ignore[misc]
+
+
+def test_failed_schedule_removes_what_it_created(
+    sched: LocalScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the supervisor's interpreter exits at once: schedule fails half-way
+    broken = tmp_path / "broken-python"
+    broken.write_text("#!/bin/sh\necho 'no python here' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    other, log_root = tmp_path / "other", tmp_path / "logs"
+    info = sched.submit_dryrun(
+        AppDef("a", [sh("w", "echo x")]), {"state_dir": str(other), "log_dir": str(log_root)}
+    )
+    monkeypatch.setattr(sys, "executable", str(broken))
+    with pytest.raises(SchedulerError, match="exited at start:\nno python here"):
+        sched.schedule(info)
+    assert list((other / "apps").iterdir()) == []
+    assert not log_root.exists() or list(log_root.iterdir()) == []
+    links = Path(sched.state_dir) / "links"
+    assert not links.exists() or list(links.iterdir()) == []
+    assert sched.list() == [] and sched.describe(info.request.app_id) is None
+
+
+def test_record_of_another_version_is_a_clear_error(sched: LocalScheduler) -> None:
+    app_id = run(sched, sh("w", "true"))
+    wait(sched, app_id)
+    path = Path(sched.state_dir) / "apps" / app_id / "state.json"
+    record = json.loads(path.read_text())
+    record["apiVersion"] = "torchx.local/v999"
+    path.write_text(json.dumps(record))
+    with pytest.raises(SchedulerError, match=r"state.json: record version 'torchx.local/v999'"):
+        sched.describe(app_id)
+    assert [(a.app_id, a.state) for a in sched.list()] == [(app_id, AppState.UNKNOWN)]
+    record["apiVersion"] = st.API_VERSION
+    path.write_text(json.dumps(record))
+
+
+_RUNNER_OTHER = textwrap.dedent(
+    """
+    import json, sys
+    from torchx.runner import get_runner
+    with get_runner() as runner:
+        if sys.argv[1] == "launch":
+            print(runner.run_component(
+                "utils.sh", ["--num_replicas", "2", "--", "echo", "hello from the past"], "local"
+            ))
+        else:
+            handle = sys.argv[2]
+            status = runner.wait(handle, wait_interval=0.05, timeout=60)
+            app = runner.describe(handle)
+            print(json.dumps({
+                "state": status.state.name,
+                "replicas": [(r.id, r.state.name, r.exit_code) for r in status.roles[0].replicas],
+                "name": app.name,
+                "lines": list(runner.log_lines(handle, "sh", k=1)),
+                "listed": [a.app_handle for a in runner.list("local")],
+            }))
+    """
+)
+
+
+def test_runner_handles_work_from_new_processes(tmp_path: Path) -> None:
+    env = {**os.environ, "TORCHX_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+
+    def py(*args: str) -> str:
+        out = subprocess.run(
+            [sys.executable, "-c", _RUNNER_OTHER, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=tmp_path,
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip().splitlines()[-1]
+
+    handle = py("launch")  # the launching process has exited
+    assert handle.startswith("local://torchx/sh-")
+    seen = json.loads(py("follow", handle))
+    assert seen == {
+        "state": "SUCCEEDED",
+        "replicas": [[0, "SUCCEEDED", 0], [1, "SUCCEEDED", 0]],
+        "name": "sh",
+        "lines": ["hello from the past\n"],
+        "listed": [handle],
+    }
+
+
+@pytest.mark.parametrize(
+    "handle",
+    ["local://torchx/../../etc", "local://torchx/..", "local://torchx/a%2F..", "local://t/A-B"],
+)
+def test_runner_rejects_handles_that_could_escape(sched: LocalScheduler, handle: str) -> None:
+    from torchx.runner import Runner
+
+    with Runner("s", {"local": lambda session, **_: sched}) as runner:
+        for call in (runner.status, runner.describe, runner.cancel, runner.delete):
+            with pytest.raises(SpecError):
+                call(handle)
+    assert not Path(sched.state_dir).exists()  # nothing was created or read
+
+
+_CONCURRENT = textwrap.dedent(
+    """
+    import sys
+    from torchx.schedulers.local_scheduler import create_scheduler
+    from torchx.specs import AppDef, Role
+    s = create_scheduler("w" + sys.argv[2], state_dir=sys.argv[1])
+    mine = [s.submit(AppDef(f"p{sys.argv[2]}", [Role("w", image="/", entrypoint="sh",
+                     args=["-c", f"echo {i}"], num_replicas=2)]), {}) for i in range(5)]
+    for app in s.list():  # everyone's apps, while the others launch and delete
+        s.describe(app.app_id)
+    for i, app_id in enumerate(mine):
+        lines = list(s.log_iter(app_id, "w", 1, should_tail=True))
+        assert lines == [f"{i}\\n"], lines
+        assert s.describe(app_id).state.name == "SUCCEEDED"
+        s.delete(app_id)
+    print("ok")
+    """
+)
+
+
+def test_concurrent_processes_never_corrupt_records(sched: LocalScheduler) -> None:
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CONCURRENT, sched.state_dir, str(i)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
+    seen: set[str] = set()
+    while any(p.poll() is None for p in procs):  # status calls racing launches and deletes
+        for app in sched.list():
+            seen.add(app.app_id)
+            sched.describe(app.app_id)
+    for p in procs:
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0 and out.strip() == "ok", err
+    assert sched.list() == []
+    apps = Path(sched.state_dir) / "apps"
+    assert list(apps.iterdir()) == []  # no stray temporary files either
+    assert len(seen) > 0
 
 
 def test_dist_ddp_renders_elastic_args_for_local(sched: LocalScheduler, tmp_path: Path) -> None:
@@ -586,3 +774,43 @@ def test_dist_ddp_renders_elastic_args_for_local(sched: LocalScheduler, tmp_path
             check=True,
         ).stdout
         assert out == "localhost:29501\n"
+
+
+def test_elastic_dist_ddp_runs_on_local_with_its_arguments_rendered(
+    sched: LocalScheduler, tmp_path: Path
+) -> None:
+    """dist.ddp -j 1:2x4 run for real; a stand-in torchrun on PATH prints what it got."""
+    dist = pytest.importorskip("torchx.components.dist")
+    (tmp_path / "train.py").write_text("")
+    fake = tmp_path / "bin" / "torchrun"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
+    fake.chmod(0o755)
+    app = dist.ddp(
+        "--lr",
+        "0.1",
+        script="train.py",
+        j="1:2x4",
+        rdzv_port=29501,
+        image=str(tmp_path),
+        env={"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"},
+    )
+    assert (app.roles[0].min_replicas, app.roles[0].num_replicas) == (1, 2)
+    app_id = run(sched, *app.roles, name=app.name)
+    desc = wait(sched, app_id)
+    assert desc.state == AppState.SUCCEEDED, desc.msg
+    for k in range(2):
+        argv = [
+            line.rstrip("\n") for line in logs(sched, app_id, "train", k, streams=Stream.STDOUT)
+        ]
+        opts = dict(zip(argv[:-3:2], argv[1:-3:2], strict=True))
+        assert opts == {
+            "--rdzv_backend": "c10d",
+            "--rdzv_endpoint": "localhost:29501",
+            "--rdzv_id": app_id,
+            "--nnodes": "1:2",
+            "--nproc_per_node": "4",
+            "--tee": "3",
+            "--role": "",
+        }, argv
+        assert argv[-3:] == ["train.py", "--lr", "0.1"]

@@ -216,6 +216,10 @@ class Runner:
         """The session name in the handles of apps this runner submits."""
         return self._name
 
+    def name(self) -> str:
+        """The session name (upstream TorchX's spelling of :attr:`session_name`)."""
+        return self._name
+
     def scheduler_backends(self) -> list[str]:
         """Names of the installed schedulers (the first is the default)."""
         return list(self._factories)
@@ -346,14 +350,14 @@ class Runner:
         if ws is not None and not builds:
             _logger().info("scheduler %r does not build workspaces; ignoring %s", scheduler, ws)
         has_ws = builds and (ws is not None or any(r.workspace is not None for r in app.roles))
-        work = app
-        if has_ws or parent_run_id:
-            work = copy.deepcopy(app)  # everything below changes the copy only
-            if builds and ws is not None:
-                work.roles[0].workspace = ws
-            if parent_run_id:
-                for role in work.roles:
-                    role.env[ENV_TORCHX_PARENT_RUN_ID] = parent_run_id
+        # Everything below (the scheduler's validation hooks included) sees a copy: the
+        # caller's AppDef is never changed, whatever a plugin does.
+        work = copy.deepcopy(app)
+        if builds and ws is not None:
+            work.roles[0].workspace = ws
+        if parent_run_id:
+            for role in work.roles:
+                role.env[ENV_TORCHX_PARENT_RUN_ID] = parent_run_id
 
         sched._pre_build_validate(work, scheduler, resolved)
         if build and has_ws:
@@ -520,9 +524,11 @@ class Runner:
     def describe(self, app_handle: AppHandle) -> AppDef | None:
         """The app's definition as the scheduler knows it, or None if it does not exist.
 
-        Schedulers that keep the submitted roles (the local scheduler does) give an
-        AppDef that can be run again. Otherwise, an app submitted by this runner
-        is described by what was submitted.
+        Schedulers that keep the submitted AppDef (the local scheduler does) give it
+        back exactly (name, roles, metadata), from any process, ready to run again.
+        A scheduler that keeps roles but not the name gives an AppDef named by the app
+        id (as upstream TorchX does). Otherwise, an app submitted by this runner is
+        described by what was submitted.
         """
         from torchx.specs.api import AppDef
 
@@ -532,7 +538,9 @@ class Runner:
             self._apps.pop(app_handle, None)
             return None
         if desc.roles:
-            return AppDef(name=app_id, roles=list(desc.roles), metadata=dict(desc.metadata))
+            return AppDef(
+                name=desc.name or app_id, roles=list(desc.roles), metadata=dict(desc.metadata)
+            )
         submitted = self._apps.get(app_handle)
         if submitted is not None:
             return copy.deepcopy(submitted)
@@ -546,8 +554,22 @@ class Runner:
         sched, _backend, app_id = self._resolve(app_handle)
         self._retrying(f"cancel {app_handle}", lambda: sched.cancel(app_id))
 
+    def stop(self, app_handle: AppHandle) -> None:
+        """Deprecated name of :meth:`cancel` (upstream TorchX's), kept for old callers."""
+        import warnings
+
+        warnings.warn(
+            "Runner.stop() is deprecated: use Runner.cancel()", DeprecationWarning, stacklevel=2
+        )
+        self.cancel(app_handle)
+
     def delete(self, app_handle: AppHandle) -> None:
-        """Removes the app from the scheduler (cancelling it if it is still running)."""
+        """Removes the app and its records from the scheduler.
+
+        What happens to an app that is still running is the scheduler's choice: the
+        contract's default cancels it; the local scheduler refuses (``SchedulerError``:
+        cancel it and :meth:`wait` first) rather than kill a live app by surprise.
+        """
         sched, _backend, app_id = self._resolve(app_handle)
         self._retrying(f"delete {app_handle}", lambda: sched.delete(app_id))
         self._apps.pop(app_handle, None)

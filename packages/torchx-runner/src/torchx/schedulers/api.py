@@ -99,8 +99,13 @@ class Stream(StrEnum):
 class DescribeAppResponse:
     """What ``Scheduler.describe(app_id)`` returns: the app's status and, where known, its roles.
 
-    For schedulers that keep the submitted AppDef (the local scheduler does), ``roles``
-    is enough to recreate and re-run the app.
+    For schedulers that keep the submitted AppDef (the local scheduler does), ``name``,
+    ``roles`` and ``metadata`` are that AppDef's, so ``Runner.describe`` gives back
+    exactly what was submitted, ready to run again. A scheduler keeps its own
+    bookkeeping out of ``metadata`` (``ui_url`` says where to look at the app).
+
+    ``name`` is not in upstream TorchX's response; it defaults to ``""`` (unknown), in
+    which case ``Runner.describe`` names the AppDef by its app id, as upstream does.
     """
 
     app_id: str = "<NOT_SET>"
@@ -112,6 +117,7 @@ class DescribeAppResponse:
     metadata: dict[str, str] = attrs.field(factory=dict)
     roles_statuses: list[RoleStatus] = attrs.field(factory=list)
     roles: list[Role] = attrs.field(factory=list)
+    name: str = ""
 
 
 @attrs.define(eq=True)

@@ -215,11 +215,26 @@ def _gpu_count() -> int:
 
 
 def _read_state(app_dir: str) -> dict[str, Any] | None:
+    """The app's state record, None if there is none; a record of another version raises.
+
+    A record this version cannot read (written by another release of torchx-runner) is
+    a :class:`SchedulerError` naming the file, never a KeyError half-way through it.
+    """
+    path = os.path.join(app_dir, "state.json")
     try:
-        data: dict[str, Any] = _st.read_json(os.path.join(app_dir, "state.json"))
-        return data
+        data: dict[str, Any] = _st.read_json(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except ValueError as e:
+        raise SchedulerError(f"{path}: unreadable record ({e}); delete the app") from None
+    version = data.get("apiVersion") if isinstance(data, dict) else None
+    if version != _st.API_VERSION:
+        raise SchedulerError(
+            f"{path}: record version {version!r} is not {_st.API_VERSION!r}, the one this "
+            "torchx-runner reads: it was written by another release; follow the app with "
+            "that release"
+        )
+    return data
 
 
 def _settle(app_dir: str, state: dict[str, Any]) -> dict[str, Any] | None:
@@ -242,6 +257,24 @@ def _settle(app_dir: str, state: dict[str, Any]) -> dict[str, Any] | None:
     except OSError:
         pass
     return _st.mark_supervisor_dead(app_dir, reason)
+
+
+def _same_dir(a: str, b: str) -> bool:
+    return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
@@ -409,19 +442,38 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             raise SchedulerError(
                 f"app {app_id} was already scheduled from this dryrun; dry-run again for a new id"
             ) from None
-        proc = None
+        link = None
         try:
             self._write_records(app_dir, request, app)
-            proc = self._start_supervisor(app_dir)
+            if not _same_dir(request.state_dir, self.state_dir):
+                link = self._write_link(app_id, request.state_dir)
+            self._start_supervisor(app_dir)
         except BaseException:
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            # a submit that fails half-way removes what it created (the supervisor, if
+            # started, was killed by _start_supervisor before it could start a replica)
             shutil.rmtree(app_dir, ignore_errors=True)
             if not request.log_dir.startswith(app_dir + os.sep):
                 shutil.rmtree(request.log_dir, ignore_errors=True)
+            if link is not None:
+                _unlink(link)
             raise
         return app_id
+
+    def _write_link(self, app_id: str, state_dir: str) -> str:
+        """Records in this scheduler's state directory where the app's records are.
+
+        An app run with the ``state_dir`` run option lives elsewhere, yet its handle
+        carries only the app id: the link lets any later process that uses the default
+        state directory find it from the handle alone.
+        """
+        links = os.path.join(self.state_dir, "links")
+        _st.ensure_private_dir(links)
+        path = os.path.join(links, f"{app_id}.json")
+        _st.write_json_atomic(
+            path,
+            {"apiVersion": _st.API_VERSION, "kind": "LocalAppLink", "state_dir": state_dir},
+        )
+        return path
 
     def _write_records(self, app_dir: str, request: LocalRequest, app: AppDef) -> None:
         import pickle
@@ -455,6 +507,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                 "num_restarts": 0,
                 "created": now,
                 "updated": now,
+                "log_dir": request.log_dir,
+                "cancel_requested": False,
                 "supervisor": None,
                 "replicas": {
                     r.name: [
@@ -472,7 +526,6 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         )
 
     def _start_supervisor(self, app_dir: str) -> Any:
-        import select
         import subprocess
 
         # The supervisor runs with -S (no site: it halves interpreter start-up) and this
@@ -491,8 +544,11 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         # The first thing the supervisor does is answer on the pipe: schedule() waits for
         # the interpreter to run our code, not for its imports (they cost more than the
         # rest of schedule). Its pid is recorded here, from Popen.
+        # SIGTERM (cancel) is ignored until the supervisor installs its handler; a cancel
+        # that comes before is not lost: it is also recorded in state.json.
         code = (
-            f"import os, sys; os.write({write_fd}, b'ok'); os.close({write_fd}); "
+            "import os, sys, signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            f"os.write({write_fd}, b'ok'); os.close({write_fd}); "
             f"sys.path[:] = {path!r}; "
             "from torchx.schedulers._local.supervisor import entry; entry()"
         )
@@ -515,6 +571,32 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             os.close(write_fd)
             os.close(log_fd)
         try:
+            answer, ready = self._await_supervisor(app_dir, proc, read_fd)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        if answer.startswith(b"ok"):
+            return proc
+        proc.kill()
+        proc.wait()
+        try:
+            with open(os.path.join(app_dir, "supervisor.log"), errors="replace") as f:
+                tail = f.read()[-2000:].strip()
+        except OSError:
+            tail = ""
+        why = f"did not report in within {READY_TIMEOUT:g} s" if not ready else "exited at start"
+        raise SchedulerError(
+            f"the local supervisor for {os.path.basename(app_dir)} {why}"
+            + (f":\n{tail}" if tail else "")
+        )
+
+    @staticmethod
+    def _await_supervisor(app_dir: str, proc: Any, read_fd: int) -> tuple[bytes, bool]:
+        """Records the supervisor's pid, then waits for its "ok" (EOF if it died first)."""
+        import select
+
+        try:
             with _st.locked(app_dir):
                 state_path = os.path.join(app_dir, "state.json")
                 state = _st.read_json(state_path)
@@ -526,35 +608,38 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                     _st.write_json_atomic(state_path, state)
             # An event, not a poll: "ok" once the supervisor runs; EOF if it died first.
             ready, _, _ = select.select([read_fd], [], [], READY_TIMEOUT)
-            answer = os.read(read_fd, 16) if ready else b""
+            return (os.read(read_fd, 16) if ready else b""), bool(ready)
         finally:
             os.close(read_fd)
-        if answer.startswith(b"ok"):
-            return proc
-        proc.kill()
-        proc.wait()
-        try:
-            with open(os.path.join(app_dir, "supervisor.log"), errors="replace") as f:
-                tail = f.read()[-2000:].strip()
-        except OSError:
-            tail = ""
-        why = "did not report in within {READY_TIMEOUT:g} s" if not ready else "exited at start"
-        raise SchedulerError(
-            f"the local supervisor for {os.path.basename(app_dir)} {why}"
-            + (f":\n{tail}" if tail else "")
-        )
 
     # -- reading records --------------------------------------------------------------------
 
     def _app_dir(self, app_id: str) -> str:
-        return os.path.join(self.state_dir, "apps", _check_app_id(app_id))
+        """The app's record directory: in this state directory, or where its link points."""
+        own = os.path.join(self.state_dir, "apps", _check_app_id(app_id))
+        if os.path.isdir(own):
+            return own
+        target = self._linked_state_dir(app_id)
+        return own if target is None else os.path.join(target, "apps", app_id)
+
+    def _linked_state_dir(self, app_id: str) -> str | None:
+        """The state directory a link of :meth:`_write_link` names, or None."""
+        try:
+            data = _st.read_json(os.path.join(self.state_dir, "links", f"{app_id}.json"))
+        except (OSError, ValueError):
+            return None
+        target = data.get("state_dir") if isinstance(data, dict) else None
+        if data.get("apiVersion") != _st.API_VERSION or not isinstance(target, str):
+            return None
+        return target if os.path.isabs(target) else None
 
     def _state(self, app_id: str) -> dict[str, Any] | None:
         app_dir = self._app_dir(app_id)
         state = _read_state(app_dir)
         return None if state is None else _settle(app_dir, state)
 
-    def _roles(self, app_dir: str) -> list[Any]:
+    def _appdef(self, app_dir: str) -> AppDef | None:
+        """The AppDef as submitted: from the pickle cache, else from the JSON record."""
         import pickle
 
         from torchx.specs._version import __version__ as specs_version
@@ -565,7 +650,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             if cached.get("specs_version") == specs_version and isinstance(
                 cached.get("app"), AppDef
             ):
-                return list(cached["app"].roles)
+                app: AppDef = cached["app"]
+                return app
         except Exception:  # stale or unreadable cache: the JSON record decides
             pass
         from torchx.specs import serialize
@@ -573,14 +659,18 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         try:
             doc = _st.read_json(os.path.join(app_dir, "request.json"))["app"]
         except (OSError, KeyError, ValueError):
-            return []
-        return list(serialize.from_document(doc, AppDef).roles)
+            return None
+        return serialize.from_document(doc, AppDef)
 
     def exists(self, app_id: str) -> bool:
         return os.path.exists(os.path.join(self._app_dir(app_id), "state.json"))
 
     def describe(self, app_id: str) -> DescribeAppResponse | None:
-        """The app's state, per-replica states and exit codes, and its exact AppDef roles."""
+        """The app's state, per-replica states and exit codes, and the exact AppDef submitted.
+
+        ``name``, ``roles`` and ``metadata`` are the submitted AppDef's, untouched;
+        ``ui_url`` is the ``file://`` URL of the app's log directory.
+        """
         app_dir = self._app_dir(app_id)
         state = self._state(app_id)
         if state is None:
@@ -601,36 +691,38 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             )
             for role, replicas in state.get("replicas", {}).items()
         ]
+        app = self._appdef(app_dir)
+        log_dir = state.get("log_dir") or os.path.join(app_dir, "logs")
         return DescribeAppResponse(
             app_id=app_id,
             state=AppState[state["state"]],
             num_restarts=int(state.get("num_restarts", 0)),
             msg=state.get("msg") or NONE,
             structured_error_msg=NONE,
-            metadata={
-                "state_dir": self.state_dir,
-                "app_dir": app_dir,
-                "created": str(state.get("created", "")),
-            },
+            ui_url=f"file://{log_dir}",
+            metadata=dict(app.metadata) if app is not None else {},
             roles_statuses=roles_statuses,
-            roles=self._roles(app_dir),
+            roles=list(app.roles) if app is not None else [],
+            name=app.name if app is not None else str(state.get("app_name", "")),
         )
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
-        """Every app in the state directory, newest first."""
-        apps = os.path.join(self.state_dir, "apps")
-        try:
-            names = os.listdir(apps)
-        except FileNotFoundError:
-            return []
+        """Every app in the state directory (and the ones linked from it), newest first.
+
+        An app whose record this version cannot read is listed as UNKNOWN.
+        """
         found: list[tuple[float, ListAppResponse]] = []
-        for app_id in names:
-            if not _st.is_valid_app_id(app_id):
+        seen: set[str] = set()
+        for app_id, app_dir in self._app_dirs():
+            if app_id in seen:
                 continue
-            app_dir = os.path.join(apps, app_id)
-            state = _read_state(app_dir)
-            if state is not None:
-                state = _settle(app_dir, state)
+            seen.add(app_id)
+            try:
+                state = _read_state(app_dir)
+                if state is not None:
+                    state = _settle(app_dir, state)
+            except SchedulerError:
+                state = {"state": "UNKNOWN", "created": 0.0}
             if state is None:
                 continue
             found.append(
@@ -647,11 +739,40 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         found.sort(key=lambda item: item[0], reverse=True)
         return [resp for _, resp in found]
 
+    def _app_dirs(self) -> Iterable[tuple[str, str]]:
+        """(app id, record directory) of every app here, then of every linked app."""
+        apps = os.path.join(self.state_dir, "apps")
+        for name in _listdir(apps):
+            if _st.is_valid_app_id(name):
+                yield name, os.path.join(apps, name)
+        for name in _listdir(os.path.join(self.state_dir, "links")):
+            app_id = name[: -len(".json")]
+            if name.endswith(".json") and _st.is_valid_app_id(app_id):
+                target = self._linked_state_dir(app_id)
+                if target is not None:
+                    yield app_id, os.path.join(target, "apps", app_id)
+
     # -- cancel and delete ------------------------------------------------------------------
 
     def _cancel_existing(self, app_id: str) -> None:
+        """Records the cancel and sends SIGTERM to the supervisor, which stops the replicas.
+
+        The record makes a cancel that reaches a supervisor still starting up (before its
+        signal handler is in place) take effect all the same.
+        """
+        app_dir = self._app_dir(app_id)
         state = self._state(app_id)
         if state is None or state.get("state") in _st.TERMINAL:
+            return
+        try:
+            with _st.locked(app_dir):
+                state = _read_state(app_dir)
+                if state is None or state.get("state") in _st.TERMINAL:
+                    return
+                if not state.get("cancel_requested"):
+                    state["cancel_requested"] = True
+                    _st.write_json_atomic(os.path.join(app_dir, "state.json"), state)
+        except FileNotFoundError:
             return
         sup = state.get("supervisor") or {}
         if _st.is_same_process_alive(sup.get("pid"), sup.get("start_time")):
@@ -667,10 +788,11 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         kills it first (SIGKILL, no grace period).
         """
         app_dir = self._app_dir(app_id)
+        link = os.path.join(self.state_dir, "links", f"{app_id}.json")
         if self._state(app_id) is None:
+            _unlink(link)  # a link to an app deleted elsewhere
             return
-        apps = os.path.dirname(app_dir)
-        trash = os.path.join(self.state_dir, "trash")
+        trash = os.path.join(os.path.dirname(os.path.dirname(app_dir)), "trash")
         try:
             with _st.locked(app_dir):
                 state = _read_state(app_dir)
@@ -695,6 +817,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                 os.rename(app_dir, doomed)  # atomic: readers see the whole app or nothing
         except FileNotFoundError:
             return
+        _unlink(link)
         log_dirs = {
             rep.get("log_dir", "") for reps in state.get("replicas", {}).values() for rep in reps
         }
@@ -703,7 +826,6 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             if d and not d.startswith(app_dir + os.sep):
                 # <log_dir>/<app_id>/<role>/<k>: remove the app's whole log folder
                 shutil.rmtree(os.path.dirname(os.path.dirname(d)), ignore_errors=True)
-        del apps
 
     # -- logs -------------------------------------------------------------------------------
 

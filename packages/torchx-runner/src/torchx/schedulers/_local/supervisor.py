@@ -215,6 +215,8 @@ class Supervisor:
             state: dict[str, Any] = read_json(self.state_path)
             if state.get("state") in TERMINAL:  # recorded by a reader that found us dead
                 raise SystemExit(0)
+            if state.get("cancel_requested"):  # maybe before our SIGTERM handler existed
+                self.cancel_requested = True
             state.update(extra)
             state["state"] = app_state
             state["msg"] = self.msg
@@ -231,8 +233,8 @@ class Supervisor:
     def _child_setup(self) -> None:
         # runs in the forked child, before exec: die with the supervisor, default signals
         os.umask(self.umask)
-        signal.signal(signal.SIGHUP, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != self.pid:  # the supervisor died before prctl took effect
             os._exit(137)
@@ -435,6 +437,8 @@ class Supervisor:
         )
         for rep in self.replicas:
             rep.pump(time.time(), final=True)
+            if rep.state not in TERMINAL:  # never started, or waiting for a restart
+                rep.state = "CANCELLED"
         # background processes a replica left behind die with the app
         kill_sessions({sid: start for rep in self.replicas for sid, start in rep.sessions})
         self.reap()
@@ -453,12 +457,16 @@ def _watchdog(app_dir: str, fd: int, supervisor_pid: int) -> None:
         os.setpgid(0, 0)
         for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
+        pidfd = _open_pidfd(supervisor_pid)
         while True:
             try:
                 if not os.read(fd, 1):
                     break
             except InterruptedError:
                 continue
+        # EOF comes when the dying supervisor's files are closed, a moment *before* it has
+        # exited: until then /proc says it runs, and settling the record would be refused.
+        _wait_exited(supervisor_pid, pidfd)
         try:
             state = read_json(os.path.join(app_dir, "state.json"))
         except (OSError, ValueError):
@@ -475,6 +483,29 @@ def _watchdog(app_dir: str, fd: int, supervisor_pid: int) -> None:
         code = 1
     finally:
         os._exit(code)
+
+
+def _open_pidfd(pid: int) -> int | None:
+    """A pidfd of our parent ``pid`` (Linux >= 5.3), None if unavailable or already gone."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+    if os.getppid() != pid:  # it died before we opened it: the fd may be another process's
+        os.close(fd)
+        return None
+    return fd
+
+
+def _wait_exited(pid: int, pidfd: int | None, timeout: float = 10.0) -> None:
+    """Returns once our parent ``pid`` has exited (a zombie or reaped), or after ``timeout``."""
+    if pidfd is not None:  # readable once the process has exited: an event, not a poll
+        select.select([pidfd], [], [], timeout)
+        os.close(pidfd)
+        return
+    deadline = time.monotonic() + timeout
+    while os.getppid() == pid and time.monotonic() < deadline:  # re-parented once it exited
+        time.sleep(0.005)
 
 
 def main(argv: list[str]) -> int:
