@@ -172,6 +172,18 @@ class Env:
     def python_code(self, code: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         return self.run(self.python, "-c", code, timeout=timeout)
 
+    def uv_pip(self, *args: str | Path) -> subprocess.CompletedProcess[str]:
+        """``uv pip ARGS`` against this environment (install or uninstall a wheel later)."""
+        proc = subprocess.run(
+            [_uv(), "pip", *map(str, args), "--python", str(self.python)],
+            cwd=self.work,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc
+
     def installed(self) -> set[str]:
         """Normalized names of every distribution installed in the environment."""
         code = (

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO, Env, MakeEnv, ok, stop_acme_tasks
+from conftest import REPO, Env, MakeEnv, Wheels, ok, stop_acme_tasks
 
 
 @pytest.fixture(scope="module")
@@ -195,3 +195,23 @@ def test_it_type_checks_against_the_installed_wheels(make_env: MakeEnv) -> None:
     caught = env.run(*mypy, bad)
     assert caught.returncode == 1
     assert 'Argument "cpu" to "Resource" has incompatible type "str"' in caught.stdout
+
+
+def test_installing_and_removing_the_wheel_is_all_a_user_does(
+    make_env: MakeEnv, wheels: Wheels
+) -> None:
+    """The entry points cached on disk by an earlier `torchx` never hide a change."""
+    env = make_env("late", "torchx-cli")
+
+    def distributions() -> set[str]:
+        return set(json.loads(ok(env.torchx("plugins", "--json")))["data"]["distributions"])
+
+    assert "acme-torchx" not in distributions()
+    assert list((env.work / "home" / ".cache" / "torchx").glob("entry-points-*"))  # cached
+    env.uv_pip("install", "-q", wheels["acme-torchx"])
+    assert "acme-torchx" in distributions()
+    assert ok(env.torchx("acme-sizes")).startswith("acme.gpu8: ")
+    env.uv_pip("uninstall", "-q", "acme-torchx")
+    assert "acme-torchx" not in distributions()
+    gone = env.torchx("acme-sizes")
+    assert gone.returncode == 2 and "unknown command 'acme-sizes'" in gone.stderr
