@@ -531,6 +531,54 @@ def test_dryrun_never_mutates_the_app_nor_writes(
     assert not state.parent.exists()
 
 
+class MeddlingScheduler(FakeScheduler):
+    """A plugin whose validation hooks change the app they are given."""
+
+    def _pre_build_validate(self, app: AppDef, scheduler: str, cfg: Any) -> None:
+        app.roles[0].env["PRE"] = "meddled"
+
+    def _validate(self, app: AppDef, scheduler: str, cfg: Any) -> None:
+        app.roles[0].args.append("--validated")
+        app.metadata["validated"] = "yes"
+
+
+def test_dryrun_shields_the_app_from_the_schedulers_hooks(tmp_path: Path) -> None:
+    f = Factories(tmp_path / "apps.json", MeddlingScheduler)
+    original = app()
+    before = copy.deepcopy(original)
+    with Runner("s", {"m": f.make()}) as r:
+        info = r.dryrun(original, "m")
+        handle = r.run(original, "m")
+        assert r.describe(handle) is not None
+    assert original == before
+    assert info.request["roles"][0]["env"]["PRE"] == "meddled"  # the copy was validated
+
+
+def test_stop_is_a_deprecated_cancel_and_name_the_session(runner: Runner) -> None:
+    handle = runner.run(app(), "fake")
+    with pytest.warns(DeprecationWarning, match="use Runner.cancel"):
+        runner.stop(handle)
+    status = runner.status(handle)
+    assert status is not None and status.state == AppState.CANCELLED
+    assert runner.name() == runner.session_name == "sess"
+
+
+def test_describe_uses_the_name_the_scheduler_kept(runner: Runner, factories: Factories) -> None:
+    handle = runner.run(app(), "fake")
+    sched = factories.created[0]
+    original_describe = sched.describe
+
+    def named(app_id: str) -> DescribeAppResponse | None:
+        desc = original_describe(app_id)
+        if desc is not None:
+            desc.name = "trainer"
+        return desc
+
+    sched.describe = named  # type: ignore[method-assign]
+    described = runner.describe(handle)
+    assert described is not None and described.name == "trainer"
+
+
 def test_run_builds_the_workspace_into_the_request(factories: Factories, tmp_path: Path) -> None:
     f = Factories(tmp_path / "apps.json", FakeWorkspaceScheduler)
     original = app()

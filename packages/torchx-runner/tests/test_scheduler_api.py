@@ -150,3 +150,24 @@ def test_structured_opts_is_re_exported_and_doctests_pass() -> None:
     assert StructuredOpts is Spec
     result = doctest.testmod(api_module)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_reference_structured_opts_example_runs_here() -> None:
+    """Reference 003's ``MyOpts`` example, through ``torchx.schedulers.api``."""
+    from dataclasses import dataclass
+
+    @dataclass
+    class MyOpts(StructuredOpts):
+        cluster_name: str
+        """Name of the cluster to submit to."""
+
+        num_retries: int = 3
+        """Number of retry attempts."""
+
+    opts = MyOpts.as_runopts()
+    cluster = opts.get("cluster_name")
+    assert cluster is not None and cluster.is_required
+    assert cluster.help == "Name of the cluster to submit to."
+    assert opts.get("clusterName") is cluster  # the camelCase alias
+    typed = MyOpts.from_cfg(opts.resolve({"clusterName": "c1"}))
+    assert (typed.cluster_name, typed.num_retries) == ("c1", 3)

@@ -23,8 +23,10 @@ starts one small detached supervisor per app (``torchx.schedulers._local.supervi
 in a new session; it returns once the supervisor has recorded its pid. The supervisor
 starts each replica in its own session and process group, applies the retry policy,
 and records states and logs. Every other call (``describe``, ``log_iter``, ``list``,
-``cancel``, ``delete``) only reads those records, so it works from any process: use
-the same state directory (``$TORCHX_HOME``, or the ``state_dir`` given here).
+``cancel``, ``delete``) only reads those records, so it works from any process that
+uses the same state directory (``$TORCHX_HOME``, or the ``state_dir`` given here). An
+app run with the ``state_dir`` run option keeps its records there, and a small link in
+the default state directory lets the handle alone find it from any later process.
 
 Guarantees:
 
@@ -32,7 +34,11 @@ Guarantees:
   the replica, a watchdog process for whatever the replica started), and the app is
   then recorded as FAILED with the reason: never RUNNING forever;
 * ``cancel`` sends SIGTERM to every replica's process group, SIGKILL after the
-  ``grace_period`` run option; when an app ends, nothing it started is left running;
+  ``grace_period`` run option; when an app ends, nothing it started is left running.
+  A cancel is also recorded, so one that comes right after ``schedule``, while the
+  supervisor is still starting, is never lost;
+* ``describe`` gives back the exact AppDef submitted (name, roles, metadata); the
+  scheduler's own bookkeeping stays in its records (``ui_url`` is the log directory);
 * records are versioned JSON written atomically (a reader sees the old or the new
   record, never half of one); read-modify-write holds the app's ``flock``, so
   concurrent launches, status calls and deletes never corrupt them;

@@ -9,8 +9,11 @@ else ``~/.local/state/torchx``; directories 0700, files 0600)::
     apps/<app_id>/.lock             flock(2) target for read-modify-write of state.json
     apps/<app_id>/supervisor.log    the supervisor's own output (errors only, normally)
     apps/<app_id>/logs/<role>/<k>/{stdout,stderr,combined}.log
+    links/<app_id>.json             where an app run with another state_dir keeps its records
+    trash/                          apps being deleted (renamed here, then removed)
 
-Every JSON record carries ``apiVersion`` (:data:`API_VERSION`). Writers replace files
+Every JSON record carries ``apiVersion`` (:data:`API_VERSION`); a reader refuses, with
+a message naming the file, a record of another version. Writers replace files
 atomically (temporary file + ``os.replace``), so a reader never sees half a record and
 needs no lock; read-modify-write sequences hold the app's flock.
 
