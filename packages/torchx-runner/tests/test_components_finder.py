@@ -284,3 +284,13 @@ def test_plugin_components_resolve_and_are_listed() -> None:
     assert "fxg.helper" not in found  # not annotated -> AppDef: not a component
     with pytest.raises(ComponentNotFoundError, match=r"did you mean 'fxg.greet'"):
         get_component("fxg.gret")
+
+
+def test_loading_a_file_component_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as on a default Python
+    path = _write(tmp_path / "comps" / "quiet.py", COMPONENT_FILE)
+    cdef = get_component(f"{path}:greet")
+    assert cdef.fn().roles[0].args == ["world"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["quiet.py"]  # no __pycache__

@@ -814,3 +814,13 @@ def test_elastic_dist_ddp_runs_on_local_with_its_arguments_rendered(
             "--role": "",
         }, argv
         assert argv[-3:] == ["train.py", "--lr", "0.1"]
+
+
+def test_other_platforms_get_a_clear_error_and_nothing_is_created(
+    sched: LocalScheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = sched.submit_dryrun(AppDef("a", [sh("w", "true")]), {})  # a dryrun works anywhere
+    monkeypatch.setattr(sys, "platform", "darwin")
+    with pytest.raises(SchedulerError, match=r"runs apps on Linux only .* not on darwin"):
+        sched.schedule(info)
+    assert not Path(sched.state_dir).exists()

@@ -181,7 +181,11 @@ def _load_file(path: str, shown: str) -> ModuleType:
         sys.modules[mod_name] = module  # dataclasses, pickle and friends look modules up there
         sys.path.insert(0, directory)  # so the file may import its neighbours while it loads
         try:
-            spec.loader.exec_module(module)
+            # compiled here rather than by the loader: loading a component (for a dryrun
+            # too) leaves nothing on disk, not even a __pycache__ beside the user's file
+            with open(path, "rb") as f:
+                source = f.read()
+            exec(compile(source, path, "exec", dont_inherit=True), vars(module))
         except (Exception, SystemExit) as e:
             sys.modules.pop(mod_name, None)
             raise ComponentLoadError(f"cannot load component file {shown!r}: {_one_line(e)}") from e

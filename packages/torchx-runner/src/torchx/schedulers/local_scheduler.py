@@ -437,6 +437,12 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         app = dryrun_info._app
         if app is None:
             raise SchedulerError("schedule() needs the AppDryRunInfo of submit_dryrun()")
+        if not sys.platform.startswith("linux"):
+            raise SchedulerError(
+                f"the local scheduler runs apps on Linux only (it relies on /proc, sessions "
+                f"and prctl), not on {sys.platform}; a dryrun works anywhere, or run the "
+                "app in a container scheduler"
+            )
         app_id = _check_app_id(request.app_id)
         apps = os.path.join(request.state_dir, "apps")
         _st.ensure_private_dir(request.state_dir)
