@@ -126,6 +126,16 @@ def test_run_and_follow_an_app_from_later_processes(env: Env) -> None:
     assert {"handle": handle, "state": "SUCCEEDED", "name": "hello"} in listed, listed
 
 
+def test_run_with_log_follows_the_output_until_the_app_ends(env: Env) -> None:
+    script = "echo one; sleep 0.5; echo two; exit 3"
+    run = env.torchx("run", "-s", "acme", "--log", "utils.sh", "sh", "-c", script)
+    assert run.returncode == 1, run.stderr  # the app failed: exit status 1, no traceback
+    assert "Traceback" not in run.stderr and "FAILED" in run.stderr
+    handle, *lines = run.stdout.splitlines()
+    assert handle.startswith("acme://torchx/sh-")
+    assert lines == ["sh/0 one", "sh/0 two"]
+
+
 def _wait_gone(pid: int, timeout: float = 20) -> bool:
     """True once process ``pid`` no longer exists (it is not our child: poll /proc)."""
     deadline = time.monotonic() + timeout
