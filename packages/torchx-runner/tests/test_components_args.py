@@ -437,3 +437,53 @@ def test_component_parser_is_an_argparse_parser_and_cached() -> None:
 
 def test_prog_defaults_to_the_function_name() -> None:
     assert component_parser(typed).prog == "typed"
+
+
+# ------------------------------------------------------------------ property tests
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_WORD = st.text(
+    st.characters(codec="utf-8", exclude_characters=",;=\"'", exclude_categories=("Z", "C")),
+    min_size=1,
+    max_size=8,
+)
+_KEY = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,7}", fullmatch=True)
+
+
+@given(st.lists(_WORD, max_size=6))
+def test_lists_round_trip(items: list[str]) -> None:
+    assert run(typed, ["--ls", ",".join(items)])["ls"] == items
+
+
+@given(st.lists(st.integers(-(10**9), 10**9), max_size=6))
+def test_int_lists_round_trip(items: list[int]) -> None:
+    assert run(typed, ["--li", ",".join(map(str, items))])["li"] == items
+
+
+@given(st.dictionaries(_KEY, _WORD, max_size=5))
+def test_dicts_round_trip(values: dict[str, str]) -> None:
+    text = ",".join(f"{k}={v}" for k, v in values.items())
+    assert run(typed, ["--ds", text])["ds"] == values
+
+
+@given(st.lists(st.text(max_size=6), max_size=4))
+def test_any_argv_is_parsed_or_refused_with_one_line(argv: list[str]) -> None:
+    try:
+        run(required, ["--name", "n", "--count", "1", *argv])
+    except ComponentArgError as e:
+        assert "\n" not in str(e)
+
+
+def test_values_that_start_with_a_dash_stay_values() -> None:
+    assert run(typed, ["--li", "-1,0"])["li"] == [-1, 0]
+    assert run(typed, ["-s", "-Dx=y", "--i", "2"])["s"] == "-Dx=y"
+    assert run(typed, ["--s", "--not-an-option"])["s"] == "--not-an-option"
+    # the program's arguments are left exactly as given
+    got = run(required, ["--name", "n", "--count", "1", "prog", "--name", "-x"])
+    assert got["rest"] == ["prog", "--name", "-x"] and got["name"] == "n"
+    got = run(required, ["--name", "-n", "--count", "1", "--", "--count", "-2"])
+    assert got["rest"] == ["--count", "-2"] and got["name"] == "-n"
+    with pytest.raises(ComponentArgError, match="argument --name: expected one argument"):
+        run(required, ["--name", "--count", "1"])  # a known option is never taken as a value

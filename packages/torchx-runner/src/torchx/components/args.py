@@ -570,7 +570,7 @@ def materialize_appdef(
     compiled = _compile(fn, defaults, prog)
     parser = compiled.parser
     spec = compiled.spec
-    namespace, extras = parser.parse_known_args(list(argv))
+    namespace, extras = parser.parse_known_args(_attach_dash_values(parser, argv))
     if extras:
         parser.error(_unrecognized(spec, extras))
     values = dict(compiled.defaults)
@@ -602,6 +602,39 @@ def materialize_appdef(
             f"component {parser.prog} returned {type(app).__name__}, not an AppDef"
         )
     return app
+
+
+def _attach_dash_values(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    """``--opt -1,0`` as ``--opt=-1,0``: a value that starts with ``-`` stays a value.
+
+    argparse takes such a value (``-1,0``, ``-Dx=y``, ``-v``) for an unknown option
+    unless it is glued to its option. Only the component's own options are looked at:
+    scanning stops at ``--`` and at the first positional (the program's arguments
+    begin there), so nothing meant for the program is changed.
+    """
+    known = parser._option_string_actions
+    out = list(argv)
+    i = 0
+    while i < len(out):
+        token = out[i]
+        if token == "--":
+            break
+        action = known.get(token)
+        if action is None:
+            if not token.startswith("-"):
+                break  # the first positional: the rest is the program's
+            i += 1  # "--opt=value", or an unknown option argparse will report
+            continue
+        if action.nargs is None and i + 1 < len(out):  # takes exactly one value
+            value = out[i + 1]
+            if value.startswith("-") and value != "--" and value not in known:
+                out[i : i + 2] = [f"{token}={value}"]
+            else:
+                i += 1
+        elif action.nargs == "?" and i + 1 < len(out) and not out[i + 1].startswith("-"):
+            i += 1  # a bool option with its value
+        i += 1
+    return out
 
 
 def _unrecognized(spec: _Spec, extras: list[str]) -> str:
