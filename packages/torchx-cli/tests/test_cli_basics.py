@@ -87,3 +87,42 @@ def test_bash_completion_completes_commands_and_options(tmp_path) -> None:  # ty
 def test_zsh_completion_wraps_the_bash_function() -> None:
     out = torchx("completion", "zsh", check_rc=0).stdout
     assert out.startswith("#compdef torchx") and "bashcompinit" in out and "_torchx()" in out
+
+
+def test_help_is_cached_and_the_cache_follows_installs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import stat
+
+    from test_info import _plugin_dir
+
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    first = torchx("--help", env=env, check_rc=0).stdout
+    cached = list((tmp_path / "cache" / "torchx").glob("cli-help-*.txt"))
+    assert len(cached) == 1 and stat.S_IMODE(os.stat(cached[0]).st_mode) == 0o600
+    assert torchx("--help", env=env, check_rc=0).stdout == first
+    # a newly installed plugin's command shows up at once (and its broken one is noted)
+    plugged = torchx("--help", env={**env, "PYTHONPATH": str(_plugin_dir(tmp_path))}, check_rc=0)
+    assert "    hello" in plugged.stdout and "    hello" not in first
+    assert "command 'boom'" in plugged.stderr
+    again = torchx("--help", env={**env, "PYTHONPATH": str(tmp_path / "plugins")}, check_rc=0)
+    assert again.stdout == plugged.stdout and "command 'boom'" in again.stderr
+
+
+def test_cached_help_imports_nothing_heavy(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code = (
+        "import sys\nfrom torchx.cli.main import main\nmain(['--help'])\n"
+        "print('LOADED=' + ','.join(m for m in ('argparse', 'attrs', 'pluggy', 'torchx.runner',"
+        " 'torchx.specs.plugins') if m in sys.modules), file=sys.stderr)"
+    )
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path)}
+    for _ in range(2):  # the first call writes the cache
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+        )
+    assert "commands:" in proc.stdout
+    assert proc.stderr.strip().splitlines()[-1] == "LOADED="
+
+
+def test_bare_torchx_prints_help_and_exits_2() -> None:
+    proc = torchx(check_rc=2)
+    assert proc.stdout.startswith("usage: torchx") and "commands:" in proc.stdout

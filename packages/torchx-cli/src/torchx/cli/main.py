@@ -14,50 +14,25 @@ is skipped with a note, and never stops the other commands from working.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds to import; --version and --help skip it
+    import argparse
+    from collections.abc import Sequence
+    from typing import Any
 
 #: Exit status for usage and input errors, as argparse uses.
 EXIT_USAGE = 2
 #: Exit status when a waited-on app did not succeed.
 EXIT_APP_FAILED = 1
 
-_EPILOG = """\
-examples:
-  torchx run utils.echo --msg hello            run a component on the local scheduler
-  torchx run --log dist.ddp -j 1x2 --script train.py
-  torchx status local://torchx/echo-abc123     follow an app from any later shell
-  torchx log -t local://torchx/echo-abc123     stream its logs
-  torchx builtins                              list the components you can run
-  torchx runopts local                         the options of a scheduler
-
-Set TORCHX_DEBUG=1 to see tracebacks."""
+_HELP_FLAGS = ("-h", "--help")
 
 
 class CliError(Exception):
     """A user error the CLI reports as one line (exit 2)."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but usage errors name the subcommand and point at its --help."""
-
-    def error(self, message: str) -> Any:
-        import re
-
-        bad = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
-        if bad:
-            from torchx.specs.errors import did_you_mean
-
-            choices = re.findall(r"'([^']*)'", bad.group(2))
-            message = (
-                f"unknown {'command' if 'COMMAND' in message else 'choice'} '{bad.group(1)}'"
-                f"{did_you_mean(bad.group(1), choices)}; choose from {', '.join(choices)}"
-            )
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:
@@ -71,68 +46,66 @@ def _debug_requested(argv: Sequence[str]) -> bool:
     return False
 
 
-def _version() -> str:
+def version() -> str:
+    """This distribution's version."""
     from torchx.cli._version import __version__
 
     return __version__
 
 
-def _load_commands(debug: bool) -> dict[str, Any]:
-    """Every installed command object by name; broken ones are reported and skipped."""
-    from torchx.specs.plugins import get_registry
-
-    registry = get_registry()
-    commands: dict[str, Any] = {}
-    for name in sorted(registry.cli_commands):
-        try:
-            cmd = registry.cli_command(name)
-            if isinstance(cmd, type):
-                cmd = cmd()
-            for attr in ("help", "add_arguments", "run"):
-                if not hasattr(cmd, attr):
-                    raise TypeError(f"command object has no {attr!r}")
-        except Exception as e:  # a broken plugin must not break the other commands
-            entry = registry.cli_commands[name]
-            if debug:
-                import traceback
-
-                traceback.print_exc()
-            print(
-                f"torchx: note: command '{name}' from {entry.distribution} could not be "
-                f"loaded ({type(e).__name__}: {e}); see 'torchx plugins'",
-                file=sys.stderr,
-            )
+def _command_of(argv: Sequence[str]) -> tuple[str | None, bool]:
+    """(the subcommand named in ``argv``, whether a top-level -h/--help comes before it)."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in _HELP_FLAGS:
+            return None, True
+        if arg == "--log_level":
+            i += 2
             continue
-        commands[name] = cmd
-    return commands
+        if not arg.startswith("-"):
+            return arg, False
+        i += 1
+    return None, False
+
+
+def _load_commands(debug: bool) -> dict[str, Any]:
+    """Every installed command object by name (see :func:`torchx.cli._parser.load_commands`)."""
+    from torchx.cli._parser import load_commands
+
+    return load_commands(debug)
 
 
 def build_parser(commands: dict[str, Any]) -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="torchx",
-        description="Launch and follow distributed PyTorch (and any other) apps on any scheduler.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"torchx {_version()}")
-    parser.add_argument(
-        "--log_level",
-        default=None,
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        type=str.upper,
-        help="log level (DEBUG also shows tracebacks)",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for name, cmd in commands.items():
-        sp = sub.add_parser(
-            name,
-            help=cmd.help,
-            description=getattr(cmd, "description", None) or cmd.help,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        cmd.add_arguments(sp)
-        sp.set_defaults(_torchx_command=cmd)
-    return parser
+    """The full parser over ``commands`` (what ``torchx --help`` shows)."""
+    from torchx.cli._parser import build_parser as _build
+
+    return _build(commands)
+
+
+def _full_help(debug: bool) -> tuple[str, str]:
+    """(help text, notes about commands that failed to load) of ``torchx --help``."""
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        parser = build_parser(_load_commands(debug))
+    return parser.format_help(), err.getvalue()
+
+
+def _print_help(debug: bool) -> None:
+    from torchx.cli import _help_cache
+
+    cached = None if debug else _help_cache.read()
+    if cached is None:
+        cached = _full_help(debug)
+        if not debug:
+            _help_cache.write(*cached)
+    out, err = cached
+    sys.stderr.write(err)
+    sys.stdout.write(out)
+    sys.stdout.flush()
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
@@ -174,10 +147,23 @@ def _put_own_bin_on_path() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``torchx`` with ``argv`` (default: the process's arguments) and returns the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    _put_own_bin_on_path()
     debug = _debug_requested(args_list)
-    commands = _load_commands(debug)
-    parser = build_parser(commands)
+    if args_list == ["--version"]:
+        print(f"torchx {version()}")
+        return 0
+    command, top_help = _command_of(args_list)
+    if command is None and (top_help or not args_list):
+        # `torchx --help`, and bare `torchx` (help, exit 2 as a usage error)
+        _print_help(debug)
+        return 0 if top_help else EXIT_USAGE
+    _put_own_bin_on_path()
+    from torchx.cli._parser import build_parser as _build
+    from torchx.cli._parser import command_names, load_commands
+
+    names = command_names()
+    # only the command being run is loaded; an unknown one is explained by argparse
+    commands = load_commands(debug, only=[command]) if command in names else {}
+    parser = _build(commands, other_names=names)
     try:
         args = parser.parse_args(args_list)
     except SystemExit as e:
@@ -190,7 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     cmd = getattr(args, "_torchx_command", None)
     if cmd is None:
-        parser.print_help()
+        if command in names:  # it was named but failed to load (reported above)
+            return EXIT_USAGE
+        _print_help(debug)
         return EXIT_USAGE
     try:
         return int(cmd.run(args) or 0)

@@ -1,0 +1,271 @@
+"""Benchmarks of the ``torchx`` command, ours side by side with upstream TorchX 0.7.0's.
+
+Targets come from the CLI issue (whole processes, as a user types them):
+
+* ``cli.help``: ``torchx --help`` at most 0.5x upstream;
+* ``cli.run_echo``: ``torchx run utils.echo --msg hi``, returning once submitted, at most
+  0.3x upstream (upstream's local schedulers always wait for the app);
+* ``cli.run_echo_wait_log``: the same with ``--wait --log``, at most 0.5x upstream, and
+  ``hi`` shown by every run (counted for both);
+* ``cli.dryrun_ddp_128x8``: ``torchx run --dryrun dist.ddp -j 128x8 --script x.py`` at most
+  0.5x upstream;
+* ``cli.ddp_1x2_overhead``: ``torchx run --wait --log dist.ddp -j 1x2`` of
+  examples/ddp/train.py against the same ``torchrun`` command run directly: within 3%.
+
+Upstream 0.7.0's default scheduler is ``local_docker``; it is given ``-s local_cwd``, its
+process-based local scheduler, the counterpart of our ``local``. Every command runs in a
+temp folder with its own ``TORCHX_HOME``, ``HOME`` and ``XDG_CACHE_HOME`` (so the plugin
+and help caches are this run's, filled by the warm-up runs, as on a user's machine after
+the first command).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from harness import Context, Measurement, Skip, case, child_env
+
+ROOT = Path(__file__).resolve().parents[2]
+TORCH = "torch==2.13.0"
+TORCH_VENV = ROOT / "bench" / ".venvs" / "cli-torch"
+
+
+def _ours(ctx: Context) -> str:
+    return str(Path(ctx.python).parent / "torchx")
+
+
+def _upstream(ctx: Context) -> str:
+    return str(Path(ctx.require_upstream()).parent / "torchx")
+
+
+@contextmanager
+def _world() -> Iterator[tuple[Path, dict[str, str]]]:
+    """A temp working folder (with an empty x.py) and the environment to run torchx in."""
+    with tempfile.TemporaryDirectory(prefix="torchx-bench-cli-") as tmp:
+        root = Path(tmp)
+        work = root / "work"
+        for d in (work, root / "home", root / "cache"):
+            d.mkdir()
+        (work / "x.py").write_text("")
+        env = child_env(
+            TORCHX_HOME=str(root / "state"),
+            HOME=str(root / "home"),
+            XDG_CACHE_HOME=str(root / "cache"),
+        )
+        yield work, env
+
+
+def _timed(
+    commands: dict[str, list[str]],
+    cwd: Path,
+    env: dict[str, str],
+    repeat: int,
+    warmup: int = 3,
+) -> tuple[dict[str, list[float]], dict[str, list[str]]]:
+    """Wall ms of whole processes, interleaved, and each run's stdout+stderr.
+
+    Output goes to pipes for both sides alike (the harness's ``process_times`` has no
+    working directory and throws the output away; these cases need both).
+    """
+
+    def once(argv: list[str]) -> tuple[float, str, int]:
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        return (time.perf_counter() - t0) * 1000.0, proc.stdout, proc.returncode
+
+    for argv in commands.values():
+        for _ in range(warmup):
+            _, out, rc = once(argv)
+            if rc != 0:
+                tail = " | ".join(out.strip().splitlines()[-3:])
+                raise RuntimeError(f"{' '.join(argv)} exited {rc}: {tail}")
+    samples: dict[str, list[float]] = {label: [] for label in commands}
+    outputs: dict[str, list[str]] = {label: [] for label in commands}
+    for _ in range(repeat):
+        for label, argv in commands.items():
+            ms, out, _rc = once(argv)
+            samples[label].append(ms)
+            outputs[label].append(out)
+    return samples, outputs
+
+
+@case("cli.help", target="<= 0.5x upstream", upstream=True)
+def cli_help(ctx: Context) -> Measurement:
+    """torchx --help, whole process, ours vs upstream (ours from its help cache after the first)."""
+    commands = {"ours": [_ours(ctx), "--help"], "upstream": [_upstream(ctx), "--help"]}
+    with _world() as (work, env):
+        times, _ = _timed(commands, work, env, ctx.repeat)
+    return Measurement.from_times(times["ours"], upstream=times["upstream"])
+
+
+@case("cli.run_echo", target="<= 0.3x upstream", upstream=True)
+def cli_run_echo(ctx: Context) -> Measurement:
+    """torchx run utils.echo --msg hi until the command returns (ours: once submitted)."""
+    commands = {
+        "ours": [_ours(ctx), "run", "utils.echo", "--msg", "hi"],
+        "upstream": [_upstream(ctx), "run", "-s", "local_cwd", "utils.echo", "--msg", "hi"],
+    }
+    with _world() as (work, env):
+        times, _ = _timed(commands, work, env, ctx.repeat)
+    return Measurement.from_times(times["ours"], upstream=times["upstream"])
+
+
+_HI = re.compile(r"(^|\s)hi$", re.MULTILINE)
+
+
+@case("cli.run_echo_wait_log", target="<= 0.5x upstream", upstream=True)
+def cli_run_echo_wait_log(ctx: Context) -> Measurement:
+    """torchx run --wait --log utils.echo --msg hi, to the app's end; counts runs showing hi."""
+    commands = {
+        "ours": [_ours(ctx), "run", "--wait", "--log", "utils.echo", "--msg", "hi"],
+        "upstream": [
+            _upstream(ctx),
+            "run",
+            "-s",
+            "local_cwd",
+            "--wait",
+            "--log",
+            "utils.echo",
+            "--msg",
+            "hi",
+        ],
+    }
+    with _world() as (work, env):
+        times, outputs = _timed(commands, work, env, ctx.repeat)
+    shown = {label: sum(1 for out in outs if _HI.search(out)) for label, outs in outputs.items()}
+    runs = len(outputs["ours"])
+    return Measurement.from_times(
+        times["ours"],
+        upstream=times["upstream"],
+        hi_shown_ours=f"{shown['ours']}/{runs}",
+        hi_shown_upstream=f"{shown['upstream']}/{runs}",
+    )
+
+
+@case("cli.dryrun_ddp_128x8", target="<= 0.5x upstream", upstream=True)
+def cli_dryrun_ddp(ctx: Context) -> Measurement:
+    """torchx run --dryrun dist.ddp -j 128x8 --script x.py (ours: local; upstream: local_cwd)."""
+    ddp = ["dist.ddp", "-j", "128x8", "--script", "x.py"]
+    commands = {
+        "ours": [_ours(ctx), "run", "--dryrun", *ddp],
+        "upstream": [_upstream(ctx), "run", "-s", "local_cwd", "--dryrun", *ddp],
+    }
+    with _world() as (work, env):
+        times, outputs = _timed(commands, work, env, ctx.repeat)
+    return Measurement.from_times(
+        times["ours"],
+        upstream=times["upstream"],
+        output_bytes_ours=len(outputs["ours"][-1]),
+        output_bytes_upstream=len(outputs["upstream"][-1]),
+    )
+
+
+def _torch_venv(ctx: Context) -> Path:
+    """A pip venv with torch and our distributions (uv cannot install the local torch build).
+
+    Created once under bench/.venvs/ (gitignored) with torch; our distributions are
+    re-installed (non-editable) on every run, so what is measured is the current tree.
+    """
+    python = TORCH_VENV / "bin" / "python"
+    env = child_env()
+    if not python.exists():
+        base = subprocess.run(
+            [ctx.python, "-c", "import sys; print(sys._base_executable)"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        ).stdout.strip()
+        subprocess.run([base, "-m", "venv", "--clear", str(TORCH_VENV)], check=True, env=env)
+    has_torch = subprocess.run(
+        [str(python), "-c", "import torch"], capture_output=True, env=env
+    ).returncode
+    if has_torch != 0:
+        proc = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", TORCH, "numpy"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        if proc.returncode != 0:
+            raise Skip(f"could not install {TORCH} with pip: {proc.stderr.strip()[-200:]}")
+    dists = [str(ROOT / "packages" / d) for d in ("torchx-specs", "torchx-runner", "torchx-cli")]
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", *dists],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    subprocess.run(  # their dependencies, once
+        [str(python), "-m", "pip", "install", "-q", *dists],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    return TORCH_VENV / "bin"
+
+
+@case("cli.ddp_1x2_overhead", target="<= 3 %")
+def cli_ddp_overhead(ctx: Context) -> Measurement:
+    """torchx run --wait --log dist.ddp -j 1x2 vs the same torchrun run directly, wall time."""
+    if sys.platform != "linux":
+        raise Skip("Linux only")
+    bin_dir = _torch_venv(ctx)
+    with _world() as (work, env):
+        shutil.copy(ROOT / "examples" / "ddp" / "train.py", work / "train.py")
+        env = {**env, "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"}
+        torchrun = [
+            str(bin_dir / "torchrun"),
+            "--rdzv_backend",
+            "c10d",
+            "--rdzv_endpoint",
+            "localhost:0",
+            "--rdzv_id",
+            "bench",
+            "--nnodes",
+            "1",
+            "--nproc_per_node",
+            "2",
+            "--tee",
+            "3",
+            "--role",
+            "",
+            "train.py",
+        ]
+        commands = {
+            "torchx": [
+                str(bin_dir / "torchx"),
+                *("run", "--wait", "--log", "dist.ddp", "-j", "1x2", "--script", "train.py"),
+            ],
+            "torchrun": torchrun,
+        }
+        times, outputs = _timed(commands, work, env, max(ctx.repeat // 8, 5), warmup=1)
+    for out in outputs["torchx"]:
+        assert out.count("all_reduce sum = 3 (expected 3)") == 2, out[-500:]
+    ours = sorted(times["torchx"])
+    direct = sorted(times["torchrun"])
+    median_ours, median_direct = ours[len(ours) // 2], direct[len(direct) // 2]
+    return Measurement(
+        value=(median_ours / median_direct - 1) * 100,
+        unit="%",
+        statistic="median",
+        details={
+            "torchx_median_ms": round(median_ours, 1),
+            "torchrun_median_ms": round(median_direct, 1),
+            "torchx_min_ms": round(ours[0], 1),
+            "torchrun_min_ms": round(direct[0], 1),
+            "overhead_of_mins_pct": round((ours[0] / direct[0] - 1) * 100, 2),
+            "runs_each": len(ours),
+        },
+    )

@@ -1,0 +1,135 @@
+"""Building the ``torchx`` argument parser from the installed commands.
+
+Split from :mod:`torchx.cli.main` so that the paths that need no parser (``--version``,
+a cached ``--help``) never import argparse. A command is loaded (its module imported)
+only when it is the one being run, or when the full help is shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from torchx.cli.main import EXIT_USAGE
+
+DESCRIPTION = "Launch and follow distributed PyTorch (and any other) apps on any scheduler."
+
+EPILOG = """\
+examples:
+  torchx run utils.echo --msg hello            run a component on the local scheduler
+  torchx run --log dist.ddp -j 1x2 --script train.py
+  torchx status local://torchx/echo-abc123     follow an app from any later shell
+  torchx log -t local://torchx/echo-abc123     stream its logs
+  torchx builtins                              list the components you can run
+  torchx runopts local                         the options of a scheduler
+
+exit status: 0 success (a waited-on app SUCCEEDED), 1 the app did not succeed,
+2 usage or input error, 130 interrupted (the app keeps running).
+Set TORCHX_DEBUG=1 (or --log_level DEBUG) to see tracebacks."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but usage errors name the subcommand and point at its --help."""
+
+    def error(self, message: str) -> Any:
+        import re
+
+        bad = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if bad:
+            from torchx.specs.errors import did_you_mean
+
+            choices = re.findall(r"'([^']*)'", bad.group(2))
+            message = (
+                f"unknown {'command' if 'COMMAND' in message else 'choice'} '{bad.group(1)}'"
+                f"{did_you_mean(bad.group(1), choices)}; choose from {', '.join(choices)}"
+            )
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def command_names() -> list[str]:
+    """Names of every installed command (nothing imported but the plugin modules)."""
+    from torchx.specs.plugins import get_registry
+
+    return sorted(get_registry().cli_commands)
+
+
+def load_commands(debug: bool, only: Iterable[str] | None = None) -> dict[str, Any]:
+    """Installed command objects by name (all, or ``only`` those); broken ones are skipped.
+
+    A command that fails to load is reported on stderr with its distribution and
+    skipped: a broken plugin never stops the other commands from working.
+    """
+    from torchx.specs.plugins import get_registry
+
+    registry = get_registry()
+    wanted = sorted(registry.cli_commands) if only is None else sorted(only)
+    commands: dict[str, Any] = {}
+    for name in wanted:
+        if name not in registry.cli_commands:
+            continue
+        try:
+            cmd = registry.cli_command(name)
+            if isinstance(cmd, type):
+                cmd = cmd()
+            for attr in ("help", "add_arguments", "run"):
+                if not hasattr(cmd, attr):
+                    raise TypeError(f"command object has no {attr!r}")
+        except Exception as e:  # a broken plugin must not break the other commands
+            entry = registry.cli_commands[name]
+            if debug:
+                import traceback
+
+                traceback.print_exc()
+            print(
+                f"torchx: note: command '{name}' from {entry.distribution} could not be "
+                f"loaded ({type(e).__name__}: {e}); see 'torchx plugins'",
+                file=sys.stderr,
+            )
+            continue
+        commands[name] = cmd
+    return commands
+
+
+def build_parser(
+    commands: dict[str, Any], other_names: Iterable[str] = ()
+) -> argparse.ArgumentParser:
+    """The parser: one subcommand per loaded command, plus bare ``other_names``.
+
+    ``other_names`` (commands not loaded for this run) are still valid choices, so an
+    unknown command gets the full list and a "did you mean", but they have no options.
+    """
+    from torchx.cli.main import version
+
+    parser = Parser(
+        prog="torchx",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"torchx {version()}")
+    parser.add_argument(
+        "--log_level",
+        default=None,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        type=str.upper,
+        help="log level (DEBUG also shows tracebacks)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    names = sorted({*commands, *other_names})
+    for name in names:
+        cmd = commands.get(name)
+        if cmd is None:
+            sub.add_parser(name)
+            continue
+        sp = sub.add_parser(
+            name,
+            help=cmd.help,
+            description=getattr(cmd, "description", None) or cmd.help,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        cmd.add_arguments(sp)
+        sp.set_defaults(_torchx_command=cmd)
+    return parser
