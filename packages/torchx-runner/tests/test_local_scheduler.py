@@ -824,3 +824,13 @@ def test_other_platforms_get_a_clear_error_and_nothing_is_created(
     with pytest.raises(SchedulerError, match=r"runs apps on Linux only .* not on darwin"):
         sched.schedule(info)
     assert not Path(sched.state_dir).exists()
+
+
+def test_the_launching_pythons_bin_directory_ends_path(sched: LocalScheduler) -> None:
+    bindir = os.path.dirname(sys.executable)
+    app_id = run(sched, sh("w", 'echo "$PATH"', env={"PATH": "/usr/bin:/bin"}))
+    wait(sched, app_id)
+    assert logs(sched, app_id, "w", streams=Stream.STDOUT) == [f"/usr/bin:/bin:{bindir}\n"]
+    app_id = run(sched, sh("w", 'echo "$PATH"', env={"PATH": f"{bindir}:/bin"}))
+    wait(sched, app_id)
+    assert logs(sched, app_id, "w", streams=Stream.STDOUT) == [f"{bindir}:/bin\n"]

@@ -48,7 +48,9 @@ Guarantees:
 Replica environment: the launcher's environment, then ``TORCHX_RANK0_HOST=localhost``
 (the ``rank0_env`` macro names it), ``TORCHX_APP_ID``, ``TORCHX_JOB_ID`` (the app
 handle), ``TORCHX_ROLE_NAME``, ``TORCHX_REPLICA_ID``, ``PYTHONUNBUFFERED=1``, then the
-role's own ``env`` (which wins). The working directory is the role's image when it is
+role's own ``env`` (which wins); the launching Python's ``bin`` directory is appended to
+``PATH`` when missing, so the console scripts of a venv that was not activated
+(``torchrun``) are found. The working directory is the role's image when it is
 a directory, else the directory ``submit_dryrun`` ran in; ``${img_root}`` names it.
 
 Linux only: it relies on ``/proc``, process groups, sessions and ``prctl``. Other

@@ -65,6 +65,9 @@ READ_BUDGET = 16 << 20
 #: A line longer than this with no newline yet is written to combined.log anyway.
 MAX_PARTIAL = 1 << 16
 
+#: The bin directory of the Python that runs the supervisor (the launcher's).
+_BINDIR = os.path.dirname(sys.executable) if sys.executable else ""
+
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -245,6 +248,11 @@ class Supervisor:
         spec = rep.spec
         env = dict(os.environ)
         env.update(spec["env"])
+        # the launching Python's bin directory (a venv's, say) comes last on PATH, so its
+        # console scripts (torchrun) are found even when that venv was not activated
+        path = env.get("PATH", "")
+        if _BINDIR and _BINDIR not in path.split(os.pathsep):
+            env["PATH"] = f"{path}{os.pathsep}{_BINDIR}" if path else _BINDIR
         flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
         out = os.open(rep.out_path, flags)
         err = os.open(rep.err_path, flags)
