@@ -311,8 +311,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             "state_dir",
             type_=str,
             help="directory for the app's records (default: $TORCHX_HOME, "
-            "$XDG_STATE_HOME/torchx or ~/.local/state/torchx); follow the app with "
-            "the same state directory",
+            "$XDG_STATE_HOME/torchx or ~/.local/state/torchx); a link in the default "
+            "one lets its handle find the app from any later process",
         )
         opts.add(
             "auto_set_cuda_visible_devices",

@@ -1,0 +1,78 @@
+"""The README's Python examples run as shown (docs as a test)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+pytestmark = pytest.mark.skipif(
+    not README.exists() or sys.platform != "linux",
+    reason="needs the source tree's README and Linux (local scheduler)",
+)
+
+
+def _blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def _run(tmp_path: Path, code: str, *args: str) -> str:
+    env = {**os.environ, "TORCHX_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    env.pop("TORCHXCONFIG", None)
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def _wait_all(tmp_path: Path) -> None:
+    """Lets every app the examples started end before the temp folder goes."""
+    from torchx.schedulers.local_scheduler import create_scheduler
+
+    sched = create_scheduler("readme", state_dir=str(tmp_path / "home"))
+    for app in sched.list():
+        desc = sched.describe(app.app_id)
+        assert desc is not None
+        for _ in sched.log_iter(app.app_id, desc.roles_statuses[0].role, should_tail=True):
+            pass
+
+
+def test_every_python_example_compiles() -> None:
+    blocks = _blocks("python")
+    assert len(blocks) >= 3
+    for block in blocks:
+        compile(block, str(README), "exec")
+
+
+def test_launch_then_follow_from_another_process(tmp_path: Path) -> None:
+    named = {b.split("\n", 1)[0][2:]: b for b in _blocks("python") if b.startswith("# ")}
+    handle = _run(tmp_path, named["launch.py"]).strip()
+    assert re.fullmatch(r"local://torchx/hello-[a-z0-9]{10}", handle), handle
+    shown = next(b for b in _blocks("sh") if "python follow.py" in b)
+    expected = shown.split("\n", 1)[1]  # what the README says follow.py prints
+    try:
+        assert _run(tmp_path, named["follow.py"], handle) == expected
+    finally:
+        _wait_all(tmp_path)
+
+
+def test_component_example(tmp_path: Path) -> None:
+    block = next(b for b in _blocks("python") if "run_component" in b)
+    try:
+        out = _run(tmp_path, block)
+    finally:
+        _wait_all(tmp_path)
+    assert "torchrun" in out and "-m my_pkg.train" in out
+    assert out.count("train/") == 2  # one line per replica of -j 2x4
