@@ -15,7 +15,6 @@ so a caller that also retries does not retry it again.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -24,8 +23,6 @@ import attrs
 from torchx.schedulers.api import SchedulerError, TransientSchedulerError
 
 __all__ = ["TRANSIENT_ERRORS", "Backoff", "RetriesExhaustedError", "call_with_retries"]
-
-logger: logging.Logger = logging.getLogger("torchx.runner")
 
 R = TypeVar("R")
 
@@ -99,9 +96,9 @@ def call_with_retries(
 
     ``what`` names the operation for log lines and the final error (e.g.
     ``"status of local://torchx/app-1"``). Any other exception propagates at once.
+    Nothing but the call itself happens on the first, successful attempt (``random`` and
+    ``logging`` load only when a retry is needed: a status call stays cheap).
     """
-    import random
-
     start = clock()
     attempt = 0
     while True:
@@ -109,6 +106,9 @@ def call_with_retries(
         try:
             return fn()
         except TRANSIENT_ERRORS as e:
+            import logging
+            import random
+
             elapsed = clock() - start
             wait = backoff.delay(attempt - 1, random.random())
             out_of_time = backoff.deadline is not None and elapsed + wait > backoff.deadline
@@ -121,7 +121,7 @@ def call_with_retries(
                     attempts=attempt,
                     elapsed=elapsed,
                 ) from e
-            logger.debug(
+            logging.getLogger("torchx.runner").debug(
                 "%s: transient failure (attempt %d of %d, retrying in %.3fs): %s: %s",
                 what,
                 attempt,
