@@ -573,6 +573,21 @@ def test_state_dir_runopt_and_environment_default(
     assert list((tmp_path / "home" / "links").iterdir()) == []
 
 
+def test_app_of_a_scheduler_with_its_own_state_dir_is_found_by_handle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # like get_runner(state_dir=...): the scheduler itself keeps its records elsewhere
+    monkeypatch.setenv("TORCHX_HOME", str(tmp_path / "home"))
+    elsewhere = create_scheduler("x", state_dir=str(tmp_path / "elsewhere"))
+    app_id = elsewhere.submit(AppDef("a", [sh("w", "echo found")]), {})
+    default = create_scheduler("y")
+    assert wait(default, app_id).state == AppState.SUCCEEDED
+    assert logs(default, app_id, "w") == ["found\n"]
+    assert [a.app_id for a in default.list()] == [app_id]
+    elsewhere.delete(app_id)  # from either side: records and link go
+    assert default.describe(app_id) is None and default.list() == []
+
+
 def test_describe_gives_back_the_exact_appdef(sched: LocalScheduler, tmp_path: Path) -> None:
     from torchx.runner import Runner
 

@@ -459,7 +459,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         link = None
         try:
             self._write_records(app_dir, request, app)
-            if not _same_dir(request.state_dir, self.state_dir):
+            if not _same_dir(request.state_dir, default_state_dir()):
                 link = self._write_link(app_id, request.state_dir)
             self._start_supervisor(app_dir)
         except BaseException:
@@ -474,13 +474,14 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         return app_id
 
     def _write_link(self, app_id: str, state_dir: str) -> str:
-        """Records in this scheduler's state directory where the app's records are.
+        """Records in the default state directory where the app's records are.
 
-        An app run with the ``state_dir`` run option lives elsewhere, yet its handle
-        carries only the app id: the link lets any later process that uses the default
-        state directory find it from the handle alone.
+        An app run elsewhere (the ``state_dir`` run option, or a scheduler created with
+        another ``state_dir``) keeps its records there, yet its handle carries only the
+        app id: the link lets any later process that uses the default state directory
+        find it from the handle alone (and list it).
         """
-        links = os.path.join(self.state_dir, "links")
+        links = os.path.join(default_state_dir(), "links")
         _st.ensure_private_dir(links)
         path = os.path.join(links, f"{app_id}.json")
         _st.write_json_atomic(
@@ -636,11 +637,22 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         target = self._linked_state_dir(app_id)
         return own if target is None else os.path.join(target, "apps", app_id)
 
+    def _link_paths(self, app_id: str) -> list[str]:
+        """Where a link to the app may be: this state directory's, then the default one's."""
+        dirs = dict.fromkeys([self.state_dir, default_state_dir()])
+        return [os.path.join(d, "links", f"{app_id}.json") for d in dirs]
+
     def _linked_state_dir(self, app_id: str) -> str | None:
         """The state directory a link of :meth:`_write_link` names, or None."""
-        try:
-            data = _st.read_json(os.path.join(self.state_dir, "links", f"{app_id}.json"))
-        except (OSError, ValueError):
+        for path in self._link_paths(app_id):
+            try:
+                data = _st.read_json(path)
+                break
+            except (OSError, ValueError):
+                continue
+        else:
+            return None
+        if not isinstance(data, dict):
             return None
         target = data.get("state_dir") if isinstance(data, dict) else None
         if data.get("apiVersion") != _st.API_VERSION or not isinstance(target, str):
@@ -802,9 +814,10 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         kills it first (SIGKILL, no grace period).
         """
         app_dir = self._app_dir(app_id)
-        link = os.path.join(self.state_dir, "links", f"{app_id}.json")
+        links = self._link_paths(app_id)
         if self._state(app_id) is None:
-            _unlink(link)  # a link to an app deleted elsewhere
+            for link in links:  # a link to an app deleted elsewhere
+                _unlink(link)
             return
         trash = os.path.join(os.path.dirname(os.path.dirname(app_dir)), "trash")
         try:
@@ -831,7 +844,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                 os.rename(app_dir, doomed)  # atomic: readers see the whole app or nothing
         except FileNotFoundError:
             return
-        _unlink(link)
+        for link in links:
+            _unlink(link)
         log_dirs = {
             rep.get("log_dir", "") for reps in state.get("replicas", {}).values() for rep in reps
         }
