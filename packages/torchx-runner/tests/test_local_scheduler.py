@@ -849,3 +849,18 @@ def test_the_launching_pythons_bin_directory_ends_path(sched: LocalScheduler) ->
     app_id = run(sched, sh("w", 'echo "$PATH"', env={"PATH": f"{bindir}:/bin"}))
     wait(sched, app_id)
     assert logs(sched, app_id, "w", streams=Stream.STDOUT) == [f"{bindir}:/bin\n"]
+
+
+def test_bad_grace_period_and_unwritable_state_dir(sched: LocalScheduler, tmp_path: Path) -> None:
+    from torchx.specs import InvalidRunConfigException
+
+    app = AppDef("a", [sh("w", "true")])
+    with pytest.raises(InvalidRunConfigException, match=r"'grace_period' must be .* >= 0"):
+        sched.submit_dryrun(app, {"grace_period": -1.0})
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    info = sched.submit_dryrun(app, {"state_dir": str(blocker / "state")})
+    with pytest.raises(
+        SchedulerError, match=r"cannot create the local state directory .*TORCHX_HOME"
+    ):
+        sched.schedule(info)

@@ -87,6 +87,7 @@ from torchx.specs import (
     AppDryRunInfo,
     AppState,
     CfgVal,
+    InvalidRunConfigException,
     ReplicaStatus,
     RoleStatus,
     SpecError,
@@ -355,6 +356,10 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         )
         grace = cfg.get("grace_period")
         grace = float(grace) if isinstance(grace, int | float) else 10.0
+        if not grace >= 0:  # also refuses NaN
+            raise InvalidRunConfigException(
+                f"run option 'grace_period' must be a number of seconds >= 0, got {grace!r}"
+            )
         launch_dir = os.getcwd()
         handle = f"{self.backend}://{self.session_name}/{app_id}"
 
@@ -447,8 +452,14 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             )
         app_id = _check_app_id(request.app_id)
         apps = os.path.join(request.state_dir, "apps")
-        _st.ensure_private_dir(request.state_dir)
-        _st.ensure_private_dir(apps)
+        try:
+            _st.ensure_private_dir(request.state_dir)
+            _st.ensure_private_dir(apps)
+        except OSError as e:
+            raise SchedulerError(
+                f"cannot create the local state directory {apps}: {e.strerror or e}; "
+                "set TORCHX_HOME (or the state_dir run option) to a writable directory"
+            ) from None
         app_dir = os.path.join(apps, app_id)
         try:
             os.mkdir(app_dir, 0o700)
