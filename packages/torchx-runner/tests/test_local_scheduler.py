@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -586,6 +587,13 @@ def test_app_of_a_scheduler_with_its_own_state_dir_is_found_by_handle(
     assert [a.app_id for a in default.list()] == [app_id]
     elsewhere.delete(app_id)  # from either side: records and link go
     assert default.describe(app_id) is None and default.list() == []
+    assert list((tmp_path / "home" / "links").iterdir()) == []
+    # records removed by other means (rm -rf): the stale link is forgotten by list()
+    gone = elsewhere.submit(AppDef("b", [sh("w", "true")]), {})
+    wait(elsewhere, gone)
+    shutil.rmtree(tmp_path / "elsewhere" / "apps" / gone)
+    assert default.list() == [] and default.describe(gone) is None
+    assert list((tmp_path / "home" / "links").iterdir()) == []
 
 
 def test_describe_gives_back_the_exact_appdef(sched: LocalScheduler, tmp_path: Path) -> None:

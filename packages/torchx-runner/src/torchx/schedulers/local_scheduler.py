@@ -786,8 +786,13 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             app_id = name[: -len(".json")]
             if name.endswith(".json") and _st.is_valid_app_id(app_id):
                 target = self._linked_state_dir(app_id)
-                if target is not None:
-                    yield app_id, os.path.join(target, "apps", app_id)
+                if target is None:
+                    continue
+                app_dir = os.path.join(target, "apps", app_id)
+                if os.path.isdir(app_dir):
+                    yield app_id, app_dir
+                else:  # its records were removed by other means: forget the app
+                    _unlink(os.path.join(self.state_dir, "links", name))
 
     # -- cancel and delete ------------------------------------------------------------------
 
