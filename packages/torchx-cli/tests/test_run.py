@@ -231,3 +231,11 @@ def test_usage_errors_exit_2(cli: Cli) -> None:
     assert "required" in cli("status", rc=2).stderr
     err = cli("log", "--streams", "both", "x://y/z", rc=2).stderr
     assert "unknown choice 'both'; choose from stdout, stderr, combined" in err
+
+
+def test_cfg_from_torchxconfig_and_explicit_cfg_wins(cli: Cli) -> None:
+    from_file, explicit = cli.root / "from-file", cli.root / "explicit"
+    (cli.work / ".torchxconfig").write_text(f"[local]\nlog_dir = {from_file}\n")
+    assert str(from_file) in cli("run", "--dryrun", "utils.echo").stdout
+    out = cli("run", "--dryrun", "-cfg", f"log_dir={explicit}", "utils.echo").stdout
+    assert str(explicit) in out and str(from_file) not in out

@@ -14,6 +14,12 @@ from typing import Any
 
 from torchx.cli.main import EXIT_USAGE
 
+# argparse passes each of its messages through gettext, which looks for translation
+# catalogs on disk for every string (about 5 ms per torchx command); none exist for
+# argparse, so skip the lookups.
+argparse._ = str  # type: ignore[attr-defined]
+argparse.ngettext = lambda singular, plural, n: singular if n == 1 else plural  # type: ignore[attr-defined]
+
 DESCRIPTION = "Launch and follow distributed PyTorch (and any other) apps on any scheduler."
 
 EPILOG = """\

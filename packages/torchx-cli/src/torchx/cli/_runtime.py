@@ -30,12 +30,16 @@ def default_scheduler() -> str:
 
 
 def scheduler_cfg(runner: Any, scheduler: str, cfg_strings: list[str] | None) -> dict[str, Any]:
-    """The scheduler's cfg: .torchxconfig's ``[scheduler]`` section, then each ``-cfg`` (explicit wins)."""
-    from torchx.runner.config import get_scheduler_cfg
+    """The run options given with ``-cfg`` (each may repeat; a later key wins).
 
+    The Runner puts them over the ``[scheduler]`` section of ``.torchxconfig`` files
+    and checks the result against the scheduler's run options.
+    """
+    if not cfg_strings:
+        return {}
     opts = runner.scheduler_run_opts(scheduler)
-    cfg: dict[str, Any] = dict(get_scheduler_cfg(scheduler, opts))
-    for text in cfg_strings or []:
+    cfg: dict[str, Any] = {}
+    for text in cfg_strings:
         cfg.update(opts.cfg_from_str(text, strict=True))
     return cfg
 

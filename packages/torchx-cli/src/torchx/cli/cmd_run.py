@@ -127,7 +127,7 @@ class RunCommand:
         sys.stdout.flush()
         if not (args.wait or args.log):
             return 0
-        return _follow(runner, handle, log=args.log)
+        return _follow(runner, handle, log=args.log, app=info._app)
 
 
 def _print_dryrun(info: Any, args: argparse.Namespace) -> int:
@@ -152,16 +152,21 @@ def _print_dryrun(info: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _follow(runner: Any, handle: str, log: bool) -> int:
+def _follow(runner: Any, handle: str, log: bool, app: Any = None) -> int:
     from torchx.cli.main import EXIT_APP_FAILED
 
     try:
         if log:
-            from torchx.cli._runtime import require_status
-            from torchx.cli.logs import replicas_of, stream
+            from torchx.cli.logs import stream
 
-            status = require_status(runner, handle)
-            stream(runner, handle, replicas_of(status, None, None), tail=True)
+            if app is not None:  # the app just submitted: its replicas are known
+                pairs = [(r.name, k) for r in app.roles for k in range(r.num_replicas)]
+            else:
+                from torchx.cli._runtime import require_status
+                from torchx.cli.logs import replicas_of
+
+                pairs = replicas_of(require_status(runner, handle), None, None)
+            stream(runner, handle, pairs, tail=True)
         status = _wait(runner, handle)
     except KeyboardInterrupt:
         sys.stdout.flush()

@@ -161,9 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from torchx.cli._parser import command_names, load_commands
 
     names = command_names()
-    # only the command being run is loaded; an unknown one is explained by argparse
-    commands = load_commands(debug, only=[command]) if command in names else {}
-    parser = _build(commands, other_names=names)
+    if command in names:  # only the command being run is loaded, and has a parser
+        parser = _build(load_commands(debug, only=[command]), other_names=[command])
+    else:  # unknown command, or only options: argparse explains, with every name
+        parser = _build({}, other_names=names)
     try:
         args = parser.parse_args(args_list)
     except SystemExit as e:
