@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import signal
 import stat
@@ -541,14 +542,32 @@ def test_records_are_private_and_versioned(
     assert not (log_root / app_id).exists()
 
 
+class _Evil:
+    """Unpickling it creates a file: what a planted cache could do."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Path.touch, (Path(self.path),))
+
+
 def test_describe_falls_back_to_the_json_record(sched: LocalScheduler, state_dir: Path) -> None:
     app_id = run(sched, sh("w", "true", env={"A": "1"}))
     wait(sched, app_id)
     fast = sched.describe(app_id)
-    (state_dir / "apps" / app_id / "appdef.pickle").write_bytes(b"garbage")
+    cache = state_dir / "apps" / app_id / "appdef.pickle"
+    cache.write_bytes(b"garbage")
     slow = sched.describe(app_id)
     assert fast is not None and slow is not None and fast.roles == slow.roles
     assert slow.roles[0].env == {"A": "1"}
+    # a cache anyone else could have written is never unpickled (it could run code)
+    marker = state_dir / "pwned"
+    cache.write_bytes(pickle.dumps(_Evil(str(marker))))
+    cache.chmod(0o666)
+    again = sched.describe(app_id)
+    assert again is not None and again.roles == fast.roles
+    assert not marker.exists()
 
 
 def test_state_dir_runopt_and_environment_default(

@@ -683,6 +683,11 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
 
         try:
             with open(os.path.join(app_dir, "appdef.pickle"), "rb") as f:
+                # unpickled only if we wrote it: ours and private (anyone else's file
+                # could run code when unpickled); otherwise the JSON record is read
+                st = os.fstat(f.fileno())
+                if st.st_uid != os.getuid() or st.st_mode & 0o077:
+                    raise PermissionError("appdef.pickle is not this user's private file")
                 cached = pickle.load(f)
             if cached.get("specs_version") == specs_version and isinstance(
                 cached.get("app"), AppDef
