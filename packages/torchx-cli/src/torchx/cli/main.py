@@ -131,19 +131,6 @@ def _report(command: str, e: BaseException) -> int:
     return EXIT_APP_FAILED if _is_scheduler_error(e) else EXIT_USAGE
 
 
-def _put_own_bin_on_path() -> None:
-    """Puts the directory of this interpreter's scripts first on PATH, if it is not on it.
-
-    ``torchx`` run from a venv that is not activated (``.venv/bin/torchx run dist.ddp ...``)
-    then starts the venv's ``torchrun`` and ``python`` for local apps, which are the ones
-    that have the user's packages, instead of failing with "torchrun: command not found".
-    """
-    bin_dir = os.path.dirname(sys.executable)
-    path = os.environ.get("PATH", "")
-    if bin_dir and bin_dir not in path.split(os.pathsep):
-        os.environ["PATH"] = bin_dir + (os.pathsep + path if path else "")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``torchx`` with ``argv`` (default: the process's arguments) and returns the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -156,7 +143,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `torchx --help`, and bare `torchx` (help, exit 2 as a usage error)
         _print_help(debug)
         return 0 if top_help else EXIT_USAGE
-    _put_own_bin_on_path()
     from torchx.cli._parser import build_parser as _build
     from torchx.cli._parser import command_names, load_commands
 
