@@ -891,3 +891,77 @@ def test_bad_grace_period_and_unwritable_state_dir(sched: LocalScheduler, tmp_pa
         SchedulerError, match=r"cannot create the local state directory .*TORCHX_HOME"
     ):
         sched.schedule(info)
+
+
+_LIGHT_LAUNCH = textwrap.dedent(
+    """
+    import json, sys
+    from torchx.runner import Runner
+    from torchx.schedulers.local_scheduler import create_scheduler
+    from torchx.specs import AppDef, Role
+    app = AppDef("light", [Role("w", image="/", entrypoint="echo", args=["hi"])],
+                 metadata={"k": "v"})
+    handle = Runner("s", {"local": create_scheduler}).run(app, "local")
+    print(json.dumps([handle, "cattrs" in sys.modules, "secrets" in sys.modules]))
+    """
+)
+
+
+def test_launching_needs_no_cattrs_and_the_record_is_completed(state_dir: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _LIGHT_LAUNCH],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TORCHX_HOME": str(state_dir)},
+    )
+    assert out.returncode == 0, out.stderr
+    handle, cattrs_loaded, secrets_loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert not cattrs_loaded and not secrets_loaded  # the first launch of a process stays cheap
+    sched = create_scheduler("t", state_dir=str(state_dir))
+    app_id = handle.rsplit("/", 1)[1]
+    wait(sched, app_id)
+    request = json.loads((state_dir / "apps" / app_id / "request.json").read_text())
+    assert request["app"]["kind"] == "AppDef"  # written by the supervisor
+    assert request["app"]["spec"]["metadata"] == {"k": "v"}
+
+
+class _MyRole(Role):
+    """A Role subclass of the user's code: its pickle might not load elsewhere."""
+
+
+def test_an_appdef_with_user_classes_is_recorded_as_plain_specs(sched: LocalScheduler) -> None:
+    app = AppDef("custom", [_MyRole("w", image="/", entrypoint="echo", args=["hi"])])
+    app_id = sched.submit(app, {})
+    desc = wait(sched, app_id)
+    assert desc.state == AppState.SUCCEEDED
+    assert type(desc.roles[0]) is Role and desc.roles[0].args == ["hi"]
+    cached = pickle.loads((Path(sched.state_dir) / "apps" / app_id / "appdef.pickle").read_bytes())
+    assert type(cached["app"].roles[0]) is Role
+
+
+def test_only_plain_spec_pickles_are_left_to_the_supervisor() -> None:
+    from torchx.schedulers.local_scheduler import _pickle_plain
+    from torchx.specs import Workspace, resource
+
+    plain = AppDef(
+        "p",
+        [
+            Role(
+                "w",
+                image="/",
+                entrypoint="x",
+                retry_policy=RetryPolicy.ROLE,
+                resource=resource(cpu=1, gpu=0, memMB=1),
+                workspace=Workspace({"a": "b"}),
+            )
+        ],
+        metadata={"k": "v"},
+    )
+    blob = _pickle_plain(plain)
+    assert blob is not None and pickle.loads(blob) == plain
+    assert _pickle_plain(AppDef("u", [_MyRole("w", image="/")])) is None
+    assert _pickle_plain(AppDef("f", [Role("w", image="/", overrides={"f": lambda: 1})])) is None
+    assert (
+        _pickle_plain(AppDef("d", [Role("w", image="/", metadata={"t": datetime.now()})])) is None
+    )

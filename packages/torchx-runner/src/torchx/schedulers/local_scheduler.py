@@ -268,6 +268,45 @@ def _settle(app_dir: str, state: dict[str, Any]) -> dict[str, Any] | None:
     return _st.mark_supervisor_dead(app_dir, reason)
 
 
+# whether this process has left an AppDef's JSON record to a supervisor yet
+_deferred_once = False
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _pickle_plain(obj: Any) -> bytes | None:
+    """``pickle.dumps(obj)`` if it refers only to torchx-specs classes and builtins, else None.
+
+    Such a pickle loads in any process that has torchx-specs (the supervisor, a later
+    ``describe``); one naming a class of the user's code (maybe from a component file
+    loaded by path) might not.
+    """
+    import io
+    import pickle
+
+    allowed = ("builtins", "copyreg", "torchx.specs")
+
+    def plain(module: object) -> bool:
+        return isinstance(module, str) and (module in allowed or module.startswith("torchx.specs."))
+
+    class Pickler(pickle.Pickler):
+        def reducer_override(self, o: Any) -> Any:
+            # a class or function is pickled by its module's name; anything else by its type
+            named = isinstance(o, type) or hasattr(o, "__qualname__")
+            if not plain(getattr(o, "__module__", None) if named else type(o).__module__):
+                raise _NotPlain(repr(o)[:100])
+            return NotImplemented
+
+    buf = io.BytesIO()
+    try:
+        Pickler(buf, protocol=5).dump(obj)
+    except (_NotPlain, pickle.PicklingError, TypeError, AttributeError):
+        return None
+    return buf.getvalue()
+
+
 def _same_dir(a: str, b: str) -> bool:
     return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
 
@@ -502,20 +541,37 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         return path
 
     def _write_records(self, app_dir: str, request: LocalRequest, app: AppDef) -> None:
-        import pickle
+        """Writes request.json, the AppDef cache (appdef.pickle) and the first state.json.
 
-        from torchx.specs import serialize
+        The AppDef's JSON document (the lasting record, read by any release) needs cattrs,
+        whose import is most of a first ``schedule``'s cost: of every ``torchx run``. So
+        the first launch of a process whose AppDef holds only torchx-specs types and
+        builtins writes the pickle (stdlib) alone, and its supervisor adds the JSON
+        document to request.json once the replicas are started, off the launcher's
+        clock. Later launches of the same process (the serializer is loaded once for all
+        of them), and AppDefs with other classes (a Role subclass, say), get both written
+        here from the cattrs round trip, which leaves only spec types.
+        """
+        global _deferred_once
         from torchx.specs._version import __version__ as specs_version
 
-        doc = serialize.to_document(app)
         now = time.time()
         body = request.to_json()
-        body.update({"apiVersion": _st.API_VERSION, "kind": "LocalAppRequest", "app": doc})
+        body.update({"apiVersion": _st.API_VERSION, "kind": "LocalAppRequest"})
+        blob = None
+        if not _deferred_once and "torchx.specs.serialize" not in sys.modules:
+            blob = _pickle_plain({"specs_version": specs_version, "app": app})
+            _deferred_once = blob is not None
+        if blob is None:
+            import pickle
+
+            from torchx.specs import serialize
+
+            doc = serialize.to_document(app)
+            body["app"] = doc
+            plain = serialize.from_document(doc, AppDef)
+            blob = pickle.dumps({"specs_version": specs_version, "app": plain}, protocol=5)
         _st.write_json_atomic(os.path.join(app_dir, "request.json"), body)
-        # A cache for describe(): unpickling is far cheaper than importing cattrs. It holds
-        # the plain types the JSON gives back; the JSON stays the record.
-        plain = serialize.from_document(doc, AppDef)
-        blob = pickle.dumps({"specs_version": specs_version, "app": plain}, protocol=5)
         fd = os.open(
             os.path.join(app_dir, "appdef.pickle"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600
         )

@@ -3,7 +3,9 @@
 Layout under the state directory (``$TORCHX_HOME``, else ``$XDG_STATE_HOME/torchx``,
 else ``~/.local/state/torchx``; directories 0700, files 0600)::
 
-    apps/<app_id>/request.json      what to run: the AppDef document and the replica specs
+    apps/<app_id>/request.json      what to run: the replica specs and the AppDef document
+                                    (added by the supervisor once replicas run, when the
+                                    launcher did not write it)
     apps/<app_id>/appdef.pickle     a cache of the AppDef for fast ``describe`` (JSON wins)
     apps/<app_id>/state.json        app and replica states, supervisor pid, restart counts
     apps/<app_id>/.lock             flock(2) target for read-modify-write of state.json
@@ -89,12 +91,25 @@ def make_app_id(name: str) -> str:
     ('my-trainer-', True)
     """
     import re
-    import secrets
 
     stem = re.sub(r"[^a-z0-9_.-]+", "-", name.lower()).strip("-._")[:80]
     stem = re.sub(r"\.{2,}", ".", stem) or "app"
-    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-    return f"{stem}-{''.join(secrets.choice(alphabet) for _ in range(10))}"
+    return f"{stem}-{_random_suffix(10)}"
+
+
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _random_suffix(n: int) -> str:
+    """``n`` uniform random characters of :data:`_ALPHABET`, from ``os.urandom``.
+
+    (``secrets`` would do the same, but importing it costs milliseconds of every launch.)
+    """
+    out: list[str] = []
+    while len(out) < n:
+        # 252 = 7 * 36: bytes above it are dropped so that every character is as likely
+        out += [_ALPHABET[b % 36] for b in os.urandom(2 * n) if b < 252]
+    return "".join(out[:n])
 
 
 def ensure_private_dir(path: str) -> None:

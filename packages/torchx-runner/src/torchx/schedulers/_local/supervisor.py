@@ -33,7 +33,10 @@ role may trigger at most ``max_retries`` restarts. SIGTERM (``cancel``) sends SI
 to each replica's process group and SIGKILL after the grace period. When the app ends,
 whatever is left in the replicas' sessions (background grandchildren) is killed.
 
-Only the standard library is imported here: this process starts for every app.
+Only the standard library is imported here: this process starts for every app. The one
+exception comes after the replicas are started: if the launcher left the AppDef's JSON
+record to the supervisor (see ``LocalScheduler._write_records``), it imports
+torchx-specs' serializer (cattrs) to write it.
 """
 
 from __future__ import annotations
@@ -231,6 +234,32 @@ class Supervisor:
             write_json_atomic(self.state_path, state)
         self.dirty = False
 
+    def complete_request(self) -> None:
+        """Adds the AppDef's JSON document to request.json if the launcher left it to us.
+
+        The launcher wrote only the pickle (no cattrs on its clock); the JSON document is
+        the lasting record, readable by any later release. Done once the replicas run. A
+        failure here is logged and costs nothing but that record: describe reads the pickle.
+        """
+        if "app" in self.request:
+            return
+        try:
+            import pickle
+
+            from torchx.specs import serialize
+
+            with open(os.path.join(self.app_dir, "appdef.pickle"), "rb") as f:
+                app = pickle.load(f)["app"]
+            request = dict(self.request)
+            request["app"] = serialize.to_document(app)
+            write_json_atomic(os.path.join(self.app_dir, "request.json"), request)
+            self.request = request
+        except Exception:
+            import traceback
+
+            print("torchx: could not write the AppDef record:", file=sys.stderr)
+            traceback.print_exc()
+
     # -- replicas ---------------------------------------------------------------------------
 
     def _child_setup(self) -> None:
@@ -406,6 +435,9 @@ class Supervisor:
             if self.final is None and not self.cancel_requested:
                 self.launch(rep)
         app_state = "RUNNING"
+        if any(rep.running for rep in self.replicas):
+            self.write_state(app_state)  # before the slower record below
+        self.complete_request()
         tick = TICK_MIN
         while True:
             for rep, code in self.reap():
