@@ -10,7 +10,8 @@ Targets come from the CLI issue (whole processes, as a user types them):
 * ``cli.dryrun_ddp_128x8``: ``torchx run --dryrun dist.ddp -j 128x8 --script x.py`` at most
   0.5x upstream;
 * ``cli.ddp_1x2_overhead``: ``torchx run --wait --log dist.ddp -j 1x2`` of
-  examples/ddp/train.py against the same ``torchrun`` command run directly: within 3%.
+  examples/ddp/train.py against the same ``torchrun`` command run directly: within 3%
+  (the median over interleaved pairs of the overhead of one against the other).
 
 Upstream 0.7.0's default scheduler is ``local_docker``; it is given ``-s local_cwd``, its
 process-based local scheduler, the counterpart of our ``local``. Every command runs in a
@@ -250,22 +251,25 @@ def cli_ddp_overhead(ctx: Context) -> Measurement:
             ],
             "torchrun": torchrun,
         }
-        times, outputs = _timed(commands, work, env, max(ctx.repeat // 8, 5), warmup=1)
+        times, outputs = _timed(commands, work, env, max(ctx.repeat // 4, 8), warmup=1)
     for out in outputs["torchx"]:
         assert out.count("all_reduce sum = 3 (expected 3)") == 2, out[-500:]
-    ours = sorted(times["torchx"])
-    direct = sorted(times["torchrun"])
-    median_ours, median_direct = ours[len(ours) // 2], direct[len(direct) // 2]
+    # Each torchx run is paired with the torchrun run right after it, so a slow spell of
+    # this shared machine weighs on both; the value is the median of the pairs' overheads.
+    pairs = sorted(
+        (ours / direct - 1) * 100 for ours, direct in zip(times["torchx"], times["torchrun"])
+    )
+    ours, direct = sorted(times["torchx"]), sorted(times["torchrun"])
     return Measurement(
-        value=(median_ours / median_direct - 1) * 100,
+        value=pairs[len(pairs) // 2],
         unit="%",
-        statistic="median",
+        statistic="median of pairs",
         details={
-            "torchx_median_ms": round(median_ours, 1),
-            "torchrun_median_ms": round(median_direct, 1),
+            "torchx_median_ms": round(ours[len(ours) // 2], 1),
+            "torchrun_median_ms": round(direct[len(direct) // 2], 1),
             "torchx_min_ms": round(ours[0], 1),
             "torchrun_min_ms": round(direct[0], 1),
             "overhead_of_mins_pct": round((ours[0] / direct[0] - 1) * 100, 2),
-            "runs_each": len(ours),
+            "pair_overheads_pct": [round(p, 1) for p in pairs],
         },
     )

@@ -44,6 +44,9 @@ def _plugin_dir(root: Path) -> Path:
                     parser.add_argument("--name", default="world")
 
                 def run(self, args):
+                    import atexit
+
+                    atexit.register(print, "bye")  # the quick exit still runs atexit handlers
                     print(f"hello {args.name}")
                     return 0
 
@@ -117,5 +120,5 @@ def test_plugin_commands_join_and_a_broken_one_is_skipped(cli: Cli) -> None:
     proc = cli("--help", env=env)
     assert "    hello" in proc.stdout and "    run" in proc.stdout
     assert "command 'boom' from extra-commands could not be loaded" in proc.stderr
-    assert cli("hello", "--name", "you", env=env).stdout == "hello you\n"
+    assert cli("hello", "--name", "you", env=env).stdout == "hello you\nbye\n"
     assert "echo/0 ok" in cli("run", "--log", "utils.echo", "--msg", "ok", env=env).stdout
