@@ -20,13 +20,15 @@ die with the process that launched it, and can be followed from any later shell:
 
 How it works: ``schedule`` writes the request into ``<state_dir>/apps/<app_id>/`` and
 starts one small detached supervisor per app (``torchx.schedulers._local.supervisor``)
-in a new session; it returns once the supervisor has recorded its pid. The supervisor
+in a new session; it returns once the supervisor's interpreter runs (its pid is
+recorded; a supervisor that dies at start is an error, and its app is removed). The supervisor
 starts each replica in its own session and process group, applies the retry policy,
 and records states and logs. Every other call (``describe``, ``log_iter``, ``list``,
 ``cancel``, ``delete``) only reads those records, so it works from any process that
 uses the same state directory (``$TORCHX_HOME``, or the ``state_dir`` given here). An
-app run with the ``state_dir`` run option keeps its records there, and a small link in
-the default state directory lets the handle alone find it from any later process.
+app kept elsewhere (the ``state_dir`` run option, or a scheduler given another
+``state_dir``) has a small link in the default state directory, so that the handle alone
+finds it from any later process.
 
 Guarantees:
 
@@ -53,8 +55,8 @@ role's own ``env`` (which wins); the launching Python's ``bin`` directory is app
 (``torchrun``) are found. The working directory is the role's image when it is
 a directory, else the directory ``submit_dryrun`` ran in; ``${img_root}`` names it.
 
-Linux only: it relies on ``/proc``, process groups, sessions and ``prctl``. Other
-platforms are not supported.
+Linux only: it relies on ``/proc``, process groups, sessions and ``prctl``. On another
+platform ``schedule`` raises :class:`SchedulerError` saying so (dry runs work anywhere).
 """
 
 from __future__ import annotations
