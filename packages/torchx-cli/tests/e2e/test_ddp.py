@@ -1,8 +1,9 @@
 """End to end: a real distributed PyTorch job through ``torchx run`` on the local scheduler.
 
 Run by ``nox -s e2e`` (which installs torch with pip); the plain unit session does not
-collect this folder. Each rank of examples/ddp/train.py all-reduces ``rank + 1`` and
-prints the sum; every rank must print the right one.
+collect this folder. examples/ddp/train.py trains a small model with
+DistributedDataParallel (rank 0 reports the loss going down), then each rank
+all-reduces ``rank + 1`` and prints the sum; every rank must print the right one.
 """
 
 from __future__ import annotations
@@ -40,4 +41,10 @@ def test_ddp_all_reduce(cli: Cli, j: str, nnodes: int, nproc: int) -> None:
     assert sorted(found) == list(range(world)), proc.stdout
     # one replica per node, each carrying nproc ranks
     assert {prefix for prefix, _ in found.values()} == {f"train/{n}" for n in range(nnodes)}
+    # rank 0 reports the training: the loss went down
+    trained = re.search(
+        r"trained \d+ epochs on (\d+) ranks: loss ([\d.]+) -> ([\d.]+)", proc.stdout
+    )
+    assert trained, proc.stdout
+    assert int(trained.group(1)) == world and float(trained.group(3)) < float(trained.group(2))
     assert "State: SUCCEEDED" in proc.stderr
