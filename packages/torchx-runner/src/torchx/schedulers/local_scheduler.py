@@ -631,7 +631,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         # SIGTERM (cancel) is ignored until the supervisor installs its handler; a cancel
         # that comes before is not lost: it is also recorded in state.json.
         code = (
-            "import os, sys, signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            # _signal, not signal: the latter imports enum, milliseconds before "ok"
+            "import os, sys, _signal; _signal.signal(_signal.SIGTERM, _signal.SIG_IGN); "
             f"os.write({write_fd}, b'ok'); os.close({write_fd}); "
             f"sys.path[:] = {path!r}; "
             "from torchx.schedulers._local.supervisor import entry; entry()"
@@ -677,24 +678,31 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
 
     @staticmethod
     def _await_supervisor(app_dir: str, proc: Any, read_fd: int) -> tuple[bytes, bool]:
-        """Records the supervisor's pid, then waits for its "ok" (EOF if it died first)."""
+        """Waits for the supervisor's "ok" (EOF if it died first), then records its pid.
+
+        The pid is recorded after the wait: reading ``/proc/<pid>/stat`` (its start time,
+        which tells it apart from a later process with the same pid) blocks while the
+        process is still in ``execve``.
+        """
         import select
 
         try:
+            # An event, not a poll: "ok" once the supervisor runs; EOF if it died first.
+            ready, _, _ = select.select([read_fd], [], [], READY_TIMEOUT)
+            answer = os.read(read_fd, 16) if ready else b""
+        finally:
+            os.close(read_fd)
+        if answer.startswith(b"ok"):
             with _st.locked(app_dir):
                 state_path = os.path.join(app_dir, "state.json")
                 state = _st.read_json(state_path)
-                if state.get("supervisor") is None:
+                if state.get("supervisor") is None:  # else it recorded itself already
                     state["supervisor"] = {
                         "pid": proc.pid,
                         "start_time": _st.proc_start_time(proc.pid),
                     }
                     _st.write_json_atomic(state_path, state)
-            # An event, not a poll: "ok" once the supervisor runs; EOF if it died first.
-            ready, _, _ = select.select([read_fd], [], [], READY_TIMEOUT)
-            return (os.read(read_fd, 16) if ready else b""), bool(ready)
-        finally:
-            os.close(read_fd)
+        return answer, bool(ready)
 
     # -- reading records --------------------------------------------------------------------
 
