@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import pty
+import shutil
 import signal
 import subprocess
 from pathlib import Path
 
+import pytest
 from helpers import TORCHX, Cli
 
 
@@ -85,3 +87,50 @@ def test_completion_scripts_load_in_their_shells(cli: Cli, tmp_path: Path) -> No
     out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True).stdout
     for opt in ("--dryrun", "--wait", "--log", "-cfg", "--workspace", "--parent_run_id"):
         assert opt in out.split()
+
+
+_PROBES = (
+    'COMP_WORDS=(torchx run --dr); COMP_CWORD=2; _torchx; echo "opts:${COMPREPLY[*]}"; '
+    'COMP_WORDS=(torchx run -s lo); COMP_CWORD=3; _torchx; echo "sched:${COMPREPLY[*]}"; '
+    'COMP_WORDS=(torchx run dist.); COMP_CWORD=2; _torchx; echo "comp:${COMPREPLY[*]}"; '
+    'COMP_WORDS=(torchx runopts l); COMP_CWORD=2; _torchx; echo "runopts:${COMPREPLY[*]}"'
+)
+
+
+def _probe_lines(out: str) -> dict[str, list[str]]:
+    return {
+        line.split(":", 1)[0]: line.split(":", 1)[1].split()
+        for line in out.splitlines()
+        if ":" in line
+    }
+
+
+def test_bash_completes_schedulers_and_components(cli: Cli, tmp_path: Path) -> None:
+    script = tmp_path / "c.bash"
+    script.write_text(cli("completion", "bash").stdout)
+    out = subprocess.run(
+        ["bash", "-c", f"source {script}; {_PROBES}"], capture_output=True, text=True, check=True
+    ).stdout
+    got = _probe_lines(out)
+    assert got["opts"] == ["--dryrun"]
+    assert got["sched"] == ["local", "local_cwd"]
+    assert got["comp"] == ["dist.ddp", "dist.spmd"]
+    assert got["runopts"] == ["local", "local_cwd"]
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
+def test_zsh_completion_works_through_bashcompinit(cli: Cli, tmp_path: Path) -> None:
+    script = tmp_path / "_torchx"
+    script.write_text(cli("completion", "zsh").stdout)
+    # zsh calls the function as bashcompinit does: sh emulation (0-based arrays); zsh
+    # itself then keeps the candidates that match the word being completed
+    code = (
+        f"autoload -U compinit && compinit -u -d {tmp_path}/zcompdump; source {script}; "
+        f"probe() {{ emulate -L sh; setopt kshglob noshglob braceexpand; {_PROBES}; }}; probe"
+    )
+    out = subprocess.run(
+        ["zsh", "-f", "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    ).stdout
+    got = _probe_lines(out)
+    assert "--dryrun" in got["opts"] and "--wait" in got["opts"]
+    assert "local" in got["sched"] and "dist.ddp" in got["comp"]
