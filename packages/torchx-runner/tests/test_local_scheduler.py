@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st_h
 
 from torchx.schedulers._local import state as st
 from torchx.schedulers.api import DescribeAppResponse, SchedulerError, Stream
@@ -965,3 +967,19 @@ def test_only_plain_spec_pickles_are_left_to_the_supervisor() -> None:
     assert (
         _pickle_plain(AppDef("d", [Role("w", image="/", metadata={"t": datetime.now()})])) is None
     )
+
+
+@given(st_h.text(max_size=40) | st_h.from_regex(r"[a-z0-9._/-]{1,12}", fullmatch=True))
+def test_any_app_id_is_refused_or_stays_inside_the_state_dir(app_id: str) -> None:
+    sched = create_scheduler("p", state_dir="/nonexistent/state")
+    try:
+        path = sched._app_dir(app_id)
+    except InvalidAppIdException:
+        return
+    assert os.path.dirname(os.path.normpath(path)) == "/nonexistent/state/apps"
+    assert os.path.basename(path) == app_id not in ("", ".", "..")
+
+
+@given(st_h.text(max_size=120))
+def test_generated_app_ids_are_always_valid(name: str) -> None:
+    assert st.is_valid_app_id(st.make_app_id(name))
