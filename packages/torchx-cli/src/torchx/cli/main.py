@@ -5,11 +5,16 @@ plugin hook (torchx-cli registers its own through :mod:`torchx.cli.builtin_plugi
 so installing a plugin adds commands with no change here. A command is an object
 with a one-line ``help``, ``add_arguments(parser)`` and ``run(args) -> int``.
 
+Speed: only the command being run is imported and given a parser
+(:mod:`torchx.cli._parser`); ``--version`` and ``--help`` (cached by
+:mod:`torchx.cli._help_cache`) import neither argparse nor the plugin registry.
+
 Errors a user can fix (bad arguments, an unknown scheduler, a bad handle, ...)
 are printed as one line and exit 2 (a scheduler that refuses a request or cannot be
 reached: exit 1), without a traceback, unless debugging is on (``--log_level DEBUG``
-or ``TORCHX_DEBUG=1``). A waited-on app that did not succeed exits 1. A command plugin that fails to load
-is skipped with a note, and never stops the other commands from working.
+or ``TORCHX_DEBUG=1``). A waited-on app that did not succeed exits 1. A command
+plugin that fails to load is skipped with a note, and never stops the other commands
+from working.
 """
 
 from __future__ import annotations
