@@ -38,6 +38,12 @@ nox.options.error_on_missing_interpreters = True
 
 PYTHON = "3.11"
 
+# The distributions' ``[tool.uv.sources]`` name their siblings as workspace members, which
+# makes ``uv pip install ./packages/x`` install those siblings *editable*. Sessions test
+# what a user installs, so every uv call from here resolves from the published metadata
+# (siblings come from the folders given on the command line, built as wheels).
+os.environ["UV_NO_SOURCES"] = "1"
+
 
 def _distributions() -> dict[str, Path]:
     """Every distribution folder (one with a pyproject.toml) by its project name."""
