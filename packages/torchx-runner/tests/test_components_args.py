@@ -452,9 +452,23 @@ _WORD = st.text(
 _KEY = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,7}", fullmatch=True)
 
 
+_TYPED_OPTIONS = {"-s", "-i", "-b", "--s", "--i", "--b", "--fl", "--ls", "--li", "--ds", "--di"}
+_TYPED_OPTIONS |= {"--oi", "--help"}
+
+
 @given(st.lists(_WORD, max_size=6))
 def test_lists_round_trip(items: list[str]) -> None:
-    assert run(typed, ["--ls", ",".join(items)])["ls"] == items
+    text = ",".join(items)
+    # glued to its option, any value is a value
+    assert run(typed, [f"--ls={text}"])["ls"] == items
+    # apart from it too, but for the two spellings argparse gives a meaning of their own:
+    # '--' (the program's arguments follow) and an option of the component itself
+    if text != "--" and text not in _TYPED_OPTIONS:
+        assert run(typed, ["--ls", text])["ls"] == items
+
+
+def test_a_list_value_spelled_like_the_separator_needs_the_glued_form() -> None:
+    assert run(typed, ["--ls=--"])["ls"] == ["--"]
 
 
 @given(st.lists(st.integers(-(10**9), 10**9), max_size=6))

@@ -585,6 +585,8 @@ def materialize_appdef(
                     raw = raw[1:]
                 values[name] = [param.type.parse(v) for v in raw]
             else:
+                if isinstance(raw, list):  # argparse drops the value of '--opt=--', leaving []
+                    raw = "--"
                 values[name] = param.type.parse(raw)
         except ValueError as e:
             parser.error(f"argument {param.option}: {e}")
