@@ -73,6 +73,25 @@ def wait(sched: LocalScheduler, app_id: str) -> DescribeAppResponse:
     return desc
 
 
+def wait_supervisor_exit(app_dir: Path) -> None:
+    """Blocks until the app's supervisor has exited (an event: its pidfd turns readable).
+
+    The supervisor writes the AppDef's JSON record after the final state when the app
+    ended before it had a quiet moment, so that record is complete only once it is gone.
+    """
+    import select
+
+    pid = json.loads((app_dir / "state.json").read_text())["supervisor"]["pid"]
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        assert select.select([fd], [], [], 60)[0], "the supervisor did not exit"
+    finally:
+        os.close(fd)
+
+
 def logs(sched: LocalScheduler, app_id: str, role: str, k: int = 0, **kw: Any) -> list[str]:
     return list(sched.log_iter(app_id, role, k, **kw))
 
@@ -536,6 +555,7 @@ def test_records_are_private_and_versioned(
     for f in ("request.json", "state.json", "appdef.pickle"):
         assert stat.S_IMODE((app_dir / f).stat().st_mode) == 0o600, f
     assert json.loads((app_dir / "state.json").read_text())["apiVersion"] == "torchx.local/v1"
+    wait_supervisor_exit(app_dir)
     assert json.loads((app_dir / "request.json").read_text())["app"]["kind"] == "AppDef"
     rep_logs = log_root / app_id / "w" / "0"
     assert (rep_logs / "stdout.log").read_text() == "hi\n"
@@ -923,6 +943,7 @@ def test_launching_needs_no_cattrs_and_the_record_is_completed(state_dir: Path) 
     sched = create_scheduler("t", state_dir=str(state_dir))
     app_id = handle.rsplit("/", 1)[1]
     wait(sched, app_id)
+    wait_supervisor_exit(state_dir / "apps" / app_id)
     request = json.loads((state_dir / "apps" / app_id / "request.json").read_text())
     assert request["app"]["kind"] == "AppDef"  # written by the supervisor
     assert request["app"]["spec"]["metadata"] == {"k": "v"}

@@ -47,7 +47,6 @@ import select
 import signal
 import sys
 import time
-from typing import Any
 
 from torchx.schedulers._local.state import (
     TERMINAL,
@@ -59,6 +58,10 @@ from torchx.schedulers._local.state import (
     replica_sessions,
     write_json_atomic,
 )
+
+TYPE_CHECKING = False  # typing costs every supervisor start about 8 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Shortest and longest sleep between two passes over the log files (seconds).
 TICK_MIN = 0.02
@@ -199,6 +202,8 @@ class Supervisor:
         self.app_dir = app_dir
         self.state_path = os.path.join(app_dir, "state.json")
         self.request = read_json(os.path.join(app_dir, "request.json"))
+        # the launcher wrote the AppDef's JSON record itself, or left it to us
+        self.request_complete = "app" in self.request
         self.grace: float = float(self.request.get("grace_period", 10.0))
         self.roles = [_Role(r) for r in self.request["roles"]]
         self.replicas = [rep for role in self.roles for rep in role.replicas]
@@ -238,11 +243,15 @@ class Supervisor:
         """Adds the AppDef's JSON document to request.json if the launcher left it to us.
 
         The launcher wrote only the pickle (no cattrs on its clock); the JSON document is
-        the lasting record, readable by any later release. Done once the replicas run. A
-        failure here is logged and costs nothing but that record: describe reads the pickle.
+        the lasting record, readable by any later release. Written at the first quiet
+        moment of the supervisor's loop, or right after the final state of an app that
+        ended before one: a short app's end is never delayed by it. Tried once. A
+        failure here is logged and costs nothing but that record: describe reads the
+        pickle.
         """
-        if "app" in self.request:
+        if self.request_complete:
             return
+        self.request_complete = True
         try:
             import pickle
 
@@ -252,8 +261,11 @@ class Supervisor:
                 app = pickle.load(f)["app"]
             request = dict(self.request)
             request["app"] = serialize.to_document(app)
-            write_json_atomic(os.path.join(self.app_dir, "request.json"), request)
+            with locked(self.app_dir):  # an app deleted meanwhile has nowhere to write
+                write_json_atomic(os.path.join(self.app_dir, "request.json"), request)
             self.request = request
+        except FileNotFoundError:
+            pass  # deleted meanwhile: no record wanted
         except Exception:
             import traceback
 
@@ -436,8 +448,7 @@ class Supervisor:
                 self.launch(rep)
         app_state = "RUNNING"
         if any(rep.running for rep in self.replicas):
-            self.write_state(app_state)  # before the slower record below
-        self.complete_request()
+            self.write_state(app_state)
         tick = TICK_MIN
         while True:
             for rep, code in self.reap():
@@ -467,8 +478,13 @@ class Supervisor:
             if self.stop_deadline is not None:
                 timeout = max(0.0, min(timeout, self.stop_deadline - time.monotonic()))
             try:
-                select.select([wake_r], [], [], timeout)
-                os.read(wake_r, 4096)
+                woken, _, _ = select.select([wake_r], [], [], timeout)
+                if woken:
+                    os.read(wake_r, 4096)
+                elif not self.request_complete:
+                    # a quiet moment: the slow JSON record (cattrs, ~50 ms) is written now,
+                    # never between a short app's exit and its final state
+                    self.complete_request()
             except (BlockingIOError, InterruptedError):
                 pass
 
@@ -483,6 +499,7 @@ class Supervisor:
         kill_sessions({sid: start for rep in self.replicas for sid, start in rep.sessions})
         self.reap()
         self.write_state(final, finished=time.time())
+        self.complete_request()  # an app that ended before a quiet moment: after its state
         os.close(wd_write)
         return 0
 
