@@ -122,6 +122,10 @@ def test_run_and_follow_an_app_from_later_processes(env: Env) -> None:
         "greeter/1 hello vendor from replica 1",
     ]
     assert ok(env.torchx("log", f"{handle}/greeter/1")) == "greeter/1 hello vendor from replica 1\n"
+    # a stream the scheduler cannot give: said for each replica, and the exit status says so
+    refused = env.torchx("log", "--streams", "stderr", handle)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused
+    assert refused.stdout.count("use streams=combined") == 2, refused.stdout
     listed = json.loads(ok(env.torchx("list", "-s", "acme", "--json")))["data"]
     assert {"handle": handle, "state": "SUCCEEDED", "name": "hello"} in listed, listed
 

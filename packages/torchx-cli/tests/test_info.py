@@ -75,6 +75,15 @@ def test_runopts_survives_a_broken_plugin(cli: Cli) -> None:
     assert "badsched:" in proc.stderr and "nonexistent_mod" in proc.stderr
 
 
+def test_unknown_scheduler_names_the_plugins_that_failed_to_load(cli: Cli) -> None:
+    env = {"PYTHONPATH": str(_plugin_dir(cli.root))}
+    err = cli("run", "-s", "slurm", "utils.echo", rc=2, env=env).stderr
+    assert "unknown scheduler 'slurm'" in err
+    assert "plugins that failed to load: broken-plugin" in err and "torchx plugins" in err
+    err = cli("run", "-s", "slurm", "utils.echo", rc=2).stderr  # nothing broken: no such hint
+    assert "unknown scheduler 'slurm'" in err and "failed to load" not in err
+
+
 def test_builtins_lists_and_prints(cli: Cli) -> None:
     out = cli("builtins").stdout
     assert out.startswith("Found ") and "dist.ddp" in out and "utils.echo" in out
@@ -106,6 +115,10 @@ def test_plugins_reports_versions_clashes_and_failures(cli: Cli) -> None:
     assert "extra-commands 2.0\n    cli_commands: boom, hello" in out
     assert "name clashes" in out and "scheduler 'local'" in out and "using torchx-runner" in out
     assert "plugins that failed to load" in out and "broken_plugin_mod" in out
+    # broken-plugin's section says what it lost, never that it contributes nothing
+    broken = out.split("broken-plugin 1.0\n", 1)[1].split("\n\n", 1)[0]
+    assert "lost the name clash of scheduler 'local' to torchx-runner" in broken
+    assert "contributes nothing" not in broken
     checked = cli("plugins", "--check", rc=1, env=env).stdout
     assert "nonexistent_mod" in checked and "no_such_module" in checked
     doc = json.loads(cli("plugins", "--json", env=env).stdout)

@@ -115,6 +115,11 @@ each one now and reports those that fail (this imports every plugin's SDK)."""
                                 "reason": str(e),
                             }
                         )
+        for c in reg.clashes:  # a name a distribution gave but another won: say so there
+            for loser in c.losers:
+                key = loser.distribution or "(registered in-process)"
+                info = dists.setdefault(key, {"version": loser.version})
+                info.setdefault("lost", []).append(f"{c.kind} {c.name!r} to {c.winner.source}")
         clashes = [
             {
                 "kind": c.kind,
@@ -142,8 +147,15 @@ each one now and reports those that fail (this imports every plugin's SDK)."""
             contributed = [k for k in kinds if info.get(k)]
             for kind in contributed:
                 print(f"    {kind}: {', '.join(sorted(info[kind]))}")
-            if not contributed:
-                print("    (contributes nothing that loaded)")
+            for lost in info.get("lost", []):
+                print(f"    lost the name clash of {lost}")
+            if not contributed and not info.get("lost"):
+                failed = any(f["distribution"] == dist_name for f in failures)
+                print(
+                    "    (contributes nothing: it failed to load, see below)"
+                    if failed
+                    else "    (contributes nothing)"
+                )
         if clashes:
             print("\nname clashes (the winner is used):")
             for c in clashes:

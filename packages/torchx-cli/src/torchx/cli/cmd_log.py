@@ -37,7 +37,7 @@ class LogCommand:
             from torchx.schedulers.api import Stream
 
             streams = Stream(args.streams)
-        stream(
+        failed = stream(
             runner,
             handle,
             replicas_of(status, role, ids),
@@ -47,4 +47,4 @@ class LogCommand:
             tail=args.tail,
             streams=streams,
         )
-        return 0
+        return 1 if failed else 0

@@ -19,6 +19,10 @@ _RESET = "\033[0m"
 _DONE = object()
 
 
+class _Failed(str):
+    """A reader's error line: printed like a log line, counted as a failure."""
+
+
 def replicas_of(status: Any, role: str | None, ids: list[int] | None) -> list[tuple[str, int]]:
     """The (role, replica id) pairs to read, as selected by ``role`` and ``ids``."""
     from torchx.cli.main import CliError
@@ -51,8 +55,12 @@ def stream(
     tail: bool = False,
     streams: Any = None,
     out: Any = None,
-) -> None:
-    """Prints the selected replicas' log lines until every reader is done."""
+) -> int:
+    """Prints the selected replicas' log lines until every reader is done.
+
+    Returns how many replicas' logs could not be read (each is reported in its place,
+    and the others keep streaming), so the caller can exit non-zero.
+    """
     out = out or sys.stdout
     color = out.isatty()
     q: queue.Queue[Any] = queue.Queue(maxsize=10_000)
@@ -76,7 +84,7 @@ def stream(
             for line in lines:
                 q.put(f"{prefix} {line if line.endswith(chr(10)) else line + chr(10)}")
         except Exception as e:  # reported, and the other replicas keep streaming
-            q.put(f"{prefix} <error reading logs: {type(e).__name__}: {e}>\n")
+            q.put(_Failed(f"{prefix} <error reading logs: {type(e).__name__}: {e}>\n"))
         finally:
             q.put(_DONE)
 
@@ -87,15 +95,19 @@ def stream(
     for t in threads:
         t.start()
     remaining = len(threads)
+    failed = 0
     while remaining:
         item = q.get()
         if item is _DONE:
             remaining -= 1
             continue
+        if isinstance(item, _Failed):
+            failed += 1
         out.write(item)
         if q.empty():
             out.flush()
     out.flush()
+    return failed
 
 
 def parse_time(text: str) -> datetime:

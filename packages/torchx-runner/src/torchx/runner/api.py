@@ -94,6 +94,16 @@ _FIRST_POLL_DELAY = 0.1
 _PENDING_WORKSPACE = "_torchx_pending_workspace"
 
 
+def _broken_plugins_hint() -> str:
+    """``; plugins that failed to load: ...`` when some did (the scheduler may be theirs)."""
+    from torchx.specs.plugins import get_registry
+
+    broken = sorted({f.distribution or f.entry_point for f in get_registry().failures})
+    if not broken:
+        return ""
+    return f"; plugins that failed to load: {', '.join(broken)} (see torchx plugins)"
+
+
 class UnknownSchedulerError(SpecError, KeyError):
     """No installed scheduler has this name; the message lists the installed ones.
 
@@ -240,7 +250,7 @@ class Runner:
                 installed = ", ".join(self._factories) or "none"
                 raise UnknownSchedulerError(
                     f"unknown scheduler '{backend}'{did_you_mean(backend, self._factories)}; "
-                    f"installed: {installed}"
+                    f"installed: {installed}{_broken_plugins_hint()}"
                 )
             sched = factory(self._name, **self._scheduler_params)
             self._schedulers[backend] = sched
