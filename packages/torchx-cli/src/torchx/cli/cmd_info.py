@@ -115,11 +115,12 @@ each one now and reports those that fail (this imports every plugin's SDK)."""
                                 "reason": str(e),
                             }
                         )
-        for c in reg.clashes:  # a name a distribution gave but another won: say so there
-            for loser in c.losers:
+        for clash in reg.clashes:  # a name a distribution gave but another won: say so there
+            for loser in clash.losers:
                 key = loser.distribution or "(registered in-process)"
                 info = dists.setdefault(key, {"version": loser.version})
-                info.setdefault("lost", []).append(f"{c.kind} {c.name!r} to {c.winner.source}")
+                lost = f"{clash.kind} {clash.name!r} to {clash.winner.source}"
+                info.setdefault("lost", []).append(lost)
         clashes = [
             {
                 "kind": c.kind,
