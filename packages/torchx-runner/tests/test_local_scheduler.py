@@ -370,6 +370,25 @@ def test_watchdog_settles_the_record_without_any_reader(sched: LocalScheduler) -
     assert until(lambda: not session_members(st.replica_sessions(record)))
 
 
+def test_a_followed_log_ends_when_supervisor_and_watchdog_are_both_killed(
+    sched: LocalScheduler,
+) -> None:
+    app_id = run(sched, sh("w", _SPAWNER))
+    lines = iter(sched.log_iter(app_id, "w", should_tail=True, streams=Stream.STDOUT))
+    assert next(lines) == "ready\n"
+    sessions = recorded_sessions(sched, app_id, 1)
+    record = state_of(sched, app_id)
+    os.kill(record["watchdog"]["pid"], signal.SIGKILL)
+    os.kill(record["supervisor"]["pid"], signal.SIGKILL)
+    # nobody is left to write the record: the reader re-checks the supervisor itself
+    # (at least once a second while the record stays the same) and settles the app
+    started = time.monotonic()
+    assert list(lines) == []
+    assert time.monotonic() - started < 30
+    assert state_of(sched, app_id)["state"] == "FAILED"
+    assert until(lambda: not session_members(sessions))
+
+
 # ----------------------------------------------------------------------------- logs
 
 

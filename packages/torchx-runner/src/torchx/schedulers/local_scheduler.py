@@ -549,8 +549,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         whose import is most of a first ``schedule``'s cost: of every ``torchx run``. So
         the first launch of a process whose AppDef holds only torchx-specs types and
         builtins writes the pickle (stdlib) alone, and its supervisor adds the JSON
-        document to request.json once the replicas are started, off the launcher's
-        clock. Later launches of the same process (the serializer is loaded once for all
+        document to request.json later (a few seconds into the app, or at its end), off
+        the launcher's clock. Later launches of the same process (the serializer is loaded once for all
         of them), and AppDefs with other classes (a Role subclass, say), get both written
         here from the cattrs round trip, which leaves only spec types.
         """
@@ -980,7 +980,22 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         log_dir = match[0]["log_dir"]
         stream = Stream(streams) if streams is not None else Stream.COMBINED
 
+        state_path = os.path.join(self._app_dir(app_id), "state.json")
+        seen: list[Any] = [None, 0.0]  # the record's identity when last read, and when
+
         def done() -> bool:
+            # Asked at every idle poll of a followed log: the record is read again only
+            # when it was replaced (every write is a new inode) or once a second (which
+            # settles an app whose supervisor and watchdog were both killed).
+            try:
+                info = os.stat(state_path)
+            except FileNotFoundError:
+                return True  # deleted meanwhile
+            ident = (info.st_ino, info.st_mtime_ns, info.st_size)
+            now = time.monotonic()
+            if ident == seen[0] and now - seen[1] < 1.0:
+                return False
+            seen[0], seen[1] = ident, now
             st = self._state(app_id)
             return st is None or st.get("state") in _st.TERMINAL
 

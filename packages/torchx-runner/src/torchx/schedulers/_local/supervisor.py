@@ -66,6 +66,9 @@ if TYPE_CHECKING:
 #: Shortest and longest sleep between two passes over the log files (seconds).
 TICK_MIN = 0.02
 TICK_MAX = 0.2
+#: An app still running this many seconds after its launch gets its AppDef's JSON record
+#: then (at a quiet moment); a shorter one right after its final state.
+RECORD_DELAY = 5.0
 #: At most this many bytes are read from one log file per pass (keeps passes short).
 READ_BUDGET = 16 << 20
 #: A line longer than this with no newline yet is written to combined.log anyway.
@@ -243,9 +246,10 @@ class Supervisor:
         """Adds the AppDef's JSON document to request.json if the launcher left it to us.
 
         The launcher wrote only the pickle (no cattrs on its clock); the JSON document is
-        the lasting record, readable by any later release. Written at the first quiet
-        moment of the supervisor's loop, or right after the final state of an app that
-        ended before one: a short app's end is never delayed by it. Tried once. A
+        the lasting record, readable by any later release. Written at a quiet moment of
+        the supervisor's loop once the app has run :data:`RECORD_DELAY` seconds, or right
+        after the final state of an app that ended sooner: neither the replicas' start-up
+        nor a short app's end shares the CPU with it. Tried once. A
         failure here is logged and costs nothing but that record: describe reads the
         pickle.
         """
@@ -450,6 +454,7 @@ class Supervisor:
         if any(rep.running for rep in self.replicas):
             self.write_state(app_state)
         tick = TICK_MIN
+        record_at = time.monotonic() + RECORD_DELAY
         while True:
             for rep, code in self.reap():
                 self.on_exit(rep, code)
@@ -481,9 +486,10 @@ class Supervisor:
                 woken, _, _ = select.select([wake_r], [], [], timeout)
                 if woken:
                     os.read(wake_r, 4096)
-                elif not self.request_complete:
-                    # a quiet moment: the slow JSON record (cattrs, ~50 ms) is written now,
-                    # never between a short app's exit and its final state
+                elif not self.request_complete and time.monotonic() >= record_at:
+                    # a quiet moment of an app that has run a while: the JSON record
+                    # (cattrs, ~50 ms of CPU) is written now, neither while the replicas
+                    # start up nor between a short app's exit and its final state
                     self.complete_request()
             except (BlockingIOError, InterruptedError):
                 pass
