@@ -46,8 +46,8 @@ partition = #FIXME:(str) the Slurm partition
 
 from __future__ import annotations
 
-import logging
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -76,7 +76,21 @@ __all__ = [
     "write_config",
 ]
 
-logger: logging.Logger = logging.getLogger("torchx.runner.config")
+_LOGGER = "torchx.runner.config"
+
+
+def _debugging() -> bool:
+    """Whether debug notes are wanted. Until something imported :mod:`logging` (the CLI
+    does for ``--log_level DEBUG``) nothing can have asked for them, so a plain run
+    never pays for importing it (about 4 ms)."""
+    logging = sys.modules.get("logging")
+    return logging is not None and logging.getLogger(_LOGGER).isEnabledFor(logging.DEBUG)
+
+
+def _debug(message: str, *args: object) -> None:
+    if _debugging():
+        sys.modules["logging"].getLogger(_LOGGER).debug(message, *args)
+
 
 #: The file name looked for in the current directory, its parents and the home directory.
 CONFIG_FILE = ".torchxconfig"
@@ -269,7 +283,7 @@ def _note_uninstalled(layers: Iterable[ConfigLayer], installed: Iterable[str]) -
             if ":" in section or section in known or (str(layer.path), section) in _noted:
                 continue
             _noted.add((str(layer.path), section))
-            logger.debug(
+            _debug(
                 "%s: ignoring section [%s]: no scheduler of that name is installed",
                 layer.path,
                 section,
@@ -329,7 +343,7 @@ def get_scheduler_cfg(
     layers = load_layers(cwd)
     if not layers:
         return {}
-    if logger.isEnabledFor(logging.DEBUG):
+    if _debugging():
         if installed is None:
             from torchx.specs.plugins import get_registry
 
@@ -371,7 +385,7 @@ def apply(
     """
     opts = run_opts if run_opts is not None else _default_run_opts(scheduler)
     if opts is None:
-        logger.debug("config: scheduler %r is not installed; its section is ignored", scheduler)
+        _debug("config: scheduler %r is not installed; its section is ignored", scheduler)
         return
     given = {opts.canonical_name(k) or k for k, v in cfg.items() if v is not None}
     for name, value in get_scheduler_cfg(scheduler, opts, cwd).items():
