@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import signal
 import sys
 import time
@@ -213,6 +212,8 @@ def _gpu_count() -> int:
         return len(os.listdir("/proc/driver/nvidia/gpus"))
     except OSError:
         pass
+    import shutil
+
     nvidia_smi = shutil.which("nvidia-smi")
     if not nvidia_smi:
         return 0
@@ -517,6 +518,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         except BaseException:
             # a submit that fails half-way removes what it created (the supervisor, if
             # started, was killed by _start_supervisor before it could start a replica)
+            import shutil  # here, not at the top: every torchx run imports this module
+
             shutil.rmtree(app_dir, ignore_errors=True)
             if not request.log_dir.startswith(app_dir + os.sep):
                 shutil.rmtree(request.log_dir, ignore_errors=True)
@@ -900,6 +903,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         Refuses an app that is still running (SchedulerError) unless ``force``, which
         kills it first (SIGKILL, no grace period).
         """
+        import shutil
+
         app_dir = self._app_dir(app_id)
         links = self._link_paths(app_id)
         if self._state(app_id) is None:
