@@ -186,6 +186,31 @@ def test_uninstalled_scheduler_section_is_ignored(
     ]
 
 
+def test_sections_of_a_schedulers_other_names_apply_below_its_own(dirs: dict[str, Path]) -> None:
+    write(dirs["home"] / ".torchxconfig", "[fake]\npriority = 1\n")
+    write(
+        dirs["sub"] / ".torchxconfig",
+        "[fake_alias]\nqueue = from_alias\npriority = 7\npreemptible = yes\n[fake]\nqueue = own\n",
+    )
+    got = config.get_scheduler_cfg("fake", opts(), aliases=["fake_alias"])
+    # own section first, then the alias's, in the nearer file; the farther file after
+    assert got == {"queue": "own", "priority": 7, "preemptible": True}
+    assert config.get_scheduler_cfg("fake", opts(), aliases=[]) == {"queue": "own", "priority": 1}
+    write(dirs["sub"] / ".torchxconfig", "[fake_alias]\nqueeu = x\n")
+    with pytest.raises(ConfigError, match=r"\[fake_alias\] unknown key 'queeu'"):
+        config.get_scheduler_cfg("fake", opts(), aliases=["fake_alias"])
+
+
+def test_local_and_local_cwd_are_one_scheduler_to_the_config(dirs: dict[str, Path]) -> None:
+    assert config.scheduler_aliases("local") == ["local_cwd"]
+    assert config.scheduler_aliases("local_cwd") == ["local"]
+    assert config.scheduler_aliases("zz_not_installed") == []
+    write(dirs["sub"] / ".torchxconfig", "[local_cwd]\ngrace_period = 3\n")
+    cfg: dict[str, Any] = {}
+    config.apply("local", cfg)
+    assert cfg == {"grace_period": 3.0}
+
+
 def test_apply_for_a_scheduler_that_is_not_installed(dirs: dict[str, Path]) -> None:
     write(dirs["sub"] / ".torchxconfig", "[zz_not_installed]\nx = 1\n")
     cfg: dict[str, Any] = {}

@@ -948,6 +948,29 @@ def test_config_bad_key_fails_the_dryrun(
         r.dryrun(app(), "fake")
 
 
+def test_config_of_a_schedulers_other_name_applies_to_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # upstream's default scheduler is local_cwd: its section configures local too, below
+    # local's own section; the real local scheduler, found through the plugin registry
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "nohome"))
+    monkeypatch.setenv("TORCHX_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("TORCHXCONFIG", raising=False)
+    (tmp_path / ".torchxconfig").write_text("[local_cwd]\ngrace_period = 3\n")
+    one = AppDef("a", [Role("r", image=str(tmp_path), entrypoint="true")])
+    with get_runner() as r:
+        assert r.dryrun(one, "local").request.grace_period == 3.0
+        assert r.dryrun(one, "local_cwd").request.grace_period == 3.0
+    (tmp_path / ".torchxconfig").write_text(
+        "[local_cwd]\ngrace_period = 3\n[local]\ngrace_period = 4\n"
+    )
+    with get_runner() as r:
+        assert r.dryrun(one, "local").request.grace_period == 4.0
+        assert r.dryrun(one, "local_cwd").request.grace_period == 3.0
+        assert r.dryrun(one, "local", cfg={"grace_period": 5.0}).request.grace_period == 5.0
+
+
 def test_module_importable_by_path() -> None:
     # the fresh-process test loads this file by path: keep that working
     spec = importlib.util.spec_from_file_location("runner_test_mod_check", HERE)

@@ -330,6 +330,7 @@ def get_scheduler_cfg(
     cwd: str | os.PathLike[str] | None = None,
     *,
     installed: Iterable[str] | None = None,
+    aliases: Iterable[str] | None = None,
 ) -> dict[str, CfgVal]:
     """The ``[scheduler]`` run options of every config file, typed and merged.
 
@@ -339,10 +340,18 @@ def get_scheduler_cfg(
     ``#FIXME`` placeholder left by :func:`dump` is a :class:`ConfigError` naming file,
     section and key. ``installed`` (default: the plugin registry's schedulers) only
     decides which other sections get a debug note for being ignored.
+
+    The sections of the scheduler's other names apply too (``aliases``, default: the
+    names the plugin registry gives the same factory), below its own section in each
+    file: ``[local_cwd]``, upstream TorchX's default, configures ``local`` as well.
     """
     layers = load_layers(cwd)
     if not layers:
         return {}
+    sections = [scheduler]
+    for alias in scheduler_aliases(scheduler) if aliases is None else aliases:
+        if alias not in sections:
+            sections.append(alias)
     if _debugging():
         if installed is None:
             from torchx.specs.plugins import get_registry
@@ -351,9 +360,25 @@ def get_scheduler_cfg(
         _note_uninstalled(layers, [*installed, scheduler])
     cfg: dict[str, CfgVal] = {}
     for layer in layers:
-        for name, (_, value) in _cast_section(layer, scheduler, run_opts).items():
-            cfg.setdefault(name, value)
+        for section in sections:
+            for name, (_, value) in _cast_section(layer, section, run_opts).items():
+                cfg.setdefault(name, value)
     return cfg
+
+
+def scheduler_aliases(scheduler: str) -> list[str]:
+    """The other names the plugin registry gives ``scheduler``'s factory, sorted.
+
+    >>> scheduler_aliases("local")
+    ['local_cwd']
+    """
+    from torchx.specs.plugins import get_registry
+
+    table = get_registry().schedulers
+    entry = table.get(scheduler)
+    if entry is None:
+        return []
+    return sorted(n for n, e in table.items() if n != scheduler and e.value == entry.value)
 
 
 def _default_run_opts(scheduler: str) -> runopts | None:
