@@ -249,6 +249,7 @@ def test_broken_plugin_is_reported_and_the_others_keep_working(tmp_path: Path) -
         out["sched"] = registry.scheduler_factory("good_sched")("s")["scheduler"]
         out["unknown"] = error(registry.scheduler_factory, "good_schd")
         out["dist_failures"] = [str(f) for f in registry.distributions["torchx-fixture-broken"].failures]
+        out["failed_plugins"] = list(registry.failed_plugins)
         """,
     )
     (failure,) = out["failures"]
@@ -260,6 +261,7 @@ def test_broken_plugin_is_reported_and_the_others_keep_working(tmp_path: Path) -
     assert out["dist_failures"] == [
         "torchx-fixture-broken 0.2 (entry point 'broken' in group 'torchx'): " + failure[3]
     ]
+    assert out["failed_plugins"] == ["torchx-fixture-broken"]
     assert out["sched"] == "good_sched"
     assert out["unknown"] == [
         "UnknownPluginEntry",

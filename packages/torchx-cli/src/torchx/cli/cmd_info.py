@@ -73,7 +73,7 @@ each one now and reports those that fail (this imports every plugin's SDK)."""
         )
 
     def run(self, args: argparse.Namespace) -> int:
-        from torchx.specs.plugins import get_registry
+        from torchx.specs.plugins import IN_PROCESS, get_registry
 
         reg = get_registry()
         kinds = {
@@ -87,7 +87,7 @@ each one now and reports those that fail (this imports every plugin's SDK)."""
             dists[dist_name] = {"version": dist.version}
         for kind, table in kinds.items():
             for name, entry in table.items():
-                key = entry.distribution or "(registered in-process)"
+                key = entry.distribution or IN_PROCESS
                 info = dists.setdefault(key, {"version": entry.version})
                 info.setdefault(kind, []).append(name)
         failures = [
@@ -117,7 +117,7 @@ each one now and reports those that fail (this imports every plugin's SDK)."""
                         )
         for clash in reg.clashes:  # a name a distribution gave but another won: say so there
             for loser in clash.losers:
-                key = loser.distribution or "(registered in-process)"
+                key = loser.distribution or IN_PROCESS
                 info = dists.setdefault(key, {"version": loser.version})
                 lost = f"{clash.kind} {clash.name!r} to {clash.winner.source}"
                 info.setdefault("lost", []).append(lost)

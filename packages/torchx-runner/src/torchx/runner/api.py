@@ -98,7 +98,7 @@ def _broken_plugins_hint() -> str:
     """``; plugins that failed to load: ...`` when some did (the scheduler may be theirs)."""
     from torchx.specs.plugins import get_registry
 
-    broken = sorted({f.distribution or f.entry_point for f in get_registry().failures})
+    broken = get_registry().failed_plugins
     if not broken:
         return ""
     return f"; plugins that failed to load: {', '.join(broken)} (see torchx plugins)"

@@ -986,21 +986,23 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         stream = Stream(streams) if streams is not None else Stream.COMBINED
 
         state_path = os.path.join(self._app_dir(app_id), "state.json")
-        seen: list[Any] = [None, 0.0]  # the record's identity when last read, and when
+        seen: tuple[int, int, int] | None = None  # the record's identity when last read
+        read_at = 0.0
 
         def done() -> bool:
             # Asked at every idle poll of a followed log: the record is read again only
             # when it was replaced (every write is a new inode) or once a second (which
             # settles an app whose supervisor and watchdog were both killed).
+            nonlocal seen, read_at
             try:
                 info = os.stat(state_path)
             except FileNotFoundError:
                 return True  # deleted meanwhile
             ident = (info.st_ino, info.st_mtime_ns, info.st_size)
             now = time.monotonic()
-            if ident == seen[0] and now - seen[1] < 1.0:
+            if ident == seen and now - read_at < 1.0:
                 return False
-            seen[0], seen[1] = ident, now
+            seen, read_at = ident, now
             st = self._state(app_id)
             return st is None or st.get("state") in _st.TERMINAL
 

@@ -412,6 +412,12 @@ class Registry:
         return tuple(self._failures)
 
     @property
+    def failed_plugins(self) -> tuple[str, ...]:
+        """The distributions (or entry points) with a failure, sorted: for hints such as
+        "plugins that failed to load: ..." after an unknown name."""
+        return tuple(sorted({f.distribution or f.entry_point for f in self._failures}))
+
+    @property
     def clashes(self) -> tuple[Clash, ...]:
         """Names given by more than one source, with the winner and the losers."""
         return self._clashes
@@ -464,9 +470,8 @@ class Registry:
             f", ... ({len(known) - 40} more)" if len(known) > 40 else ""
         )
         message = f"unknown {_LABEL[kind]} {name!r}{did_you_mean(name, known)}; installed: {shown or 'none'}"
-        broken = sorted({f.distribution or f.entry_point for f in self._failures})
-        if broken:
-            message += f"; plugins that failed to load: {', '.join(broken)}"
+        if self.failed_plugins:
+            message += f"; plugins that failed to load: {', '.join(self.failed_plugins)}"
         return UnknownPluginEntry(message)
 
     def get(self, kind: Kind, name: str) -> Entry:
