@@ -213,6 +213,49 @@ def e2e(session: nox.Session) -> None:
     )
 
 
+def _cluster_up(session: nox.Session, script: Path) -> dict[str, str]:
+    """``script up`` (progress on stderr, shown); its ``export NAME=VALUE`` lines as a dict."""
+    import subprocess
+
+    proc = subprocess.run([str(script), "up"], stdout=subprocess.PIPE, text=True, check=False)
+    if proc.returncode != 0:
+        session.error(f"{_rel(script)} up failed (exit {proc.returncode}): see its message above")
+    env: dict[str, str] = {}
+    for line in proc.stdout.splitlines():
+        match = re.fullmatch(r"export ([A-Za-z_][A-Za-z0-9_]*)=(.*)", line.strip())
+        if match:
+            env[match.group(1)] = match.group(2)
+    return env
+
+
+@nox.session(name="integration_slurm", python=PYTHON, venv_backend="virtualenv")
+def integration_slurm(session: nox.Session) -> None:
+    """The torchx-slurm integration tests against a real Slurm cluster on this machine.
+
+    ``dev/slurm up`` installs Slurm, munge, slurmdbd and MariaDB (Debian packages; root)
+    and starts a 3-node cluster on loopback; the tests in
+    plugins/torchx-slurm/tests/integration then go through Slurm's commands, the ``torchx``
+    command and the Runner. ``dev/slurm down`` stops the cluster afterwards, pass or fail.
+    """
+    for dist in ("torchx-cli", "torchx-slurm"):
+        if dist in DISTS:
+            install_dist(session, dist)
+    session.install("pytest")
+    script = ROOT / "dev" / "slurm"
+    env = _cluster_up(session, script)
+    try:
+        session.chdir(ROOT / "plugins" / "torchx-slurm" / "tests" / "integration")
+        session.run(
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            *session.posargs,
+            env={**env, "TORCHX_SLURM_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)},
+        )
+    finally:
+        session.run(str(script), "down", external=True)
+
+
 nox.options.sessions = [
     *(f"tests-{d}" for d in DISTS),
     "lint",

@@ -1,0 +1,32 @@
+"""Integration tests against the real Slurm cluster of ``dev/slurm up``.
+
+Collected only when TORCHX_SLURM_INTEGRATION=1 (``nox -s integration_slurm`` sets it after
+starting the cluster), so the plugin's unit session never runs them. Every test talks to
+the cluster named by SLURM_CONF: real sbatch, squeue, sacct, scancel.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+if os.environ.get("TORCHX_SLURM_INTEGRATION") != "1":
+    collect_ignore_glob = ["test_*.py", "programs/*"]
+else:
+    collect_ignore_glob = ["programs/*"]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _cluster() -> None:
+    """Fail every test at once, with one clear line, when there is no cluster to talk to."""
+    conf = os.environ.get("SLURM_CONF", "")
+    if not conf or not os.path.isfile(conf):
+        pytest.fail(f'SLURM_CONF={conf!r} names no file: run `eval "$(dev/slurm up)"` first')
+    if shutil.which("scontrol") is None:
+        pytest.fail("scontrol is not installed: run `dev/slurm up` first")
+    ping = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=30)
+    if ping.returncode != 0 or "UP" not in ping.stdout:
+        pytest.fail(f"slurmctld does not answer (scontrol ping: {ping.stdout.strip()})")
