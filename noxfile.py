@@ -107,7 +107,8 @@ for _dist in DISTS:
 
     @nox.session(name=f"typecheck-{_dist}", python=PYTHON)
     def _typecheck(session: nox.Session, dist: str = _dist) -> None:
-        install_dist(session, dist, extras="")
+        # the "testing" extra, where declared: torchx-runner's conformance kit imports pytest
+        install_dist(session, dist, extras="testing")
         session.install("mypy==2.4.1")
         srcs = [str(DISTS[d] / "src") for d in [*siblings(dist), dist]]
         env = {"MYPYPATH": os.pathsep.join(srcs)}

@@ -1,0 +1,816 @@
+"""The scheduler conformance kit: the contract's tests, run by a plugin against its real backend.
+
+Every scheduler plugin runs the same checks in its own test suite, against the real
+backend (a Slurm cluster, a container engine, a cloud emulator), so that each one
+keeps the Scheduler contract the same way. Install it with the extra
+``torchx-runner[testing]`` (it needs pytest; only this module imports it). A plugin's
+test file is a few lines::
+
+    import pytest
+    from torchx.schedulers.testing import AppBuilder, SchedulerConformance
+
+    from acme_torchx.scheduler import create_scheduler
+
+
+    class TestAcme(SchedulerConformance):
+        @pytest.fixture
+        def scheduler(self, tmp_path, monkeypatch):
+            monkeypatch.setenv("ACME_BATCH_HOME", str(tmp_path / "batch"))
+            return create_scheduler("kit")
+
+        @pytest.fixture
+        def cfg(self):                       # run options of every submit (default {})
+            return {"queue": "kit"}
+
+        @pytest.fixture
+        def watched_paths(self, tmp_path):   # where the backend writes (dryrun: unchanged)
+            return [tmp_path]
+
+The class must be named ``Test*`` for pytest to collect it; ``SchedulerConformance``
+itself is not collected. Every check is its own test (``pytest -k dryrun``, ...).
+
+What a plugin provides (pytest fixtures, overridden by defining a method of the same
+name with ``@pytest.fixture``; or class attributes):
+
+``scheduler`` (fixture, required)
+    The Scheduler under test, talking to the real backend. Isolate it per test where
+    the backend allows (a private state directory, a queue of its own).
+``cfg`` (fixture, default ``{}``)
+    The run options given to every dryrun and submit.
+``app_builder`` (fixture, default ``AppBuilder()``)
+    Makes the test apps runnable on the backend: see :class:`AppBuilder` (``sh -c``
+    with the image ``/``; give a container image, a shared directory, a resource).
+``watched_paths`` (fixture, default ``[]``)
+    Directories the backend writes into: a dryrun must leave them unchanged.
+``unknown_app_id`` (fixture, default ``"kit-unknown-<random>"``)
+    An id of the backend's form that names no app (Slurm: a large number).
+``missing`` (attribute, default: the scheduler's ``missing_capabilities``)
+    What the backend lacks (:class:`~torchx.schedulers.capabilities.Capability` ->
+    reason). Declare it on the Scheduler class so that the docs' capability table
+    shows it; set it here only to override that.
+``timeout`` (attribute, default 120 s), ``cancel_timeout`` (60 s)
+    How long an app may take to end, and to be CANCELLED after ``cancel``.
+``replicas`` (attribute, default 2)
+    N in the apps of N replicas.
+
+A test that depends on a declared-missing capability checks the documented behaviour
+of lacking it instead (``LACKING`` in :mod:`~torchx.schedulers.capabilities`: a
+``ValueError``, the option ignored, ...), never skips; a capability that fails
+without being declared fails its test. Waits poll the backend with a deadline (or
+follow a log to its end in a thread with a deadline): a broken backend fails a test,
+it never hangs the suite.
+
+Apps are submitted the way users submit them: through a :class:`~torchx.runner.Runner`
+(strict run-option checks, the app checked, the workspace and validation hooks), then
+followed with the scheduler's own calls. Every app a test submits is cancelled and
+deleted when the test ends.
+
+The checks (test names):
+
+* dryrun: ``test_dryrun_creates_nothing``, ``test_dryrun_request_is_printable``,
+  ``test_dryrun_leaves_the_appdef_unchanged``, ``test_dryrun_rejects_an_unknown_run_option``,
+  ``test_dryrun_rejects_a_mistyped_run_option``;
+* running: ``test_submit_returns_an_id``, ``test_describe_gives_every_replica``,
+  ``test_an_app_that_exits_0_succeeds``, ``test_a_failing_replica_fails_the_app``,
+  ``test_two_roles_of_n_replicas_with_macros``, ``test_concurrent_submits_get_distinct_ids``;
+* logs: ``test_log_iter_every_line_in_order``, ``test_log_iter_stdout_and_stderr``,
+  ``test_log_iter_combined``, ``test_log_iter_regex``,
+  ``test_log_iter_should_tail_loses_nothing``, ``test_log_iter_since_until``;
+* following: ``test_cancel_reaches_cancelled``, ``test_cancel_is_idempotent``,
+  ``test_unknown_app_id_is_a_fast_no_op``, ``test_list_has_the_app_with_its_state``,
+  ``test_delete_removes_the_app``, ``test_retries_are_counted``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import copy
+import os
+import queue
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+import pytest
+
+from torchx.schedulers.api import DescribeAppResponse, Scheduler, Stream
+from torchx.schedulers.capabilities import Capability, missing
+from torchx.specs import (
+    NONE,
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    CfgVal,
+    InvalidRunConfigException,
+    Resource,
+    Role,
+    macros,
+)
+
+__all__ = [
+    "AppBuilder",
+    "Capability",
+    "Err",
+    "Exit",
+    "Kit",
+    "Out",
+    "Rank0Host",
+    "SchedulerConformance",
+    "Sleep",
+    "Step",
+]
+
+T = TypeVar("T")
+
+
+# -- the test apps ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Out:
+    """Print ``text`` and a newline to stdout (macros in it are substituted by the scheduler)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Err:
+    """Print ``text`` and a newline to stderr."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """Sleep ``seconds`` (a replica that stays RUNNING meanwhile)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Rank0Host:
+    """Print ``rank0=<the rank-0 host>`` to stdout, read from the ``${rank0_env}`` variable.
+
+    ``rank0=?<name>`` when the macro was not substituted to a variable name.
+    """
+
+
+@dataclass(frozen=True)
+class Exit:
+    """Exit with ``code`` (a replica that ends without one exits 0)."""
+
+    code: int
+
+
+Step = Out | Err | Sleep | Rank0Host | Exit
+
+#: The program the default :class:`AppBuilder` runs with ``sh -c``: it reads its steps
+#: from its arguments as pairs (``o TEXT``, ``e TEXT``, ``s SECONDS``, ``h VARNAME``,
+#: ``x CODE``). POSIX sh only; it holds no ``$$`` and no ``$name`` of a macro, so the
+#: scheduler's macro substitution leaves it alone.
+SH_PROGRAM = """\
+while [ "$#" -gt 1 ]; do
+  case "$1" in
+    o) printf '%s\\n' "$2" ;;
+    e) printf '%s\\n' "$2" >&2 ;;
+    s) sleep "$2" ;;
+    h) case "$2" in
+         [A-Za-z_]*) eval "kit_v=\\${$2-}"; printf 'rank0=%s\\n' "$kit_v" ;;
+         *) printf 'rank0=?%s\\n' "$2" ;;
+       esac ;;
+    x) exit "$2" ;;
+  esac
+  shift 2
+done
+"""
+
+
+class AppBuilder:
+    """Makes a role that runs a list of :data:`Step` s on the backend under test.
+
+    The default runs :data:`SH_PROGRAM` with ``<shell> -c`` in ``image`` (for the local
+    scheduler and Slurm a directory: the replica's working directory; for a container
+    backend an image that has ``sh``, e.g. ``AppBuilder(image="alpine:3.20")``).
+    Override :meth:`role` to run the steps some other way (a Python entrypoint, a
+    wrapper the backend needs); keep macros in the printed text substituted.
+
+    Args:
+        image: the role's image
+        shell: the POSIX shell's path or name in that image
+        resource: each role's resource (the backend may require one)
+        env: extra environment of every role
+    """
+
+    def __init__(
+        self,
+        image: str = "/",
+        shell: str = "sh",
+        resource: Resource | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.image = image
+        self.shell = shell
+        self.resource = resource if resource is not None else Resource(cpu=1, gpu=0, memMB=256)
+        self.env = dict(env or {})
+
+    @staticmethod
+    def step_args(steps: Sequence[Step]) -> list[str]:
+        """The arguments of :data:`SH_PROGRAM` for ``steps``."""
+        args: list[str] = []
+        for step in steps:
+            if isinstance(step, Out):
+                args += ["o", step.text]
+            elif isinstance(step, Err):
+                args += ["e", step.text]
+            elif isinstance(step, Sleep):
+                args += ["s", f"{step.seconds:g}"]
+            elif isinstance(step, Rank0Host):
+                args += ["h", macros.rank0_env]
+            else:
+                args += ["x", str(step.code)]
+        return args
+
+    def role(
+        self, name: str, steps: Sequence[Step], num_replicas: int = 1, max_retries: int = 0
+    ) -> Role:
+        """A role of ``num_replicas`` replicas, each running ``steps``."""
+        return Role(
+            name,
+            image=self.image,
+            entrypoint=self.shell,
+            args=["-c", SH_PROGRAM, "kit", *self.step_args(steps)],
+            num_replicas=num_replicas,
+            max_retries=max_retries,
+            resource=copy.deepcopy(self.resource),
+            env=dict(self.env),
+        )
+
+    def app(self, name: str, *roles: Role) -> AppDef:
+        """An AppDef of ``roles``."""
+        return AppDef(name, list(roles))
+
+
+# -- the helper each test gets ---------------------------------------------------------------
+
+
+def _in_thread(fn: Callable[[], T], timeout: float, what: str) -> T:
+    """``fn()`` in a daemon thread; fails the test if it has not returned in ``timeout`` s.
+
+    An exception of ``fn`` is raised here. A hung backend call fails its test (the
+    thread is left behind, a daemon) instead of hanging the suite.
+    """
+    done: queue.Queue[tuple[bool, Any]] = queue.Queue()
+
+    def run() -> None:
+        try:
+            done.put((True, fn()))
+        except BaseException as e:  # handed to the test's thread
+            done.put((False, e))
+
+    threading.Thread(target=run, daemon=True, name=f"kit: {what}").start()
+    try:
+        ok, value = done.get(timeout=timeout)
+    except queue.Empty:
+        pytest.fail(f"{what} did not return within {timeout:g} s")
+    if not ok:
+        raise value
+    result: T = value
+    return result
+
+
+class Kit:
+    """What a conformance test uses: submit the way users do, wait, read logs, all bounded.
+
+    Tracks every app it submitted; :meth:`cleanup` cancels and deletes them.
+    """
+
+    def __init__(
+        self,
+        scheduler: Scheduler[Any],
+        cfg: Mapping[str, CfgVal],
+        builder: AppBuilder,
+        missing: Mapping[Capability, str],
+        timeout: float,
+    ) -> None:
+        from torchx.runner import Runner
+
+        self.scheduler = scheduler
+        self.cfg = dict(cfg)
+        self.builder = builder
+        self.missing = dict(missing)
+        self.timeout = timeout
+        self.backend = scheduler.backend
+        self.runner = Runner("kit", {self.backend: lambda *_a, **_k: scheduler})
+        self.submitted: list[str] = []
+
+    def lacks(self, capability: Capability) -> bool:
+        """True if the backend declared ``capability`` missing."""
+        return capability in self.missing
+
+    # -- submitting ----------------------------------------------------------------------
+
+    def dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal] | None = None) -> AppDryRunInfo[Any]:
+        """``Runner.dryrun`` (``torchx run --dryrun``) with the kit's cfg (or ``cfg``)."""
+        return self.runner.dryrun(app, self.backend, self.cfg if cfg is None else cfg)
+
+    def submit(self, app: AppDef) -> str:
+        """Runs ``app`` as ``Runner.run`` does; returns the app id (tracked for cleanup)."""
+        from torchx.specs.handles import parse_app_handle
+
+        handle = self.runner.run(app, self.backend, self.cfg)
+        backend, _session, app_id = parse_app_handle(handle)
+        assert backend == self.backend, f"handle {handle} names another scheduler"
+        self.submitted.append(app_id)
+        return app_id
+
+    def run(self, *roles: Role, name: str = "kit") -> str:
+        """Submits an app of ``roles``; returns its id."""
+        return self.submit(self.builder.app(name, *roles))
+
+    # -- waiting -------------------------------------------------------------------------
+
+    def describe(self, app_id: str) -> DescribeAppResponse:
+        """``describe(app_id)``, which must know the app."""
+        desc = _in_thread(
+            lambda: self.scheduler.describe(app_id), self.timeout, f"describe({app_id!r})"
+        )
+        assert desc is not None, f"describe({app_id!r}) returned None for a submitted app"
+        return desc
+
+    def wait_for(
+        self, app_id: str, done: Callable[[DescribeAppResponse], bool], what: str, timeout: float
+    ) -> DescribeAppResponse:
+        """Polls ``describe`` (0.05 s, doubling to 1 s) until ``done(desc)``; fails at timeout."""
+        deadline = time.monotonic() + timeout
+        delay = 0.05
+        desc = self.describe(app_id)
+        while not done(desc):
+            if time.monotonic() > deadline:
+                pytest.fail(f"app {app_id} not {what} within {timeout:g} s; last: {desc}")
+            time.sleep(delay)  # a poll interval: the backend offers no event to wait on
+            delay = min(delay * 2, 1.0)
+            desc = self.describe(app_id)
+        return desc
+
+    def wait_terminal(self, app_id: str) -> DescribeAppResponse:
+        """The app's description once it is in a terminal state."""
+        return self.wait_for(app_id, lambda d: d.state.is_terminal(), "ended", self.timeout)
+
+    def wait_running(self, app_id: str) -> DescribeAppResponse:
+        """The app's description once it is RUNNING (failing if it ended instead)."""
+        desc = self.wait_for(
+            app_id,
+            lambda d: d.state == AppState.RUNNING or d.state.is_terminal(),
+            "RUNNING",
+            self.timeout,
+        )
+        assert desc.state == AppState.RUNNING, f"app {app_id} ended instead of running: {desc}"
+        return desc
+
+    # -- logs ----------------------------------------------------------------------------
+
+    def logs(self, app_id: str, role: str, k: int = 0, **kwargs: Any) -> list[str]:
+        """Every line of ``log_iter(app_id, role, k, **kwargs)``, read within the timeout."""
+        return _in_thread(
+            lambda: list(self.scheduler.log_iter(app_id, role, k, **kwargs)),
+            self.timeout,
+            f"log_iter({app_id!r}, {role!r}, {k}, {kwargs})",
+        )
+
+    def follow(self, app_id: str, role: str, k: int = 0, **kwargs: Any) -> queue.Queue[Any]:
+        """Reads ``log_iter(..., should_tail=True)`` in a thread into a queue.
+
+        Each line is put as it comes; then ``StopIteration`` (the iterator ended) or the
+        exception it raised.
+        """
+        out: queue.Queue[Any] = queue.Queue()
+
+        def run() -> None:
+            try:
+                for line in self.scheduler.log_iter(app_id, role, k, should_tail=True, **kwargs):
+                    out.put(line)
+                out.put(StopIteration())
+            except BaseException as e:
+                out.put(e)
+
+        threading.Thread(target=run, daemon=True, name=f"kit: follow {app_id}").start()
+        return out
+
+    def next_line(self, lines: queue.Queue[Any]) -> str | BaseException:
+        """The next item of :meth:`follow`'s queue, failing the test at the timeout."""
+        try:
+            item: str | BaseException = lines.get(timeout=self.timeout)
+        except queue.Empty:
+            pytest.fail(f"no log line nor end of the log within {self.timeout:g} s")
+        return item
+
+    # -- cleaning up ---------------------------------------------------------------------
+
+    def cleanup(self) -> None:
+        """Cancels, then deletes, every app this kit submitted (unknown ones are skipped)."""
+        for app_id in self.submitted:
+            if self.scheduler.describe(app_id) is None:
+                continue
+            self.scheduler.cancel(app_id)
+            self.wait_terminal(app_id)
+            self.scheduler.delete(app_id)
+
+
+def _one_line(e: BaseException, *names: str) -> None:
+    text = str(e)
+    assert text.strip() and "\n" not in text.strip(), f"not one line: {text!r}"
+    for name in names:
+        assert name in text, f"the message does not name {name!r}: {text!r}"
+
+
+def _wrong_value(opt_type: Any) -> CfgVal:
+    """A value of another type than ``opt_type`` (a str for a number, a number for a str)."""
+    return 12345 if opt_type is str else "not-a-valid-value"
+
+
+def _is_subsequence(part: Sequence[str], whole: Sequence[str]) -> bool:
+    it = iter(whole)
+    return all(any(item == x for x in it) for item in part)
+
+
+def _snapshot(paths: Iterable[Path]) -> dict[str, tuple[int, int]]:
+    """Every file and directory under ``paths``: (size, mtime_ns), by path."""
+    found: dict[str, tuple[int, int]] = {}
+    for root in paths:
+        root = Path(root)
+        if not root.exists():
+            continue
+        for dirpath, dirnames, filenames in os.walk(root):
+            for name in [*dirnames, *filenames]:
+                path = os.path.join(dirpath, name)
+                try:
+                    st = os.lstat(path)
+                except FileNotFoundError:
+                    continue
+                found[path] = (st.st_size if name in filenames else 0, st.st_mtime_ns)
+    return found
+
+
+# -- the checks ------------------------------------------------------------------------------
+
+
+class SchedulerConformance:
+    """The conformance tests; subclass it as ``Test<Backend>`` (see the module docs)."""
+
+    #: Capabilities the backend lacks, with reasons; None: the scheduler's declaration.
+    missing: ClassVar[Mapping[Capability, str] | None] = None
+    #: Seconds an app (or a call) may take to end.
+    timeout: ClassVar[float] = 120.0
+    #: Seconds from ``cancel`` to CANCELLED.
+    cancel_timeout: ClassVar[float] = 60.0
+    #: Seconds a call about an unknown app id may take.
+    unknown_id_timeout: ClassVar[float] = 10.0
+    #: The N of apps with N replicas.
+    replicas: ClassVar[int] = 2
+
+    # -- what a plugin provides -------------------------------------------------------------
+
+    @pytest.fixture
+    def scheduler(self) -> Scheduler[Any]:
+        pytest.fail(
+            f"{type(self).__name__} must define the fixture 'scheduler' (the Scheduler "
+            "under test): see torchx.schedulers.testing"
+        )
+
+    @pytest.fixture
+    def cfg(self) -> Mapping[str, CfgVal]:
+        return {}
+
+    @pytest.fixture
+    def app_builder(self) -> AppBuilder:
+        return AppBuilder()
+
+    @pytest.fixture
+    def watched_paths(self) -> Sequence[Path]:
+        return []
+
+    @pytest.fixture
+    def unknown_app_id(self) -> str:
+        return f"kit-unknown-{uuid.uuid4().hex[:10]}"
+
+    @pytest.fixture
+    def kit(
+        self, scheduler: Scheduler[Any], cfg: Mapping[str, CfgVal], app_builder: AppBuilder
+    ) -> Iterator[Kit]:
+        lacking = missing(scheduler) if self.missing is None else dict(self.missing)
+        kit = Kit(scheduler, cfg, app_builder, lacking, self.timeout)
+        try:
+            yield kit
+        finally:
+            kit.cleanup()
+
+    # -- dryrun -----------------------------------------------------------------------------
+
+    def test_dryrun_creates_nothing(self, kit: Kit, watched_paths: Sequence[Path]) -> None:
+        app = kit.builder.app("kitdry", kit.builder.role("main", [Out("hi")], self.replicas))
+        apps_before = self._app_ids(kit)
+        files_before = _snapshot(watched_paths)
+        info = kit.dryrun(app)
+        assert info.request is not None
+        assert _snapshot(watched_paths) == files_before, "the dryrun wrote files"
+        assert self._app_ids(kit) == apps_before, "the dryrun created an app"
+
+    def test_dryrun_request_is_printable(self, kit: Kit) -> None:
+        app = kit.builder.app("kitprint", kit.builder.role("main", [Out("hi")]))
+        info = kit.dryrun(app)
+        text = str(info)
+        assert text.strip(), "str() of the dryrun info is empty"
+        assert "kitprint" in text, f"the printed request does not name the app:\n{text}"
+        assert repr(info)
+
+    def test_dryrun_leaves_the_appdef_unchanged(self, kit: Kit) -> None:
+        role = kit.builder.role("main", [Out(f"{macros.app_id} {macros.replica_id}")], 2)
+        role.env["KIT_VAR"] = f"id-{macros.replica_id}"
+        role.metadata["kit"] = macros.app_id
+        app = kit.builder.app("kitsame", role)
+        app.metadata["owner"] = "kit"
+        before = copy.deepcopy(app)
+        kit.dryrun(app)
+        assert app == before, "Runner.dryrun changed the caller's AppDef"
+        kit.scheduler.submit_dryrun(app, kit.scheduler.run_opts().resolve(kit.cfg))
+        assert app == before, "Scheduler.submit_dryrun changed the caller's AppDef"
+
+    def test_dryrun_rejects_an_unknown_run_option(self, kit: Kit) -> None:
+        app = kit.builder.app("kitopt", kit.builder.role("main", [Out("hi")]))
+        with pytest.raises(InvalidRunConfigException) as e:
+            kit.dryrun(app, {**kit.cfg, "kit_no_such_option": "x"})
+        _one_line(e.value, "kit_no_such_option")
+
+    def test_dryrun_rejects_a_mistyped_run_option(self, kit: Kit) -> None:
+        app = kit.builder.app("kitopt", kit.builder.role("main", [Out("hi")]))
+        opts = list(kit.scheduler.run_opts())
+        if not opts:  # nothing to mistype: any option is then an unknown one
+            with pytest.raises(InvalidRunConfigException):
+                kit.dryrun(app, {"kit_no_such_option": 1})
+            return
+        for name, opt in opts:
+            with pytest.raises(InvalidRunConfigException) as e:
+                kit.dryrun(app, {**kit.cfg, name: _wrong_value(opt.opt_type)})
+            _one_line(e.value, name)
+
+    # -- running ----------------------------------------------------------------------------
+
+    def test_submit_returns_an_id(self, kit: Kit) -> None:
+        app_id = kit.run(kit.builder.role("main", [Out("hi")]))
+        assert isinstance(app_id, str) and app_id.strip()
+        assert kit.describe(app_id).app_id == app_id
+        assert kit.scheduler.exists(app_id)
+
+    def test_describe_gives_every_replica(self, kit: Kit) -> None:
+        n = self.replicas
+        app_id = kit.run(kit.builder.role("main", [Out("hi")], n))
+        desc = kit.wait_terminal(app_id)
+        assert desc.state == AppState.SUCCEEDED, desc
+        (role,) = desc.roles_statuses
+        assert role.role == "main"
+        assert sorted(r.id for r in role.replicas) == list(range(n)), role
+        for rep in role.replicas:
+            assert rep.state == AppState.SUCCEEDED, rep
+            assert rep.role == "main"
+            expected = None if kit.lacks(Capability.EXIT_CODES) else 0
+            assert rep.exit_code == expected, rep
+
+    def test_an_app_that_exits_0_succeeds(self, kit: Kit) -> None:
+        app_id = kit.run(kit.builder.role("main", [Out("hi"), Exit(0)]))
+        assert kit.wait_terminal(app_id).state == AppState.SUCCEEDED
+
+    def test_a_failing_replica_fails_the_app(self, kit: Kit) -> None:
+        app_id = kit.run(kit.builder.role("bad", [Err("failing"), Exit(3)]))
+        desc = kit.wait_terminal(app_id)
+        assert desc.state == AppState.FAILED, desc
+        (role,) = desc.roles_statuses
+        (rep,) = role.replicas
+        assert rep.state == AppState.FAILED, rep
+        assert rep.exit_code == (None if kit.lacks(Capability.EXIT_CODES) else 3), rep
+        assert desc.msg and desc.msg != NONE, f"no message says why app {app_id} failed"
+
+    def test_two_roles_of_n_replicas_with_macros(self, kit: Kit) -> None:
+        n = self.replicas
+        roles = [
+            kit.builder.role(name, [Out(f"{name} replica={macros.replica_id}"), Rank0Host()], n)
+            for name in ("alpha", "beta")
+        ]
+        app_id = kit.run(*roles)
+        desc = kit.wait_terminal(app_id)
+        assert desc.state == AppState.SUCCEEDED, desc
+        by_role = {r.role: sorted(rep.id for rep in r.replicas) for r in desc.roles_statuses}
+        assert by_role == {"alpha": list(range(n)), "beta": list(range(n))}
+        if kit.lacks(Capability.LOGS):
+            with pytest.raises(NotImplementedError):
+                kit.logs(app_id, "alpha", 0)
+            return
+        for name in ("alpha", "beta"):
+            hosts = set()
+            for k in range(n):
+                lines = kit.logs(app_id, name, k)
+                assert lines[0] == f"{name} replica={k}\n", lines
+                assert lines[1].startswith("rank0="), lines
+                hosts.add(lines[1])
+            (host,) = hosts  # every replica of a role sees the same rank-0 host
+            if kit.lacks(Capability.RANK0_ENV):
+                assert host == f"rank0=?{macros.rank0_env}\n"
+            else:
+                value = host.removeprefix("rank0=").strip()
+                assert value and "$" not in value and not value.startswith("?"), host
+
+    def test_concurrent_submits_get_distinct_ids(self, kit: Kit) -> None:
+        app = kit.builder.app("kitsame", kit.builder.role("main", [Out("hi")]))
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            futures = [pool.submit(kit.submit, copy.deepcopy(app)) for _ in range(4)]
+            ids = [f.result(timeout=self.timeout) for f in futures]
+        assert len(set(ids)) == 4, ids
+        for app_id in ids:
+            assert kit.describe(app_id).app_id == app_id
+
+    # -- logs -------------------------------------------------------------------------------
+
+    def test_log_iter_every_line_in_order(self, kit: Kit) -> None:
+        n = self.replicas
+        texts = [f"line {i} of replica {macros.replica_id}" for i in range(200)]
+        texts += ["  spaces kept  ", "unicode: \u00fc\u00f1\u00ee \u2713", "x" * 5000]
+        app_id = kit.run(kit.builder.role("main", [Out(t) for t in texts], n))
+        kit.wait_terminal(app_id)
+        for k in range(n):
+            if kit.lacks(Capability.LOGS):
+                with pytest.raises(NotImplementedError):
+                    kit.logs(app_id, "main", k)
+                continue
+            expected = [t.replace(macros.replica_id, str(k)) + "\n" for t in texts]
+            assert kit.logs(app_id, "main", k) == expected
+
+    def test_log_iter_stdout_and_stderr(self, kit: Kit) -> None:
+        steps: list[Step] = [Out("out 1"), Err("err 1"), Out("out 2"), Err("err 2")]
+        app_id = kit.run(kit.builder.role("main", steps))
+        kit.wait_terminal(app_id)
+        for stream, expected in [
+            (Stream.STDOUT, ["out 1\n", "out 2\n"]),
+            (Stream.STDERR, ["err 1\n", "err 2\n"]),
+        ]:
+            if kit.lacks(Capability.LOGS):
+                with pytest.raises(NotImplementedError):
+                    kit.logs(app_id, "main", streams=stream)
+            elif kit.lacks(Capability.SEPARATE_STREAMS):
+                with pytest.raises(ValueError):
+                    kit.logs(app_id, "main", streams=stream)
+            else:
+                assert kit.logs(app_id, "main", streams=stream) == expected
+
+    def test_log_iter_combined(self, kit: Kit) -> None:
+        steps: list[Step] = [Out("out 1"), Err("err 1"), Out("out 2"), Err("err 2")]
+        app_id = kit.run(kit.builder.role("main", steps))
+        kit.wait_terminal(app_id)
+        if kit.lacks(Capability.LOGS):
+            with pytest.raises(NotImplementedError):
+                kit.logs(app_id, "main", streams=Stream.COMBINED)
+        elif kit.lacks(Capability.COMBINED_STREAM):
+            with pytest.raises(ValueError):
+                kit.logs(app_id, "main", streams=Stream.COMBINED)
+        else:
+            lines = kit.logs(app_id, "main", streams=Stream.COMBINED)
+            assert sorted(lines) == ["err 1\n", "err 2\n", "out 1\n", "out 2\n"], lines
+            assert _is_subsequence(["out 1\n", "out 2\n"], lines), lines
+            assert _is_subsequence(["err 1\n", "err 2\n"], lines), lines
+
+    def test_log_iter_regex(self, kit: Kit) -> None:
+        steps: list[Step] = [Out("keep 1"), Out("drop 2"), Out("keep 3"), Out("drop keep 4")]
+        app_id = kit.run(kit.builder.role("main", steps))
+        kit.wait_terminal(app_id)
+        if kit.lacks(Capability.LOGS):
+            with pytest.raises(NotImplementedError):
+                kit.logs(app_id, "main", regex="^keep")
+            return
+        assert kit.logs(app_id, "main", regex="^keep") == ["keep 1\n", "keep 3\n"]
+        assert kit.logs(app_id, "main", regex=re.escape("keep 4")) == ["drop keep 4\n"]
+
+    def test_log_iter_should_tail_loses_nothing(self, kit: Kit) -> None:
+        first = [f"before {i}" for i in range(50)]
+        second = [f"after {i}" for i in range(50)]
+        steps: list[Step] = [*map(Out, first), Sleep(1.5), *map(Out, second), Exit(0)]
+        app_id = kit.run(kit.builder.role("main", steps))
+        if kit.lacks(Capability.LOGS):
+            with pytest.raises(NotImplementedError):
+                kit.logs(app_id, "main", should_tail=True)
+            return
+        lines = kit.follow(app_id, "main")  # from right after submit, while it runs
+        got: list[str] = []
+        while not isinstance(item := kit.next_line(lines), BaseException):
+            got.append(item)
+        if not isinstance(item, StopIteration):
+            raise item
+        assert got == [f"{t}\n" for t in [*first, *second]]
+        state = kit.describe(app_id).state
+        assert state.is_terminal(), f"the followed log ended while the app was {state.name}"
+
+    def test_log_iter_since_until(self, kit: Kit) -> None:
+        app_id = kit.run(kit.builder.role("main", [Out("early"), Sleep(3), Out("late")]))
+        if kit.lacks(Capability.LOGS):
+            with pytest.raises(NotImplementedError):
+                kit.logs(app_id, "main", since=datetime.now(UTC))
+            return
+        lines = kit.follow(app_id, "main")
+        assert kit.next_line(lines) == "early\n"
+        # "early" was written before it was read; "late" comes 3 s after it was written
+        between = datetime.now(UTC)
+        kit.wait_terminal(app_id)
+        since = kit.logs(app_id, "main", since=between)
+        until = kit.logs(app_id, "main", until=between)
+        if kit.lacks(Capability.LOG_TIME_WINDOW):
+            assert since == until == ["early\n", "late\n"], (since, until)
+        else:
+            assert since == ["late\n"]
+            assert until == ["early\n"]
+
+    # -- following --------------------------------------------------------------------------
+
+    def test_cancel_reaches_cancelled(self, kit: Kit) -> None:
+        app_id = kit.run(kit.builder.role("main", [Out("started"), Sleep(600)], 2))
+        kit.wait_running(app_id)
+        started = time.monotonic()
+        kit.scheduler.cancel(app_id)
+        desc = kit.wait_for(
+            app_id, lambda d: d.state.is_terminal(), "CANCELLED", self.cancel_timeout
+        )
+        assert desc.state == AppState.CANCELLED, desc
+        assert time.monotonic() - started < self.cancel_timeout
+
+    def test_cancel_is_idempotent(self, kit: Kit) -> None:
+        app_id = kit.run(kit.builder.role("main", [Sleep(600)]))
+        kit.wait_running(app_id)
+        kit.scheduler.cancel(app_id)
+        kit.scheduler.cancel(app_id)  # while it is stopping
+        kit.wait_for(app_id, lambda d: d.state.is_terminal(), "CANCELLED", self.cancel_timeout)
+        kit.scheduler.cancel(app_id)  # once it has ended
+        assert kit.describe(app_id).state == AppState.CANCELLED
+
+        done = kit.run(kit.builder.role("main", [Exit(0)]))
+        assert kit.wait_terminal(done).state == AppState.SUCCEEDED
+        kit.scheduler.cancel(done)  # an ended app stays as it ended
+        assert kit.describe(done).state == AppState.SUCCEEDED
+
+    def test_unknown_app_id_is_a_fast_no_op(self, kit: Kit, unknown_app_id: str) -> None:
+        sched = kit.scheduler
+        limit = self.unknown_id_timeout
+        started = time.monotonic()
+        assert _in_thread(lambda: sched.describe(unknown_app_id), limit, "describe") is None
+        assert _in_thread(lambda: sched.exists(unknown_app_id), limit, "exists") is False
+        _in_thread(lambda: sched.cancel(unknown_app_id), limit, "cancel")
+        _in_thread(lambda: sched.delete(unknown_app_id), limit, "delete")
+        assert time.monotonic() - started < limit
+
+    def test_list_has_the_app_with_its_state(self, kit: Kit) -> None:
+        app_id = kit.run(kit.builder.role("main", [Sleep(600)]))
+        kit.wait_running(app_id)
+        if kit.lacks(Capability.LIST):
+            with pytest.raises(NotImplementedError):
+                kit.scheduler.list(kit.cfg)
+            return
+        assert self._listed(kit, app_id) == AppState.RUNNING
+        kit.scheduler.cancel(app_id)
+        kit.wait_for(app_id, lambda d: d.state.is_terminal(), "CANCELLED", self.cancel_timeout)
+        assert self._listed(kit, app_id) == AppState.CANCELLED
+
+    def test_delete_removes_the_app(self, kit: Kit) -> None:
+        app_id = kit.run(kit.builder.role("main", [Out("hi")]))
+        kit.wait_terminal(app_id)
+        kit.scheduler.delete(app_id)
+        if kit.lacks(Capability.DELETE):
+            assert kit.describe(app_id).state.is_terminal()
+            return
+        assert kit.scheduler.describe(app_id) is None
+        assert not kit.scheduler.exists(app_id)
+        if not kit.lacks(Capability.LIST):
+            assert app_id not in (self._app_ids(kit) or set())
+
+    def test_retries_are_counted(self, kit: Kit) -> None:
+        app_id = kit.run(kit.builder.role("main", [Out("attempt"), Exit(3)], max_retries=2))
+        desc = kit.wait_terminal(app_id)
+        assert desc.state == AppState.FAILED, desc
+        if kit.lacks(Capability.RETRIES):
+            assert desc.num_restarts <= 0, desc
+        else:
+            assert desc.num_restarts == 2, desc
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _app_ids(self, kit: Kit) -> set[str] | None:
+        """The ids ``list()`` gives (None when the backend lacks ``list``)."""
+        if kit.lacks(Capability.LIST):
+            return None
+        return {a.app_id for a in _in_thread(lambda: kit.scheduler.list(kit.cfg), 60, "list")}
+
+    def _listed(self, kit: Kit, app_id: str) -> AppState:
+        listed = _in_thread(lambda: kit.scheduler.list(kit.cfg), self.timeout, "list")
+        states = [a.state for a in listed if a.app_id == app_id]
+        assert len(states) == 1, f"list() has app {app_id} {len(states)} times: {listed}"
+        return states[0]
