@@ -6,6 +6,8 @@ Default sessions (``nox`` with no arguments) need no root and no services:
   (non-editable, from its folder) plus the siblings it declares and its ``test``
   extra, then runs its ``tests/`` folder. Because nothing else is installed, a
   stray import of an undeclared sibling fails here.
+* ``tests-acme-torchx``: the example vendor plugin's tests (examples/vendor-plugin/tests):
+  the conformance kit of ``torchx-runner[testing]`` against its scheduler.
 * ``lint``: ruff check and ruff format --check over the whole tree.
 * ``typecheck-<dist>``: mypy --strict, one distribution at a time.
 * ``repo``: tools/check_imports.py (no undeclared sibling imports) and tools/tests.
@@ -123,6 +125,22 @@ for _dist in DISTS:
             _rel(pkg_root),
             env=env,
         )
+
+
+VENDOR_PLUGIN = ROOT / "examples" / "vendor-plugin"
+
+
+@nox.session(name="tests-acme-torchx", python=PYTHON)
+def tests_vendor_plugin(session: nox.Session) -> None:
+    """The example vendor plugin's own tests: TorchX's conformance kit against its scheduler.
+
+    Installs the plugin (non-editable) with its ``test`` extra, which pulls
+    ``torchx-runner[testing]`` from the local folders, as a vendor's CI would from PyPI.
+    """
+    install_dist(session, "torchx-runner", extras="testing")
+    session.install(f"{_rel(VENDOR_PLUGIN)}[test]")
+    session.chdir(VENDOR_PLUGIN / "tests")
+    session.run("pytest", "-p", "no:cacheprovider", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -259,6 +277,7 @@ def integration_slurm(session: nox.Session) -> None:
 
 nox.options.sessions = [
     *(f"tests-{d}" for d in DISTS),
+    "tests-acme-torchx",
     "lint",
     *(f"typecheck-{d}" for d in DISTS),
     "repo",

@@ -5,7 +5,9 @@ The signature line of each hook in the doc must read exactly
 hookspec function in torchx/specs/hookspecs.py, annotations shown as written.
 The worked example is the vendor plugin in examples/vendor-plugin: every file the
 doc shows must be that file, byte for byte, and the plugin is loaded in-process here
-(nox -s install_matrix installs its wheel and uses it through ``torchx``).
+(nox -s install_matrix installs its wheel and uses it through ``torchx``; nox -s
+tests-acme-torchx runs its tests/, the conformance kit the doc shows). The table of
+what each installed scheduler lacks is the one tools/capability_table.py generates.
 """
 
 from __future__ import annotations
@@ -124,6 +126,7 @@ def test_the_doc_shows_the_vendor_plugin_files() -> None:
         "src/acme_torchx/plugin.py",
         "src/acme_torchx/resources.py",
         "src/acme_torchx/scheduler.py",
+        "tests/test_conformance.py",
     ]
 
 
@@ -226,3 +229,25 @@ def test_the_scheduler_dry_runs_without_its_backend(acme: Any) -> None:
 def test_the_in_process_testing_snippet_runs(acme: Any) -> None:
     (snippet,) = [b for b in code_blocks("python") if "register_builtin(acme_torchx.plugin)" in b]
     exec(compile(snippet, "docs/plugins.md", "exec"), {})
+
+
+# --- the conformance kit's capabilities -------------------------------------------------
+
+
+def test_the_capability_table_is_generated_from_the_declarations() -> None:
+    import capability_table
+
+    doc = DOC.read_text(encoding="utf-8")
+    assert capability_table.section(doc) == capability_table.generate(), (
+        "docs/plugins.md's capability table differs from the schedulers' declarations: "
+        "run `.nox/repo/bin/python tools/capability_table.py --write`"
+    )
+
+
+def test_every_capability_is_explained() -> None:
+    from torchx.schedulers.capabilities import LACKING, Capability
+
+    doc = DOC.read_text(encoding="utf-8")
+    explained = set(re.findall(r"^\| `(\w+)` \| .* \| .* \|$", doc, re.MULTILINE))
+    assert explained == {c.value for c in Capability}
+    assert set(LACKING) == set(Capability)

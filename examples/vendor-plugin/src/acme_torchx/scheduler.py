@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from torchx.schedulers.api import (
     DescribeAppResponse,
@@ -23,6 +23,7 @@ from torchx.schedulers.api import (
     Stream,
     filter_regex,
 )
+from torchx.schedulers.capabilities import Capability
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -36,6 +37,14 @@ from torchx.specs import (
 
 
 class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
+    # What Acme Batch cannot do: TorchX's conformance kit (tests/) checks what the
+    # scheduler does instead, and `torchx plugins` / docs/plugins.md show it to users.
+    missing_capabilities: ClassVar[Mapping[Capability, str]] = {
+        Capability.SEPARATE_STREAMS: "Acme Batch keeps one combined log per task",
+        Capability.LOG_TIME_WINDOW: "Acme Batch logs carry no times",
+        Capability.RETRIES: "Acme Batch never restarts a task",
+    }
+
     def __init__(self, session_name: str, **kwargs: object) -> None:
         super().__init__("acme", session_name)
 
@@ -82,7 +91,11 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
         if tasks is None:
             return None
         roles: dict[str, RoleStatus] = {}
+        failed = []
         for task in tasks:
+            if task.state == "FAILED":
+                how = "was killed" if task.exit_code is None else f"exited with {task.exit_code}"
+                failed.append(f"task {task.role}/{task.replica} {how}")
             replica = ReplicaStatus(
                 id=task.replica,
                 state=AppState[task.state],
@@ -94,6 +107,7 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
         return DescribeAppResponse(
             app_id=app_id,
             state=AppState[batch.job_state(tasks)],
+            msg="; ".join(failed),
             roles_statuses=list(roles.values()),
         )
 
