@@ -27,13 +27,14 @@ from torchx.specs import (
     CfgVal,
     InvalidRunConfigException,
     Role,
+    Workspace,
     resource,
     runopts,
 )
 from torchx.workspace.api import WorkspaceMixin
 
 
-class MemoryScheduler(Scheduler[Mapping[str, CfgVal]]):
+class MemoryScheduler(Scheduler[Mapping[str, CfgVal]]):  # upstream style: Scheduler[T] works
     def __init__(self) -> None:
         super().__init__("mem", "test")
         self.apps: dict[str, AppDef] = {}
@@ -83,6 +84,7 @@ def test_submit_dryrun_resolves_cfg_copies_app_and_runs_pre_proc() -> None:
     assert info.request["app"].roles[0].args == ["x", "--mutated-copy"]
     assert info.request["tagged_by"] == "mem"
     assert info._cfg == {"queue": "q"} and info._scheduler == "mem" and info._app is not app
+    assert (info.cfg, info.scheduler, info.app) == (info._cfg, "mem", info._app)
     with pytest.raises(InvalidRunConfigException, match="required run option 'queue'"):
         sched.submit_dryrun(app, {})
 
@@ -95,8 +97,9 @@ def test_submit_exists_cancel_delete() -> None:
     sched.cancel(app_id)
     sched.delete(app_id)
     assert sched.cancelled == [app_id, app_id]
-    with pytest.raises(SchedulerError, match="does not support workspaces"):
-        sched.submit(_app(), {"queue": "q"}, workspace=".")
+    # a workspace is ignored by a scheduler that cannot build one (as by the Runner)
+    ignored = sched.submit(_app(), {"queue": "q"}, workspace=".")
+    assert sched.apps[ignored].roles[0].workspace is None
     with pytest.raises(NotImplementedError, match="'mem' does not support log"):
         sched.log_iter(app_id, "r")
 
@@ -127,6 +130,104 @@ def test_workspace_mixin_adds_opts_and_builds() -> None:
     app_id = sched.submit(app, {"queue": "q"}, workspace="/src")
     assert built == ["/src"] and sched.apps[app_id].roles[0].image == "built"
     assert app.roles[0].image == "img" and app.roles[0].workspace is None
+
+
+class Recording(MemoryScheduler, WorkspaceMixin[None]):
+    """Records the order in which prepare() calls the hooks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def _pre_build_validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
+        self.calls.append(f"pre_build_validate {scheduler} {cfg['queue']}")
+
+    def build_workspace_and_update_role(
+        self, role: Role, workspace: Workspace, cfg: Mapping[str, CfgVal]
+    ) -> None:
+        self.calls.append(f"build {workspace}")
+        role.image = "built"
+
+    def _validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
+        self.calls.append(f"validate {app.roles[0].image}")
+
+    def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
+        self.calls.append("submit_dryrun")
+        return super()._submit_dryrun(app, cfg)
+
+
+def test_prepare_runs_the_one_pipeline_in_order() -> None:
+    sched = Recording()
+    app = _app()
+    info = sched.prepare(app, {"queue": "q"}, workspace="/src")
+    assert sched.calls == [
+        "pre_build_validate mem q",
+        "build /src",
+        "validate built",
+        "submit_dryrun",
+    ]
+    assert not info.needs_workspace_build
+    assert info.app.roles[0].image == "built" and info.app.roles[0].workspace == Workspace(
+        {"/src": ""}
+    )
+    assert app.roles[0].image == "img" and app.roles[0].workspace is None, "caller's app unchanged"
+    assert info.cfg == {"queue": "q"} and info.scheduler == "mem"
+
+
+def test_prepare_never_builds_on_a_dryrun() -> None:
+    sched = Recording()
+    info = sched.prepare(_app(), {"queue": "q"}, workspace="/src", dryrun=True)
+    assert sched.calls == ["pre_build_validate mem q", "validate img", "submit_dryrun"]
+    assert info.needs_workspace_build
+    # the info is complete: scheduling it later builds first (what Runner.schedule does)
+    built = sched.prepare(info.app, info.cfg)
+    assert built.app.roles[0].image == "built" and not built.needs_workspace_build
+
+
+def test_submit_is_schedule_of_prepare() -> None:
+    sched = Recording()
+    app_id = sched.submit(_app(), {"queue": "q"}, workspace="/src")
+    assert sched.calls[-1] == "submit_dryrun" and "build /src" in sched.calls
+    assert sched.apps[app_id].roles[0].image == "built"
+
+
+def test_prepare_rejects_unknown_and_mistyped_options_in_one_line() -> None:
+    sched = MemoryScheduler()
+    with pytest.raises(InvalidRunConfigException) as e:
+        sched.prepare(_app(), {"queue": "q", "queu": "x"})
+    assert str(e.value).startswith("scheduler 'mem': ") and "queue" in str(e.value)
+    assert "\n" not in str(e.value)
+    with pytest.raises(InvalidRunConfigException, match="scheduler 'mem': run option 'queue'"):
+        sched.prepare(_app(), {"queue": 3})
+
+
+def test_structured_opts_read_from_the_mapping() -> None:
+    """The path the contract documents: MyOpts.from_cfg(cfg) inside _submit_dryrun."""
+    from dataclasses import dataclass
+
+    @dataclass
+    class Opts(StructuredOpts):
+        queue: str = "default"
+        priority: int = 0
+
+    class Typed(MemoryScheduler):
+        def _run_opts(self) -> runopts:
+            return Opts.as_runopts()
+
+        def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
+            opts = Opts.from_cfg(cfg)
+            return AppDryRunInfo({"app": app, "queue": opts.queue, "p": opts.priority}, repr)
+
+    info = Typed().prepare(_app(), {"priority": 2})
+    assert info.request["queue"] == "default" and info.request["p"] == 2
+
+
+def test_errors_are_reexported_from_the_cheap_module() -> None:
+    import torchx.schedulers.errors as errors
+
+    assert SchedulerError is errors.SchedulerError
+    assert api_module.TransientSchedulerError is errors.TransientSchedulerError
+    assert issubclass(errors.TransientSchedulerError, errors.SchedulerError)
 
 
 def test_responses() -> None:

@@ -80,15 +80,11 @@ def write(out: str, err: str) -> None:
     path = _cache_path()
     if path is None:
         return
-    tmp = f"{path}.{os.getpid()}.tmp"
+    from torchx.schedulers.files import write_private_atomic
+
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write("\0".join([_key(), out, err]))
-        os.replace(tmp, path)
+        # a cache: losing it to a crash costs one slow --help, not worth an fsync
+        write_private_atomic(path, "\0".join([_key(), out, err]), fsync=False)
     except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        pass

@@ -183,15 +183,13 @@ class ConfigureCommand:
 
         from torchx.cli.main import CliError
         from torchx.runner.config import dump
+        from torchx.schedulers.files import write_private_atomic
 
         if os.path.exists(args.path):
             raise CliError(f"{args.path} exists already: edit it, or remove it first")
         buf = io.StringIO()
         schedulers = args.schedulers.split(",") if args.schedulers else None
         dump(buf, schedulers=schedulers, required_only=not args.all)
-        tmp = f"{args.path}.tmp{os.getpid()}"
-        with open(tmp, "w") as f:
-            f.write(buf.getvalue())
-        os.replace(tmp, args.path)
+        write_private_atomic(args.path, buf.getvalue(), 0o644)
         print(f"wrote {args.path}")
         return 0

@@ -127,13 +127,13 @@ class RunCommand:
         sys.stdout.flush()
         if not (args.wait or args.log):
             return 0
-        return _follow(runner, handle, log=args.log, app=info._app)
+        return _follow(runner, handle, log=args.log, app=info.app)
 
 
 def _print_dryrun(info: Any, args: argparse.Namespace) -> int:
     from torchx.cli.output import format_app, mask_text, masked_app
 
-    app = info._app
+    app = info.app
     shown = app if args.show_secrets else masked_app(app)
     request = str(info) if args.show_secrets else mask_text(str(info), app)
     if args.json:
@@ -142,12 +142,12 @@ def _print_dryrun(info: Any, args: argparse.Namespace) -> int:
 
         print_json(
             "DryRun",
-            {"scheduler": info._scheduler, "app": to_document(shown), "request": request},
+            {"scheduler": info.scheduler, "app": to_document(shown), "request": request},
         )
         return 0
     print("=== APPLICATION ===")
     print(format_app(shown))
-    print(f"\n=== SCHEDULER REQUEST ({info._scheduler}) ===")
+    print(f"\n=== SCHEDULER REQUEST ({info.scheduler}) ===")
     print(request)
     return 0
 

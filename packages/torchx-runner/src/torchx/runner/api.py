@@ -90,8 +90,6 @@ SchedulerFactory = Callable[..., "Scheduler[Any]"]
 # wait(): the first poll comes this soon after the first status, then the delay doubles
 # up to wait_interval, so a short app is not waited on for a whole interval.
 _FIRST_POLL_DELAY = 0.1
-# marks an AppDryRunInfo whose roles still have a workspace to build before scheduling
-_PENDING_WORKSPACE = "_torchx_pending_workspace"
 
 
 def _broken_plugins_hint() -> str:
@@ -344,40 +342,18 @@ class Runner:
         *,
         build: bool,
     ) -> AppDryRunInfo[Any]:
-        from torchx.schedulers.api import WorkspaceMixin
-
         _check_app(app)
         sched = self._scheduler(scheduler)
-        opts = sched.run_opts()
-        merged = self._merge_cfg(scheduler, opts, _as_dict(cfg))
-        try:
-            resolved = opts.resolve(merged, strict=True)
-        except InvalidRunConfigException as e:
-            raise InvalidRunConfigException(f"scheduler '{scheduler}': {e}") from None
-
-        ws = _workspace(workspace)
-        builds = isinstance(sched, WorkspaceMixin)
-        if ws is not None and not builds:
-            _logger().info("scheduler %r does not build workspaces; ignoring %s", scheduler, ws)
-        has_ws = builds and (ws is not None or any(r.workspace is not None for r in app.roles))
-        # Everything below (the scheduler's validation hooks included) sees a copy: the
-        # caller's AppDef is never changed, whatever a plugin does.
-        work = copy.deepcopy(app)
-        if builds and ws is not None:
-            work.roles[0].workspace = ws
+        merged = self._merge_cfg(scheduler, sched.run_opts(), _as_dict(cfg))
         if parent_run_id:
-            for role in work.roles:
+            app = copy.deepcopy(app)  # the caller's AppDef is never changed
+            for role in app.roles:
                 role.env[ENV_TORCHX_PARENT_RUN_ID] = parent_run_id
-
-        sched._pre_build_validate(work, scheduler, resolved)
-        if build and has_ws:
-            assert isinstance(sched, WorkspaceMixin)
-            sched.build_workspaces(work.roles, resolved)
-        sched._validate(work, scheduler, resolved)
-        info = sched.submit_dryrun(work, resolved)
+        try:
+            info = sched.prepare(app, merged, workspace=_workspace(workspace), dryrun=not build)
+        except InvalidRunConfigException as e:
+            raise InvalidRunConfigException(_named(scheduler, sched.backend, e)) from None
         info._scheduler = scheduler  # the name the caller used (an alias stays an alias)
-        if has_ws and not build:
-            setattr(info, _PENDING_WORKSPACE, True)
         return info
 
     def _merge_cfg(
@@ -443,8 +419,10 @@ class Runner:
                 "dry-run the app first"
             )
         sched = self._scheduler(backend)
-        if getattr(dryrun_info, _PENDING_WORKSPACE, False):
-            dryrun_info = self._build_workspace(sched, backend, dryrun_info)
+        if dryrun_info.needs_workspace_build:
+            # a copy is built: the caller's dryrun info stays as it was
+            dryrun_info = sched.prepare(dryrun_info.app, dryrun_info.cfg)
+            dryrun_info._scheduler = backend
         app_id = sched.schedule(dryrun_info)
         try:
             handle = make_app_handle(backend, self._name, app_id)
@@ -461,21 +439,8 @@ class Runner:
                 f"scheduler '{backend}' returned app id {app_id!r}, which no handle can "
                 f"carry; the app was removed: {e}"
             ) from e
-        assert dryrun_info._app is not None
-        self._apps[handle] = dryrun_info._app
+        self._apps[handle] = dryrun_info.app
         return handle
-
-    def _build_workspace(
-        self, sched: Scheduler[Any], backend: str, info: AppDryRunInfo[Any]
-    ) -> AppDryRunInfo[Any]:
-        assert info._app is not None
-        app = copy.deepcopy(info._app)  # the caller's dryrun info stays as it was
-        cfg = info._cfg
-        sched.build_workspaces(app.roles, cfg)  # type: ignore[attr-defined]
-        sched._validate(app, backend, cfg)
-        built = sched.submit_dryrun(app, cfg)
-        built._scheduler = backend
-        return built
 
     # -- following an app ---------------------------------------------------------------
 
@@ -635,6 +600,15 @@ class Runner:
         for app in apps:
             app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
         return apps
+
+
+def _named(scheduler: str, backend: str, e: Exception) -> str:
+    """``e``'s message naming the scheduler as the caller did (an alias, not the backend)."""
+    message = str(e)
+    prefix = f"scheduler '{backend}': "
+    if message.startswith(prefix):
+        message = message[len(prefix) :]
+    return f"scheduler '{scheduler}': {message}"
 
 
 def _workspace(workspace: Workspace | str | None) -> Workspace | None:

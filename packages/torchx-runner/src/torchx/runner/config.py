@@ -531,25 +531,7 @@ def write_config(
         )
     buf = io.StringIO()
     dump(buf, schedulers, required_only, run_opts=run_opts)
-    _atomic_write(target, buf.getvalue())
+    from torchx.schedulers.files import write_private_atomic
+
+    write_private_atomic(target, buf.getvalue(), 0o644)  # a config is not secret by itself
     return target
-
-
-def _atomic_write(target: Path, text: str) -> None:
-    import tempfile
-
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

@@ -7,16 +7,49 @@ drives schedulers only through this class; a plugin registers a factory
 ``create_scheduler(session_name, **kwargs) -> Scheduler`` through the
 ``torchx_schedulers`` hook.
 
+The one submit pipeline is :meth:`Scheduler.prepare`: it resolves the run options
+against :meth:`Scheduler.run_opts` (unknown, mistyped or missing options are one-line
+errors), runs ``_pre_build_validate``, builds the workspace (only for a real
+submission, never for a dry run), runs ``_validate`` and makes the request with
+``submit_dryrun``. :meth:`Scheduler.submit` is ``schedule(prepare(...))``, and the
+Runner calls ``prepare`` too, so what a plugin's tests exercise is what users run.
+
 What a scheduler must guarantee:
 
 * ``submit_dryrun`` has no side effects: nothing is created, nothing written to disk,
   the caller's AppDef is not changed. Its request is a plain, printable object.
 * ``schedule`` either submits the whole app and returns its id, or raises after
-  removing whatever it had created (no half-submitted apps).
+  removing whatever it had created (no half-submitted apps). It finds the app, the
+  resolved run options and the scheduler name on the dryrun info (``dryrun_info.app``,
+  ``.cfg``, ``.scheduler``).
 * ``describe`` returns None for an app it does not know, and never blocks for long.
-* A transient failure talking to the backend (timeout, throttling, 5xx) raises
-  :class:`TransientSchedulerError` (or ``TimeoutError``/``ConnectionError``) so that
-  the Runner retries it with backoff instead of reporting a failed app.
+* A failure of the backend raises :class:`SchedulerError` with a one-line message; a
+  transient one (timeout, throttling, 5xx) raises :class:`TransientSchedulerError` (or
+  ``TimeoutError``/``ConnectionError``) so that the Runner retries it with backoff
+  instead of reporting a failed app. Map the SDK's exceptions to these in one helper
+  (see :mod:`torchx.schedulers.errors` for the pattern).
+
+Run options: every method receives them as the resolved ``Mapping[str, CfgVal]``
+(defaults filled in, types checked, canonical names); subclass
+``Scheduler[Mapping[str, CfgVal]]`` to say so. (The type parameter is not used by the
+contract: it stays so that upstream code subclassing ``Scheduler[MyOpts]`` still works,
+but it does not change what is passed.) A scheduler with typed options declares them as a
+:class:`StructuredOpts` and reads them from the mapping::
+
+    @dataclass
+    class MyOpts(StructuredOpts):
+        queue: str = "default"  # each field is a run option; its docstring is the help
+
+    class MyScheduler(Scheduler[Mapping[str, CfgVal]]):
+        def _run_opts(self) -> runopts:
+            return MyOpts.as_runopts()
+
+        def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Req]:
+            opts = MyOpts.from_cfg(cfg)  # typed: opts.queue is a str
+            ...
+
+Options of several StructuredOpts combine with ``|``, and the result reads like a
+mapping:
 
 >>> from torchx.schedulers.api import StructuredOpts
 >>> from dataclasses import dataclass
@@ -43,6 +76,7 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
+from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
 from torchx.specs import (
     NONE,
     NULL_RESOURCE,
@@ -50,6 +84,7 @@ from torchx.specs import (
     AppDryRunInfo,
     AppState,
     CfgVal,
+    InvalidRunConfigException,
     Role,
     RoleStatus,
     StructuredOpts,
@@ -73,18 +108,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-class SchedulerError(Exception):
-    """A scheduler could not do what was asked (the message says what and why)."""
-
-
-class TransientSchedulerError(SchedulerError):
-    """A failure that may go away if retried: timeout, throttling, a 5xx from the backend.
-
-    The Runner retries calls that raise it with backoff, and never reports the app as
-    failed because of it.
-    """
 
 
 class Stream(StrEnum):
@@ -139,6 +162,11 @@ class ListAppResponse:
 class Scheduler(abc.ABC, Generic[T]):
     """An interface to one scheduler backend. Implement the ``@abc.abstractmethod`` s.
 
+    The type parameter ``T`` is not used by the contract (run options always arrive
+    as the resolved ``Mapping[str, CfgVal]``); it stays so that upstream code written
+    as ``class MyScheduler(Scheduler[MyOpts])`` keeps working. New code writes
+    ``Scheduler[Mapping[str, CfgVal]]``, which says what is passed.
+
     Args:
         backend: the scheduler's registered name (e.g. ``"local"``)
         session_name: the session the handles of this scheduler's apps carry
@@ -156,39 +184,97 @@ class Scheduler(abc.ABC, Generic[T]):
 
     # -- submitting -------------------------------------------------------------------------
 
-    def submit(self, app: AppDef, cfg: T, workspace: str | Workspace | None = None) -> str:
+    def prepare(
+        self,
+        app: AppDef,
+        cfg: Mapping[str, CfgVal] | None = None,
+        *,
+        workspace: str | Workspace | None = None,
+        dryrun: bool = False,
+    ) -> AppDryRunInfo[Any]:
+        """The one submit pipeline: everything up to the request, ready for :meth:`schedule`.
+
+        In order:
+
+        1. ``cfg`` is resolved against :meth:`run_opts`, strictly: an unknown option
+           (naming the nearest valid one), a value of the wrong type or a missing
+           required option raises :class:`~torchx.specs.InvalidRunConfigException`;
+        2. the app is copied (the caller's ``app`` is never changed) and ``workspace``,
+           if given, becomes the first role's workspace. A scheduler that does not mix
+           in :class:`WorkspaceMixin` ignores workspaces (logged at INFO);
+        3. :meth:`_pre_build_validate`;
+        4. the workspace of each role that has one is built
+           (:meth:`WorkspaceMixin.build_workspaces`), only when ``dryrun`` is False.
+           On a dry run nothing is built: the returned info has
+           ``needs_workspace_build`` set, and the request still names the unbuilt
+           workspace;
+        5. :meth:`_validate`;
+        6. the request is made as :meth:`submit_dryrun` makes it.
+
+        ``Scheduler.submit`` and the Runner both go through here.
+        """
+        try:
+            resolved = self.run_opts().resolve(cfg or {}, strict=True)
+        except InvalidRunConfigException as e:
+            raise InvalidRunConfigException(f"scheduler '{self.backend}': {e}") from None
+        work = copy.deepcopy(app)
+        builds = isinstance(self, WorkspaceMixin)
+        if workspace is not None and workspace != "":
+            if builds:
+                ws = Workspace.from_str(workspace) if isinstance(workspace, str) else workspace
+                work.roles[0].workspace = ws
+            else:
+                import logging  # costs milliseconds: only on this path
+
+                logging.getLogger(__name__).info(
+                    "scheduler %r does not build workspaces; ignoring %s", self.backend, workspace
+                )
+        has_ws = builds and any(role.workspace is not None for role in work.roles)
+        self._pre_build_validate(work, self.backend, resolved)
+        if has_ws and not dryrun:
+            assert isinstance(self, WorkspaceMixin)
+            self.build_workspaces(work.roles, resolved)
+        self._validate(work, self.backend, resolved)
+        info = self._dryrun_of_copy(work, resolved)
+        info.needs_workspace_build = has_ws and dryrun
+        return info
+
+    def submit(
+        self,
+        app: AppDef,
+        cfg: Mapping[str, CfgVal] | None = None,
+        workspace: str | Workspace | None = None,
+    ) -> str:
         """Validates, builds the workspace (if any), dry-runs and schedules ``app``.
 
-        Mostly for tests: users go through the Runner. Returns the app id.
+        ``schedule(prepare(app, cfg, workspace=workspace))``; returns the app id.
+        Mostly for tests: users go through the Runner, which adds handles, config
+        files and retries.
         """
-        resolved = self.run_opts().resolve(cfg)  # type: ignore[arg-type]
-        if workspace:
-            if not isinstance(self, WorkspaceMixin):
-                raise SchedulerError(f"scheduler '{self.backend}' does not support workspaces")
-            app = copy.deepcopy(app)
-            ws = Workspace.from_str(workspace) if isinstance(workspace, str) else workspace
-            app.roles[0].workspace = ws
-            self.build_workspaces(app.roles, resolved)
-        info = self.submit_dryrun(app, resolved)  # type: ignore[arg-type]
-        return self.schedule(info)
+        return self.schedule(self.prepare(app, cfg, workspace=workspace))
 
     @abc.abstractmethod
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
         """Submits the request in ``dryrun_info`` and returns the app id.
 
+        ``dryrun_info.app``, ``.cfg`` and ``.scheduler`` say what it was made from.
         On failure it removes whatever it had created, then raises.
         """
 
-    def submit_dryrun(self, app: AppDef, cfg: T) -> AppDryRunInfo[Any]:
+    def submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
         """Returns the request that would be submitted, without submitting anything.
 
-        ``cfg`` is resolved against :meth:`run_opts` (defaults filled in, types checked);
-        each role's ``pre_proc`` may then adjust the request. The caller's ``app`` is
-        never modified: the scheduler works on a copy.
+        ``cfg`` is resolved against :meth:`run_opts` (defaults filled in, types
+        checked; unknown keys pass through); each role's ``pre_proc`` may then adjust
+        the request. The caller's ``app`` is never modified: the scheduler works on a
+        copy. No validation hook runs here: :meth:`prepare` is the full pipeline.
         """
-        resolved = self.run_opts().resolve(cfg)  # type: ignore[arg-type]
-        app = copy.deepcopy(app)
-        info = self._submit_dryrun(app, resolved)  # type: ignore[arg-type]
+        resolved = self.run_opts().resolve(cfg)
+        return self._dryrun_of_copy(copy.deepcopy(app), resolved)
+
+    def _dryrun_of_copy(self, app: AppDef, resolved: dict[str, CfgVal]) -> AppDryRunInfo[Any]:
+        """``_submit_dryrun`` + ``pre_proc`` on ``app``, a copy this scheduler may change."""
+        info = self._submit_dryrun(app, resolved)
         for role in app.roles:
             info = role.pre_proc(self.backend, info)
         info._app = app
@@ -197,8 +283,11 @@ class Scheduler(abc.ABC, Generic[T]):
         return info
 
     @abc.abstractmethod
-    def _submit_dryrun(self, app: AppDef, cfg: T) -> AppDryRunInfo[Any]:
-        """Builds the native request for ``app`` (a private copy) with the resolved ``cfg``."""
+    def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
+        """Builds the native request for ``app`` (a private copy) with the resolved ``cfg``.
+
+        A scheduler with :class:`StructuredOpts` reads them with ``MyOpts.from_cfg(cfg)``.
+        """
 
     def run_opts(self) -> runopts:
         """The run options this scheduler accepts (its ``--help`` for ``run``)."""
@@ -275,10 +364,14 @@ class Scheduler(abc.ABC, Generic[T]):
 
     # -- validation -------------------------------------------------------------------------
 
-    def _pre_build_validate(self, app: AppDef, scheduler: str, cfg: T) -> None:
-        """Checks, before a workspace is built, that the app suits this scheduler."""
+    def _pre_build_validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
+        """Checks, before a workspace is built, that the app suits this scheduler.
 
-    def _validate(self, app: AppDef, scheduler: str, cfg: T) -> None:
+        Called by :meth:`prepare` with its copy of the app and the resolved options;
+        raise a ``ValueError`` (or :class:`SchedulerError`) with a one-line message.
+        """
+
+    def _validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
         """Checks, after the workspace is built, that the app suits this scheduler.
 
         The default rejects roles that carry no resource at all.

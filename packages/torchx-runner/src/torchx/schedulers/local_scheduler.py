@@ -82,6 +82,9 @@ from torchx.schedulers.api import (
     Stream,
     filter_regex,
 )
+from torchx.schedulers.errors import InvalidAppIdError
+from torchx.schedulers.follow import follow_file
+from torchx.schedulers.ids import is_valid_app_id, make_app_id, validate_app_id
 from torchx.specs import (
     NONE,
     AppDef,
@@ -115,17 +118,15 @@ START_TIMEOUT = 60.0
 default_state_dir = _st.default_state_dir
 
 
-class InvalidAppIdException(SpecError):
-    """An app id that is not of the form the local scheduler gives out (``name-xxxxxxxxxx``)."""
+class InvalidAppIdException(InvalidAppIdError, SpecError):
+    """An app id that is not of the form the local scheduler gives out (``name-xxxxxxxxxx``).
+
+    The local scheduler's name for :class:`~torchx.schedulers.errors.InvalidAppIdError`.
+    """
 
 
 def _check_app_id(app_id: str) -> str:
-    if not _st.is_valid_app_id(app_id):
-        raise InvalidAppIdException(
-            f"invalid local app id {app_id!r}: expected lower-case letters, digits, '_', '.', "
-            "'-' (no '/', no '..'), starting with a letter or digit, e.g. 'echo-1a2b3c4d5e'"
-        )
-    return app_id
+    return validate_app_id(app_id, what="local app id", error=InvalidAppIdException)
 
 
 @attrs.define
@@ -389,7 +390,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
         state_dir = cfg.get("state_dir")
         state_dir = os.path.abspath(str(state_dir)) if state_dir else self.state_dir
-        app_id = _st.make_app_id(app.name)
+        app_id = make_app_id(app.name)
         log_root = cfg.get("log_dir")
         log_dir = (
             os.path.join(os.path.abspath(str(log_root)), app_id)
@@ -483,9 +484,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
         """Starts the app's supervisor and returns the app id once it has reported in."""
         request: LocalRequest = dryrun_info.request
-        app = dryrun_info._app
-        if app is None:
-            raise SchedulerError("schedule() needs the AppDryRunInfo of submit_dryrun()")
+        app = dryrun_info.app
         if not sys.platform.startswith("linux"):
             raise SchedulerError(
                 f"the local scheduler runs apps on Linux only (it relies on /proc, sessions "
@@ -558,7 +557,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         here from the cattrs round trip, which leaves only spec types.
         """
         global _deferred_once
-        from torchx.specs._version import __version__ as specs_version
+        from torchx.specs import __version__ as specs_version
 
         now = time.time()
         body = request.to_json()
@@ -748,7 +747,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         """The AppDef as submitted: from the pickle cache, else from the JSON record."""
         import pickle
 
-        from torchx.specs._version import __version__ as specs_version
+        from torchx.specs import __version__ as specs_version
 
         try:
             with open(os.path.join(app_dir, "appdef.pickle"), "rb") as f:
@@ -854,11 +853,11 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         """(app id, record directory) of every app here, then of every linked app."""
         apps = os.path.join(self.state_dir, "apps")
         for name in _listdir(apps):
-            if _st.is_valid_app_id(name):
+            if is_valid_app_id(name):
                 yield name, os.path.join(apps, name)
         for name in _listdir(os.path.join(self.state_dir, "links")):
             app_id = name[: -len(".json")]
-            if name.endswith(".json") and _st.is_valid_app_id(app_id):
+            if name.endswith(".json") and is_valid_app_id(app_id):
                 target = self._linked_state_dir(app_id)
                 if target is None:
                     continue
@@ -1007,10 +1006,14 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             return st is None or st.get("state") in _st.TERMINAL
 
         if stream != Stream.COMBINED and since is None and until is None:
-            lines = logs.follow(os.path.join(log_dir, f"{stream.value}.log"), should_tail, done)
+            lines = follow_file(
+                os.path.join(log_dir, f"{stream.value}.log"), should_tail=should_tail, is_done=done
+            )
         else:
             lines = logs.combined_lines(
-                logs.follow(os.path.join(log_dir, "combined.log"), should_tail, done),
+                follow_file(
+                    os.path.join(log_dir, "combined.log"), should_tail=should_tail, is_done=done
+                ),
                 None if stream == Stream.COMBINED else stream.value,
                 since,
                 until,

@@ -24,15 +24,18 @@ Resource(cpu=4, gpu=1, memMB=8192, capabilities={}, devices={}, tags={})
 from __future__ import annotations
 
 import copy as _copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from enum import Enum, StrEnum
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import attrs
 
-from torchx.specs.errors import AppStatusError, InvalidResourceException
+from torchx.specs.errors import AppStatusError, InvalidResourceException, SpecError
 from torchx.specs.mounts import BindMount, DeviceMount, VolumeMount
 from torchx.specs.workspace import Workspace
+
+if TYPE_CHECKING:
+    from torchx.specs.options import CfgVal
 
 #: Placeholder for a required string field that was not given (upstream's ``MISSING``).
 MISSING: str = "<MISSING>"
@@ -409,22 +412,61 @@ T = TypeVar("T")
 class AppDryRunInfo(Generic[T]):
     """What ``Scheduler.submit_dryrun`` returns: the native request that would be submitted.
 
-    ``print(info)`` shows the request through ``fmt``. The scheduler fills in
-    ``_app``, ``_cfg`` and ``_scheduler`` so that ``schedule(info)`` needs nothing else.
+    ``print(info)`` shows the request through ``fmt``. The scheduler fills in the app
+    (its private copy, as the request was made from it), the resolved run options and
+    its name, so that ``schedule(info)`` needs nothing else: read them as the read-only
+    :attr:`app`, :attr:`cfg` and :attr:`scheduler`. (``_app``, ``_cfg`` and
+    ``_scheduler`` are the same values under upstream TorchX's names, for old callers.)
+
+    :attr:`needs_workspace_build` is True when the request came from a dry run of an app
+    with a workspace to build: ``Runner.schedule`` builds it (and makes the request
+    again) before submitting.
 
     >>> info = AppDryRunInfo({"cmd": ["echo", "hi"]}, lambda r: f"run {r['cmd']}")
     >>> print(info)
     run ['echo', 'hi']
     >>> info.request
     {'cmd': ['echo', 'hi']}
+    >>> info.app
+    Traceback (most recent call last):
+      ...
+    torchx.specs.errors.SpecError: this AppDryRunInfo has no app: it was not made by Scheduler.submit_dryrun (or Runner.dryrun); dry-run the app first
     """
 
     def __init__(self, request: T, fmt: Callable[[T], str]) -> None:
         self.request = request
         self._fmt = fmt
         self._app: AppDef | None = None
-        self._cfg: Any = None
+        self._cfg: Mapping[str, CfgVal] | None = None
         self._scheduler: str | None = None
+        self.needs_workspace_build = False
+
+    @property
+    def app(self) -> AppDef:
+        """The AppDef the request was made from (the scheduler's copy, not the caller's)."""
+        if self._app is None:
+            raise self._not_filled("app")
+        return self._app
+
+    @property
+    def cfg(self) -> Mapping[str, CfgVal]:
+        """The run options, resolved against the scheduler's ``run_opts`` (defaults filled in)."""
+        if self._cfg is None:
+            raise self._not_filled("cfg")
+        return self._cfg
+
+    @property
+    def scheduler(self) -> str:
+        """The name of the scheduler that made the request (as the caller named it)."""
+        if self._scheduler is None:
+            raise self._not_filled("scheduler")
+        return self._scheduler
+
+    def _not_filled(self, what: str) -> SpecError:
+        return SpecError(
+            f"this AppDryRunInfo has no {what}: it was not made by Scheduler.submit_dryrun "
+            "(or Runner.dryrun); dry-run the app first"
+        )
 
     def __repr__(self) -> str:
         return self._fmt(self.request)

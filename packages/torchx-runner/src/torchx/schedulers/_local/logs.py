@@ -14,25 +14,16 @@ needs times (``since``/``until``) or both streams reads ``combined.log``. If the
 supervisor was killed (the app is then FAILED, "supervisor died"), ``combined.log``
 may lack the last lines it had not copied yet; the raw files never do.
 
-Following (``should_tail``) reads to the end of the file, then polls every
-:data:`POLL_INTERVAL` seconds (there is no file-change notification in the standard
-library; inotify would need a dependency). It stops once the app is finished *and*
-the file has been read to its end: the supervisor records the final state only after
-the replica has exited and the last lines were copied, so no line is lost. Files are
-read in 1 MiB chunks, which keeps up with a replica printing well over 100,000
-lines a second.
+Files are read, and followed (``should_tail``), with the public
+:func:`torchx.schedulers.follow.follow_file`: it stops once the app is finished *and*
+the file has been read to its end; the supervisor records the final state only after
+the replica has exited and the last lines were copied, so no line is lost.
 """
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
-
-#: Seconds between two looks at a followed file that had nothing new.
-POLL_INTERVAL = 0.02
-CHUNK = 1 << 20
 
 
 def iso_utc(when: datetime) -> str:
@@ -42,40 +33,6 @@ def iso_utc(when: datetime) -> str:
     '2025-01-02T03:04:05.000006Z'
     """
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def follow(path: str, should_tail: bool, is_done: Callable[[], bool]) -> Iterator[str]:
-    """Lines of ``path`` (each ending in ``\\n``), following it while ``should_tail``."""
-    while not os.path.exists(path):
-        if not should_tail or is_done():
-            if not os.path.exists(path):
-                return
-            break
-        time.sleep(POLL_INTERVAL)
-    with open(path, "rb", buffering=0) as f:
-        partial = b""
-        finishing = False
-        while True:
-            data = f.read(CHUNK)
-            if data:
-                buf = partial + data if partial else data
-                cut = buf.rfind(b"\n") + 1
-                if cut:
-                    text = buf[:cut].decode("utf-8", "replace")
-                    partial = buf[cut:]
-                    for line in text.split("\n")[:-1]:
-                        yield line + "\n"
-                else:
-                    partial = buf
-                continue
-            if finishing or not should_tail:
-                break
-            if is_done():
-                finishing = True  # one more pass: read what was written before the end
-                continue
-            time.sleep(POLL_INTERVAL)
-        if partial:
-            yield partial.decode("utf-8", "replace") + "\n"
 
 
 def combined_lines(

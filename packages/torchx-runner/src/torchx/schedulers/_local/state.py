@@ -16,7 +16,8 @@ else ``~/.local/state/torchx``; directories 0700, files 0600)::
 
 Every JSON record carries ``apiVersion`` (:data:`API_VERSION`); a reader refuses, with
 a message naming the file, a record of another version. Writers replace files
-atomically (temporary file + ``os.replace``), so a reader never sees half a record and
+atomically (:func:`torchx.schedulers.files.write_private_atomic`), so a reader never
+sees half a record and
 needs no lock; read-modify-write sequences hold the app's flock.
 
 This module is imported by the supervisor, whose start-up time is part of every
@@ -34,15 +35,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from torchx.schedulers.files import write_private_atomic
+
 TYPE_CHECKING = False  # typing costs every supervisor start about 8 ms
 if TYPE_CHECKING:
     from typing import Any
 
 #: Version of every record this module writes (``request.json``, ``state.json``).
 API_VERSION = "torchx.local/v1"
-
-#: What an app id may look like: it names a directory, so no ``/`` and no ``..``.
-APP_ID_PATTERN = r"[a-z0-9][a-z0-9_.-]{0,99}"
 
 #: Role names become directory names of the logs.
 ROLE_NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}"
@@ -64,55 +64,11 @@ def default_state_dir() -> str:
     return os.path.join(os.path.expanduser("~"), ".local", "state", "torchx")
 
 
-def is_valid_app_id(app_id: object) -> bool:
-    """True if ``app_id`` can name an app directory (and nothing outside it).
-
-    >>> is_valid_app_id("echo-1a2b3c"), is_valid_app_id("../etc"), is_valid_app_id("a/b")
-    (True, False, False)
-    """
-    import re
-
-    return (
-        isinstance(app_id, str)
-        and re.fullmatch(APP_ID_PATTERN, app_id) is not None
-        and ".." not in app_id
-    )
-
-
 def is_valid_role_name(name: object) -> bool:
     """True if a role name can be used as a directory name for its logs."""
     import re
 
     return isinstance(name, str) and re.fullmatch(ROLE_NAME_PATTERN, name) is not None
-
-
-def make_app_id(name: str) -> str:
-    """``<name>-<10 random chars>``, the name lower-cased and cut to fit the app id rule.
-
-    >>> app_id = make_app_id("My Trainer!")
-    >>> app_id[:-10], is_valid_app_id(app_id)
-    ('my-trainer-', True)
-    """
-    import re
-
-    stem = re.sub(r"[^a-z0-9_.-]+", "-", name.lower()).strip("-._")[:80]
-    stem = re.sub(r"\.{2,}", ".", stem) or "app"
-    return f"{stem}-{_random_suffix(10)}"
-
-
-_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
-
-
-def _random_suffix(n: int) -> str:
-    """``n`` uniform random characters of :data:`_ALPHABET`, from ``os.urandom``.
-
-    (``secrets`` would do the same, but importing it costs milliseconds of every launch.)
-    """
-    out: list[str] = []
-    while len(out) < n:
-        # 252 = 7 * 36: bytes above it are dropped so that every character is as likely
-        out += [_ALPHABET[b % 36] for b in os.urandom(2 * n) if b < 252]
-    return "".join(out[:n])
 
 
 def ensure_private_dir(path: str) -> None:
@@ -125,20 +81,12 @@ def ensure_private_dir(path: str) -> None:
 
 
 def write_json_atomic(path: str, data: Any) -> None:
-    """Writes ``data`` as JSON to ``path`` (0600) so that readers see old or new, never half."""
-    payload = json.dumps(data, separators=(",", ":")).encode()
-    tmp = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Writes ``data`` as JSON to ``path`` (0600) so that readers see old or new, never half.
+
+    Without fsync: these records are rewritten at every state change of an app, and a
+    machine that loses power loses the app's processes with them anyway.
+    """
+    write_private_atomic(path, json.dumps(data, separators=(",", ":")), fsync=False)
 
 
 def read_json(path: str) -> Any:

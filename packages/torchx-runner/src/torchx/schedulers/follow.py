@@ -1,0 +1,87 @@
+"""Following a growing log file until a condition holds, without losing a line.
+
+A scheduler whose replicas write their logs to files (the local scheduler; Slurm on a
+shared filesystem; a vendor backend that syncs logs into a directory) implements
+``log_iter(..., should_tail=True)`` with :func:`follow_file`: it reads the file to its
+end, then polls for more until ``is_done()`` says the writer has finished, reads once
+more (whatever was written before the end), and stops. The file may not exist yet
+when following starts (a replica that has not started): it is waited for.
+
+>>> import os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "stdout.log")
+>>> with open(path, "w") as f:
+...     _ = f.write("epoch 1\\nepoch 2\\nlast line without newline")
+>>> list(follow_file(path, should_tail=True, is_done=lambda: True))
+['epoch 1\\n', 'epoch 2\\n', 'last line without newline\\n']
+
+The contract ``is_done`` must keep for nothing to be lost: it returns True only once
+everything the writer will ever write is in the file (e.g. the app's terminal state is
+recorded after its output was flushed). It is called only when the reader has caught
+up with the file, so an expensive check (a status call) runs at most once per poll.
+
+Files are read in 1 MiB chunks and decoded as UTF-8 (bad bytes replaced); memory is
+bounded by the chunk size and the longest line, and a long line is yielded whole.
+Polling rather than inotify: the standard library has no file-change notification.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+
+__all__ = ["POLL_INTERVAL", "follow_file"]
+
+#: Default seconds between two looks at a followed file that had nothing new.
+POLL_INTERVAL = 0.02
+_CHUNK = 1 << 20
+
+
+def follow_file(
+    path: str,
+    *,
+    should_tail: bool,
+    is_done: Callable[[], bool],
+    poll_interval: float = POLL_INTERVAL,
+) -> Iterator[str]:
+    """Yields the lines of ``path``, each ending in ``\\n``, following it while ``should_tail``.
+
+    Without ``should_tail`` it reads what is there (nothing if the file does not exist)
+    and stops. With it, it keeps reading until ``is_done()`` is true *and* the file has
+    been read to its end. A final line without ``\\n`` is yielded (with one) at the end.
+    """
+    while not os.path.exists(path):
+        if not should_tail or is_done():
+            if not os.path.exists(path):  # it may have appeared just before the end
+                return
+            break
+        time.sleep(poll_interval)
+    with open(path, "rb", buffering=0) as f:
+        partial: list[bytes] = []  # pieces of a line not ended yet (a long line grows here)
+        finishing = False
+        while True:
+            data = f.read(_CHUNK)
+            if data:
+                cut = data.rfind(b"\n") + 1
+                if not cut:
+                    partial.append(data)
+                    continue
+                head = data[:cut]
+                if partial:
+                    partial.append(head)
+                    head = b"".join(partial)
+                    partial = []
+                if cut < len(data):
+                    partial.append(data[cut:])
+                text = head.decode("utf-8", "replace")
+                for line in text.split("\n")[:-1]:
+                    yield line + "\n"
+                continue
+            if finishing or not should_tail:
+                break
+            if is_done():
+                finishing = True  # one more pass: read what was written before the end
+                continue
+            time.sleep(poll_interval)
+        if partial:
+            yield b"".join(partial).decode("utf-8", "replace") + "\n"
