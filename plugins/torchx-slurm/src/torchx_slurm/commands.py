@@ -1,0 +1,130 @@
+"""Running the Slurm tools (sbatch, squeue, sacct, scancel): never a hang, one clear line.
+
+Every call has a timeout (:func:`timeout`, 10 s unless ``TORCHX_SLURM_TIMEOUT`` says
+otherwise): a controller that is down or slow answers within seconds with a
+:class:`~torchx.schedulers.api.TransientSchedulerError` (the Runner retries those and
+never reports the app as failed for it). What is known to make every client call wait
+is refused before anything runs:
+
+* a tool missing from ``PATH``: "Slurm's squeue is not on PATH: ...";
+* ``SLURM_CONF`` naming a file that does not exist (each client call would retry
+  for 60 s): "SLURM_CONF=/x/slurm.conf does not exist: ...".
+
+A tool that runs and fails raises :class:`SlurmCommandError` whose message is the
+tool's own first error line (transient when it says the controller could not be
+reached).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+
+from torchx.schedulers.api import SchedulerError, TransientSchedulerError
+
+#: Environment variable overriding the timeout (seconds) of every Slurm command.
+TIMEOUT_ENV = "TORCHX_SLURM_TIMEOUT"
+DEFAULT_TIMEOUT = 10.0
+
+# Phrases of Slurm client errors that mean "the controller could not be reached".
+_UNREACHABLE = (
+    "unable to contact slurm controller",
+    "socket timed out",
+    "zero bytes were transmitted",
+    "connection refused",
+    "slurm_receive_msg",
+    "temporarily unavailable",
+    "communication connection failure",
+    "slurmctld may be down",
+)
+
+
+class SlurmCommandError(SchedulerError):
+    """A Slurm tool ran and failed; ``stderr`` holds what it said."""
+
+    def __init__(self, message: str, *, returncode: int, stderr: str) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+class TransientSlurmCommandError(SlurmCommandError, TransientSchedulerError):
+    """A Slurm tool failed because the controller could not be reached (worth a retry)."""
+
+
+def timeout() -> float:
+    """The timeout of each Slurm command, in seconds (``TORCHX_SLURM_TIMEOUT`` or 10)."""
+    raw = os.environ.get(TIMEOUT_ENV, "")
+    try:
+        value = float(raw) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        raise SchedulerError(
+            f"{TIMEOUT_ENV}={raw!r} is not a number of seconds: set it to e.g. 30, or unset it"
+        ) from None
+    return value if value > 0 else DEFAULT_TIMEOUT
+
+
+def check_environment(tool: str) -> str:
+    """The path of ``tool``, after checking what would make it fail or hang; else one line."""
+    conf = os.environ.get("SLURM_CONF")
+    if conf and not os.path.isfile(conf):
+        raise SchedulerError(
+            f"SLURM_CONF={conf} does not exist, so every Slurm command would wait 60 s for it: "
+            "point SLURM_CONF at the cluster's slurm.conf or unset it"
+        )
+    path = shutil.which(tool)
+    if path is None:
+        raise SchedulerError(
+            f"Slurm's {tool} is not on PATH: run on a machine with the Slurm client tools "
+            "(a login node, or Debian/Ubuntu: apt-get install slurm-client) or add them to PATH"
+        )
+    return path
+
+
+def first_error_line(stderr: str) -> str:
+    """The most telling line of a Slurm tool's stderr (its first ``error:`` line, else the first)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in lines:
+        if "error" in line.lower() or "fatal" in line.lower():
+            return line
+    return lines[0] if lines else ""
+
+
+def run(argv: Sequence[str], *, input: str | None = None, what: str = "") -> str:
+    """Runs a Slurm command, returns its stdout; raises one-line errors (see the module doc).
+
+    ``what`` says what the command was for, for the messages ("status of job 12").
+    """
+    tool = argv[0]
+    path = check_environment(tool)
+    limit = timeout()
+    try:
+        proc = subprocess.run(
+            [path, *argv[1:]],
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=limit,
+            check=False,
+            errors="replace",
+        )
+    except subprocess.TimeoutExpired:
+        conf = os.environ.get("SLURM_CONF", "/etc/slurm/slurm.conf")
+        raise TransientSchedulerError(
+            f"{tool} did not answer within {limit:g} s{f' ({what})' if what else ''}: the Slurm "
+            f"controller may be down or slow (SLURM_CONF={conf}; raise {TIMEOUT_ENV} to wait longer)"
+        ) from None
+    except OSError as e:
+        raise SchedulerError(f"cannot run {path}: {e.strerror}") from None
+    if proc.returncode != 0:
+        line = first_error_line(proc.stderr) or f"exit status {proc.returncode}"
+        message = f"{tool} failed{f' ({what})' if what else ''}: {line}"
+        cls = (
+            TransientSlurmCommandError
+            if any(p in proc.stderr.lower() for p in _UNREACHABLE)
+            else SlurmCommandError
+        )
+        raise cls(message, returncode=proc.returncode, stderr=proc.stderr)
+    return proc.stdout

@@ -1,0 +1,224 @@
+"""The ``slurm`` scheduler's run options and their checks, before anything reaches sbatch.
+
+The option names are upstream TorchX's (``partition``, ``time``, ``account``, ``qos``,
+``constraint``, ``comment``, ``mail-user``, ``mail-type``, ``job_dir``, ``nomem``), so
+an existing ``.torchxconfig`` ``[slurm]`` section works unchanged; ``exclusive`` and
+``sbatch_args`` are ours. Values end up in ``#SBATCH`` lines, which sbatch reads
+itself (not a shell), so each value is checked here and a bad one is refused with one
+line naming the option, the value and what would be right::
+
+    >>> opts = slurm_runopts()
+    >>> cfg = opts.resolve({"partition": "gpu", "time": "1:30:00"})
+    >>> sbatch_values(cfg)["group"]
+    [('partition', 'gpu'), ('time', '1:30:00')]
+    >>> sbatch_values(opts.resolve({"time": "soon"}))
+    Traceback (most recent call last):
+     ...
+    torchx.specs.errors.InvalidRunConfigException: run option 'time'='soon' is not a Slurm time limit: use MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from torchx.specs.errors import InvalidRunConfigException
+from torchx.specs.options import CfgVal, runopts
+
+#: Options given once, to the first group (Slurm applies them to the whole job).
+JOB_OPTIONS = ("comment", "mail-user", "mail-type")
+#: Options repeated in every heterogeneous group (each group is scheduled on its own).
+GROUP_OPTIONS = ("partition", "time", "account", "qos", "constraint")
+
+MAIL_TYPES = frozenset(
+    {
+        "NONE",
+        "BEGIN",
+        "END",
+        "FAIL",
+        "REQUEUE",
+        "ALL",
+        "INVALID_DEPEND",
+        "STAGE_OUT",
+        "TIME_LIMIT",
+        "TIME_LIMIT_90",
+        "TIME_LIMIT_80",
+        "TIME_LIMIT_50",
+        "ARRAY_TASKS",
+    }
+)
+
+# sbatch's --time forms: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S (and no limit)
+_TIME = re.compile(r"\d+(:\d+){0,2}|\d+-\d+(:\d+){0,2}|UNLIMITED|INFINITE|infinite|unlimited")
+# what an #SBATCH value may hold: printable, no quotes or backslashes (sbatch's own
+# directive parser treats them specially), no leading '-' (it would read as an option)
+_SAFE_VALUE = re.compile(r"[^\s\"'\\\-\x00-\x1f\x7f][^\"'\\\x00-\x1f\x7f]*")
+_SBATCH_ARG = re.compile(r"--([a-z][a-z0-9-]*)(=(.*))?", re.DOTALL)
+
+#: sbatch options the scheduler sets itself; ``sbatch_args`` may not override them.
+RESERVED_SBATCH = frozenset(
+    {
+        "job-name",
+        "chdir",
+        "output",
+        "error",
+        "input",
+        "wrap",
+        "parsable",
+        "hetjob",
+        "het-group",
+        "nodes",
+        "ntasks",
+        "ntasks-per-node",
+        "cpus-per-task",
+        "mem",
+        "gpus-per-node",
+        "array",
+        "wait",
+        "test-only",
+        *GROUP_OPTIONS,
+        *JOB_OPTIONS,
+        "exclusive",
+        "requeue",
+        "no-requeue",
+    }
+)
+
+
+def slurm_runopts() -> runopts:
+    """The run options of the ``slurm`` scheduler (see ``torchx runopts slurm``)."""
+    opts = runopts()
+    opts.add("partition", type_=str, help="the partition to run the job in (sbatch --partition)")
+    opts.add(
+        "time",
+        type_=str,
+        help="the job's time limit: MINUTES, HH:MM:SS or D-HH:MM:SS (sbatch --time)",
+    )
+    opts.add("account", type_=str, help="the account to charge the job to (sbatch --account)")
+    opts.add("qos", type_=str, help="the quality of service of the job (sbatch --qos)")
+    opts.add(
+        "constraint",
+        type_=str,
+        help="node features the job needs, e.g. 'a100&ib' (sbatch --constraint)",
+    )
+    opts.add("comment", type_=str, help="a comment stored with the job (sbatch --comment)")
+    opts.add("mail-user", type_=str, help="who gets mail about the job (sbatch --mail-user)")
+    opts.add(
+        "mail-type",
+        type_=str,
+        help="which events send mail, e.g. END,FAIL (sbatch --mail-type)",
+    )
+    opts.add(
+        "job_dir",
+        type_=str,
+        help="the job's directory: workspace copy, logs, state (default: the current directory)",
+    )
+    opts.add(
+        "nomem",
+        type_=bool,
+        default=False,
+        help="do not ask for the roles' memory (for clusters that refuse --mem)",
+    )
+    opts.add(
+        "exclusive",
+        type_=bool,
+        default=False,
+        help="give each replica its node(s) alone, shared with no other job (sbatch --exclusive)",
+    )
+    opts.add(
+        "sbatch_args",
+        type_=list[str],
+        default=[],
+        help="more sbatch options for every group, e.g. --reservation=maint (--NAME[=VALUE])",
+    )
+    return opts
+
+
+def _check_value(key: str, value: str) -> str:
+    if not _SAFE_VALUE.fullmatch(value):
+        raise InvalidRunConfigException(
+            f"run option {key!r}={value!r} cannot be passed to sbatch: use a non-empty value "
+            "without quotes, backslashes, control characters or a leading '-'"
+        )
+    return value
+
+
+def check_time(value: str) -> str:
+    """``value`` if it is a Slurm time limit, else one clear error."""
+    if not _TIME.fullmatch(value):
+        raise InvalidRunConfigException(
+            f"run option 'time'={value!r} is not a Slurm time limit: use MINUTES, MM:SS, "
+            "HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED"
+        )
+    return value
+
+
+def check_mail_type(value: str) -> str:
+    """``value`` if every comma-separated part is a Slurm mail type, else one clear error."""
+    for part in value.split(","):
+        if part.strip().upper() not in MAIL_TYPES:
+            raise InvalidRunConfigException(
+                f"run option 'mail-type'={value!r}: {part!r} is not a Slurm mail type; use "
+                f"one or more (comma-separated) of {', '.join(sorted(MAIL_TYPES))}"
+            )
+    return ",".join(p.strip().upper() for p in value.split(","))
+
+
+def check_sbatch_arg(arg: str) -> str:
+    """One ``--NAME[=VALUE]`` of ``sbatch_args`` if sbatch may be given it, else one clear error."""
+    match = _SBATCH_ARG.fullmatch(arg)
+    if not match:
+        raise InvalidRunConfigException(
+            f"run option 'sbatch_args': {arg!r} is not a long sbatch option: write it as "
+            "--NAME or --NAME=VALUE, e.g. --reservation=maint"
+        )
+    name, value = match.group(1), match.group(3)
+    if name in RESERVED_SBATCH:
+        raise InvalidRunConfigException(
+            f"run option 'sbatch_args': --{name} is set by the slurm scheduler itself; "
+            + (
+                f"use the run option '{name}' instead"
+                if name in (*GROUP_OPTIONS, *JOB_OPTIONS, "exclusive")
+                else "leave it out"
+            )
+        )
+    if value is not None:
+        _check_value(f"sbatch_args --{name}", value)
+    return arg
+
+
+def sbatch_values(cfg: Mapping[str, CfgVal]) -> dict[str, list[tuple[str, str]]]:
+    """The checked sbatch options of a resolved cfg: ``{"job": [...], "group": [...]}``.
+
+    ``job`` options go to the first group only, ``group`` options to every group;
+    each is ``(sbatch option name, value)``, in a fixed order.
+    """
+    job: list[tuple[str, str]] = []
+    group: list[tuple[str, str]] = []
+    for key in GROUP_OPTIONS:
+        value = cfg.get(key)
+        if value is None or value == "":
+            continue
+        value = str(value)
+        group.append((key, check_time(value) if key == "time" else _check_value(key, value)))
+    for key in JOB_OPTIONS:
+        value = cfg.get(key)
+        if value is None or value == "":
+            continue
+        value = str(value)
+        job.append(
+            (key, check_mail_type(value) if key == "mail-type" else _check_value(key, value))
+        )
+    return {"job": job, "group": group}
+
+
+def extra_sbatch_args(cfg: Mapping[str, CfgVal]) -> list[str]:
+    """The checked ``sbatch_args`` of a resolved cfg."""
+    raw = cfg.get("sbatch_args") or []
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise InvalidRunConfigException(
+            f"run option 'sbatch_args' must be a list of --NAME[=VALUE], got {raw!r}"
+        )
+    return [check_sbatch_arg(str(a)) for a in raw]

@@ -1,0 +1,418 @@
+"""The ``slurm`` scheduler: TorchX apps as heterogeneous sbatch jobs, followed with squeue/sacct.
+
+>>> from torchx.specs import AppDef, Role, Resource
+>>> sched = create_scheduler("me")
+>>> role = Role("trainer", image="/tmp", entrypoint="python", args=["-c", "print(1)"],
+...             num_replicas=2, resource=Resource(cpu=2, gpu=0, memMB=1024))
+>>> info = sched.submit_dryrun(AppDef("train", [role]), {"partition": "cpu", "job_dir": "/jobs"})
+>>> print(info.request.script.splitlines()[2])
+#SBATCH --job-name=train-...:trainer:0
+
+What each call runs (every one with a timeout, see :mod:`torchx_slurm.commands`):
+
+* ``schedule``: ``sbatch --parsable`` with the script on stdin; the app id is the job
+  id (the handle ``slurm://SESSION/JOBID``, as upstream TorchX's);
+* ``describe``: ``squeue -j ID`` while Slurm still knows the job; once it has left
+  the queue, ``sacct -j ID`` (or ``sacct -c``, the job-completion file, on clusters
+  without accounting). One command per call in the common case. Per-replica exit
+  codes and the restart count come from the job directory (the script records them);
+* ``list``: ``squeue`` for the user's jobs; ``cancel``: ``scancel``;
+* ``log_iter``: reads ``slurm-<id>-<role>-<k>.out``/``.err`` in the job directory,
+  following them until the job ends when tailing.
+
+A status call that times out raises ``TransientSchedulerError`` (retried by the
+Runner), never a FAILED app.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import queue
+import re
+import secrets
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
+from typing import Any
+
+from torchx.schedulers.api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    SchedulerError,
+    Stream,
+    TransientSchedulerError,
+    filter_regex,
+)
+from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus, RoleStatus, runopts
+from torchx_slurm import commands
+from torchx_slurm.options import extra_sbatch_args, sbatch_values, slurm_runopts
+from torchx_slurm.parse import (
+    SACCT_FIELDS,
+    SEP,
+    SQUEUE_FORMAT,
+    JobRecord,
+    app_state,
+    parse_sacct_text,
+    parse_squeue_text,
+)
+from torchx_slurm.script import STATE_DIR, SlurmRequest, build_request
+
+_JOB_ID = re.compile(r"\d+")
+_NOT_NAME = re.compile(r"[^A-Za-z0-9_.\-]+")
+
+
+def _job_name(app_name: str) -> str:
+    """A unique Slurm-safe name for an app: its name plus a random suffix."""
+    base = _NOT_NAME.sub("-", app_name).strip("-.") or "app"
+    return f"{base[:48]}-{secrets.token_hex(4)}"
+
+
+def _split_name(name: str) -> tuple[str, str, int] | None:
+    """``"train-ab12:trainer:3"`` -> ``("train-ab12", "trainer", 3)``; None for other jobs."""
+    parts = name.rsplit(":", 2)
+    if len(parts) != 3 or not parts[2].isdigit():
+        return None
+    return parts[0], parts[1], int(parts[2])
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read(32).strip()
+    except OSError:
+        return None
+    return int(text) if text.lstrip("-").isdigit() else None
+
+
+class SlurmScheduler(Scheduler[Mapping[str, CfgVal]]):
+    """TorchX apps on Slurm. Needs the Slurm client tools on PATH, no Python dependency.
+
+    Args:
+        session_name: the session the handles carry (``slurm://SESSION/JOBID``)
+    """
+
+    def __init__(self, session_name: str, **kwargs: object) -> None:
+        super().__init__("slurm", session_name)
+        # whether plain sacct works here (None: not asked yet); without accounting the
+        # job-completion file (sacct -c) is read instead
+        self._accounting: bool | None = None
+
+    def _run_opts(self) -> runopts:
+        return slurm_runopts()
+
+    # -- submitting -------------------------------------------------------------------------
+
+    def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmRequest]:
+        job_dir = cfg.get("job_dir")
+        job_dir = os.path.abspath(str(job_dir)) if job_dir else os.getcwd()
+        values = sbatch_values(cfg)
+        request = build_request(
+            app,
+            job_dir=job_dir,
+            session=self.session_name,
+            job_name=_job_name(app.name),
+            job_opts=values["job"],
+            group_opts=values["group"],
+            extra=extra_sbatch_args(cfg),
+            nomem=bool(cfg.get("nomem")),
+            exclusive=bool(cfg.get("exclusive")),
+        )
+        return AppDryRunInfo(request, str)
+
+    def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
+        """Submits the script with ``sbatch --parsable``; returns the job id (the app id).
+
+        A job directory that did not exist is created, and removed again (when still
+        empty) if sbatch fails. If sbatch does not answer in time, any job it may have
+        created under the app's unique name is cancelled before the error is raised.
+        """
+        request: SlurmRequest = dryrun_info.request
+        created = not os.path.isdir(request.job_dir)
+        if created:
+            try:
+                os.makedirs(request.job_dir, exist_ok=True)
+            except OSError as e:
+                raise SchedulerError(
+                    f"cannot create the job directory {request.job_dir}: {e.strerror}"
+                ) from None
+        first = request.replicas[0]
+        try:
+            out = commands.run(
+                ["sbatch", "--parsable"], input=request.script, what=f"submit {request.name}"
+            )
+        except Exception as e:
+            if isinstance(e, TransientSchedulerError) and not isinstance(
+                e, commands.SlurmCommandError
+            ):
+                # timed out: sbatch may have created the job; cancel it by its unique name
+                try:
+                    commands.run(
+                        [
+                            "scancel",
+                            f"--name={request.name}:{first.role}:{first.replica_id}",
+                            f"--user={getpass.getuser()}",
+                        ],
+                        what="cancel the job of a submit that timed out",
+                    )
+                except SchedulerError:
+                    pass
+                e = SchedulerError(f"{e}; any job it created was cancelled")
+            if created:
+                try:
+                    os.rmdir(request.job_dir)
+                except OSError:
+                    pass
+            raise e from None
+        job_id = out.strip().split(";", 1)[0]
+        if not _JOB_ID.fullmatch(job_id):
+            raise SchedulerError(f"sbatch answered {out.strip()!r}, not a job id")
+        return job_id
+
+    # -- following an app -------------------------------------------------------------------
+
+    def _records(self, app_id: str) -> list[JobRecord]:
+        """The app's job components: squeue while Slurm knows the job, else sacct."""
+        try:
+            out = commands.run(
+                ["squeue", "-h", "-t", "all", "-j", app_id, "-o", SQUEUE_FORMAT],
+                what=f"status of job {app_id}",
+            )
+            records = [r for r in parse_squeue_text(out) if r.job_id == app_id]
+        except commands.SlurmCommandError as e:
+            if isinstance(e, TransientSchedulerError):
+                raise
+            # "Invalid job id specified": the job left the queue; ask accounting
+            records = []
+        if records:
+            return records
+        return self._sacct(app_id)
+
+    def _sacct(self, app_id: str) -> list[JobRecord]:
+        base = ["sacct", "-X", "-n", "--parsable2", f"--delimiter={SEP}", "-o", SACCT_FIELDS]
+        what = f"status of job {app_id}"
+        if self._accounting is not False:
+            try:
+                out = commands.run([*base, "-j", app_id], what=what)
+                self._accounting = True
+                return [r for r in parse_sacct_text(out) if r.job_id == app_id]
+            except commands.SlurmCommandError as e:
+                if isinstance(e, TransientSchedulerError):
+                    raise
+                if "accounting storage is disabled" not in e.stderr.lower():
+                    return []
+                self._accounting = False
+        try:
+            out = commands.run([*base, "-c", "-j", app_id], what=what)
+        except commands.SlurmCommandError as e:
+            if isinstance(e, TransientSchedulerError):
+                raise
+            return []
+        return [r for r in parse_sacct_text(out) if r.job_id == app_id]
+
+    def describe(self, app_id: str) -> DescribeAppResponse | None:
+        if not _JOB_ID.fullmatch(app_id):
+            return None
+        records = self._records(app_id)
+        if not records:
+            return None
+        return self._response(app_id, records)
+
+    def _response(self, app_id: str, records: list[JobRecord]) -> DescribeAppResponse:
+        records = sorted(records, key=lambda r: r.offset)
+        leader = records[0]
+        state = app_state(leader.state)
+        job_dir = leader.work_dir
+        state_dir = os.path.join(job_dir, STATE_DIR, app_id) if job_dir else ""
+        restarts = _read_int(os.path.join(state_dir, "restarts")) if state_dir else None
+        if restarts is None:
+            restarts = leader.restarts or 0
+        roles: dict[str, RoleStatus] = {}
+        app_name = ""
+        for rec in records:
+            parsed = _split_name(rec.name)
+            if parsed is None:
+                app_name = app_name or rec.name
+                role, replica_id = rec.name or "job", rec.offset
+            else:
+                app_name = app_name or parsed[0]
+                _, role, replica_id = parsed
+            exit_code = (
+                _read_int(os.path.join(state_dir, f"{role}.{replica_id}.exit"))
+                if state_dir
+                else None
+            )
+            if exit_code is not None:
+                rstate = AppState.SUCCEEDED if exit_code == 0 else AppState.FAILED
+            else:
+                rstate = app_state(rec.state)
+                if len(records) == 1:
+                    exit_code = rec.exit_code
+            roles.setdefault(role, RoleStatus(role)).replicas.append(
+                ReplicaStatus(
+                    id=replica_id,
+                    state=rstate,
+                    role=role,
+                    hostname=rec.nodes,
+                    exit_code=exit_code,
+                )
+            )
+        msg = leader.reason or ""
+        if state == AppState.FAILED and leader.exit_code:
+            msg = (
+                f"{msg} (exit code {leader.exit_code})" if msg else f"exit code {leader.exit_code}"
+            )
+        return DescribeAppResponse(
+            app_id=app_id,
+            state=state,
+            num_restarts=restarts,
+            msg=msg,
+            roles_statuses=list(roles.values()),
+            name=app_name,
+            ui_url=f"file://{job_dir}" if job_dir else None,
+        )
+
+    def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
+        """The user's jobs Slurm still knows (``squeue``), newest first, one per app."""
+        out = commands.run(
+            ["squeue", "-h", "-t", "all", "-u", getpass.getuser(), "-o", SQUEUE_FORMAT],
+            what="list the user's jobs",
+        )
+        leaders: dict[str, JobRecord] = {}
+        for rec in parse_squeue_text(out):
+            have = leaders.get(rec.job_id)
+            if have is None or rec.offset < have.offset:
+                leaders[rec.job_id] = rec
+        apps = []
+        for job_id, rec in leaders.items():
+            parsed = _split_name(rec.name)
+            apps.append(
+                ListAppResponse(
+                    app_id=job_id,
+                    state=app_state(rec.state),
+                    name=parsed[0] if parsed else rec.name,
+                )
+            )
+        apps.sort(key=lambda a: _sort_key(a.app_id), reverse=True)
+        return apps
+
+    def _cancel_existing(self, app_id: str) -> None:
+        commands.run(["scancel", app_id], what=f"cancel job {app_id}")
+
+    # -- logs -------------------------------------------------------------------------------
+
+    def log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[str]:
+        """Lines of replica ``k`` of ``role_name`` from the job directory.
+
+        ``streams`` picks ``slurm-<id>-<role>-<k>.out`` (stdout) or ``.err`` (stderr);
+        None or combined reads both, lines in the order they are read. With
+        ``should_tail`` the files are followed until the job ends and both are read to
+        their end. ``since``/``until`` are not supported (Slurm's files hold no times).
+        """
+        desc = self.describe(app_id)
+        if desc is None:
+            raise SchedulerError(f"Slurm does not know job {app_id}")
+        replicas = {r.role: [rep.id for rep in r.replicas] for r in desc.roles_statuses}
+        if role_name not in replicas:
+            raise ValueError(
+                f"job {app_id} has no role {role_name!r}; its roles: {', '.join(replicas)}"
+            )
+        if k not in replicas[role_name]:
+            raise ValueError(
+                f"role {role_name!r} of job {app_id} has no replica {k}; "
+                f"it has {', '.join(map(str, sorted(replicas[role_name])))}"
+            )
+        if not desc.ui_url:
+            raise SchedulerError(f"Slurm does not say where job {app_id} runs (no work dir)")
+        job_dir = desc.ui_url.removeprefix("file://")
+        stream = Stream(streams) if streams is not None else Stream.COMBINED
+        base = os.path.join(job_dir, f"slurm-{app_id}-{role_name}-{k}")
+        paths = {
+            Stream.STDOUT: [base + ".out"],
+            Stream.STDERR: [base + ".err"],
+            Stream.COMBINED: [base + ".out", base + ".err"],
+        }[stream]
+        ended = [desc.state.is_terminal()]
+
+        def is_done() -> bool:
+            if not ended[0]:
+                try:
+                    now = self.describe(app_id)
+                except TransientSchedulerError:
+                    return False
+                ended[0] = now is None or now.state.is_terminal()
+            return ended[0]
+
+        lines = _follow_all(paths, should_tail, is_done)
+        return filter_regex(regex, lines) if regex else lines
+
+
+def _sort_key(app_id: str) -> tuple[int, str]:
+    head = app_id.split("_", 1)[0]
+    return (int(head) if head.isdigit() else -1, app_id)
+
+
+def _follow_all(paths: list[str], should_tail: bool, is_done: Any) -> Iterator[str]:
+    """The lines of every file in ``paths``; several are read side by side (threads)."""
+    from torchx.schedulers.follow import follow_file  # type: ignore[import-not-found,unused-ignore]
+
+    if len(paths) == 1:
+        yield from follow_file(paths[0], should_tail=should_tail, is_done=is_done)
+        return
+    if not should_tail:
+        for path in paths:
+            yield from follow_file(path, should_tail=False, is_done=is_done)
+        return
+    lock = threading.Lock()
+
+    def done() -> bool:
+        with lock:  # one status query at a time, whichever follower asks
+            return bool(is_done())
+
+    lines: queue.Queue[str | None] = queue.Queue(maxsize=1024)
+    stop = threading.Event()
+
+    def pump(path: str) -> None:
+        try:
+            for line in follow_file(
+                path, should_tail=True, is_done=lambda: stop.is_set() or done()
+            ):
+                lines.put(line)
+        finally:
+            lines.put(None)
+
+    threads = [threading.Thread(target=pump, args=(p,), daemon=True) for p in paths]
+    for t in threads:
+        t.start()
+    open_followers = len(threads)
+    try:
+        while open_followers:
+            line = lines.get()
+            if line is None:
+                open_followers -= 1
+            else:
+                yield line
+    finally:
+        stop.set()
+        # unblock followers waiting on a full queue
+        while any(t.is_alive() for t in threads):
+            try:
+                lines.get(timeout=0.05)
+            except queue.Empty:
+                pass
+
+
+def create_scheduler(session_name: str, **kwargs: Any) -> SlurmScheduler:
+    """The factory the plugin registry calls for ``slurm``."""
+    return SlurmScheduler(session_name, **kwargs)

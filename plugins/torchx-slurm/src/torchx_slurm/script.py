@@ -1,0 +1,368 @@
+"""The sbatch script of an app: one heterogeneous group per replica, one ``srun`` per group.
+
+:func:`build_request` turns an AppDef (and the checked run options) into a
+:class:`SlurmRequest`, whose ``script`` is exactly what ``sbatch`` is given and what
+``torchx run --dryrun`` prints. It is a pure function of its inputs: nothing is run,
+nothing is written.
+
+The script, group by group (each group gets one node, so each replica its own)::
+
+    #!/bin/bash
+    #SBATCH --job-name=APP:ROLE:0     every group is named app:role:replica, so squeue
+    #SBATCH --chdir=JOB_DIR           and sacct tell the replicas apart
+    #SBATCH --nodes=1 ...             resources, partition, time, ... of the group
+    #SBATCH hetjob
+    #SBATCH --job-name=APP:ROLE:1
+    ...
+    _run ROLE 0 --het-group=0 --output=JOB_DIR/slurm-$JOB-ROLE-0.out ... -- env ... CMD ARGS &
+
+Each replica's stdout and stderr go to ``slurm-<job id>-<role>-<replica>.out``/``.err``
+in the job directory (upstream TorchX's names). Each replica's exit code is recorded
+in ``.torchx-slurm/<job id>/<role>.<replica>.exit`` and the restart count in
+``.torchx-slurm/<job id>/restarts``, so ``describe`` reports per-replica exit codes
+from any shell that sees the job directory. The first replica to fail stops the
+others and the script exits with its code (Slurm then marks the job FAILED); when
+the app has retries left, the script first asks Slurm to requeue the job (``scontrol
+requeue``), which reruns it with ``SLURM_RESTART_COUNT`` one higher.
+
+Quoting: every string that comes from the user (entrypoint, args, env values, paths,
+names) is quoted for the shell with :func:`shlex.quote`, so an argument like
+``"; rm -rf ~`` reaches the program verbatim. The only expansions are the ones the
+scheduler puts there: the ``app_id`` macro becomes the job id (``"$_job"``), and the
+rank-0 host is computed once by the script into ``TORCHX_RANK0_HOST`` (the variable
+:data:`RANK0_ENV` that ``macros.rank0_env`` names).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from torchx.specs.api import AppDef, Role
+from torchx.specs.errors import InvalidRunConfigException, SpecError
+from torchx.specs.templating import macros
+
+#: The environment variable holding the rank-0 replica's host (``macros.rank0_env``).
+RANK0_ENV = "TORCHX_RANK0_HOST"
+#: The sub-directory of the job directory holding each job's exit codes and restarts.
+STATE_DIR = ".torchx-slurm"
+#: The format version of the generated script (its first comment line says it).
+SCRIPT_VERSION = 1
+
+# Names that end up in file names and job names: kept simple so no quoting is needed.
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+_BAD_PATH = re.compile(r"[\"'\\\x00-\x1f\x7f]")
+_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# The app id is only known once sbatch has answered: the macro becomes this marker,
+# which is then replaced by the shell's "$_job" outside the quoted text.
+_APP_ID_MARK = "\x00app_id\x00"
+_quote = shlex.quote
+
+
+class InvalidAppException(SpecError):
+    """The AppDef cannot run on Slurm as it is (the message says what to change)."""
+
+
+@attrs.define
+class SlurmReplica:
+    """One replica: its heterogeneous group, where it runs and what it runs (argv)."""
+
+    role: str
+    replica_id: int
+    group: int
+    cwd: str
+    env: dict[str, str]
+    argv: list[str]
+    sbatch: list[str]
+
+
+@attrs.define
+class SlurmRequest:
+    """What ``submit_dryrun`` returns and ``schedule`` submits: the script and its parts.
+
+    ``script`` is the text given to ``sbatch --parsable`` on stdin; the other fields
+    are the same information, structured, for tests and tools.
+    """
+
+    name: str
+    job_dir: str
+    script: str
+    replicas: list[SlurmReplica]
+    max_retries: int = 0
+
+    def __str__(self) -> str:
+        return self.script
+
+
+def _sbatch_line(option: str, value: str | None = None) -> str:
+    if value is None:
+        return f"#SBATCH --{option}"
+    # sbatch reads #SBATCH lines itself: a value with blanks must be double-quoted
+    # (values holding quotes or backslashes were refused by the option checks)
+    if any(c.isspace() for c in value):
+        value = f'"{value}"'
+    return f"#SBATCH --{option}={value}"
+
+
+def _check_name(kind: str, name: str, where: str) -> str:
+    if not _NAME.fullmatch(name) or len(name) > 200:
+        raise InvalidAppException(
+            f"{kind} name {name!r}{where} cannot name Slurm jobs and log files: use letters, "
+            "digits, '_', '.' and '-' (not first), e.g. 'trainer'"
+        )
+    return name
+
+
+def _quote_with_app_id(arg: str) -> str:
+    """Shell-quotes ``arg``, turning the app id marker into the job id ("$_job")."""
+    if _APP_ID_MARK not in arg:
+        return _quote(arg)
+    return '"$_job"'.join(_quote(part) if part else "" for part in arg.split(_APP_ID_MARK))
+
+
+def group_sbatch(
+    role: Role,
+    *,
+    group_opts: Sequence[tuple[str, str]],
+    extra: Sequence[str],
+    nomem: bool,
+    exclusive: bool,
+) -> list[str]:
+    """The ``#SBATCH`` lines of one replica's group (without its job name)."""
+    res = role.resource
+    lines = ["#SBATCH --nodes=1", "#SBATCH --ntasks-per-node=1"]
+    if res.cpu > 0:
+        lines.append(f"#SBATCH --cpus-per-task={res.cpu}")
+    if res.memMB > 0 and not nomem:
+        lines.append(f"#SBATCH --mem={res.memMB}M")
+    if res.gpu > 0:
+        lines.append(f"#SBATCH --gpus-per-node={res.gpu}")
+    if exclusive:
+        lines.append("#SBATCH --exclusive")
+    lines.extend(_sbatch_line(k, v) for k, v in group_opts)
+    for arg in extra:
+        name, sep, value = arg[2:].partition("=")
+        lines.append(_sbatch_line(name, value if sep else None))
+    return lines
+
+
+def build_request(
+    app: AppDef,
+    *,
+    job_dir: str,
+    session: str,
+    job_name: str,
+    job_opts: Sequence[tuple[str, str]] = (),
+    group_opts: Sequence[tuple[str, str]] = (),
+    extra: Sequence[str] = (),
+    nomem: bool = False,
+    exclusive: bool = False,
+    is_dir: Any = None,
+) -> SlurmRequest:
+    """The sbatch request of ``app``: one heterogeneous group per replica.
+
+    ``job_dir`` is absolute: the job's working directory, where logs and state go.
+    ``job_name`` (unique, checked) prefixes every group's Slurm job name. ``is_dir``
+    (a callable, default :func:`os.path.isdir`) tells whether a role's image is a
+    directory to run in; otherwise replicas run in ``job_dir``.
+    """
+    import os
+
+    if is_dir is None:
+        is_dir = os.path.isdir
+    if not app.roles:
+        raise InvalidAppException(f"app {app.name!r} has no roles: give it at least one Role")
+    _check_name("app", job_name, "")
+    if not os.path.isabs(job_dir) or _BAD_PATH.search(job_dir):
+        raise InvalidRunConfigException(
+            f"run option 'job_dir'={job_dir!r} cannot be the job's directory: use an absolute "
+            "path without quotes, backslashes or control characters"
+        )
+    seen: set[str] = set()
+    replicas: list[SlurmReplica] = []
+    max_retries = 0
+    group = 0
+    for role in app.roles:
+        _check_name("role", role.name, f" (app {app.name!r})")
+        if role.name in seen:
+            raise InvalidAppException(
+                f"app {app.name!r} has two roles named {role.name!r}: give each role its own name"
+            )
+        seen.add(role.name)
+        if role.num_replicas < 1:
+            raise InvalidAppException(
+                f"role {role.name!r} has num_replicas={role.num_replicas}: it needs at least 1"
+            )
+        if role.entrypoint in ("", "<MISSING>"):
+            raise InvalidAppException(
+                f"role {role.name!r} has no entrypoint: set Role.entrypoint to the program to run"
+            )
+        for key in role.env:
+            if not _ENV_KEY.fullmatch(key):
+                raise InvalidAppException(
+                    f"role {role.name!r}: env name {key!r} is not a valid variable name "
+                    "(letters, digits and '_', not starting with a digit)"
+                )
+        for text in (role.entrypoint, *role.args, *role.env.values()):
+            if "\x00" in text:
+                raise InvalidAppException(
+                    f"role {role.name!r}: an argument or env value holds a NUL character, "
+                    "which no program can receive"
+                )
+        max_retries = max(max_retries, role.max_retries)
+        cwd = role.image if os.path.isabs(role.image) and is_dir(role.image) else job_dir
+        sbatch = group_sbatch(
+            role, group_opts=group_opts, extra=extra, nomem=nomem, exclusive=exclusive
+        )
+        for replica_id in range(role.num_replicas):
+            values = macros.Values(
+                img_root=cwd,
+                app_id=_APP_ID_MARK,
+                replica_id=str(replica_id),
+                rank0_env=RANK0_ENV,
+            )
+            sub = values.substitute
+            replicas.append(
+                SlurmReplica(
+                    role=role.name,
+                    replica_id=replica_id,
+                    group=group,
+                    cwd=cwd,
+                    env={k: sub(v) for k, v in role.env.items()},
+                    argv=[role.entrypoint, *(sub(a) for a in role.args)],
+                    sbatch=sbatch,
+                )
+            )
+            group += 1
+    script = _render(
+        replicas,
+        app_name=app.name,
+        job_dir=job_dir,
+        session=session,
+        job_name=job_name,
+        job_opts=job_opts,
+        max_retries=max_retries,
+    )
+    return SlurmRequest(
+        name=job_name, job_dir=job_dir, script=script, replicas=replicas, max_retries=max_retries
+    )
+
+
+# The part of the script after the #SBATCH lines that does not depend on the app.
+_PROLOGUE = """\
+set -o pipefail
+_job=$SLURM_JOB_ID
+_state={state}/$_job
+mkdir -p "$_state" && rm -f "$_state"/*.exit
+echo "${{SLURM_RESTART_COUNT:-0}}" > "$_state/restarts"
+export {rank0}="$(scontrol show hostnames "${{SLURM_JOB_NODELIST_HET_GROUP_0:-$SLURM_JOB_NODELIST}}" | head -n 1)"
+export TORCHX_APP_ID="$_job" TORCHX_JOB_ID={handle_prefix}"$_job"
+
+# _run ROLE REPLICA SRUN_ARGS...: runs one replica, records its exit code
+_run() {{
+  local name=$1.$2 rc child
+  shift 2
+  srun "$@" &
+  child=$!
+  trap 'kill -TERM "$child" 2>/dev/null' TERM
+  wait "$child"
+  rc=$?
+  if kill -0 "$child" 2>/dev/null; then wait "$child"; rc=$?; fi
+  echo "$rc" > "$_state/$name.exit"
+  return "$rc"
+}}
+
+_pids=()
+"""
+
+# Waits for every replica; the first failure stops the others; retries by requeue.
+_EPILOGUE = """\
+_status=0
+for _ in "${_pids[@]}"; do
+  wait -n
+  _rc=$?
+  if [ "$_rc" -ne 0 ] && [ "$_status" -eq 0 ]; then
+    _status=$_rc
+    kill -TERM "${_pids[@]}" 2>/dev/null
+  fi
+done
+"""
+
+# With retries left, a failed run asks Slurm to run the whole job again.
+_REQUEUE = """\
+if [ "$_status" -ne 0 ] && [ "${{SLURM_RESTART_COUNT:-0}}" -lt {max_retries} ]; then
+  echo "torchx: replica failed (exit $_status); requeueing (retry $(( ${{SLURM_RESTART_COUNT:-0}} + 1 )) of {max_retries})" >&2
+  scontrol requeue "$_job"
+fi
+"""
+
+
+def _render(
+    replicas: Sequence[SlurmReplica],
+    *,
+    app_name: str,
+    job_dir: str,
+    session: str,
+    job_name: str,
+    job_opts: Sequence[tuple[str, str]],
+    max_retries: int,
+) -> str:
+    q = _quote
+    qdir = q(job_dir)
+    roles = sorted({r.role for r in replicas})
+    lines = [
+        "#!/bin/bash",
+        f"# torchx-slurm script v{SCRIPT_VERSION}: app {app_name!r}, "
+        f"{len(replicas)} replica(s) of role(s) {', '.join(roles)}",
+    ]
+    het = len(replicas) > 1
+    previous: list[str] | None = None
+    for r in replicas:
+        if r.group:
+            lines.append("#SBATCH hetjob")
+        lines.append(f"#SBATCH --job-name={job_name}:{r.role}:{r.replica_id}")
+        if r.group == 0:
+            lines.append(_sbatch_line("chdir", job_dir))
+            if max_retries:
+                lines.append("#SBATCH --requeue")
+            lines.extend(_sbatch_line(k, v) for k, v in job_opts)
+        # replicas of one role share their group lines: reuse the list, not a copy
+        lines.extend(r.sbatch if r.sbatch is not previous else previous)
+        previous = r.sbatch
+    lines.append("")
+    lines.append(
+        _PROLOGUE.format(
+            state=f"{qdir}/{STATE_DIR}",
+            rank0=RANK0_ENV,
+            handle_prefix=q(f"slurm://{session}/"),
+        )
+    )
+    for r in replicas:
+        out = f'{qdir}/slurm-"$_job"-{r.role}-{r.replica_id}'
+        parts = ["_run", r.role, str(r.replica_id)]
+        if het:
+            parts.append(f"--het-group={r.group}")
+        parts += [f"--output={out}.out", f"--error={out}.err"]
+        if r.cwd != job_dir:
+            parts.append(f"--chdir={q(r.cwd)}")
+        parts += [
+            "--",
+            "env",
+            "--",
+            f"TORCHX_ROLE_NAME={r.role}",
+            f"TORCHX_REPLICA_ID={r.replica_id}",
+        ]
+        parts += [_quote_with_app_id(f"{k}={v}") for k, v in r.env.items()]
+        parts += [_quote_with_app_id(a) for a in r.argv]
+        parts.append("&")
+        lines.append(" ".join(parts))
+        lines.append("_pids+=($!)")
+    lines.append(_EPILOGUE)
+    if max_retries:
+        lines.append(_REQUEUE.format(max_retries=max_retries))
+    lines.append('exit "$_status"\n')
+    return "\n".join(lines)

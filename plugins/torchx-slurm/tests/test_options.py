@@ -1,0 +1,86 @@
+"""Run options: upstream TorchX's names, and bad values refused in one line before sbatch."""
+
+from __future__ import annotations
+
+import pytest
+from torchx_slurm.options import extra_sbatch_args, sbatch_values, slurm_runopts
+
+from torchx.specs.errors import InvalidRunConfigException
+
+UPSTREAM_NAMES = {
+    "partition",
+    "time",
+    "account",
+    "qos",
+    "constraint",
+    "comment",
+    "mail-user",
+    "mail-type",
+    "job_dir",
+    "nomem",
+}
+
+
+def test_upstream_names_and_ours() -> None:
+    names = {name for name, _ in slurm_runopts()}
+    assert names == UPSTREAM_NAMES | {"exclusive", "sbatch_args"}
+
+
+def test_an_upstream_torchxconfig_section_resolves() -> None:
+    # the values as an upstream user's .torchxconfig [slurm] section writes them
+    opts = slurm_runopts()
+    cfg = opts.resolve(
+        opts.cfg_from_str(
+            "partition=compute,time=10,comment=hello,mail-user=a@b.org,account=ml,qos=high,nomem=true"
+        )
+    )
+    values = sbatch_values(cfg)
+    assert values == {
+        "job": [("comment", "hello"), ("mail-user", "a@b.org")],
+        "group": [("partition", "compute"), ("time", "10"), ("account", "ml"), ("qos", "high")],
+    }
+    assert cfg["nomem"] is True
+
+
+@pytest.mark.parametrize(
+    "time", ["10", "10:30", "1:00:00", "2-0", "2-12:00", "2-12:00:00", "UNLIMITED", "infinite"]
+)
+def test_slurm_time_forms_pass(time: str) -> None:
+    assert sbatch_values({"time": time})["group"] == [("time", time)]
+
+
+@pytest.mark.parametrize(
+    ("cfg", "message"),
+    [
+        ({"time": "1h"}, "'time'='1h' is not a Slurm time limit"),
+        ({"mail-type": "END,SOMETIMES"}, "'SOMETIMES' is not a Slurm mail type"),
+        ({"partition": 'a"b'}, "'partition'='a\"b' cannot be passed to sbatch"),
+        ({"comment": "a\nb"}, "cannot be passed to sbatch"),
+        ({"account": "-x"}, "leading '-'"),
+    ],
+)
+def test_bad_values_are_one_clear_line(cfg: dict[str, str], message: str) -> None:
+    with pytest.raises(InvalidRunConfigException) as info:
+        sbatch_values(cfg)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_mail_type_is_normalized() -> None:
+    assert sbatch_values({"mail-type": "end, fail"})["job"] == [("mail-type", "END,FAIL")]
+
+
+def test_extra_sbatch_args_are_checked() -> None:
+    assert extra_sbatch_args({"sbatch_args": ["--reservation=maint", "--hold"]}) == [
+        "--reservation=maint",
+        "--hold",
+    ]
+    for bad, message in [
+        ("-p gpu", "not a long sbatch option"),
+        ("--output=/x", "--output is set by the slurm scheduler itself; leave it out"),
+        ("--partition=gpu", "use the run option 'partition' instead"),
+        ("--begin=now'", "cannot be passed to sbatch"),
+    ]:
+        with pytest.raises(InvalidRunConfigException, match="sbatch_args") as info:
+            extra_sbatch_args({"sbatch_args": [bad]})
+        assert message in str(info.value)

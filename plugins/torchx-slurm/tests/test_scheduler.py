@@ -1,0 +1,255 @@
+"""The scheduler against scripted Slurm tools: which commands run, with what, and what comes back.
+
+The real cluster tests are in tests/integration (``nox -s integration_slurm``).
+"""
+
+from __future__ import annotations
+
+import getpass
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FakeSlurm
+from torchx_slurm.parse import SEP
+from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
+
+from torchx.schedulers.api import SchedulerError, TransientSchedulerError
+from torchx.specs import AppDef, AppState, Resource, Role
+
+
+def _app(replicas: int = 2) -> AppDef:
+    role = Role(
+        "trainer",
+        image="/nonexistent",
+        entrypoint="echo",
+        args=["hi"],
+        num_replicas=replicas,
+        resource=Resource(cpu=1, gpu=0, memMB=128),
+    )
+    return AppDef("train", [role])
+
+
+def _squeue_line(job: str, state: str, name: str, work_dir: str, nodes: str = "n1") -> str:
+    return SEP.join([job, state, "alice", nodes, "None", name, work_dir]) + "\n"
+
+
+def _sacct_line(job: str, state: str, exit_code: str, name: str, work_dir: str) -> str:
+    return SEP.join([job, state, exit_code, "alice", "n1", "None", name, work_dir]) + "\n"
+
+
+@pytest.fixture
+def sched() -> SlurmScheduler:
+    return create_scheduler("me")
+
+
+def test_dryrun_runs_no_slurm_command(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
+    info = sched.submit_dryrun(_app(), {"job_dir": "/jobs/x", "partition": "debug"})
+    assert "#SBATCH --partition=debug" in str(info)
+    assert fake_slurm.all_calls() == []
+
+
+def test_schedule_submits_the_script_and_returns_the_job_id(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    fake_slurm.answer("sbatch", stdout="1234\n")
+    job_dir = tmp_path / "new" / "job"
+    info = sched.submit_dryrun(_app(), {"job_dir": str(job_dir)})
+    assert sched.schedule(info) == "1234"
+    assert fake_slurm.calls("sbatch") == [["--parsable"]]
+    assert fake_slurm.stdin("sbatch") == [info.request.script]
+    assert job_dir.is_dir()
+
+
+def test_a_federated_answer_gives_the_job_id(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    fake_slurm.answer("sbatch", stdout="77;cluster2\n")
+    assert sched.schedule(sched.submit_dryrun(_app(), {"job_dir": str(tmp_path)})) == "77"
+
+
+def test_a_refused_submit_is_one_line_and_leaves_no_job_dir(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    fake_slurm.answer(
+        "sbatch",
+        stderr="sbatch: error: Batch job submission failed: Invalid partition name specified\n",
+        returncode=1,
+    )
+    job_dir = tmp_path / "job"
+    info = sched.submit_dryrun(_app(), {"job_dir": str(job_dir), "partition": "nope"})
+    with pytest.raises(SchedulerError) as err:
+        sched.schedule(info)
+    assert str(err.value) == (
+        f"sbatch failed (submit {info.request.name}): sbatch: error: Batch job submission "
+        "failed: Invalid partition name specified"
+    )
+    assert not job_dir.exists()
+
+
+def test_a_submit_that_times_out_cancels_what_it_may_have_created(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TORCHX_SLURM_TIMEOUT", "0.5")
+    fake_slurm.answer("sbatch", stdout="1\n", sleep=5)
+    info = sched.submit_dryrun(_app(), {"job_dir": str(tmp_path)})
+    start = time.monotonic()
+    with pytest.raises(SchedulerError, match=r"did not answer within 0\.5 s") as err:
+        sched.schedule(info)
+    assert time.monotonic() - start < 4
+    assert not isinstance(err.value, TransientSchedulerError)
+    assert fake_slurm.calls("scancel") == [
+        [f"--name={info.request.name}:trainer:0", f"--user={getpass.getuser()}"]
+    ]
+
+
+def test_describe_a_running_job_is_one_squeue_call(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    state = tmp_path / ".torchx-slurm" / "1234"
+    state.mkdir(parents=True)
+    (state / "trainer.1.exit").write_text("0\n")
+    (state / "restarts").write_text("2\n")
+    fake_slurm.answer(
+        "squeue",
+        stdout=_squeue_line("1234+0", "RUNNING", "train-ab:trainer:0", str(tmp_path), "n1")
+        + _squeue_line("1234+1", "RUNNING", "train-ab:trainer:1", str(tmp_path), "n2"),
+    )
+    desc = sched.describe("1234")
+    assert desc is not None
+    assert fake_slurm.calls("squeue") == [
+        ["-h", "-t", "all", "-j", "1234", "-o", "%i\x1f%T\x1f%u\x1f%N\x1f%r\x1f%j\x1f%Z"]
+    ]
+    assert fake_slurm.calls("sacct") == []
+    assert desc.app_id == "1234"
+    assert desc.state == AppState.RUNNING
+    assert desc.name == "train-ab"
+    assert desc.num_restarts == 2
+    [role] = desc.roles_statuses
+    assert role.role == "trainer"
+    assert [(r.id, r.state, r.hostname, r.exit_code) for r in role.replicas] == [
+        (0, AppState.RUNNING, "n1", None),
+        (1, AppState.SUCCEEDED, "n2", 0),
+    ]
+
+
+def test_describe_after_the_queue_asks_sacct(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    state = tmp_path / ".torchx-slurm" / "55"
+    state.mkdir(parents=True)
+    (state / "trainer.0.exit").write_text("3\n")
+    fake_slurm.answer(
+        "squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1
+    )
+    fake_slurm.answer(
+        "sacct",
+        stdout=_sacct_line("55+0", "FAILED", "3:0", "t-1:trainer:0", str(tmp_path))
+        + _sacct_line("55+1", "FAILED", "0:15", "t-1:trainer:1", str(tmp_path)),
+    )
+    desc = sched.describe("55")
+    assert desc is not None
+    assert desc.state == AppState.FAILED
+    assert desc.msg == "exit code 3"
+    assert [(r.state, r.exit_code) for r in desc.roles_statuses[0].replicas] == [
+        (AppState.FAILED, 3),
+        (AppState.FAILED, None),
+    ]
+    [sacct] = fake_slurm.calls("sacct")
+    assert sacct[-2:] == ["-j", "55"] and "-c" not in sacct
+
+
+def test_without_accounting_the_completion_file_is_read(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    fake_slurm.answer("squeue", returncode=1, stderr="Invalid job id specified\n")
+    fake_slurm.answer(
+        "sacct",
+        returncode=1,
+        stderr="Slurm accounting storage is disabled\n",
+        then=[{"stdout": _sacct_line("9", "COMPLETED", "0:0", "a-1:echo:0", str(tmp_path))}],
+    )
+    desc = sched.describe("9")
+    assert desc is not None and desc.state == AppState.SUCCEEDED
+    first, second = fake_slurm.calls("sacct")
+    assert "-c" not in first and "-c" in second
+    # the scheduler remembers: the next status goes to the completion file at once
+    fake_slurm.answer("squeue", returncode=1, stderr="Invalid job id specified\n")
+    fake_slurm.answer("sacct", stdout="")
+    assert sched.describe("10") is None
+    assert "-c" in fake_slurm.calls("sacct")[-1]
+
+
+def test_an_unknown_job_is_none(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
+    fake_slurm.answer("squeue", stdout="")
+    fake_slurm.answer("sacct", stdout="")
+    assert sched.describe("31337") is None
+    assert sched.describe("not-a-job-id") is None
+    assert sched.exists("31337") is False
+
+
+def test_a_status_poll_that_times_out_is_transient(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TORCHX_SLURM_TIMEOUT", "0.5")
+    fake_slurm.answer("squeue", sleep=5)
+    start = time.monotonic()
+    with pytest.raises(TransientSchedulerError, match=r"squeue did not answer within 0\.5 s"):
+        sched.describe("1")
+    assert time.monotonic() - start < 4
+
+
+def test_a_controller_that_is_down_is_transient(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
+    fake_slurm.answer(
+        "squeue",
+        returncode=1,
+        stderr="slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n",
+    )
+    with pytest.raises(TransientSchedulerError, match="Unable to contact slurm controller"):
+        sched.describe("1")
+
+
+def test_a_missing_slurm_conf_is_refused_before_any_call(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "nope.conf"))
+    with pytest.raises(SchedulerError, match=r"SLURM_CONF=.*nope\.conf does not exist") as err:
+        sched.describe("1")
+    assert "\n" not in str(err.value)
+    assert fake_slurm.all_calls() == []
+
+
+def test_missing_tools_are_one_clear_line(
+    sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("SLURM_CONF", raising=False)
+    with pytest.raises(SchedulerError, match="Slurm's squeue is not on PATH") as err:
+        sched.list()
+    assert "\n" not in str(err.value)
+
+
+def test_list_groups_components_newest_first(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
+    fake_slurm.answer(
+        "squeue",
+        stdout=_squeue_line("7+1", "RUNNING", "a-1:w:1", "/j")
+        + _squeue_line("7+0", "RUNNING", "a-1:w:0", "/j")
+        + _squeue_line("12", "COMPLETED", "b-2:echo:0", "/j")
+        + _squeue_line("9", "PENDING", "my own job", "/j"),
+    )
+    apps = sched.list()
+    assert [(a.app_id, a.state, a.name) for a in apps] == [
+        ("12", AppState.SUCCEEDED, "b-2"),
+        ("9", AppState.PENDING, "my own job"),
+        ("7", AppState.RUNNING, "a-1"),
+    ]
+    [argv] = fake_slurm.calls("squeue")
+    assert argv[:5] == ["-h", "-t", "all", "-u", getpass.getuser()]
+
+
+def test_cancel_runs_scancel(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
+    fake_slurm.answer("squeue", stdout=_squeue_line("5", "RUNNING", "a-1:w:0", "/j"))
+    sched.cancel("5")
+    assert fake_slurm.calls("scancel") == [["5"]]

@@ -1,0 +1,342 @@
+"""The sbatch script, checked line by line, and run for real by bash with a stand-in srun.
+
+Running it proves what reading it cannot: that every user string reaches the program
+verbatim (``"; rm -rf ~`` included), that the app id and the rank-0 host are filled in,
+that each replica's output lands in its own files and its exit code is recorded, and
+that a failure requeues the job while retries are left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from torchx_slurm.script import RANK0_ENV, InvalidAppException, build_request
+
+from torchx.specs import AppDef, Resource, Role, macros
+from torchx.specs.errors import InvalidRunConfigException
+
+NASTY = ['"; rm -rf ~', "$(touch pwned)", "`id`", "a'b", "*", "", "x\ny", "$HOME", "\\"]
+
+
+def _role(**kw: object) -> Role:
+    base: dict[str, object] = dict(
+        name="trainer",
+        image="/nonexistent-image",
+        entrypoint="python",
+        args=["-c", "print(1)"],
+        resource=Resource(cpu=2, gpu=1, memMB=2048),
+    )
+    base.update(kw)
+    return Role(**base)  # type: ignore[arg-type]
+
+
+def _request(*roles: Role, **kw: object):  # type: ignore[no-untyped-def]
+    args: dict[str, object] = dict(job_dir="/jobs/a", session="me", job_name="app-1234")
+    args.update(kw)
+    return build_request(AppDef("app", list(roles) or [_role()]), **args)  # type: ignore[arg-type]
+
+
+def _header(script: str) -> list[str]:
+    return [line for line in script.splitlines() if line.startswith("#SBATCH")]
+
+
+def test_one_group_per_replica_with_its_resources() -> None:
+    req = _request(
+        _role(num_replicas=2),
+        _role(name="ps", resource=Resource(cpu=1, gpu=0, memMB=512)),
+        group_opts=[("partition", "gpu"), ("time", "10")],
+        job_opts=[("comment", "hi there")],
+    )
+    assert _header(req.script) == [
+        "#SBATCH --job-name=app-1234:trainer:0",
+        "#SBATCH --chdir=/jobs/a",
+        '#SBATCH --comment="hi there"',
+        "#SBATCH --nodes=1",
+        "#SBATCH --ntasks-per-node=1",
+        "#SBATCH --cpus-per-task=2",
+        "#SBATCH --mem=2048M",
+        "#SBATCH --gpus-per-node=1",
+        "#SBATCH --partition=gpu",
+        "#SBATCH --time=10",
+        "#SBATCH hetjob",
+        "#SBATCH --job-name=app-1234:trainer:1",
+        "#SBATCH --nodes=1",
+        "#SBATCH --ntasks-per-node=1",
+        "#SBATCH --cpus-per-task=2",
+        "#SBATCH --mem=2048M",
+        "#SBATCH --gpus-per-node=1",
+        "#SBATCH --partition=gpu",
+        "#SBATCH --time=10",
+        "#SBATCH hetjob",
+        "#SBATCH --job-name=app-1234:ps:0",
+        "#SBATCH --nodes=1",
+        "#SBATCH --ntasks-per-node=1",
+        "#SBATCH --cpus-per-task=1",
+        "#SBATCH --mem=512M",
+        "#SBATCH --partition=gpu",
+        "#SBATCH --time=10",
+    ]
+    assert [(r.role, r.replica_id, r.group) for r in req.replicas] == [
+        ("trainer", 0, 0),
+        ("trainer", 1, 1),
+        ("ps", 0, 2),
+    ]
+    runs = [line for line in req.script.splitlines() if line.startswith("_run ")]
+    assert [line.split()[:4] for line in runs] == [
+        ["_run", "trainer", "0", "--het-group=0"],
+        ["_run", "trainer", "1", "--het-group=1"],
+        ["_run", "ps", "0", "--het-group=2"],
+    ]
+    assert '--output=/jobs/a/slurm-"$_job"-ps-0.out' in runs[2]
+    assert '--error=/jobs/a/slurm-"$_job"-ps-0.err' in runs[2]
+
+
+def test_the_sbatch_header_comes_before_any_command() -> None:
+    # sbatch stops reading #SBATCH lines at the first command
+    lines = _request(_role(num_replicas=3)).script.splitlines()
+    last_directive = max(i for i, line in enumerate(lines) if line.startswith("#SBATCH"))
+    assert all(line.startswith("#") or not line.strip() for line in lines[: last_directive + 1])
+    assert lines[0] == "#!/bin/bash"
+    assert lines[1].startswith("# torchx-slurm script v1:")
+
+
+def test_a_single_replica_is_a_plain_job() -> None:
+    req = _request(_role())
+    assert "hetjob" not in req.script
+    assert "--het-group" not in req.script
+
+
+def test_nomem_exclusive_and_extra_args() -> None:
+    req = _request(_role(), nomem=True, exclusive=True, extra=["--reservation=maint", "--hold"])
+    header = _header(req.script)
+    assert not any(line.startswith("#SBATCH --mem") for line in header)
+    assert "#SBATCH --exclusive" in header
+    assert header[-2:] == ["#SBATCH --reservation=maint", "#SBATCH --hold"]
+
+
+def test_no_resource_values_no_resource_lines() -> None:
+    req = _request(_role(resource=Resource(cpu=0, gpu=0, memMB=0)))
+    assert not any(opt in req.script for opt in ("--cpus-per-task", "--mem", "--gpus-per-node"))
+
+
+def test_retries_requeue_the_job() -> None:
+    assert "scontrol requeue" not in _request(_role()).script
+    req = _request(_role(max_retries=2))
+    assert req.max_retries == 2
+    assert "#SBATCH --requeue" in _header(req.script)
+    assert "-lt 2 ]; then" in req.script
+    assert 'scontrol requeue "$_job"' in req.script
+
+
+def test_macros_are_substituted_and_quoted() -> None:
+    role = _role(
+        image="/",
+        args=["--id", macros.app_id, "--r", macros.replica_id, "--root", macros.img_root],
+        env={"RANK0": "$$" + macros.rank0_env, "ID": f"x-{macros.app_id}"},
+        num_replicas=2,
+    )
+    req = _request(role)
+    r1 = req.replicas[1]
+    assert r1.argv[3:] == ["--r", "1", "--root", "/"]
+    assert r1.env == {"RANK0": f"${RANK0_ENV}", "ID": "x-\x00app_id\x00"}
+    run = next(line for line in req.script.splitlines() if line.startswith("_run trainer 1 "))
+    assert ' --id "$_job" ' in run
+    assert ' ID=x-"$_job" ' in run
+    assert " 'RANK0=$TORCHX_RANK0_HOST' " in run
+
+
+@pytest.mark.parametrize(
+    ("role", "message"),
+    [
+        (_role(name="a b"), "role name 'a b'"),
+        (_role(num_replicas=0), "needs at least 1"),
+        (_role(entrypoint=""), "has no entrypoint"),
+        (_role(env={"1X": "y"}), "env name '1X'"),
+        (_role(args=["a\x00b"]), "NUL"),
+    ],
+)
+def test_bad_apps_are_refused_in_one_line(role: Role, message: str) -> None:
+    with pytest.raises(InvalidAppException, match=message) as info:
+        _request(role)
+    assert "\n" not in str(info.value)
+
+
+def test_two_roles_with_one_name_are_refused() -> None:
+    with pytest.raises(InvalidAppException, match="two roles named 'trainer'"):
+        _request(_role(), _role())
+
+
+@pytest.mark.parametrize("job_dir", ["relative/dir", '/a"b', "/a\nb"])
+def test_a_bad_job_dir_is_refused(job_dir: str) -> None:
+    with pytest.raises(InvalidRunConfigException, match="job_dir"):
+        _request(_role(), job_dir=job_dir)
+
+
+def test_dryrun_of_128_nodes_is_fast() -> None:
+    app = AppDef("big", [_role(num_replicas=128, args=["-c", "x", macros.replica_id])])
+    build_request(app, job_dir="/j", session="s", job_name="big-1")  # warm up
+    best = min(
+        _timed(lambda: build_request(app, job_dir="/j", session="s", job_name="big-1"))
+        for _ in range(5)
+    )
+    assert best < 0.005, f"{best * 1000:.2f} ms"
+
+
+def _timed(fn) -> float:  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+# -- the script, run ---------------------------------------------------------------------
+
+# srun stand-in: takes its options up to "--", writes the task's output where
+# --output/--error say, runs in --chdir, exports the group number as the local node.
+_SRUN = r"""#!{python}
+import os, signal, subprocess, sys
+args = sys.argv[1:]
+out = err = cwd = None
+while args and args[0] != "--":
+    opt = args.pop(0)
+    if opt.startswith("--output="): out = opt.split("=", 1)[1]
+    elif opt.startswith("--error="): err = opt.split("=", 1)[1]
+    elif opt.startswith("--chdir="): cwd = opt.split("=", 1)[1]
+args.pop(0)
+with open(out, "w") as o, open(err, "w") as e:
+    child = subprocess.Popen(args, stdout=o, stderr=e, cwd=cwd)
+    # like srun: a SIGTERM is passed on to the task
+    signal.signal(signal.SIGTERM, lambda *_: child.send_signal(signal.SIGTERM))
+    code = child.wait()
+    sys.exit(code if code >= 0 else 128 - code)
+"""
+
+_SCONTROL = r"""#!/bin/sh
+echo "$@" >> "$FAKE_SCONTROL_LOG"
+if [ "$1" = show ]; then echo n1; echo n2; fi
+"""
+
+# the program: prints its argv and some env as JSON; exits with $EXIT_WITH
+_PROG = (
+    "import json, os, sys; "
+    "print(json.dumps({'argv': sys.argv[1:], 'env': {k: os.environ.get(k) for k in "
+    "('TORCHX_RANK0_HOST', 'TORCHX_APP_ID', 'TORCHX_JOB_ID', 'TORCHX_ROLE_NAME', "
+    "'TORCHX_REPLICA_ID', 'MY_VAR')}, 'cwd': os.getcwd()})); "
+    "print('to stderr', file=sys.stderr); "
+    "sys.exit(int(os.environ.get('EXIT_WITH', '0')))"
+)
+
+
+@pytest.fixture
+def run_script(tmp_path: Path):  # type: ignore[no-untyped-def]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "srun").write_text(_SRUN.format(python=sys.executable))
+    (bin_dir / "scontrol").write_text(_SCONTROL)
+    for tool in ("srun", "scontrol"):
+        (bin_dir / tool).chmod(0o755)
+    log = tmp_path / "scontrol.log"
+
+    def run(script: str, restart_count: int = 0) -> subprocess.CompletedProcess[str]:
+        env = {
+            **os.environ,
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "SLURM_JOB_ID": "4242",
+            "SLURM_JOB_NODELIST_HET_GROUP_0": "n[1-2]",
+            "SLURM_RESTART_COUNT": str(restart_count),
+            "FAKE_SCONTROL_LOG": str(log),
+        }
+        # like sbatch: the script runs in its --chdir
+        chdir = next(
+            line.split("=", 1)[1].strip('"')
+            for line in script.splitlines()
+            if line.startswith("#SBATCH --chdir=")
+        )
+        return subprocess.run(
+            ["bash", "-s"],
+            input=script,
+            env=env,
+            cwd=chdir,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    run.scontrol_log = log  # type: ignore[attr-defined]
+    return run
+
+
+def test_every_argument_reaches_the_program_verbatim(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    job_dir = tmp_path / "job dir"
+    job_dir.mkdir()
+    role = _role(
+        entrypoint=sys.executable,
+        args=["-c", _PROG, *NASTY, f"id={macros.app_id}", macros.replica_id],
+        env={"MY_VAR": '"; rm -rf ~ $(id)'},
+        num_replicas=2,
+    )
+    req = _request(role, job_dir=str(job_dir))
+    proc = run_script(req.script)
+    assert proc.returncode == 0, proc.stderr
+    for k in (0, 1):
+        out = (job_dir / f"slurm-4242-trainer-{k}.out").read_text()
+        seen = json.loads(out)
+        assert seen["argv"] == [*NASTY, "id=4242", str(k)]
+        assert seen["env"] == {
+            "TORCHX_RANK0_HOST": "n1",
+            "TORCHX_APP_ID": "4242",
+            "TORCHX_JOB_ID": "slurm://me/4242",
+            "TORCHX_ROLE_NAME": "trainer",
+            "TORCHX_REPLICA_ID": str(k),
+            "MY_VAR": '"; rm -rf ~ $(id)',
+        }
+        assert seen["cwd"] == str(job_dir)
+        assert (job_dir / f"slurm-4242-trainer-{k}.err").read_text() == "to stderr\n"
+        assert (job_dir / ".torchx-slurm" / "4242" / f"trainer.{k}.exit").read_text() == "0\n"
+    assert (job_dir / ".torchx-slurm" / "4242" / "restarts").read_text() == "0\n"
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_a_failing_replica_fails_the_job_with_its_code(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    role = _role(entrypoint=sys.executable, args=["-c", _PROG], env={"EXIT_WITH": "3"})
+    req = _request(role, job_dir=str(tmp_path))
+    proc = run_script(req.script)
+    assert proc.returncode == 3
+    state = tmp_path / ".torchx-slurm" / "4242"
+    assert (state / "trainer.0.exit").read_text() == "3\n"
+    assert not run_script.scontrol_log.read_text().count("requeue")
+
+
+def test_a_failure_with_retries_left_requeues(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    role = _role(
+        entrypoint=sys.executable, args=["-c", _PROG], env={"EXIT_WITH": "1"}, max_retries=1
+    )
+    req = _request(role, job_dir=str(tmp_path))
+    proc = run_script(req.script, restart_count=0)
+    assert proc.returncode == 1
+    assert "requeue 4242" in run_script.scontrol_log.read_text()
+    assert "requeueing (retry 1 of 1)" in proc.stderr
+    # the rerun (SLURM_RESTART_COUNT=1) has no retry left
+    run_script.scontrol_log.write_text("")
+    proc = run_script(req.script, restart_count=1)
+    assert proc.returncode == 1
+    assert "requeue" not in run_script.scontrol_log.read_text()
+    assert (tmp_path / ".torchx-slurm" / "4242" / "restarts").read_text() == "1\n"
+
+
+def test_the_first_failure_stops_the_other_replicas(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    sleeper = _role(name="sleeper", entrypoint="sleep", args=["60"])
+    failer = _role(name="failer", entrypoint="sh", args=["-c", "exit 5"])
+    req = _request(sleeper, failer, job_dir=str(tmp_path))
+    start = time.monotonic()
+    proc = run_script(req.script)
+    assert proc.returncode == 5
+    assert time.monotonic() - start < 30
+    state = tmp_path / ".torchx-slurm" / "4242"
+    assert (state / "failer.0.exit").read_text() == "5\n"
+    assert int((state / "sleeper.0.exit").read_text()) != 0
