@@ -711,6 +711,8 @@ class SchedulerConformance:
         assert got == [f"{t}\n" for t in [*first, *second]]
         state = kit.describe(app_id).state
         assert state.is_terminal(), f"the followed log ended while the app was {state.name}"
+        # following an app that has ended gives its whole log, then ends
+        assert kit.logs(app_id, "main", should_tail=True) == got
 
     def test_log_iter_since_until(self, kit: Kit) -> None:
         app_id = kit.run(kit.builder.role("main", [Out("early"), Sleep(3), Out("late")]))
