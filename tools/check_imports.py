@@ -17,6 +17,10 @@ Rules, all derived from the tree (see ``_layout``):
   API through an extra; such an import is expected to be lazy or guarded).
 * The SDKs the scheduler plugins wrap (kubernetes, boto3/botocore, docker) are
   imported only by their plugin, so a core package never grows a cloud dependency.
+* Nothing imports another distribution's private module or name (a dotted part that
+  starts with ``_``, dunders such as ``__version__`` aside): what one distribution
+  needs from another must be public API (``torchx.specs.__version__``, not
+  ``torchx.specs._version``), or it could change under it in any release.
 
 Imports counted: ``import a.b``, ``from a.b import c`` (``c`` is checked as the
 module ``a.b.c`` too, so ``from torchx import runner`` counts), and
@@ -77,6 +81,18 @@ def imported_modules(tree: ast.AST) -> Iterator[tuple[int, str]]:
                 yield node.lineno, arg.value
 
 
+def private_part(module: str) -> str | None:
+    """The first private dotted part of ``module`` (``_x``, not ``__x__``), or None.
+
+    >>> private_part("torchx.specs._version"), private_part("torchx.specs.__version__")
+    ('_version', None)
+    """
+    for part in module.split(".")[1:]:
+        if part.startswith("_") and not (part.startswith("__") and part.endswith("__")):
+            return part
+    return None
+
+
 def _python_files(folder: Path) -> Iterator[Path]:
     if folder.is_dir():
         for path in sorted(folder.rglob("*.py")):
@@ -113,6 +129,18 @@ def check_dist(
                             f"{dist.name} does not declare as a dependency; add "
                             f'"{owner}" to its pyproject dependencies or drop the import'
                         )
+                elif (
+                    owner is not None
+                    and owner != dist.name
+                    and private_part(module) is not None
+                    and (line, owner) not in reported
+                ):
+                    reported.add((line, owner))
+                    problems.append(
+                        f"{shown}:{line}: imports {module}, private to {owner} "
+                        f"({private_part(module)!r} starts with '_'); use {owner}'s public "
+                        "API, or make what is needed public there"
+                    )
                 elif (
                     sdk_owner is not None and sdk_owner != dist.name and (line, top) not in reported
                 ):

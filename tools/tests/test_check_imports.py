@@ -139,3 +139,37 @@ def test_ownership_is_derived_from_src(fake_repo: Path) -> None:
         "torchx_docker": "torchx-docker",
         "torchx_k8s": "torchx-k8s",
     }
+
+
+def test_a_siblings_private_module_or_name_is_rejected(fake_repo: Path) -> None:
+    runner = _src(fake_repo, "packages", "torchx-runner", "torchx.runner")
+    write(
+        runner / "uses_private.py",
+        """
+        from torchx.specs import __version__  # a dunder is public: fine
+        from torchx.runner import _version  # its own private module: fine
+
+
+        def lazy():
+            from torchx.specs._version import __version__ as v  # private module of torchx-specs
+            from torchx.specs.api import _hidden  # private name of torchx-specs
+
+            return v, _hidden
+        """,
+    )
+    problems = check_imports.check(fake_repo)
+    assert problems == [
+        "packages/torchx-runner/src/torchx/runner/uses_private.py:6: imports "
+        "torchx.specs._version, private to torchx-specs ('_version' starts with '_'); use "
+        "torchx-specs's public API, or make what is needed public there",
+        "packages/torchx-runner/src/torchx/runner/uses_private.py:7: imports "
+        "torchx.specs.api._hidden, private to torchx-specs ('_hidden' starts with '_'); use "
+        "torchx-specs's public API, or make what is needed public there",
+    ]
+    assert check_imports.main(["--root", str(fake_repo)]) == 1
+
+
+def test_private_part() -> None:
+    assert check_imports.private_part("torchx.schedulers._local.state") == "_local"
+    assert check_imports.private_part("torchx.specs.__version__") is None
+    assert check_imports.private_part("_top.public") is None  # the top package is not judged

@@ -8,10 +8,7 @@ and ``torchx runopts acme`` work without it.
 
 from __future__ import annotations
 
-import codecs
 import json
-import time
-import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, ClassVar
@@ -24,6 +21,8 @@ from torchx.schedulers.api import (
     filter_regex,
 )
 from torchx.schedulers.capabilities import Capability
+from torchx.schedulers.follow import follow_file
+from torchx.schedulers.ids import make_app_id
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -56,7 +55,7 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
     def _submit_dryrun(
         self, app: AppDef, cfg: Mapping[str, CfgVal]
     ) -> AppDryRunInfo[dict[str, Any]]:
-        job_id = f"{app.name}-{uuid.uuid4().hex[:8]}"
+        job_id = make_app_id(app.name)  # unique, and safe as the job's directory name
         tasks = []
         for role in app.roles:
             for replica in range(role.num_replicas):
@@ -151,25 +150,12 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
     def _read(self, app_id: str, role: str, k: int, tail: bool) -> Iterator[str]:
         from acme_torchx import batch
 
-        path = batch.output_path(app_id, role, k)
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        offset, pending = 0, ""
-        while True:
-            # The state is read before the file: what a task wrote before it ended is read.
-            ended = not tail or self._ended(app_id)
-            if path.exists():
-                with open(path, "rb") as f:
-                    f.seek(offset)
-                    data = f.read()
-                offset += len(data)
-                pending += decoder.decode(data)
-                *complete, pending = pending.split("\n")
-                yield from (f"{line}\n" for line in complete)
-            if ended:
-                if pending:
-                    yield f"{pending}\n"
-                return
-            time.sleep(0.2)  # a task writes to a plain file: poll it
+        # A task writes its output to a plain file and its exit status after it: once
+        # the job has ended, its output is complete, and follow_file loses no line.
+        path = str(batch.output_path(app_id, role, k))
+        return follow_file(
+            path, should_tail=tail, is_done=lambda: self._ended(app_id), poll_interval=0.2
+        )
 
     def _ended(self, app_id: str) -> bool:
         desc = self.describe(app_id)
