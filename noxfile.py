@@ -188,6 +188,10 @@ def repo(session: nox.Session) -> None:
     # torchx-specs for the hookspecs the plugin docs are tested against; torchx-runner
     # for the Scheduler the docs' example plugin subclasses.
     install_dist(session, "torchx-runner", extras="")
+    # the plugins too: the capability table of docs/plugins.md lists every installed scheduler
+    plugins = [_rel(folder) for folder in DISTS.values() if folder.parent.name == "plugins"]
+    if plugins:
+        session.install(*plugins)
     session.run("python", "tools/check_imports.py")
     session.run("pytest", "-p", "no:cacheprovider", "tools/tests", *session.posargs)
 
@@ -198,8 +202,9 @@ def install_matrix(session: nox.Session) -> None:
 
     The tests in tools/install_matrix build each wheel once, make one ``uv venv``
     per row and use what is installed: torchx-specs alone, torchx-runner alone,
-    torchx-cli, and the example vendor plugin beside torchx-cli (with fixture
-    plugins: one broken, one with upstream's legacy entry points only, one clashing).
+    torchx-cli, torchx-runner + torchx-slurm (submitting from Python, no CLI), and the
+    example vendor plugin beside torchx-cli (with fixture plugins: one broken, one with
+    upstream's legacy entry points only, one clashing).
     ``TORCHX_MATRIX_WHEELS=dist`` installs the wheels ``nox -s build`` left there.
     """
     session.install("pytest")

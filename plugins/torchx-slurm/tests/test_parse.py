@@ -1,10 +1,10 @@
 """Parsers of squeue/sacct output, field by field, and hypothesis properties (never raise).
 
-Fixture provenance: the ``*_22_05`` texts are what Slurm 22.05 (Debian bookworm's
-slurm-client 22.05.8) prints for the formats the scheduler asks for; the JSON of 22.05
-follows data parser v0.0.38 (plain numbers, ``job_state`` a string, squeue's
-``exit_code`` a raw wait status, as seen on a real cluster: 768 for exit 3). The
-``*_NEWER`` fixtures are WRITTEN FROM DOCUMENTATION, not captured: Slurm's data parser
+Fixture provenance (see fixtures/README.md): the ``*_22_05`` texts have the shape Slurm
+22.05 (Debian bookworm's slurm-client 22.05.8) prints for the formats the scheduler asks
+for; the ``*_captured.json`` files were captured from a real 22.05.8 cluster (data parser
+v0.0.38: plain numbers, ``job_state`` a string, squeue's ``exit_code`` a raw wait status).
+The ``*_newer_from_docs`` fixtures are WRITTEN FROM DOCUMENTATION, not captured: Slurm's data parser
 v0.0.40+ (23.11 and later: numbers as ``{"set", "infinite", "number"}``, states as lists
 of strings, ``exit_code`` as ``{"status", "return_code", "signal"}``), as Slurm's REST
 API reference and the output quoted in upstream TorchX issue #1101 (Slurm 24.11) show.
@@ -97,18 +97,32 @@ def test_sacct_completion_file_user() -> None:
     assert (rec.job_id, rec.user, rec.state, rec.exit_code) == ("7", "root", "COMPLETED", 0)
 
 
-def test_squeue_json_22_05() -> None:
-    jobs = parse_squeue_json((FIXTURES / "squeue_v0.0.38_22_05.json").read_text())
-    assert [(j.job_id, j.offset, j.state, j.exit_code, j.name) for j in jobs] == [
-        ("30", 0, "FAILED", 3, "app-1:trainer:0"),
-        ("30", 1, "FAILED", 0, "app-1:trainer:1"),
-        ("32", 0, "RUNNING", 0, "plain"),
+def test_squeue_json_22_05_captured() -> None:
+    jobs = parse_squeue_json((FIXTURES / "squeue_v0.0.38_22_05_captured.json").read_text())
+    assert [(j.job_id, j.offset, j.state, j.name) for j in jobs] == [
+        ("52", k, "PENDING", name)
+        for k, name in enumerate(
+            [
+                "kit-cf0a44cf:alpha:0",
+                "kit-cf0a44cf:alpha:1",
+                "kit-cf0a44cf:beta:0",
+                "kit-cf0a44cf:beta:1",
+            ]
+        )
     ]
-    assert jobs[0].work_dir == "/home/alice/job"
-    assert jobs[0].user == "alice"
-    assert jobs[0].nodes == "n1"
-    assert jobs[0].reason == "NonZeroExitCode"
-    assert jobs[2].restarts == 1
+    first = jobs[0]
+    assert first.user == "root"
+    assert first.nodes == ""
+    assert first.reason == "Resources"
+    assert first.exit_code == 0 and first.restarts == 0
+    assert first.work_dir.endswith("/test_two_roles_of_n_replicas_w0/jobs")
+
+
+def test_raw_wait_status_of_squeue_json_22_05() -> None:
+    # squeue --json of 22.05 gives the raw wait status: 768 is "exited with 3"
+    job = {"job_id": 9, "job_state": "FAILED", "exit_code": 768}
+    [rec] = parse_squeue_json(json.dumps({"jobs": [job]}))
+    assert rec.exit_code == 3
 
 
 def test_squeue_json_newer_written_from_docs() -> None:
@@ -120,12 +134,21 @@ def test_squeue_json_newer_written_from_docs() -> None:
     ]
 
 
-def test_sacct_json_22_05_and_newer() -> None:
-    old = parse_sacct_json((FIXTURES / "sacct_v0.0.38_22_05.json").read_text())
-    assert [(j.job_id, j.offset, j.state, j.exit_code, j.user, j.work_dir) for j in old] == [
-        ("50", 0, "FAILED", 3, "alice", "/home/alice/job"),
-        ("50", 1, "COMPLETED", 0, "alice", "/home/alice/job"),
+def test_sacct_json_22_05_captured() -> None:
+    jobs = parse_sacct_json((FIXTURES / "sacct_v0.0.38_22_05_captured.json").read_text())
+    assert [(j.job_id, j.offset, j.state, j.name) for j in jobs] == [
+        ("36", 0, "REQUEUED", "flaky-2941293b:flaky:0"),
+        ("36", 0, "COMPLETED", "flaky-2941293b:flaky:0"),
+        ("44", 0, "CANCELLED", "sh-5de2ae09:sh:0"),
+        ("48", 0, "COMPLETED", "kit-e517a1e3:main:0"),
+        ("48", 1, "COMPLETED", "kit-e517a1e3:main:1"),
+        ("51", 0, "FAILED", "kit-a28a568f:bad:0"),
     ]
+    assert jobs[3].user == "root" and jobs[3].nodes == "n1" and jobs[4].nodes == "n2"
+    assert jobs[3].work_dir.endswith("/test_describe_gives_every_repl0/jobs")
+
+
+def test_sacct_json_newer_written_from_docs() -> None:
     new = parse_sacct_json((FIXTURES / "sacct_v0.0.40_newer_from_docs.json").read_text())
     assert [(j.job_id, j.offset, j.state, j.exit_code, j.reason) for j in new] == [
         ("60", 0, "CANCELLED", 143, ""),

@@ -14,7 +14,7 @@ from conftest import FakeSlurm
 from torchx_slurm.parse import SEP
 from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 
-from torchx.schedulers.api import SchedulerError, TransientSchedulerError
+from torchx.schedulers.api import SchedulerError, Stream, TransientSchedulerError
 from torchx.specs import AppDef, AppState, Resource, Role
 
 
@@ -253,3 +253,150 @@ def test_cancel_runs_scancel(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> No
     fake_slurm.answer("squeue", stdout=_squeue_line("5", "RUNNING", "a-1:w:0", "/j"))
     sched.cancel("5")
     assert fake_slurm.calls("scancel") == [["5"]]
+
+
+def test_completion_file_replicas_come_from_the_job_dir(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    # sacct -c has the leader's record only (real jobcomp/filetxt of a 2-replica job)
+    state = tmp_path / ".torchx-slurm" / "48"
+    state.mkdir(parents=True)
+    (state / "main.0.exit").write_text("0\n")
+    (state / "main.1.exit").write_text("0\n")
+    fake_slurm.answer("squeue", returncode=1, stderr="Invalid job id specified\n")
+    fake_slurm.answer(
+        "sacct",
+        returncode=1,
+        stderr="Slurm accounting storage is disabled\n",
+        then=[{"stdout": _sacct_line("48", "COMPLETED", "0:0", "k-1:main:0", str(tmp_path))}],
+    )
+    desc = sched.describe("48")
+    assert desc is not None and desc.state == AppState.SUCCEEDED
+    [role] = desc.roles_statuses
+    assert [(r.id, r.state, r.exit_code) for r in role.replicas] == [
+        (0, AppState.SUCCEEDED, 0),
+        (1, AppState.SUCCEEDED, 0),
+    ]
+
+
+def test_replicas_stopped_by_a_cancel_are_cancelled(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    state = tmp_path / ".torchx-slurm" / "8"
+    state.mkdir(parents=True)
+    (state / "w.0.exit").write_text("143\n")
+    (state / "w.1.exit").write_text("0\n")
+    fake_slurm.answer(
+        "squeue",
+        stdout=_squeue_line("8+0", "CANCELLED", "a-1:w:0", str(tmp_path))
+        + _squeue_line("8+1", "CANCELLED", "a-1:w:1", str(tmp_path)),
+    )
+    desc = sched.describe("8")
+    assert desc is not None and desc.state == AppState.CANCELLED
+    assert [(r.state, r.exit_code) for r in desc.roles_statuses[0].replicas] == [
+        (AppState.CANCELLED, 143),
+        (AppState.SUCCEEDED, 0),
+    ]
+
+
+def test_workspace_is_copied_into_the_job_dir(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("print('hi')\n")
+    (project / "big.bin").write_text("x")
+    (project / ".torchxignore").write_text("*.bin\n")
+    job_dir = tmp_path / "jobs" / "run1"
+    fake_slurm.answer("sbatch", stdout="99\n")
+    app = AppDef("ws", [Role("main", image="ignored", entrypoint="python", args=["train.py"])])
+    app.roles[0].resource = Resource(cpu=1, gpu=0, memMB=64)
+    assert sched.submit(app, {"job_dir": str(job_dir)}, workspace=str(project)) == "99"
+    assert (job_dir / "train.py").read_text() == "print('hi')\n"
+    assert not (job_dir / "big.bin").exists()
+    [script] = fake_slurm.stdin("sbatch")
+    assert f"#SBATCH --chdir={job_dir}" in script
+    # the replica runs in the job dir (the role's image is now the job dir)
+    [run] = [line for line in script.splitlines() if line.startswith("_run main 0 ")]
+    assert "--chdir" not in run and run.endswith(" python train.py &")
+
+
+def test_a_failed_submit_removes_the_workspace_copy(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("")
+    job_dir = tmp_path / "job"
+    fake_slurm.answer("sbatch", returncode=1, stderr="sbatch: error: Invalid account\n")
+    app = AppDef("ws", [Role("main", image="x", entrypoint="python", args=["train.py"])])
+    app.roles[0].resource = Resource(cpu=1, gpu=0, memMB=64)
+    with pytest.raises(SchedulerError, match="Invalid account"):
+        sched.submit(app, {"job_dir": str(job_dir)}, workspace=str(project))
+    assert not job_dir.exists()
+
+
+# -- logs -----------------------------------------------------------------------------------
+
+
+def _logs_setup(fake_slurm: FakeSlurm, tmp_path: Path, state: str = "COMPLETED") -> None:
+    (tmp_path / "slurm-5-w-1.out").write_text("out 1\nout 2\n")
+    (tmp_path / "slurm-5-w-1.err").write_text("err 1\n")
+    lines = _squeue_line("5+0", state, "a-1:w:0", str(tmp_path)) + _squeue_line(
+        "5+1", state, "a-1:w:1", str(tmp_path)
+    )
+    fake_slurm.answer("squeue", stdout=lines)
+
+
+def test_log_iter_streams_and_regex(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    _logs_setup(fake_slurm, tmp_path)
+    assert list(sched.log_iter("5", "w", 1, streams=Stream.STDOUT)) == ["out 1\n", "out 2\n"]
+    assert list(sched.log_iter("5", "w", 1, streams=Stream.STDERR)) == ["err 1\n"]
+    assert sorted(sched.log_iter("5", "w", 1)) == ["err 1\n", "out 1\n", "out 2\n"]
+    assert list(sched.log_iter("5", "w", 1, regex="2$", streams=Stream.STDOUT)) == ["out 2\n"]
+    assert list(sched.log_iter("5", "w", 0)) == []  # replica 0 wrote nothing (yet)
+
+
+def test_log_iter_names_what_does_not_exist(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    _logs_setup(fake_slurm, tmp_path)
+    with pytest.raises(ValueError, match="no role 'x'; its roles: w"):
+        sched.log_iter("5", "x", 0)
+    with pytest.raises(ValueError, match="has no replica 7; it has 0, 1"):
+        sched.log_iter("5", "w", 7)
+
+
+def test_log_iter_tails_until_the_job_ends(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    out = tmp_path / "slurm-5-w-0.out"
+    running = _squeue_line("5", "RUNNING", "a-1:w:0", str(tmp_path))
+    done = _squeue_line("5", "COMPLETED", "a-1:w:0", str(tmp_path))
+    fake_slurm.answer(
+        "squeue",
+        stdout=running,
+        then=[{"stdout": running}, {"stdout": running}, {"stdout": done}],
+    )
+    lines = iter(sched.log_iter("5", "w", 0, should_tail=True, streams=Stream.STDOUT))
+    out.write_text("first\n")
+    assert next(lines) == "first\n"
+    with open(out, "a") as f:
+        f.write("second\nno newline")
+    assert list(lines) == ["second\n", "no newline\n"]
+    assert len(fake_slurm.calls("squeue")) >= 2
+
+
+def test_log_iter_tails_both_streams(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    (tmp_path / "slurm-5-w-0.out").write_text("o1\no2\n")
+    (tmp_path / "slurm-5-w-0.err").write_text("e1\n")
+    running = _squeue_line("5", "RUNNING", "a-1:w:0", str(tmp_path))
+    done = _squeue_line("5", "FAILED", "a-1:w:0", str(tmp_path))
+    fake_slurm.answer("squeue", stdout=running, then=[{"stdout": running}, {"stdout": done}])
+    lines = list(sched.log_iter("5", "w", 0, should_tail=True))
+    assert sorted(lines) == ["e1\n", "o1\n", "o2\n"]
+    assert lines.index("o1\n") < lines.index("o2\n")

@@ -149,7 +149,7 @@ def _is_array_id(text: str) -> bool:
 
 
 def _clean(text: str) -> str:
-    return "" if text in ("(null)", "None", "") else text
+    return "" if text in ("(null)", "None", "None assigned", "") else text
 
 
 def _exit_pair(text: str) -> int | None:

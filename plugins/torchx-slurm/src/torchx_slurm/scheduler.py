@@ -30,11 +30,11 @@ import getpass
 import os
 import queue
 import re
-import secrets
+import shutil
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from torchx.schedulers.api import (
     DescribeAppResponse,
@@ -45,7 +45,11 @@ from torchx.schedulers.api import (
     TransientSchedulerError,
     filter_regex,
 )
+from torchx.schedulers.capabilities import Capability
+from torchx.schedulers.ids import make_app_id
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus, RoleStatus, runopts
+from torchx.specs.errors import SpecError
+from torchx.workspace.dir_workspace import DirWorkspaceMixin
 from torchx_slurm import commands
 from torchx_slurm.options import extra_sbatch_args, sbatch_values, slurm_runopts
 from torchx_slurm.parse import (
@@ -60,13 +64,7 @@ from torchx_slurm.parse import (
 from torchx_slurm.script import STATE_DIR, SlurmRequest, build_request
 
 _JOB_ID = re.compile(r"\d+")
-_NOT_NAME = re.compile(r"[^A-Za-z0-9_.\-]+")
-
-
-def _job_name(app_name: str) -> str:
-    """A unique Slurm-safe name for an app: its name plus a random suffix."""
-    base = _NOT_NAME.sub("-", app_name).strip("-.") or "app"
-    return f"{base[:48]}-{secrets.token_hex(4)}"
+_EXIT_FILE = re.compile(r"(.+)\.(\d+)\.exit")
 
 
 def _split_name(name: str) -> tuple[str, str, int] | None:
@@ -86,12 +84,20 @@ def _read_int(path: str) -> int | None:
     return int(text) if text.lstrip("-").isdigit() else None
 
 
-class SlurmScheduler(Scheduler[Mapping[str, CfgVal]]):
+class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     """TorchX apps on Slurm. Needs the Slurm client tools on PATH, no Python dependency.
+
+    A workspace (``torchx run --workspace``) is copied into the ``job_dir`` run option's
+    directory, which the job then runs in (the directory workspace of torchx-runner).
 
     Args:
         session_name: the session the handles carry (``slurm://SESSION/JOBID``)
     """
+
+    missing_capabilities: ClassVar[Mapping[Capability, str]] = {
+        Capability.LOG_TIME_WINDOW: "Slurm's output files hold no times: since/until are ignored",
+        Capability.DELETE: "Slurm keeps every job in its records: delete only cancels",
+    }
 
     def __init__(self, session_name: str, **kwargs: object) -> None:
         super().__init__("slurm", session_name)
@@ -112,7 +118,7 @@ class SlurmScheduler(Scheduler[Mapping[str, CfgVal]]):
             app,
             job_dir=job_dir,
             session=self.session_name,
-            job_name=_job_name(app.name),
+            job_name=make_app_id(app.name),
             job_opts=values["job"],
             group_opts=values["group"],
             extra=extra_sbatch_args(cfg),
@@ -125,10 +131,19 @@ class SlurmScheduler(Scheduler[Mapping[str, CfgVal]]):
         """Submits the script with ``sbatch --parsable``; returns the job id (the app id).
 
         A job directory that did not exist is created, and removed again (when still
-        empty) if sbatch fails. If sbatch does not answer in time, any job it may have
+        empty) if sbatch fails; one the workspace build made for this job is removed
+        with its copy. If sbatch does not answer in time, any job it may have
         created under the app's unique name is cancelled before the error is raised.
         """
         request: SlurmRequest = dryrun_info.request
+        try:
+            app: AppDef | None = dryrun_info.app
+        except SpecError:  # an AppDryRunInfo made by hand, not by prepare/submit_dryrun
+            app = None
+        # the workspace build made the job directory for this job: a failed submit removes it
+        built = app is not None and any(
+            r.workspace is not None and r.image == request.job_dir for r in app.roles
+        )
         created = not os.path.isdir(request.job_dir)
         if created:
             try:
@@ -159,7 +174,9 @@ class SlurmScheduler(Scheduler[Mapping[str, CfgVal]]):
                 except SchedulerError:
                     pass
                 e = SchedulerError(f"{e}; any job it created was cancelled")
-            if created:
+            if built:
+                shutil.rmtree(request.job_dir, ignore_errors=True)
+            elif created:
                 try:
                     os.rmdir(request.job_dir)
                 except OSError:
@@ -228,6 +245,7 @@ class SlurmScheduler(Scheduler[Mapping[str, CfgVal]]):
         restarts = _read_int(os.path.join(state_dir, "restarts")) if state_dir else None
         if restarts is None:
             restarts = leader.restarts or 0
+        exits = {(role, k): code for role, k, code in _exit_files(state_dir)}
         roles: dict[str, RoleStatus] = {}
         app_name = ""
         for rec in records:
@@ -238,11 +256,7 @@ class SlurmScheduler(Scheduler[Mapping[str, CfgVal]]):
             else:
                 app_name = app_name or parsed[0]
                 _, role, replica_id = parsed
-            exit_code = (
-                _read_int(os.path.join(state_dir, f"{role}.{replica_id}.exit"))
-                if state_dir
-                else None
-            )
+            exit_code = exits.pop((role, replica_id), None)
             if exit_code is not None:
                 rstate = AppState.SUCCEEDED if exit_code == 0 else AppState.FAILED
             else:
@@ -258,6 +272,25 @@ class SlurmScheduler(Scheduler[Mapping[str, CfgVal]]):
                     exit_code=exit_code,
                 )
             )
+        # The job-completion file (sacct -c) has a record for the leader only: the
+        # other replicas are the ones whose exit code the script recorded.
+        for (role, replica_id), exit_code in exits.items():
+            roles.setdefault(role, RoleStatus(role)).replicas.append(
+                ReplicaStatus(
+                    id=replica_id,
+                    state=AppState.SUCCEEDED if exit_code == 0 else AppState.FAILED,
+                    role=role,
+                    hostname="",
+                    exit_code=exit_code,
+                )
+            )
+        for rs in roles.values():
+            rs.replicas.sort(key=lambda r: r.id)
+            if state == AppState.CANCELLED:
+                # replicas stopped by the cancel exited non-zero: they were cancelled
+                for rep in rs.replicas:
+                    if rep.state != AppState.SUCCEEDED:
+                        rep.state = AppState.CANCELLED
         msg = leader.reason or ""
         if state == AppState.FAILED and leader.exit_code:
             msg = (
@@ -358,6 +391,24 @@ class SlurmScheduler(Scheduler[Mapping[str, CfgVal]]):
         return filter_regex(regex, lines) if regex else lines
 
 
+def _exit_files(state_dir: str) -> list[tuple[str, int, int]]:
+    """``(role, replica, exit code)`` of every exit code the job script recorded."""
+    if not state_dir:
+        return []
+    try:
+        names = os.listdir(state_dir)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        match = _EXIT_FILE.fullmatch(name)
+        if match:
+            code = _read_int(os.path.join(state_dir, name))
+            if code is not None:
+                found.append((match.group(1), int(match.group(2)), code))
+    return found
+
+
 def _sort_key(app_id: str) -> tuple[int, str]:
     head = app_id.split("_", 1)[0]
     return (int(head) if head.isdigit() else -1, app_id)
@@ -365,7 +416,7 @@ def _sort_key(app_id: str) -> tuple[int, str]:
 
 def _follow_all(paths: list[str], should_tail: bool, is_done: Any) -> Iterator[str]:
     """The lines of every file in ``paths``; several are read side by side (threads)."""
-    from torchx.schedulers.follow import follow_file  # type: ignore[import-not-found,unused-ignore]
+    from torchx.schedulers.follow import follow_file
 
     if len(paths) == 1:
         yield from follow_file(paths[0], should_tail=should_tail, is_done=is_done)
