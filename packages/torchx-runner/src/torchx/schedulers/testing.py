@@ -61,8 +61,10 @@ follow a log to its end in a thread with a deadline): a broken backend fails a t
 it never hangs the suite.
 
 Apps are submitted the way users submit them: through a :class:`~torchx.runner.Runner`
-(strict run-option checks, the app checked, the workspace and validation hooks), then
-followed with the scheduler's own calls. Every app a test submits is cancelled and
+(which goes through ``Scheduler.prepare``, the one submit pipeline: strict run-option
+checks, validation hooks, workspace), then followed with the scheduler's own calls.
+Dry runs are checked both through the Runner and through ``Scheduler.prepare(...,
+dryrun=True)``. Every app a test submits is cancelled and
 deleted when the test ends.
 
 The checks (test names):
@@ -319,6 +321,10 @@ class Kit:
         """``Runner.dryrun`` (``torchx run --dryrun``) with the kit's cfg (or ``cfg``)."""
         return self.runner.dryrun(app, self.backend, self.cfg if cfg is None else cfg)
 
+    def prepare(self, app: AppDef, cfg: Mapping[str, CfgVal] | None = None) -> AppDryRunInfo[Any]:
+        """``Scheduler.prepare(app, cfg, dryrun=True)``: the scheduler's own dry run."""
+        return self.scheduler.prepare(app, self.cfg if cfg is None else cfg, dryrun=True)
+
     def submit(self, app: AppDef) -> str:
         """Runs ``app`` as ``Runner.run`` does; returns the app id (tracked for cleanup)."""
         from torchx.specs.handles import parse_app_handle
@@ -516,10 +522,12 @@ class SchedulerConformance:
         app = kit.builder.app("kitdry", kit.builder.role("main", [Out("hi")], self.replicas))
         apps_before = self._app_ids(kit)
         files_before = _snapshot(watched_paths)
-        info = kit.dryrun(app)
-        assert info.request is not None
-        assert _snapshot(watched_paths) == files_before, "the dryrun wrote files"
-        assert self._app_ids(kit) == apps_before, "the dryrun created an app"
+        for dryrun in (kit.dryrun, kit.prepare):
+            info = dryrun(app)
+            assert info.request is not None
+            assert info.app is not None and info.app.name == "kitdry"
+            assert _snapshot(watched_paths) == files_before, f"{dryrun.__name__} wrote files"
+            assert self._app_ids(kit) == apps_before, f"{dryrun.__name__} created an app"
 
     def test_dryrun_request_is_printable(self, kit: Kit) -> None:
         app = kit.builder.app("kitprint", kit.builder.role("main", [Out("hi")]))
@@ -538,14 +546,17 @@ class SchedulerConformance:
         before = copy.deepcopy(app)
         kit.dryrun(app)
         assert app == before, "Runner.dryrun changed the caller's AppDef"
+        kit.prepare(app)
+        assert app == before, "Scheduler.prepare changed the caller's AppDef"
         kit.scheduler.submit_dryrun(app, kit.scheduler.run_opts().resolve(kit.cfg))
         assert app == before, "Scheduler.submit_dryrun changed the caller's AppDef"
 
     def test_dryrun_rejects_an_unknown_run_option(self, kit: Kit) -> None:
         app = kit.builder.app("kitopt", kit.builder.role("main", [Out("hi")]))
-        with pytest.raises(InvalidRunConfigException) as e:
-            kit.dryrun(app, {**kit.cfg, "kit_no_such_option": "x"})
-        _one_line(e.value, "kit_no_such_option")
+        for dryrun in (kit.dryrun, kit.prepare):
+            with pytest.raises(InvalidRunConfigException) as e:
+                dryrun(app, {**kit.cfg, "kit_no_such_option": "x"})
+            _one_line(e.value, "kit_no_such_option")
 
     def test_dryrun_rejects_a_mistyped_run_option(self, kit: Kit) -> None:
         app = kit.builder.app("kitopt", kit.builder.role("main", [Out("hi")]))
@@ -555,9 +566,10 @@ class SchedulerConformance:
                 kit.dryrun(app, {"kit_no_such_option": 1})
             return
         for name, opt in opts:
-            with pytest.raises(InvalidRunConfigException) as e:
-                kit.dryrun(app, {**kit.cfg, name: _wrong_value(opt.opt_type)})
-            _one_line(e.value, name)
+            for dryrun in (kit.dryrun, kit.prepare):
+                with pytest.raises(InvalidRunConfigException) as e:
+                    dryrun(app, {**kit.cfg, name: _wrong_value(opt.opt_type)})
+                _one_line(e.value, name)
 
     # -- running ----------------------------------------------------------------------------
 
