@@ -10,8 +10,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+
+# Under the plugin's pytest settings (--import-mode=importlib) a test folder is not put
+# on sys.path by itself: the tests import slurmcmd (and friends) from here.
+sys.path.insert(0, str(Path(__file__).parent))
 
 if os.environ.get("TORCHX_SLURM_INTEGRATION") != "1":
     collect_ignore_glob = ["test_*.py", "programs/*"]

@@ -6,7 +6,7 @@ import re
 import sys
 from pathlib import Path
 
-from slurm import sacct_state, slurm
+from slurmcmd import sacct_state, slurm
 
 PROGRAMS = Path(__file__).parent / "programs"
 MET = re.compile(r"rank (\d)/2 met \[0, 1\] on (n\d) via (n\d)")
