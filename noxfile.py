@@ -259,12 +259,19 @@ def integration_slurm(session: nox.Session) -> None:
     ``dev/slurm up`` installs Slurm, munge, slurmdbd and MariaDB (Debian packages; root)
     and starts a 3-node cluster on loopback; the tests in
     plugins/torchx-slurm/tests/integration then go through Slurm's commands, the ``torchx``
-    command and the Runner. ``dev/slurm down`` stops the cluster afterwards, pass or fail.
+    command and the Runner, run the conformance kit and the README's DDP example (real
+    torch, installed with pip as in ``e2e``). ``dev/slurm down`` stops the cluster
+    afterwards, pass or fail.
     """
-    for dist in ("torchx-cli", "torchx-slurm"):
-        if dist in DISTS:
-            install_dist(session, dist)
-    session.install("pytest")
+    # torchx-runner with the conformance kit, the plugin, and the torchx command
+    wanted = {"torchx-runner": "testing", "torchx-slurm": "test", "torchx-cli": ""}
+    args = [_rel(DISTS["torchx-specs"])]
+    args += [
+        f"{_rel(DISTS[d])}[{x}]" if x else _rel(DISTS[d]) for d, x in wanted.items() if d in DISTS
+    ]
+    session.install(*args, "pytest")
+    # real torch for the README's DDP example on two nodes (pip: see the e2e session)
+    session.run("python", "-m", "pip", "install", "-q", TORCH, "numpy")
     script = ROOT / "dev" / "slurm"
     env = _cluster_up(session, script)
     try:

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ import pytest
 # Under the plugin's pytest settings (--import-mode=importlib) a test folder is not put
 # on sys.path by itself: the tests import slurmcmd (and friends) from here.
 sys.path.insert(0, str(Path(__file__).parent))
+
+from torchxcmd import Cli
 
 if os.environ.get("TORCHX_SLURM_INTEGRATION") != "1":
     collect_ignore_glob = ["test_*.py", "programs/*"]
@@ -36,3 +39,22 @@ def _cluster() -> None:
     ping = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=30)
     if ping.returncode != 0 or "UP" not in ping.stdout:
         pytest.fail(f"slurmctld does not answer (scontrol ping: {ping.stdout.strip()})")
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Iterator[Cli]:
+    """The torchx command with this test's own HOME and working directory (= job directory)."""
+    c = Cli(tmp_path)
+    yield c
+    c.cleanup()
+
+
+@pytest.fixture
+def port() -> int:
+    """A TCP port for a rendezvous that no other test of this run uses."""
+    global _next_port
+    _next_port += 1
+    return _next_port
+
+
+_next_port = 23000 + os.getpid() % 1000 * 10
