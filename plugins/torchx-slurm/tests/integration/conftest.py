@@ -13,19 +13,21 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-
-# Under the plugin's pytest settings (--import-mode=importlib) a test folder is not put
-# on sys.path by itself: the tests import slurmcmd (and friends) from here.
-sys.path.insert(0, str(Path(__file__).parent))
-
-from torchxcmd import Cli
 
 if os.environ.get("TORCHX_SLURM_INTEGRATION") != "1":
     collect_ignore_glob = ["test_*.py", "programs/*"]
 else:
     collect_ignore_glob = ["programs/*"]
+    # Under the plugin's pytest settings (--import-mode=importlib) a test folder is not
+    # put on sys.path by itself: the tests import slurmcmd, torchxcmd and apps from here.
+    # Appended, so that the unit tests' own modules (their conftest) still come first.
+    sys.path.append(str(Path(__file__).parent))
+
+if TYPE_CHECKING:
+    from torchxcmd import Cli
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -44,6 +46,8 @@ def _cluster() -> None:
 @pytest.fixture
 def cli(tmp_path: Path) -> Iterator[Cli]:
     """The torchx command with this test's own HOME and working directory (= job directory)."""
+    from torchxcmd import Cli
+
     c = Cli(tmp_path)
     yield c
     c.cleanup()
