@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FakeSlurm
+from torchx_slurm import scheduler as scheduler_module
 from torchx_slurm.parse import SEP
 from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 
@@ -369,8 +370,15 @@ def test_log_iter_names_what_does_not_exist(
         sched.log_iter("5", "w", 7)
 
 
+@pytest.fixture
+def fast_status(monkeypatch: pytest.MonkeyPatch) -> float:
+    """A followed log asks Slurm every 0.1 s instead of every second (quicker tests)."""
+    monkeypatch.setattr(scheduler_module, "STATUS_INTERVAL", 0.1)
+    return 0.1
+
+
 def test_log_iter_tails_until_the_job_ends(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, fast_status: float
 ) -> None:
     out = tmp_path / "slurm-5-w-0.out"
     running = _squeue_line("5", "RUNNING", "a-1:w:0", str(tmp_path))
@@ -390,7 +398,7 @@ def test_log_iter_tails_until_the_job_ends(
 
 
 def test_log_iter_tails_both_streams(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, fast_status: float
 ) -> None:
     (tmp_path / "slurm-5-w-0.out").write_text("o1\no2\n")
     (tmp_path / "slurm-5-w-0.err").write_text("e1\n")
@@ -400,3 +408,30 @@ def test_log_iter_tails_both_streams(
     lines = list(sched.log_iter("5", "w", 0, should_tail=True))
     assert sorted(lines) == ["e1\n", "o1\n", "o2\n"]
     assert lines.index("o1\n") < lines.index("o2\n")
+
+
+def test_tailing_asks_slurm_at_most_once_per_interval(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, fast_status: float
+) -> None:
+    running = _squeue_line("5", "RUNNING", "a-1:w:0", str(tmp_path))
+    done = _squeue_line("5", "COMPLETED", "a-1:w:0", str(tmp_path))
+    fake_slurm.answer("squeue", stdout=running, then=[{"stdout": running}] * 8 + [{"stdout": done}])
+    start = time.monotonic()
+    assert list(sched.log_iter("5", "w", 0, should_tail=True, streams=Stream.STDOUT)) == []
+    elapsed = time.monotonic() - start
+    calls = len(fake_slurm.calls("squeue"))
+    assert calls == 10  # the first describe, then one per interval until COMPLETED
+    assert elapsed >= 8 * fast_status
+
+
+def test_job_dir_is_expanded_like_the_workspace_build_does(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    info = sched.submit_dryrun(_app(), {"job_dir": "~/jobs/a"})
+    assert f"#SBATCH --chdir={tmp_path}/jobs/a" in str(info)
+    info = sched.submit_dryrun(_app(), {"job_dir": "rel"})
+    assert f"#SBATCH --chdir={tmp_path}/rel" in str(info)
+    info = sched.submit_dryrun(_app(), {})
+    assert f"#SBATCH --chdir={tmp_path}\n" in str(info)

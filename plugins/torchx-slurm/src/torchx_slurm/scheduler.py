@@ -32,6 +32,7 @@ import queue
 import re
 import shutil
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, ClassVar
@@ -64,6 +65,8 @@ from torchx_slurm.parse import (
 from torchx_slurm.script import STATE_DIR, SlurmRequest, build_request
 
 _JOB_ID = re.compile(r"\d+")
+#: Seconds between two status calls of a followed log (``log_iter(should_tail=True)``).
+STATUS_INTERVAL = 1.0
 _EXIT_FILE = re.compile(r"(.+)\.(\d+)\.exit")
 
 
@@ -112,7 +115,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmRequest]:
         job_dir = cfg.get("job_dir")
-        job_dir = os.path.abspath(str(job_dir)) if job_dir else os.getcwd()
+        job_dir = os.path.abspath(os.path.expanduser(str(job_dir))) if job_dir else os.getcwd()
         values = sbatch_values(cfg)
         request = build_request(
             app,
@@ -376,16 +379,22 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             Stream.STDERR: [base + ".err"],
             Stream.COMBINED: [base + ".out", base + ".err"],
         }[stream]
-        ended = [desc.state.is_terminal()]
+        ended = desc.state.is_terminal()
+        asked = time.monotonic()
 
         def is_done() -> bool:
-            if not ended[0]:
-                try:
-                    now = self.describe(app_id)
-                except TransientSchedulerError:
-                    return False
-                ended[0] = now is None or now.state.is_terminal()
-            return ended[0]
+            # asked at every idle poll of a followed file (50 times a second): Slurm is
+            # asked at most once per STATUS_INTERVAL, so tailing never floods the controller
+            nonlocal ended, asked
+            if ended or time.monotonic() - asked < STATUS_INTERVAL:
+                return ended
+            asked = time.monotonic()
+            try:
+                now = self.describe(app_id)
+            except TransientSchedulerError:
+                return False
+            ended = now is None or now.state.is_terminal()
+            return ended
 
         lines = _follow_all(paths, should_tail, is_done)
         return filter_regex(regex, lines) if regex else lines
