@@ -48,8 +48,9 @@ name with ``@pytest.fixture``; or class attributes):
     What the backend lacks (:class:`~torchx.schedulers.capabilities.Capability` ->
     reason). Declare it on the Scheduler class so that the docs' capability table
     shows it; set it here only to override that.
-``timeout`` (attribute, default 120 s), ``cancel_timeout`` (60 s)
-    How long an app may take to end, and to be CANCELLED after ``cancel``.
+``timeout`` (attribute, default 120 s), ``cancel_timeout`` (60 s), ``unknown_id_timeout`` (10 s)
+    How long an app may take to end, to be CANCELLED after ``cancel``, and a call
+    about an unknown app id may take.
 ``replicas`` (attribute, default 2)
     N in the apps of N replicas.
 
@@ -66,6 +67,12 @@ checks, validation hooks, workspace), then followed with the scheduler's own cal
 Dry runs are checked both through the Runner and through ``Scheduler.prepare(...,
 dryrun=True)``. Every app a test submits is cancelled and
 deleted when the test ends.
+
+A plugin's own extra tests can use the ``kit`` fixture (a :class:`Kit`):
+``kit.run(kit.builder.role("main", [Out("hi"), Exit(0)]))`` submits an app and returns
+its id, ``kit.wait_terminal(app_id)`` / ``kit.wait_running(app_id)`` poll ``describe``,
+``kit.logs(app_id, role, k, **log_iter_kwargs)`` reads a log within the timeout,
+``kit.lacks(Capability.X)`` tells what was declared missing.
 
 The checks (test names):
 
