@@ -435,3 +435,33 @@ def test_job_dir_is_expanded_like_the_workspace_build_does(
     assert f"#SBATCH --chdir={tmp_path}/rel" in str(info)
     info = sched.submit_dryrun(_app(), {})
     assert f"#SBATCH --chdir={tmp_path}\n" in str(info)
+
+
+def test_cancel_of_a_job_that_just_ended_is_no_error(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
+    fake_slurm.answer("squeue", stdout=_squeue_line("5", "COMPLETED", "a-1:w:0", "/j"))
+    fake_slurm.answer(
+        "scancel",
+        returncode=1,
+        stderr="scancel: error: Kill job error on job id 5: Job/step already completing or completed\n",
+    )
+    sched.cancel("5")
+    assert fake_slurm.calls("scancel") == [["5"]]
+
+
+def test_cancel_that_slurm_refuses_is_one_line(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
+    fake_slurm.answer("squeue", stdout=_squeue_line("5", "RUNNING", "a-1:w:0", "/j"))
+    fake_slurm.answer(
+        "scancel",
+        returncode=1,
+        stderr="scancel: error: Kill job error on job id 5: Access/permission denied\n",
+    )
+    with pytest.raises(SchedulerError) as err:
+        sched.cancel("5")
+    assert str(err.value) == (
+        "scancel failed (cancel job 5): scancel: error: Kill job error on job id 5: "
+        "Access/permission denied"
+    )

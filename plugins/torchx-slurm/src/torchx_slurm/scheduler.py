@@ -334,7 +334,15 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         return apps
 
     def _cancel_existing(self, app_id: str) -> None:
-        commands.run(["scancel", app_id], what=f"cancel job {app_id}")
+        try:
+            commands.run(["scancel", app_id], what=f"cancel job {app_id}")
+        except commands.SlurmCommandError as e:
+            # a job that ended (or left) meanwhile stays as it ended: cancel is idempotent
+            said = e.stderr.lower()
+            if isinstance(e, TransientSchedulerError) or not (
+                "already completing or completed" in said or "invalid job id" in said
+            ):
+                raise
 
     # -- logs -------------------------------------------------------------------------------
 
