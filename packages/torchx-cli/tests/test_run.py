@@ -96,6 +96,28 @@ def test_bad_appdef_files_are_one_line_errors(cli: Cli) -> None:
     assert cli("list").stdout.strip() == "no apps"  # nothing was submitted
 
 
+def test_apps_local_cannot_run_are_refused_in_one_line_before_anything_starts(cli: Cli) -> None:
+    role = {"name": "r", "image": ".", "entrypoint": "echo"}
+    cases = {
+        "twins.json": ([role, role], "two roles named 'r'"),
+        "eq.json": ([{**role, "env": {"A=B": "1"}}], "env key 'A=B' contains '='"),
+        "img.json": ([{**role, "image": "nowhere"}], "image 'nowhere' does not exist"),
+        "retries.json": ([{**role, "max_retries": -2}], "max_retries=-2: it must be >= 0"),
+    }
+    for name, (roles, message) in cases.items():
+        doc = {
+            "apiVersion": "torchx.specs/v1",
+            "kind": "AppDef",
+            "spec": {"name": "x", "roles": roles},
+        }
+        (cli.work / name).write_text(json.dumps(doc))
+        for args in (["--dryrun", name], [name]):
+            err = cli("run", *args, rc=2).stderr
+            assert message in err and len(err.strip().splitlines()) == 1, err
+    assert cli("list").stdout.strip() == "no apps"
+    assert not cli.state.exists() or not (cli.state / "apps").exists()
+
+
 def test_describe_json_runs_again(cli: Cli) -> None:
     handle = cli.start("utils.echo", "--msg", "again")
     text = cli("describe", "--json", handle).stdout

@@ -149,7 +149,7 @@ def test_dryrun_substitutes_macros_and_writes_nothing(
     monkeypatch.chdir(tmp_path)
     role = Role(
         "trainer",
-        image="not-a-dir",
+        image="",
         entrypoint="python",
         args=["--id", "${app_id}", "--rank", "${replica_id}", "--host", "$$${rank0_env}", "plain"],
         env={"ROOT": "${img_root}", "FOO": "bar"},
@@ -164,7 +164,7 @@ def test_dryrun_substitutes_macros_and_writes_nothing(
         ["--id", req.app_id, "--rank", str(k), "--host", "$TORCHX_RANK0_HOST", "plain"]
         for k in range(2)
     ]
-    assert reps[1].cwd == str(tmp_path)  # image is not a directory: the launch directory
+    assert reps[1].cwd == str(tmp_path)  # no image: the launch directory
     assert reps[1].env["ROOT"] == str(tmp_path)
     assert reps[1].env["TORCHX_REPLICA_ID"] == "1"
     assert reps[1].env["TORCHX_JOB_ID"] == f"local://test/{req.app_id}"
@@ -197,6 +197,71 @@ def test_dryrun_image_directory_is_cwd_and_options(
 def test_dryrun_rejects_role_names_that_are_not_directory_names(sched: LocalScheduler) -> None:
     with pytest.raises(ValueError, match=r"role name '\.\./x'"):
         sched.submit_dryrun(AppDef("a", [Role("../x", image="/", entrypoint="true")]), {})
+
+
+def _role(**kw: Any) -> Role:
+    fields: dict[str, Any] = {"name": "w", "image": "/", "entrypoint": "true"}
+    fields.update(kw)
+    return Role(**fields)
+
+
+@pytest.mark.parametrize(
+    ("roles", "message"),
+    [
+        ([_role(), _role()], r"^app 'a' has two roles named 'w': role names must be unique"),
+        ([_role(env={"A=B": "1"})], r"^role 'w': env key 'A=B' contains '=': "),
+        ([_role(env={"": "1"})], r"^role 'w': env key '' is empty: "),
+        ([_role(env={"A": "x\0y"})], r"^role 'w': the value of env 'A' .* contains a NUL"),
+        ([_role(args=["ok", "a\0b"])], r"^role 'w': argument 1 .* contains a NUL character"),
+        ([_role(entrypoint="tr\0ue")], r"^role 'w': entrypoint .* contains a NUL character"),
+        ([_role(args=["--n", 5])], r"^role 'w': argument 1 is 5 \(int\), not a string: .*'5'"),
+        ([_role(env={"A": 1})], r"^role 'w': the value of env 'A' is 1 \(int\), not a string"),
+        ([_role(max_retries=-1)], r"^role 'w': max_retries=-1: it must be >= 0"),
+        ([_role(image="/no/such/dir")], r"^role 'w': image '/no/such/dir' does not exist: "),
+        ([_role(image=sys.executable)], r"^role 'w': image '.*' is a file: "),
+        ([_role(num_replicas=0)], r"^role 'w': num_replicas=0: it must be at least 1"),
+    ],
+)
+def test_bad_apps_are_refused_at_dryrun_in_one_line(
+    sched: LocalScheduler, state_dir: Path, roles: list[Role], message: str
+) -> None:
+    with pytest.raises(SpecError, match=message) as err:
+        sched.submit_dryrun(AppDef("a", roles), {})
+    assert "\n" not in str(err.value)
+    with pytest.raises(SpecError, match=message):  # Scheduler.submit goes the same way
+        sched.submit(AppDef("a", roles), {})
+    assert not state_dir.exists()  # nothing written, nothing started
+
+
+_MANY_REPLICAS = textwrap.dedent(
+    """
+    import resource, sys
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))  # what `ulimit -n 1024` does
+    from torchx.schedulers.local_scheduler import create_scheduler
+    from torchx.specs import AppDef, Role
+    sched = create_scheduler("s", state_dir=sys.argv[1])
+    app_id = sched.submit(AppDef("many", [Role("w", image="/", entrypoint="true",
+                                                num_replicas=1000)]), {})
+    for _ in sched.log_iter(app_id, "w", 999, should_tail=True):
+        pass
+    desc = sched.describe(app_id)
+    print(desc.state.name, desc.msg if desc.state.name != "SUCCEEDED" else "")
+    """
+)
+
+
+def test_a_thousand_replicas_run_under_ulimit_n_1024(state_dir: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _MANY_REPLICAS, str(state_dir)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "SUCCEEDED", out.stdout
+    (app_dir,) = (state_dir / "apps").iterdir()
+    states = json.loads((app_dir / "state.json").read_text())["replicas"]["w"]
+    assert len(states) == 1000 and {r["state"] for r in states} == {"SUCCEEDED"}
 
 
 # ----------------------------------------------------------------------------- running

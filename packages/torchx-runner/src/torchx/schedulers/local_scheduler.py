@@ -52,8 +52,14 @@ Replica environment: the launcher's environment, then ``TORCHX_RANK0_HOST=localh
 handle), ``TORCHX_ROLE_NAME``, ``TORCHX_REPLICA_ID``, ``PYTHONUNBUFFERED=1``, then the
 role's own ``env`` (which wins); the launching Python's ``bin`` directory is appended to
 ``PATH`` when missing, so the console scripts of a venv that was not activated
-(``torchrun``) are found. The working directory is the role's image when it is
-a directory, else the directory ``submit_dryrun`` ran in; ``${img_root}`` names it.
+(``torchrun``) are found. The working directory is the role's image, which must be
+a directory (an empty image means the directory ``submit_dryrun`` ran in);
+``${img_root}`` names it.
+
+Refused at dryrun, before anything is written (:mod:`torchx.schedulers._local.checks`):
+two roles with one name, an env key with ``=``, a NUL in an argument or env value, an
+argument that is not a string, a negative ``max_retries``, an image that is not a
+directory.
 
 Linux only: it relies on ``/proc``, process groups, sessions and ``prctl``. On another
 platform ``schedule`` raises :class:`SchedulerError` saying so (dry runs work anywhere).
@@ -388,6 +394,9 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     # -- dryrun -----------------------------------------------------------------------------
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
+        from torchx.schedulers._local.checks import check_app
+
+        check_app(app)  # refused here, before anything is written or started
         state_dir = cfg.get("state_dir")
         state_dir = os.path.abspath(str(state_dir)) if state_dir else self.state_dir
         app_id = make_app_id(app.name)
@@ -422,13 +431,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
 
         roles: list[LocalRole] = []
         for role in app.roles:
-            if not _st.is_valid_role_name(role.name):
-                raise ValueError(
-                    f"role name {role.name!r} cannot be used by the local scheduler: use "
-                    "letters, digits, '_', '.' and '-' (it names the log directory)"
-                )
-            image = role.image
-            cwd = os.path.abspath(image) if image and os.path.isdir(image) else launch_dir
+            cwd = os.path.abspath(role.image) if role.image else launch_dir
             base = {
                 "img_root": cwd,
                 "base_img_root": "DEPRECATED",
