@@ -152,6 +152,40 @@ def test_dryrun_prints_the_appdef_and_request_and_submits_nothing(cli: Cli) -> N
     assert cli("list").stdout.strip() == "no apps"
 
 
+def test_dryrun_masks_secrets_by_key_however_the_request_renders_them(cli: Cli) -> None:
+    env = {
+        "API_TOKEN": "abc'def123",  # shell-quoted in the request
+        "DB_PASSWORD": "pa$$word99",  # '$$' is a macro escape: rendered pa$word99
+        "MY_SECRET": "${app_id}-xyzzy",  # a macro, substituted in the request
+        "HF_KEY": "Zq",  # short
+    }
+    role = {"name": "r", "image": ".", "entrypoint": "true", "env": env}
+    doc = {
+        "apiVersion": "torchx.specs/v1",
+        "kind": "AppDef",
+        "spec": {"name": "x", "roles": [role]},
+    }
+    (cli.work / "app.json").write_text(json.dumps(doc))
+    for extra in ([], ["--json"]):
+        out = cli("run", "--dryrun", *extra, "app.json").stdout
+        for leak in ("def123", "word99", "xyzzy", "Zq"):
+            assert leak not in out, (leak, out)
+        assert "API_TOKEN=****" in out
+    shown = cli("run", "--dryrun", "--show-secrets", "app.json").stdout
+    assert "word99" in shown and "xyzzy" in shown
+
+
+def test_running_a_described_app_with_masked_secrets_is_refused(cli: Cli) -> None:
+    handle = cli.start("utils.sh", "--env", "API_TOKEN=t0k3n", "true")
+    (cli.work / "masked.json").write_text(cli("describe", "--json", handle).stdout)
+    err = cli("run", "masked.json", rc=2).stderr
+    assert "env API_TOKEN is ****" in err and "--show-secrets" in err
+    assert len(err.strip().splitlines()) == 1
+    assert len(cli("list").stdout.strip().splitlines()) == 2  # header + the first app only
+    (cli.work / "real.json").write_text(cli("describe", "--json", "--show-secrets", handle).stdout)
+    cli("run", "--wait", "real.json")
+
+
 def test_dryrun_json_has_format_versions(cli: Cli) -> None:
     out = cli("run", "--dryrun", "--json", "utils.sh", "--env", "API_SECRET=s3cr3t", "true").stdout
     doc = json.loads(out)

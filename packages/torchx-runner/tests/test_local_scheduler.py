@@ -649,6 +649,170 @@ def test_records_are_private_and_versioned(
     assert not (log_root / app_id).exists()
 
 
+NOBODY = 65534
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown to another uid")
+
+
+def _victim() -> subprocess.Popen[bytes]:
+    """A process of 'another user' that a planted record names (its own session)."""
+    return subprocess.Popen(["sleep", "60"], start_new_session=True)
+
+
+def _plant_running_record(state_dir: Path, victim: subprocess.Popen[bytes]) -> str:
+    """A RUNNING record whose supervisor is gone and whose session is the victim's."""
+    app_id = "planted-0123456789"
+    app_dir = state_dir / "apps" / app_id
+    app_dir.mkdir(parents=True)
+    start = st.proc_start_time(victim.pid)
+    record = {
+        "apiVersion": st.API_VERSION,
+        "kind": "LocalAppState",
+        "app_id": app_id,
+        "state": "RUNNING",
+        "created": 0.0,
+        "supervisor": {"pid": 999999999, "start_time": 1},
+        "replicas": {
+            "w": [
+                {
+                    "id": 0,
+                    "state": "RUNNING",
+                    "sessions": [[victim.pid, start]],
+                    "log_dir": str(state_dir / "x"),
+                }
+            ]
+        },
+    }
+    (app_dir / "state.json").write_text(json.dumps(record))
+    return app_id
+
+
+def test_a_state_dir_others_can_write_is_refused_and_its_records_never_acted_on(
+    state_dir: Path,
+) -> None:
+    victim = _victim()
+    try:
+        app_id = _plant_running_record(state_dir, victim)
+        os.chmod(state_dir, 0o777)  # what a TORCHX_HOME made by another user looks like
+        sched = create_scheduler("test", state_dir=str(state_dir))
+        fix = (
+            rf"local state directory {state_dir} is writable by others \(mode 0777\): .*chmod go-w"
+        )
+        for call in (sched.list, lambda: sched.describe(app_id), lambda: sched.delete(app_id)):
+            with pytest.raises(SchedulerError, match=fix):
+                call()
+        with pytest.raises(SchedulerError, match=fix):
+            sched.submit(AppDef("a", [sh("w", "true")]), {})
+        assert victim.poll() is None  # alive: the planted record was never acted on
+        assert (state_dir / "apps" / app_id).is_dir()  # nor deleted
+        os.chmod(state_dir, 0o700)
+        os.chmod(state_dir / "apps", 0o757)
+        with pytest.raises(SchedulerError, match=r"directory .*/apps is writable by others"):
+            sched.list()
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+@as_root
+def test_a_state_dir_or_app_dir_of_another_user_is_refused(state_dir: Path) -> None:
+    victim = _victim()
+    try:
+        app_id = _plant_running_record(state_dir, victim)
+        os.chmod(state_dir, 0o700)
+        os.chown(state_dir, NOBODY, NOBODY)
+        sched = create_scheduler("test", state_dir=str(state_dir))
+        with pytest.raises(
+            SchedulerError, match=rf"{state_dir} is owned by uid {NOBODY}, not by you"
+        ):
+            sched.list()
+        with pytest.raises(SchedulerError, match=f"owned by uid {NOBODY}"):
+            sched.describe(app_id)
+        os.chown(state_dir, 0, 0)
+        os.chown(state_dir / "apps" / app_id, NOBODY, NOBODY)  # one planted app
+        with pytest.raises(SchedulerError, match=rf"app directory .*{app_id} is owned by uid"):
+            sched.describe(app_id)
+        with pytest.raises(SchedulerError, match=f"owned by uid {NOBODY}"):
+            sched.list()
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def _shared(tmp_path: Path, mode: int = 0o1777) -> Path:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, mode)  # sticky and world-writable, as /tmp
+    return shared
+
+
+def test_log_dir_in_a_shared_directory_is_made_fresh_and_private(
+    sched: LocalScheduler, tmp_path: Path
+) -> None:
+    shared = _shared(tmp_path)
+    app_id = run(sched, sh("w", "echo hi; echo err >&2"), log_dir=str(shared))
+    wait(sched, app_id)
+    for d in (shared / app_id, shared / app_id / "w", shared / app_id / "w" / "0"):
+        assert stat.S_IMODE(d.lstat().st_mode) == 0o700, d
+    for f in (shared / app_id / "w" / "0").iterdir():
+        assert stat.S_IMODE(f.lstat().st_mode) == 0o600, f
+    assert logs(sched, app_id, "w", streams=Stream.STDOUT) == ["hi\n"]
+
+
+@pytest.mark.parametrize("plant", ["dir", "symlink"])
+def test_a_planted_app_log_dir_is_refused_and_left_alone(
+    sched: LocalScheduler, state_dir: Path, tmp_path: Path, plant: str
+) -> None:
+    shared = _shared(tmp_path)
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    info = sched.submit_dryrun(AppDef("a", [sh("w", "echo secret")]), {"log_dir": str(shared)})
+    planted = shared / info.request.app_id
+    if plant == "dir":
+        planted.mkdir(mode=0o777)
+        os.chmod(planted, 0o777)
+    else:
+        planted.symlink_to(theirs)
+    with pytest.raises(SchedulerError, match=rf"log directory {planted} already exists and is not"):
+        sched.schedule(info)
+    assert planted.exists() and not list(theirs.iterdir())  # left alone, nothing written
+    assert list((state_dir / "apps").iterdir()) == []  # the failed submit removed its records
+
+
+def test_a_log_dir_others_could_change_is_refused(sched: LocalScheduler, tmp_path: Path) -> None:
+    open_dir = _shared(tmp_path, 0o777)  # writable by all, not sticky
+    with pytest.raises(SchedulerError, match=r"writable by others and not sticky \(mode 0777\)"):
+        run(sched, sh("w", "true"), log_dir=str(open_dir))
+    assert list(open_dir.iterdir()) == []
+
+
+@as_root
+def test_a_log_dir_owned_by_another_user_is_refused(sched: LocalScheduler, tmp_path: Path) -> None:
+    theirs = _shared(tmp_path, 0o755)
+    os.chown(theirs, NOBODY, NOBODY)
+    with pytest.raises(SchedulerError, match=f"is owned by uid {NOBODY}, neither you nor root"):
+        run(sched, sh("w", "true"), log_dir=str(theirs))
+    assert list(theirs.iterdir()) == []
+
+
+def test_dryrun_env_keys_are_quoted_so_the_command_is_safe_to_paste(
+    sched: LocalScheduler, tmp_path: Path
+) -> None:
+    odd = "X;touch PWNED;Y"
+    role = Role(
+        "w",
+        image=str(tmp_path),
+        entrypoint="printenv",
+        args=[odd, "-Z"],
+        env={odd: "v a'l", "-Z": "dash"},
+    )
+    info = sched.submit_dryrun(AppDef("a", [role]), {})
+    (line,) = [x for x in str(info).splitlines() if "w/0:" in x]
+    out = subprocess.run(["sh", "-c", line.split(": ", 1)[1]], capture_output=True, text=True)
+    assert out.stdout == "v a'l\ndash\n", out
+    assert not (tmp_path / "PWNED").exists()
+
+
 class _Evil:
     """Unpickling it creates a file: what a planted cache could do."""
 

@@ -93,8 +93,10 @@ class RunCommand:
                     f"an AppDef file takes no arguments, got {' '.join(args.component_args)}: "
                     "edit the file, or run a component instead"
                 )
+            app = load_appdef_file(component)
+            _refuse_masked_secrets(component, app)
             info = runner.dryrun(
-                load_appdef_file(component),
+                app,
                 scheduler,
                 cfg=cfg,
                 workspace=workspace,
@@ -116,6 +118,13 @@ class RunCommand:
                 print(e.help, end="" if e.help.endswith("\n") else "\n")
                 return 0
         if args.dryrun:
+            if not args.show_secrets:
+                # The request is built again from the AppDef with its secrets masked: no
+                # secret reaches it, however the scheduler quotes, escapes or substitutes
+                # values (searching the rendered text for them misses all of those).
+                from torchx.cli.output import masked_app
+
+                info = runner.dryrun(masked_app(info.app), scheduler, cfg=cfg)
             return _print_dryrun(info, args)
         handle = runner.schedule(info)
         if args.json:
@@ -130,12 +139,30 @@ class RunCommand:
         return _follow(runner, handle, log=args.log, app=info.app)
 
 
-def _print_dryrun(info: Any, args: argparse.Namespace) -> int:
-    from torchx.cli.output import format_app, mask_text, masked_app
+def _refuse_masked_secrets(path: str, app: Any) -> None:
+    """Refuses an AppDef file whose secrets were masked when it was printed.
 
-    app = info.app
-    shown = app if args.show_secrets else masked_app(app)
-    request = str(info) if args.show_secrets else mask_text(str(info), app)
+    ``torchx describe --json`` masks secret env values as ``****``; running its output
+    again would silently pass ``****`` as the secret.
+    """
+    from torchx.cli.main import CliError
+    from torchx.cli.output import MASK, is_secret_name
+
+    for role in app.roles:
+        for key, value in role.env.items():
+            if value == MASK and is_secret_name(key):
+                raise CliError(
+                    f"{path}: role {role.name!r}: env {key} is {MASK}, a secret masked when "
+                    "the file was printed: put the real value in the file, or write it with "
+                    "'torchx describe --json --show-secrets HANDLE'"
+                )
+
+
+def _print_dryrun(info: Any, args: argparse.Namespace) -> int:
+    from torchx.cli.output import format_app
+
+    shown = info.app  # with its secrets masked unless --show-secrets
+    request = str(info)
     if args.json:
         from torchx.cli.output import print_json
         from torchx.specs.serialize import to_document

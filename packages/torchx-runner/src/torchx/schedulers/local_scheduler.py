@@ -46,6 +46,10 @@ Guarantees:
   concurrent launches, status calls and deletes never corrupt them;
 * app ids are checked before any file is touched: one that could name a path outside
   the state directory raises :class:`InvalidAppIdException`.
+* a state directory (or a level of it the scheduler creates) that is not the user's
+  or that others may write into is refused (:class:`SchedulerError`, saying how to fix
+  it), so no record planted by another user is ever acted on; ``<log_dir>/<app_id>``
+  is created fresh and private (see ``_make_log_dir``).
 
 Replica environment: the launcher's environment, then ``TORCHX_RANK0_HOST=localhost``
 (the ``rank0_env`` macro names it), ``TORCHX_APP_ID``, ``TORCHX_JOB_ID`` (the app
@@ -207,7 +211,15 @@ class LocalRequest:
                 f"retry_policy={role.retry_policy}, max_retries={role.max_retries}"
             )
             for rep in role.replicas:
-                env = " ".join(f"{k}={shlex.quote(v)}" for k, v in rep.env.items())
+                # 'env K=V cmd', each pair quoted whole: pasted into a shell it runs the
+                # command with exactly this environment, whatever the keys hold
+                env = shlex.join(
+                    [
+                        "env",
+                        *(["--"] if any(k.startswith("-") for k in rep.env) else []),
+                        *(f"{k}={v}" for k, v in rep.env.items()),
+                    ]
+                )
                 cmd = shlex.join([rep.entrypoint, *rep.args])
                 lines.append(f"    {role.name}/{rep.id}: cd {shlex.quote(rep.cwd)} && {env} {cmd}")
         return "\n".join(lines)
@@ -317,6 +329,78 @@ def _pickle_plain(obj: Any) -> bytes | None:
     return buf.getvalue()
 
 
+def _check_dirs(state_dir: str, app_dir: str | None = None) -> None:
+    """Refuses (SchedulerError, one line) a state or app directory another user could change.
+
+    A record names processes to signal and directories to remove: one planted by
+    another user in a directory they own, or may write into, must never be acted on.
+    Missing directories pass (there is nothing to read).
+    """
+    try:
+        _st.check_state_dir(state_dir)
+        if app_dir is not None:
+            _st.check_owned_dir(app_dir, "local app directory", follow=False)
+    except FileNotFoundError:
+        pass
+    except _st.UnsafeDirError as e:
+        raise SchedulerError(str(e)) from None
+
+
+def _make_log_dir(log_dir: str, app_dir: str) -> bool:
+    """Creates the app's log directory fresh and private; True if it was created here.
+
+    ``<log_dir>/<app_id>`` may sit in a shared directory (``-cfg log_dir=/tmp/logs``).
+    There it must be made by this process (``mkdir`` never follows a planted link and
+    fails on a planted directory), in a directory that only its owner (us or root) can
+    change entries of: another user could otherwise read the logs, or make the replicas
+    append them to a file of their choosing. An existing one is accepted only if it is
+    ours, private and a real directory.
+    """
+    import stat
+
+    parent = os.path.dirname(log_dir)
+    if not log_dir.startswith(app_dir + os.sep):
+        try:
+            os.makedirs(parent, mode=0o700, exist_ok=True)
+        except OSError as e:
+            raise SchedulerError(
+                f"cannot create log_dir {parent}: {e.strerror or e}; give a writable directory"
+            ) from None
+        # as ssh does: every directory on the way must be one only we (or root) can change
+        path = parent
+        while True:
+            st = os.lstat(path)
+            bad = ""
+            if stat.S_ISLNK(st.st_mode):
+                bad = "is a symbolic link (it was not when the app was dry-run)"
+            elif st.st_uid not in (os.geteuid(), 0):
+                bad = f"is owned by uid {st.st_uid}, neither you nor root"
+            elif st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+                bad = f"is writable by others and not sticky (mode {st.st_mode & 0o7777:04o})"
+            if bad:
+                raise SchedulerError(
+                    f"log_dir {parent}: {path} {bad}, so another user could replace the "
+                    "logs written there; use a directory of your own, e.g. "
+                    "-cfg log_dir=~/torchx-logs"
+                )
+            if path == os.path.dirname(path):
+                break
+            path = os.path.dirname(path)
+    try:
+        os.mkdir(log_dir, 0o700)
+        return True
+    except FileExistsError:
+        pass
+    st = os.lstat(log_dir)
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077:
+        return False
+    raise SchedulerError(
+        f"log directory {log_dir} already exists and is not a private directory of yours "
+        "(another user may have created it to read or redirect the logs): refusing to "
+        "write there; remove it, or use a log_dir of your own"
+    )
+
+
 def _same_dir(a: str, b: str) -> bool:
     return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
 
@@ -402,7 +486,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         app_id = make_app_id(app.name)
         log_root = cfg.get("log_dir")
         log_dir = (
-            os.path.join(os.path.abspath(str(log_root)), app_id)
+            # links resolved now: schedule then checks every directory on the way
+            os.path.join(os.path.realpath(os.path.expanduser(str(log_root))), app_id)
             if log_root
             else os.path.join(state_dir, "apps", app_id, "logs")
         )
@@ -499,6 +584,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         try:
             _st.ensure_private_dir(request.state_dir)
             _st.ensure_private_dir(apps)
+        except _st.UnsafeDirError as e:
+            raise SchedulerError(str(e)) from None
         except OSError as e:
             raise SchedulerError(
                 f"cannot create the local state directory {apps}: {e.strerror or e}; "
@@ -512,7 +599,9 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                 f"app {app_id} was already scheduled from this dryrun; dry-run again for a new id"
             ) from None
         link = None
+        own_log_dir = False
         try:
+            own_log_dir = _make_log_dir(request.log_dir, app_dir)
             self._write_records(app_dir, request, app)
             if not _same_dir(request.state_dir, default_state_dir()):
                 link = self._write_link(app_id, request.state_dir)
@@ -523,7 +612,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             import shutil  # here, not at the top: every torchx run imports this module
 
             shutil.rmtree(app_dir, ignore_errors=True)
-            if not request.log_dir.startswith(app_dir + os.sep):
+            if own_log_dir and not request.log_dir.startswith(app_dir + os.sep):
                 shutil.rmtree(request.log_dir, ignore_errors=True)
             if link is not None:
                 _unlink(link)
@@ -539,7 +628,11 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         find it from the handle alone (and list it).
         """
         links = os.path.join(default_state_dir(), "links")
-        _st.ensure_private_dir(links)
+        try:
+            _st.ensure_private_dir(default_state_dir())
+            _st.ensure_private_dir(links)
+        except _st.UnsafeDirError as e:
+            raise SchedulerError(str(e)) from None
         path = os.path.join(links, f"{app_id}.json")
         _st.write_json_atomic(
             path,
@@ -714,10 +807,15 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     def _app_dir(self, app_id: str) -> str:
         """The app's record directory: in this state directory, or where its link points."""
         own = os.path.join(self.state_dir, "apps", _check_app_id(app_id))
+        _check_dirs(self.state_dir, own)
         if os.path.isdir(own):
             return own
         target = self._linked_state_dir(app_id)
-        return own if target is None else os.path.join(target, "apps", app_id)
+        if target is None:
+            return own
+        app_dir = os.path.join(target, "apps", app_id)
+        _check_dirs(target, app_dir)
+        return app_dir
 
     def _link_paths(self, app_id: str) -> list[str]:
         """Where a link to the app may be: this state directory's, then the default one's."""
@@ -727,6 +825,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     def _linked_state_dir(self, app_id: str) -> str | None:
         """The state directory a link of :meth:`_write_link` names, or None."""
         for path in self._link_paths(app_id):
+            _check_dirs(os.path.dirname(os.path.dirname(path)))
             try:
                 data = _st.read_json(path)
                 break
@@ -854,9 +953,11 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
 
     def _app_dirs(self) -> Iterable[tuple[str, str]]:
         """(app id, record directory) of every app here, then of every linked app."""
+        _check_dirs(self.state_dir)
         apps = os.path.join(self.state_dir, "apps")
         for name in _listdir(apps):
             if is_valid_app_id(name):
+                _check_dirs(self.state_dir, os.path.join(apps, name))
                 yield name, os.path.join(apps, name)
         for name in _listdir(os.path.join(self.state_dir, "links")):
             app_id = name[: -len(".json")]
@@ -865,6 +966,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                 if target is None:
                     continue
                 app_dir = os.path.join(target, "apps", app_id)
+                _check_dirs(target, app_dir)
                 if os.path.isdir(app_dir):
                     yield app_id, app_dir
                 else:  # its records were removed by other means: forget the app

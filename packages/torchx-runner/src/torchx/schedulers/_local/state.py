@@ -72,12 +72,67 @@ def is_valid_role_name(name: object) -> bool:
 
 
 def ensure_private_dir(path: str) -> None:
-    """Creates ``path`` (and parents) if missing; the leaf is made 0700 when we create it."""
+    """Creates ``path`` (and parents) if missing; the leaf is made 0700 when we create it.
+
+    An existing ``path`` must pass :func:`check_owned_dir`: a directory planted by
+    another user, or one others may write into, is refused (UnsafeDirError).
+    """
     try:
         os.makedirs(path, mode=0o700)
     except FileExistsError:
+        check_owned_dir(path)
         return
     os.chmod(path, 0o700)
+
+
+class UnsafeDirError(OSError):
+    """A directory the local scheduler refuses to use: another user could change it.
+
+    An OSError, so every caller that reports a state directory it cannot use reports
+    this one too; the message says how to fix it.
+    """
+
+
+def check_owned_dir(path: str, what: str = "local state directory", follow: bool = True) -> None:
+    """Refuses, as ssh does, a directory that is not ours or that others may write into.
+
+    Records read from such a directory could have been planted by another user (a
+    record names processes to signal and directories to remove), so it must be owned
+    by this user and not writable by group or others. ``follow=False`` also refuses a
+    symbolic link (used for the levels the scheduler itself creates).
+    """
+    st = os.stat(path) if follow else os.lstat(path)
+    import stat
+
+    if not stat.S_ISDIR(st.st_mode):
+        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a directory"
+        raise UnsafeDirError(
+            f"{what} {path} is {kind}: refusing to use it (another user may have put it "
+            f"there); remove it, or set TORCHX_HOME to a directory of your own"
+        )
+    me = os.geteuid()
+    if st.st_uid != me:
+        raise UnsafeDirError(
+            f"{what} {path} is owned by uid {st.st_uid}, not by you (uid {me}): refusing "
+            f"to use it; set TORCHX_HOME to a directory of your own (or, if it is yours: "
+            f"chown -R {me} {path})"
+        )
+    if st.st_mode & 0o022:
+        raise UnsafeDirError(
+            f"{what} {path} is writable by others (mode {st.st_mode & 0o7777:04o}): "
+            f"refusing to use it; fix it with: chmod go-w {path}"
+        )
+
+
+def check_state_dir(state_dir: str) -> None:
+    """Checks the state directory and each level of it the scheduler creates, if present."""
+    check_owned_dir(state_dir)
+    for sub in ("apps", "links", "trash"):
+        path = os.path.join(state_dir, sub)
+        try:
+            check_owned_dir(path, follow=False)
+        except FileNotFoundError:
+            pass
 
 
 def write_json_atomic(path: str, data: Any) -> None:

@@ -123,7 +123,7 @@ class _Stream:
         try:
             if os.stat(self.path).st_size <= self.offset:
                 return []
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
         except FileNotFoundError:
             return []
         chunks = []
@@ -170,7 +170,7 @@ class _Combined:
 
     def write(self, data: bytes) -> None:
         if self.fd is None:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
             self.fd = os.open(self.path, flags, 0o600)
         _write_all(self.fd, data)
 
@@ -196,7 +196,8 @@ class _Replica:
         self.error = ""
         self.log_dir = spec["log_dir"]
         os.makedirs(self.log_dir, mode=0o700, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+        # never through a link: the log directory may be in a shared place (log_dir)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
         self.out_path = os.path.join(self.log_dir, "stdout.log")
         self.err_path = os.path.join(self.log_dir, "stderr.log")
         for path in (self.out_path, self.err_path):
@@ -252,6 +253,8 @@ class Supervisor:
         # the launcher wrote the AppDef's JSON record itself, or left it to us
         self.request_complete = "app" in self.request
         self.grace: float = float(self.request.get("grace_period", 10.0))
+        # before the log directories are made: they and every file in them are private
+        self.umask = os.umask(0o077)
         self.roles = [_Role(r) for r in self.request["roles"]]
         self.replicas = [rep for role in self.roles for rep in role.replicas]
         self.by_pid: dict[int, _Replica] = {}
@@ -262,7 +265,6 @@ class Supervisor:
         self.msg = ""
         self.num_restarts = 0
         self.cancel_requested = False
-        self.umask = os.umask(0o077)
         self.pid = os.getpid()
         self.dirty = True
 
@@ -342,7 +344,7 @@ class Supervisor:
         path = env.get("PATH", "")
         if _BINDIR and _BINDIR not in path.split(os.pathsep):
             env["PATH"] = f"{path}{os.pathsep}{_BINDIR}" if path else _BINDIR
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
         out = os.open(rep.out_path, flags)
         err = os.open(rep.err_path, flags)
         rep.started = time.time()
