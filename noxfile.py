@@ -270,6 +270,10 @@ def integration_slurm(session: nox.Session) -> None:
         f"{_rel(DISTS[d])}[{x}]" if x else _rel(DISTS[d]) for d, x in wanted.items() if d in DISTS
     ]
     session.install(*args, "pytest")
+    # pip keeps an installed folder of the same version as it is: with -R (a reused venv)
+    # the tests would run yesterday's code
+    local = [_rel(DISTS[d]) for d in ("torchx-specs", *wanted) if d in DISTS]
+    session.install("--no-deps", "--force-reinstall", "-q", *local)
     # real torch for the README's DDP example on two nodes (pip: see the e2e session)
     session.run("python", "-m", "pip", "install", "-q", TORCH, "numpy")
     script = ROOT / "dev" / "slurm"
