@@ -340,3 +340,20 @@ def test_the_first_failure_stops_the_other_replicas(tmp_path: Path, run_script) 
     state = tmp_path / ".torchx-slurm" / "4242"
     assert (state / "failer.0.exit").read_text() == "5\n"
     assert int((state / "sleeper.0.exit").read_text()) != 0
+
+
+def test_a_replica_that_cannot_start_fails_the_job(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    # exit 127 (command not found) is also what `wait -n` answers when no child is left:
+    # the recorded exit code still fails the job
+    req = _request(_role(entrypoint="/nonexistent/program", args=[]), job_dir=str(tmp_path))
+    proc = run_script(req.script)
+    assert proc.returncode == 127
+    assert (tmp_path / ".torchx-slurm" / "4242" / "trainer.0.exit").read_text() == "127\n"
+
+
+def test_all_replicas_succeeding_is_success(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    req = _request(_role(entrypoint="true", args=[], num_replicas=3), job_dir=str(tmp_path))
+    proc = run_script(req.script)
+    assert proc.returncode == 0, proc.stderr
+    state = tmp_path / ".torchx-slurm" / "4242"
+    assert sorted(p.name for p in state.glob("*.exit")) == [f"trainer.{k}.exit" for k in range(3)]

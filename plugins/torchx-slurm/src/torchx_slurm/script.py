@@ -289,11 +289,20 @@ _status=0
 for _ in "${_pids[@]}"; do
   wait -n
   _rc=$?
-  if [ "$_rc" -ne 0 ] && [ "$_status" -eq 0 ]; then
+  # 127: no replica left to wait for (an old bash may not report one that ended early)
+  if [ "$_rc" -ne 0 ] && [ "$_rc" -ne 127 ] && [ "$_status" -eq 0 ]; then
     _status=$_rc
     kill -TERM "${_pids[@]}" 2>/dev/null
   fi
 done
+wait
+# the recorded exit codes decide: a replica that failed fails the job
+if [ "$_status" -eq 0 ]; then
+  for _f in "$_state"/*.exit; do
+    read -r _rc < "$_f" || continue
+    if [ "$_rc" != 0 ]; then _status=$_rc; break; fi
+  done
+fi
 """
 
 # With retries left, a failed run asks Slurm to run the whole job again.
