@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from torchx_slurm.script import RANK0_ENV, InvalidAppException, build_request
 
-from torchx.specs import AppDef, Resource, Role, macros
+from torchx.specs import AppDef, Resource, Role, macros, resource
 from torchx.specs.errors import InvalidRunConfigException
 
 NASTY = ['"; rm -rf ~', "$(touch pwned)", "`id`", "a'b", "*", "", "x\ny", "$HOME", "\\"]
@@ -118,6 +118,15 @@ def test_nomem_exclusive_and_extra_args() -> None:
     assert not any(line.startswith("#SBATCH --mem") for line in header)
     assert "#SBATCH --exclusive" in header
     assert header[-2:] == ["#SBATCH --reservation=maint", "#SBATCH --hold"]
+
+
+def test_named_resources_map_to_cpus_mem_and_gpus() -> None:
+    res = resource(h="gpu.small")
+    header = _header(_request(_role(resource=res)).script)
+    assert f"#SBATCH --cpus-per-task={res.cpu}" in header
+    assert f"#SBATCH --mem={res.memMB}M" in header
+    assert f"#SBATCH --gpus-per-node={res.gpu}" in header
+    assert res.gpu > 0 and res.cpu > 0 and res.memMB > 0
 
 
 def test_no_resource_values_no_resource_lines() -> None:
