@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 from helpers import Cli
@@ -150,3 +151,94 @@ def test_log_tail_follows_until_the_app_ends(cli: Cli) -> None:
     handle = cli.start("utils.sh", "sh", "-c", "echo first; sleep 1; echo last")
     proc = cli("log", "-t", handle, timeout=60)
     assert proc.stdout.splitlines() == ["sh/0 first", "sh/0 last"]
+
+
+def _stop_supervisor(cli: Cli, handle: str) -> int:
+    """SIGSTOPs the app's supervisor once the app runs; returns its pid."""
+    import os
+    import signal
+
+    app_id = handle.rsplit("/", 1)[1]
+    state_path = cli.state / "apps" / app_id / "state.json"
+    deadline = time.monotonic() + 30
+    while True:  # the supervisor's record is a file another process writes: poll it
+        state = json.loads(state_path.read_text())
+        if state["state"] == "RUNNING":
+            break
+        assert time.monotonic() < deadline, state
+        time.sleep(0.05)
+    pid = int(state["supervisor"]["pid"])
+    os.kill(pid, signal.SIGSTOP)
+    stat = Path(f"/proc/{pid}/stat")
+    while stat.read_text().rsplit(")", 1)[1].split()[0] != "T":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    return pid
+
+
+@pytest.mark.parametrize("command", ["cancel", "delete --force"])
+def test_an_app_whose_supervisor_is_stopped_is_ended_at_once(cli: Cli, command: str) -> None:
+    handle = cli.start("utils.sh", "sleep", "300")
+    _stop_supervisor(cli, handle)
+    started = time.monotonic()
+    out = cli(*command.split(), handle, timeout=30).stdout
+    assert time.monotonic() - started < 15  # not the 60 s wait for a supervisor that cannot act
+    if command == "cancel":
+        assert out.splitlines()[0] == f"cancelled {handle}"
+        assert "was stopped (SIGSTOP) and did not answer, so it was killed" in out
+        assert cli.status_json(handle)["state"] == "CANCELLED"
+    else:
+        assert out.strip().splitlines()[-1] == f"deleted {handle}"
+        assert cli("list").stdout.strip() == "no apps"
+
+
+def _make_old(cli: Cli, handle: str, seconds: float) -> None:
+    """Makes a finished app look as if it had ended ``seconds`` ago."""
+    import os
+
+    path = cli.state / "apps" / handle.rsplit("/", 1)[1] / "state.json"
+    record = json.loads(path.read_text())
+    record["finished"] = record["updated"] = time.time() - seconds
+    path.write_text(json.dumps(record))
+    os.utime(path, (time.time() - seconds,) * 2)
+
+
+def test_delete_several_handles_checks_them_all_first(cli: Cli) -> None:
+    first = _finished(cli, "utils.echo")
+    second = _finished(cli, "utils.echo")
+    running = cli.start("utils.sh", "sleep", "60")
+    err = cli("delete", first, running, rc=2).stderr
+    assert f"{running} is" in err and "--force" in err
+    assert len(cli("list").stdout.strip().splitlines()) == 4  # nothing deleted
+    err = cli("delete", first, MISSING, rc=2).stderr
+    assert MISSING in err and len(cli("list").stdout.strip().splitlines()) == 4
+    out = cli("delete", first, second).stdout
+    assert out.splitlines() == [f"deleted {first}", f"deleted {second}"]
+    assert cli("delete", "--force", running).stdout.strip() == f"deleted {running}"
+    assert cli("list").stdout.strip() == "no apps"
+
+
+def test_delete_older_than_a_duration(cli: Cli) -> None:
+    old = _finished(cli, "utils.echo")
+    recent = _finished(cli, "utils.echo")
+    _make_old(cli, old, 8 * 86400)
+    assert cli("delete", "--older-than", "7d").stdout.strip() == f"deleted {old}"
+    assert cli("delete", "--older-than", "1w").stdout.strip() == "no finished app older than 1w"
+    assert [line.split()[0] for line in cli("list").stdout.splitlines()[1:]] == [recent]
+    err = cli("delete", "--older-than", "a week", rc=2).stderr
+    assert "bad duration 'a week'" in err and len(err.strip().splitlines()) == 1
+    assert "not both" in cli("delete", "--older-than", "1d", recent, rc=2).stderr
+    assert "nothing to delete" in cli("delete", rc=2).stderr
+    assert "--older-than" in cli("delete", "--help").stdout
+
+
+def test_retention_in_torchxconfig_keeps_the_newest_apps(cli: Cli) -> None:
+    (cli.work / ".torchxconfig").write_text("[local]\nretain_last = 2\n")
+    handles = [_finished(cli, "utils.echo") for _ in range(4)]
+    deadline = time.monotonic() + 30
+    while True:  # the last app's supervisor prunes once the app has ended: poll the list
+        listed = [line.split()[0] for line in cli("list").stdout.splitlines()[1:]]
+        if len(listed) <= 2 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert listed == handles[:1:-1]  # newest first

@@ -658,12 +658,15 @@ def _victim() -> subprocess.Popen[bytes]:
     return subprocess.Popen(["sleep", "60"], start_new_session=True)
 
 
-def _plant_running_record(state_dir: Path, victim: subprocess.Popen[bytes]) -> str:
+def _plant_running_record(
+    state_dir: Path, victim: subprocess.Popen[bytes] | None, session: list[int] | None = None
+) -> str:
     """A RUNNING record whose supervisor is gone and whose session is the victim's."""
     app_id = "planted-0123456789"
     app_dir = state_dir / "apps" / app_id
-    app_dir.mkdir(parents=True)
-    start = st.proc_start_time(victim.pid)
+    app_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
+    if victim is not None:
+        session = [victim.pid, st.proc_start_time(victim.pid) or 0]
     record = {
         "apiVersion": st.API_VERSION,
         "kind": "LocalAppState",
@@ -676,7 +679,7 @@ def _plant_running_record(state_dir: Path, victim: subprocess.Popen[bytes]) -> s
                 {
                     "id": 0,
                     "state": "RUNNING",
-                    "sessions": [[victim.pid, start]],
+                    "sessions": [session],
                     "log_dir": str(state_dir / "x"),
                 }
             ]
@@ -811,6 +814,95 @@ def test_dryrun_env_keys_are_quoted_so_the_command_is_safe_to_paste(
     out = subprocess.run(["sh", "-c", line.split(": ", 1)[1]], capture_output=True, text=True)
     assert out.stdout == "v a'l\ndash\n", out
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_stale_record_never_kills_a_stranger_in_a_recorded_session(state_dir: Path) -> None:
+    # A session whose leader is gone, with a member left: what the record's session id
+    # can name after a reboot or once the app's own session has ended.
+    leader = subprocess.Popen(["setsid", "sh", "-c", "sleep 60 & echo $!"], stdout=subprocess.PIPE)
+    assert leader.stdout is not None
+    stranger = int(leader.stdout.readline())
+    leader.wait()
+    leader.stdout.close()
+    try:
+        assert st.proc_stat(stranger)[1] == leader.pid  # type: ignore[index]
+        state_dir.mkdir(mode=0o700)
+        app_id = _plant_running_record(state_dir, None, [leader.pid, 12345])
+        sched = create_scheduler("test", state_dir=str(state_dir))
+        desc = sched.describe(app_id)  # settles the record: its supervisor is gone
+        assert desc is not None and desc.state == AppState.FAILED
+        assert "supervisor died" in desc.msg
+        assert st.proc_start_time(stranger) is not None  # alive: nothing proved it the app's
+    finally:
+        os.kill(stranger, signal.SIGKILL)
+
+
+def test_a_corrupt_record_can_be_deleted(
+    sched: LocalScheduler, state_dir: Path, tmp_path: Path
+) -> None:
+    app_id = run(sched, sh("w", "echo hi"), log_dir=str(tmp_path / "logs"))
+    wait(sched, app_id)
+    wait_supervisor_exit(state_dir / "apps" / app_id)
+    (state_dir / "apps" / app_id / "state.json").write_text('{"apiVersion": "torchx.lo')
+    with pytest.raises(SchedulerError, match=r"state.json: unreadable record .*delete the app"):
+        sched.describe(app_id)
+    sched.delete(app_id)
+    assert not (state_dir / "apps" / app_id).exists()
+    assert not (tmp_path / "logs" / app_id).exists()
+    assert sched.describe(app_id) is None
+
+
+def test_cancel_ends_the_replicas_of_a_stopped_supervisor_and_says_so(
+    sched: LocalScheduler,
+) -> None:
+    app_id = run(sched, sh("w", "sleep 300 & echo ready; wait"), grace_period=30.0)
+    assert first_line(sched, app_id, "w") == "ready\n"
+    sessions = recorded_sessions(sched, app_id, 1)
+    sup = state_of(sched, app_id)["supervisor"]
+    os.kill(sup["pid"], signal.SIGSTOP)
+    try:
+        assert until(lambda: st.is_stopped(sup["pid"]))  # the signal's delivery has no event
+        sched.cancel(app_id)  # at once: no grace period waited on a supervisor that cannot act
+        desc = sched.describe(app_id)
+        assert desc is not None and desc.state == AppState.CANCELLED, desc
+        assert f"supervisor (pid {sup['pid']}) was stopped (SIGSTOP) and did not answer" in desc.msg
+        assert "so it was killed" in desc.msg
+        assert until(lambda: not session_members(sessions))
+        assert until(lambda: not st.is_same_process_alive(sup["pid"], sup["start_time"]))
+    finally:
+        try:
+            os.kill(sup["pid"], signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
+_ESCAPER = (
+    "setsid sleep 301 & echo $!; (sleep 302 & echo $!); env -i setsid sleep 303 & echo $!; "
+    "echo ready; "
+)
+
+
+@pytest.mark.parametrize("end", ["cancel", "failure"])
+def test_children_that_escaped_the_session_do_not_outlive_the_app(
+    sched: LocalScheduler, end: str
+) -> None:
+    script = _ESCAPER + ("sleep 300" if end == "cancel" else "exit 3")
+    app_id = run(sched, sh("w", script), grace_period=0.5)
+    lines = []
+    for line in sched.log_iter(app_id, "w", should_tail=True, streams=Stream.STDOUT):
+        lines.append(line)
+        if line == "ready\n":
+            break
+    escaped = [int(x) for x in lines[:-1]]
+    assert len(escaped) == 3
+    if end == "cancel":
+        assert all(st.proc_start_time(pid) is not None for pid in escaped)
+        sched.cancel(app_id)
+    desc = wait(sched, app_id)
+    assert desc.state == (AppState.CANCELLED if end == "cancel" else AppState.FAILED)
+    assert until(lambda: all(st.proc_start_time(pid) is None for pid in escaped)), [
+        pid for pid in escaped if st.proc_start_time(pid) is not None
+    ]
 
 
 class _Evil:
@@ -1162,6 +1254,103 @@ def test_bad_grace_period_and_unwritable_state_dir(sched: LocalScheduler, tmp_pa
         SchedulerError, match=r"cannot create the local state directory .*TORCHX_HOME"
     ):
         sched.schedule(info)
+
+
+# ----------------------------------------------------------------------------- retention
+
+
+def _age(state_dir: Path, app_id: str, seconds: float) -> None:
+    """Makes a finished app look as if it had ended ``seconds`` ago."""
+    path = state_dir / "apps" / app_id / "state.json"
+    record = json.loads(path.read_text())
+    record["finished"] = record["updated"] = time.time() - seconds
+    path.write_text(json.dumps(record))
+    os.utime(path, (time.time() - seconds,) * 2)
+
+
+def test_prune_deletes_finished_apps_older_than_a_duration_only(
+    sched: LocalScheduler, state_dir: Path, tmp_path: Path
+) -> None:
+    old = run(sched, sh("w", "echo old"), log_dir=str(tmp_path / "logs"))
+    recent = run(sched, sh("w", "echo recent"))
+    running = run(sched, sh("w", "echo ready; sleep 300"))
+    for app_id in (old, recent):
+        wait(sched, app_id)
+        wait_supervisor_exit(state_dir / "apps" / app_id)
+    assert first_line(sched, running, "w") == "ready\n"
+    _age(state_dir, old, 3 * 86400)
+    os.utime(state_dir / "apps" / running / "state.json", (time.time() - 3 * 86400,) * 2)
+    assert sched.prune(older_than="2d") == [old]
+    assert sched.describe(old) is None and not (tmp_path / "logs" / old).exists()
+    assert {a.app_id for a in sched.list()} == {recent, running}
+    assert sched.prune(older_than=0.0) == [recent]  # a running app is never pruned
+    assert [a.app_id for a in sched.list()] == [running]
+    with pytest.raises(ValueError, match=r"^bad duration '2 days': expected a number and a unit"):
+        sched.prune(older_than="2 days")
+
+
+def test_retain_last_run_option_prunes_once_an_app_has_ended(
+    sched: LocalScheduler, state_dir: Path
+) -> None:
+    ids = []
+    for k in range(4):
+        ids.append(run(sched, sh("w", f"echo {k}"), retain_last=2))
+        wait(sched, ids[-1])
+        wait_supervisor_exit(state_dir / "apps" / ids[-1])  # it prunes after the final state
+    assert sorted(a.app_id for a in sched.list()) == sorted(ids[2:])
+
+
+def test_retain_for_run_option_keeps_recent_apps(sched: LocalScheduler, state_dir: Path) -> None:
+    first = run(sched, sh("w", "true"))
+    wait(sched, first)
+    wait_supervisor_exit(state_dir / "apps" / first)
+    second = run(sched, sh("w", "true"))
+    wait(sched, second)
+    wait_supervisor_exit(state_dir / "apps" / second)
+    _age(state_dir, first, 7200)
+    third = run(sched, sh("w", "true"), retain_for="1h")
+    wait(sched, third)
+    wait_supervisor_exit(state_dir / "apps" / third)
+    assert sorted(a.app_id for a in sched.list()) == sorted([second, third])
+
+
+@pytest.mark.parametrize(
+    ("cfg", "message"),
+    [
+        ({"retain_for": "soon"}, r"run option 'retain_for': bad duration 'soon'"),
+        ({"retain_last": 0}, r"run option 'retain_last' must be a whole number >= 1"),
+    ],
+)
+def test_bad_retention_options_are_refused_at_dryrun(
+    sched: LocalScheduler, cfg: dict[str, Any], message: str
+) -> None:
+    from torchx.specs import InvalidRunConfigException
+
+    with pytest.raises(InvalidRunConfigException, match=message):
+        sched.submit_dryrun(AppDef("a", [sh("w", "true")]), cfg)
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+@given(st_h.lists(st_h.tuples(st_h.integers(0, 10**6), st_h.sampled_from("smhdw")), min_size=1))
+def test_durations_parse_to_the_sum_of_their_parts(parts: list[tuple[int, str]]) -> None:
+    from torchx.schedulers._local.retention import parse_duration
+
+    text = "".join(f"{n}{unit}" for n, unit in parts)
+    assert parse_duration(text) == sum(n * _UNITS[unit] for n, unit in parts)
+
+
+@given(st_h.text(max_size=12))
+def test_anything_else_is_one_line_error_or_a_duration(text: str) -> None:
+    from torchx.schedulers._local.retention import parse_duration
+
+    try:
+        value = parse_duration(text)
+    except ValueError as e:
+        assert str(e).startswith(f"bad duration {text!r}: ") and "\n" not in str(e)
+    else:
+        assert value >= 0
 
 
 _LIGHT_LAUNCH = textwrap.dedent(

@@ -141,34 +141,114 @@ class CancelCommand:
 
         runner = get_runner()
         require_status(runner, args.app_handle)
+        from torchx.specs import NONE
+
         runner.cancel(args.app_handle)
         print(f"cancelled {args.app_handle}")
+        after = runner.status(args.app_handle)
+        done = after is not None and after.state.name == "CANCELLED"
+        if done and after.msg not in ("", NONE, "cancelled"):
+            print(after.msg)  # what was done, when it was more than asking the app to stop
         return 0
 
 
 class DeleteCommand:
-    help = "delete a finished app and its records (cancel it first, or use --force)"
+    help = "delete finished apps and their records: by handle, or all older than a duration"
+    description = """\
+Delete finished apps with their records and logs.
+
+  torchx delete HANDLE [HANDLE ...]   the apps named (cancel them first, or --force)
+  torchx delete --older-than 7d        every finished app of the scheduler (default:
+                                       local) that ended more than 7 days ago
+
+Durations: a number and a unit (s, m, h, d, w), or several: 30m, 12h, 1d12h.
+To have the local scheduler do this on its own, set retain_last (keep the newest N
+apps) and/or retain_for (keep apps younger than a duration) in the [local] section
+of .torchxconfig: each app then prunes the older finished ones once it has ended.
+"""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("app_handle", help=HANDLE_HELP)
+        parser.add_argument("app_handles", nargs="*", metavar="HANDLE", help=HANDLE_HELP)
         parser.add_argument(
-            "--force", action="store_true", help="cancel the app first if it is running"
+            "--force", action="store_true", help="cancel the apps first if they are running"
         )
+        parser.add_argument(
+            "--older-than",
+            metavar="DURATION",
+            help="delete every finished app that ended longer ago than this, e.g. 7d, 12h",
+        )
+        parser.add_argument("-s", "--scheduler", help="scheduler of --older-than (default: local)")
 
     def run(self, args: argparse.Namespace) -> int:
-        from torchx.cli._runtime import get_runner, require_status
+        from torchx.cli._runtime import get_runner
         from torchx.cli.main import CliError
 
         runner = get_runner()
-        status = require_status(runner, args.app_handle)
+        if args.older_than is not None:
+            if args.app_handles:
+                raise CliError("give handles or --older-than, not both")
+            return _delete_older_than(runner, args.older_than, args.scheduler)
+        if not args.app_handles:
+            raise CliError(
+                "nothing to delete: give app handles (see 'torchx list') or --older-than 7d"
+            )
+        return _delete_handles(runner, args.app_handles, args.force)
+
+
+def _delete_handles(runner: object, handles: list[str], force: bool) -> int:
+    """Deletes the apps; every handle is checked before any app is touched."""
+    from typing import Any
+
+    from torchx.cli._runtime import require_status
+    from torchx.cli.main import CliError
+
+    r: Any = runner
+    running = []
+    for handle in dict.fromkeys(handles):
+        status = require_status(r, handle)
         if not status.is_terminal():
-            if not args.force:
+            if not force:
                 raise CliError(
-                    f"{args.app_handle} is {status.state}: cancel it first "
-                    f"('torchx cancel {args.app_handle}') or pass --force"
+                    f"{handle} is {status.state}: cancel it first "
+                    f"('torchx cancel {handle}') or pass --force"
                 )
-            runner.cancel(args.app_handle)
-            runner.wait(args.app_handle, wait_interval=0.1, timeout=60)
-        runner.delete(args.app_handle)
-        print(f"deleted {args.app_handle}")
-        return 0
+            running.append(handle)
+    for handle in running:
+        r.cancel(handle)
+    for handle in running:
+        r.wait(handle, wait_interval=0.1, timeout=60)
+    for handle in dict.fromkeys(handles):
+        r.delete(handle)
+        print(f"deleted {handle}")
+    return 0
+
+
+def _delete_older_than(runner: object, older_than: str, scheduler: str | None) -> int:
+    """Prunes through the scheduler's ``prune(older_than=...)`` (the local scheduler has it)."""
+    from typing import Any
+
+    from torchx.cli._runtime import default_scheduler
+    from torchx.cli.main import CliError
+    from torchx.schedulers import get_scheduler_factories
+
+    r: Any = runner
+    name = scheduler or default_scheduler()
+    factories = get_scheduler_factories()
+    if name not in factories:
+        raise CliError(f"unknown scheduler {name!r}; installed: {', '.join(sorted(factories))}")
+    sched = factories[name](r.session_name)
+    try:
+        prune = getattr(sched, "prune", None)
+        if prune is None:
+            raise CliError(
+                f"scheduler {name!r} cannot delete by age: delete its apps by handle "
+                f"('torchx list -s {name}' lists them)"
+            )
+        removed = prune(older_than=older_than)
+    finally:
+        sched.close()
+    for app_id in removed:
+        print(f"deleted {name}://{r.session_name}/{app_id}")
+    if not removed:
+        print(f"no finished app older than {older_than}")
+    return 0

@@ -36,7 +36,12 @@ Guarantees:
   the replica, a watchdog process for whatever the replica started), and the app is
   then recorded as FAILED with the reason: never RUNNING forever;
 * ``cancel`` sends SIGTERM to every replica's process group, SIGKILL after the
-  ``grace_period`` run option; when an app ends, nothing it started is left running.
+  ``grace_period`` run option; when an app ends, nothing it started is left running
+  (the supervisor is the child subreaper of the whole tree). A supervisor that is
+  stopped (``kill -STOP``) cannot act: ``cancel`` kills it and the app's processes;
+* only processes proven to be the app's are signalled (a replica's pid and start time,
+  or the app's ``TORCHX_APP_ID`` in a process's environment): a stale record never
+  kills a stranger;
   A cancel is also recorded, so one that comes right after ``schedule``, while the
   supervisor is still starting, is never lost;
 * ``describe`` gives back the exact AppDef submitted (name, roles, metadata); the
@@ -71,6 +76,7 @@ platform ``schedule`` raises :class:`SchedulerError` saying so (dry runs work an
 
 from __future__ import annotations
 
+import builtins
 import os
 import shlex
 import signal
@@ -185,6 +191,9 @@ class LocalRequest:
     log_dir: str
     grace_period: float
     roles: list[LocalRole]
+    #: apps to keep once this one has ended: the newest N, and those younger than D (s)
+    retain_last: int | None = None
+    retain_for: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -192,6 +201,8 @@ class LocalRequest:
             "app_name": self.app_name,
             "log_dir": self.log_dir,
             "grace_period": self.grace_period,
+            "retain_last": self.retain_last,
+            "retain_for": self.retain_for,
             "roles": [
                 {
                     "name": r.name,
@@ -257,7 +268,7 @@ def _read_state(app_dir: str) -> dict[str, Any] | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except ValueError as e:
-        raise SchedulerError(f"{path}: unreadable record ({e}); delete the app") from None
+        raise _UnreadableRecord(f"{path}: unreadable record ({e}); delete the app") from None
     version = data.get("apiVersion") if isinstance(data, dict) else None
     if version != _st.API_VERSION:
         raise SchedulerError(
@@ -266,6 +277,77 @@ def _read_state(app_dir: str) -> dict[str, Any] | None:
             "that release"
         )
     return data
+
+
+class _UnreadableRecord(SchedulerError):
+    """A state.json that is not JSON (cut short, overwritten): the app can only be deleted."""
+
+
+def _kill_stopped_supervisor(state: dict[str, Any]) -> bool:
+    """If the app's supervisor is stopped (``kill -STOP``), kills it and its watchdog.
+
+    A stopped supervisor neither answers SIGTERM nor releases the app's lock if it held
+    it: waiting on it would hang. Returns once it is gone (its lock released with it);
+    False if it was not stopped (nothing done).
+    """
+    sup = state.get("supervisor") or {}
+    pid = sup.get("pid")
+    if not isinstance(pid, int) or not _st.is_same_process_alive(pid, sup.get("start_time")):
+        return False
+    if not _st.is_stopped(pid):
+        return False
+    wd = state.get("watchdog") or {}  # first: it would record the app as FAILED
+    for proc in (wd, sup):
+        if _st.is_same_process_alive(proc.get("pid"), proc.get("start_time")):
+            try:
+                os.kill(int(proc["pid"]), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    _wait_gone(pid, sup.get("start_time"))
+    return True
+
+
+def _wait_gone(pid: int, start_time: int | None, timeout: float = 10.0) -> None:
+    """Returns once the process is gone (a pidfd turns readable: an event), or after timeout."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return  # already gone
+    try:
+        if _st.is_same_process_alive(pid, start_time):  # the fd is of that very process
+            select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+
+
+def _retention(cfg: Mapping[str, CfgVal]) -> tuple[int | None, float | None]:
+    """The ``retain_last`` and ``retain_for`` run options, checked (one line if bad)."""
+    from torchx.schedulers._local.retention import parse_duration
+
+    last = cfg.get("retain_last")
+    if last is not None and (not isinstance(last, int) or isinstance(last, bool) or last < 1):
+        raise InvalidRunConfigException(
+            f"run option 'retain_last' must be a whole number >= 1 (apps to keep), got {last!r}"
+        )
+    text = cfg.get("retain_for")
+    try:
+        keep_for = parse_duration(str(text)) if text not in (None, "") else None
+    except ValueError as e:
+        raise InvalidRunConfigException(f"run option 'retain_for': {e}") from None
+    return last, keep_for
+
+
+def _salvage(app_dir: str) -> dict[str, Any]:
+    """What delete needs of an app whose state.json is unreadable: its log directory."""
+    try:
+        request = _st.read_json(os.path.join(app_dir, "request.json"))
+        log_dir = request.get("log_dir") if isinstance(request, dict) else None
+    except (OSError, ValueError):
+        log_dir = None
+    # recorded as ended: nothing of it can be told from a stranger's process, none is killed
+    return {"state": "FAILED", "log_dir": log_dir if isinstance(log_dir, str) else ""}
 
 
 def _settle(app_dir: str, state: dict[str, Any]) -> dict[str, Any] | None:
@@ -467,6 +549,19 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             default=10.0,
             help="seconds between SIGTERM and SIGKILL when cancelling or restarting replicas",
         )
+        opts.add(
+            "retain_last",
+            type_=int,
+            help="retention: once the app has ended, remove the finished apps of its state "
+            "directory except the newest N (and those retain_for keeps); default: keep all",
+        )
+        opts.add(
+            "retain_for",
+            type_=str,
+            help="retention: once the app has ended, remove the finished apps of its state "
+            "directory that ended longer ago than this (e.g. 12h, 7d; and not kept by "
+            "retain_last); default: keep all",
+        )
         return opts
 
     def _validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
@@ -497,6 +592,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             raise InvalidRunConfigException(
                 f"run option 'grace_period' must be a number of seconds >= 0, got {grace!r}"
             )
+        retain_last, retain_for = _retention(cfg)
         launch_dir = os.getcwd()
         handle = f"{self.backend}://{self.session_name}/{app_id}"
 
@@ -564,6 +660,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             log_dir=log_dir,
             grace_period=grace,
             roles=roles,
+            retain_last=retain_last,
+            retain_for=retain_for,
         )
         return AppDryRunInfo(request, str)
 
@@ -978,11 +1076,16 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         """Records the cancel and sends SIGTERM to the supervisor, which stops the replicas.
 
         The record makes a cancel that reaches a supervisor still starting up (before its
-        signal handler is in place) take effect all the same.
+        signal handler is in place) take effect all the same. A supervisor that cannot
+        answer (stopped: ``kill -STOP``) is killed instead, and the app's processes with
+        it; the record says so (``describe``'s ``msg``).
         """
         app_dir = self._app_dir(app_id)
         state = self._state(app_id)
         if state is None or state.get("state") in _st.TERMINAL:
+            return
+        if _kill_stopped_supervisor(state):
+            self._end_without_supervisor(app_dir, "was stopped (SIGSTOP) and did not answer")
             return
         try:
             with _st.locked(app_dir):
@@ -1001,24 +1104,66 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             except ProcessLookupError:
                 pass
 
+    @staticmethod
+    def _end_without_supervisor(app_dir: str, why: str) -> None:
+        """Records as CANCELLED an app whose supervisor was killed, killing what is left.
+
+        Done under the app's lock, so the supervisor's watchdog (if it is still there)
+        finds the app already ended.
+        """
+        try:
+            with _st.locked(app_dir):
+                state = _read_state(app_dir)
+                if state is None or state.get("state") in _st.TERMINAL:
+                    return
+                sup = state.get("supervisor") or {}
+                n = _st.kill_app(
+                    str(state.get("app_id", "")), _st.replica_sessions(state), anywhere=True
+                )
+                now = time.time()
+                state["state"] = "CANCELLED"
+                state["msg"] = (
+                    f"cancelled: its supervisor (pid {sup.get('pid')}) {why}, so it was killed; "
+                    f"{n} process{'es' if n != 1 else ''} of the app left then killed too"
+                )
+                state["updated"] = state["finished"] = now
+                for replicas in state.get("replicas", {}).values():
+                    for rep in replicas:
+                        if rep.get("state") not in _st.TERMINAL:
+                            rep["state"] = "CANCELLED"
+                _st.write_json_atomic(os.path.join(app_dir, "state.json"), state)
+        except FileNotFoundError:
+            return
+
     def delete(self, app_id: str, force: bool = False) -> None:
         """Removes the app's records and logs; does nothing for an unknown app.
 
         Refuses an app that is still running (SchedulerError) unless ``force``, which
-        kills it first (SIGKILL, no grace period).
+        kills it first (SIGKILL, no grace period). An app whose record is unreadable (cut
+        short, say) can only be deleted, and is: its processes cannot be told from a
+        stranger's, so none is signalled.
         """
-        import shutil
+        from torchx.schedulers._local.retention import remove_app_files
 
         app_dir = self._app_dir(app_id)
         links = self._link_paths(app_id)
-        if self._state(app_id) is None:
+        try:
+            known = self._state(app_id)
+        except _UnreadableRecord:
+            known = {}
+        if known is None:
             for link in links:  # a link to an app deleted elsewhere
                 _unlink(link)
             return
+        if force:
+            _kill_stopped_supervisor(known)  # else its lock, if it held it, is never released
         trash = os.path.join(os.path.dirname(os.path.dirname(app_dir)), "trash")
         try:
             with _st.locked(app_dir):
-                state = _read_state(app_dir)
+                try:
+                    state = _read_state(app_dir)
+                except _UnreadableRecord:
+                    state = _salvage(app_dir)
                 if state is None:
                     return
                 if state.get("state") not in _st.TERMINAL:
@@ -1034,22 +1179,41 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                                 os.kill(int(proc["pid"]), signal.SIGKILL)
                             except ProcessLookupError:
                                 pass
-                    _st.kill_sessions(_st.replica_sessions(state))
+                    _st.kill_app(
+                        str(state.get("app_id", "")), _st.replica_sessions(state), anywhere=True
+                    )
                 _st.ensure_private_dir(trash)
                 doomed = os.path.join(trash, f"{app_id}.{os.urandom(4).hex()}")
                 os.rename(app_dir, doomed)  # atomic: readers see the whole app or nothing
         except FileNotFoundError:
             return
-        for link in links:
-            _unlink(link)
-        log_dirs = {
-            rep.get("log_dir", "") for reps in state.get("replicas", {}).values() for rep in reps
-        }
-        shutil.rmtree(doomed, ignore_errors=True)
-        for d in log_dirs:
-            if d and not d.startswith(app_dir + os.sep):
-                # <log_dir>/<app_id>/<role>/<k>: remove the app's whole log folder
-                shutil.rmtree(os.path.dirname(os.path.dirname(d)), ignore_errors=True)
+        remove_app_files(app_id, doomed, state, links)
+
+    def prune(
+        self, older_than: float | str | None = None, keep_last: int | None = None
+    ) -> builtins.list[str]:
+        """Deletes finished apps: those that ended longer ago than ``older_than``.
+
+        ``older_than`` is seconds or a duration such as ``"7d"`` (``12h``, ``30m``,
+        ``1d12h``); ``keep_last`` keeps the newest N apps whatever their age (with
+        ``older_than`` None: every finished app but the newest N goes). Running apps are
+        never touched. Covers this state directory and the apps linked from it; returns
+        the ids of the apps deleted. The ``retain_last``/``retain_for`` run options make
+        each app's supervisor do this once the app has ended.
+        """
+        from torchx.schedulers._local.retention import parse_duration, prune
+
+        keep_for = parse_duration(older_than) if isinstance(older_than, str) else older_than
+        if keep_for is None and keep_last is None:
+            raise ValueError("prune() needs older_than or keep_last: say what to keep")
+        state_dirs = {self.state_dir}
+        for _, app_dir in self._app_dirs():
+            state_dirs.add(os.path.dirname(os.path.dirname(app_dir)))
+        removed: builtins.list[str] = []
+        for state_dir in sorted(state_dirs):
+            _check_dirs(state_dir)
+            removed += prune(state_dir, keep_last=keep_last, keep_for=keep_for)
+        return removed
 
     # -- logs -------------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@
   per-app locks, process liveness and the "kill what is left of an app" sweep;
 * :mod:`._local.supervisor`: the detached per-app process that runs the replicas;
 * :mod:`._local.logs`: reading and tailing replica logs;
-* :mod:`._local.checks`: what is refused at dryrun (apps local cannot run).
+* :mod:`._local.checks`: what is refused at dryrun (apps local cannot run);
+* :mod:`._local.retention`: removing finished apps (delete, prune by age or count).
 
 Nothing here is public API (what other schedulers can share is public:
 :mod:`torchx.schedulers.ids`, :mod:`~torchx.schedulers.follow`,

@@ -199,25 +199,35 @@ def is_same_process_alive(pid: int | None, start_time: int | None) -> bool:
     return now is not None and (start_time is None or now == start_time)
 
 
-def kill_sessions(sessions: dict[int, int], sig: int = signal.SIGKILL) -> int:
-    """Sends ``sig`` to every process of the given sessions; returns how many were signalled.
+#: The variable every replica gets (``TORCHX_APP_ID=<app_id>``) and its descendants inherit:
+#: how a process that left the replica's session (``setsid``) is still known as the app's.
+APP_ID_ENV = b"TORCHX_APP_ID="
+
+
+def _carries_app_id(pid: int, app_id: str) -> bool:
+    """True if the process's environment (from its exec) holds ``TORCHX_APP_ID=<app_id>``."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = f.read()
+    except OSError:  # gone, or another user's
+        return False
+    return b"\0" + APP_ID_ENV + app_id.encode() + b"\0" in b"\0" + env + b"\0"
+
+
+def kill_app(
+    app_id: str, sessions: dict[int, int], sig: int = signal.SIGKILL, anywhere: bool = False
+) -> int:
+    """Sends ``sig`` to every live process proven to be the app's; returns how many.
 
     ``sessions`` maps a replica's session id (= its leader's pid: every replica starts
-    a new session) to the leader's start time. Scanning /proc finds grandchildren that
-    left the replica's process group (``setpgid``) but not its session, and ones whose
-    leader is already gone. Linux does not hand out a pid while it still names a live
-    session, so a session whose leader is gone is still the replica's; one whose leader
-    pid now runs a process with another start time was recycled and is left alone.
+    a new session) to the leader's start time. A process is proven to be the app's if
+    it is such a leader with that very start time, or if its environment carries the
+    app's ``TORCHX_APP_ID`` (inherited by everything a replica starts). Being in a
+    recorded session is not proof: after a reboot, or once the app's session is gone,
+    the same id can name a stranger's session. The environment is read only for
+    members of the recorded sessions, unless ``anywhere`` (a supervisor that died: what
+    its replicas started with ``setsid`` lives in other sessions).
     """
-    if not sessions:
-        return 0
-    ours = {
-        sid
-        for sid, start in sessions.items()
-        if (now := proc_start_time(sid)) is None or now == start
-    }
-    if not ours:
-        return 0
     count = 0
     me = os.getpid()
     for name in os.listdir("/proc"):
@@ -227,7 +237,12 @@ def kill_sessions(sessions: dict[int, int], sig: int = signal.SIGKILL) -> int:
         if pid == me:
             continue
         st = proc_stat(pid)
-        if st is None or st[0] in ("Z", "X") or st[1] not in ours:
+        if st is None or st[0] in ("Z", "X"):
+            continue
+        replica = pid in sessions and st[2] == sessions[pid]  # by pid and start time
+        if not replica and not (
+            app_id and (anywhere or st[1] in sessions) and _carries_app_id(pid, app_id)
+        ):
             continue
         try:
             os.kill(pid, sig)
@@ -236,6 +251,12 @@ def kill_sessions(sessions: dict[int, int], sig: int = signal.SIGKILL) -> int:
             if e.errno not in (errno.ESRCH, errno.EPERM):
                 raise
     return count
+
+
+def is_stopped(pid: int) -> bool:
+    """True if the process is stopped (``kill -STOP``) or stopped by a tracer."""
+    st = proc_stat(pid)
+    return st is not None and st[0] in ("T", "t")
 
 
 def replica_sessions(state: dict[str, Any]) -> dict[int, int]:
@@ -264,7 +285,7 @@ def mark_supervisor_dead(app_dir: str, reason: str) -> dict[str, Any] | None:
             sup = state.get("supervisor") or {}
             if is_same_process_alive(sup.get("pid"), sup.get("start_time")):
                 return state  # not dead after all
-            kill_sessions(replica_sessions(state))
+            kill_app(str(state.get("app_id", "")), replica_sessions(state), anywhere=True)
             now = time.time()
             state["state"] = "FAILED"
             state["msg"] = reason

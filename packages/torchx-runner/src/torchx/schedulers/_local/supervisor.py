@@ -31,7 +31,10 @@ Retry policies: ``REPLICA`` restarts the failed replica alone, ``ROLE`` stops an
 restarts every replica of its role, ``APPLICATION`` every replica of the app; each
 role may trigger at most ``max_retries`` restarts. SIGTERM (``cancel``) sends SIGTERM
 to each replica's process group and SIGKILL after the grace period. When the app ends,
-whatever is left in the replicas' sessions (background grandchildren) is killed.
+whatever is left in the replicas' sessions (background grandchildren) is killed, and
+so is anything still below the supervisor: as child subreaper it inherits what escaped
+a replica's session (``setsid``, a double fork). Only processes proven to be the app's
+are signalled (see :func:`torchx.schedulers._local.state.kill_app`).
 
 Only the standard library is imported here: this process starts for every app. The one
 exception comes after the replicas are started: if the launcher left the AppDef's JSON
@@ -50,7 +53,7 @@ import time
 
 from torchx.schedulers._local.state import (
     TERMINAL,
-    kill_sessions,
+    kill_app,
     locked,
     mark_supervisor_dead,
     proc_start_time,
@@ -265,6 +268,7 @@ class Supervisor:
         self.msg = ""
         self.num_restarts = 0
         self.cancel_requested = False
+        self.watchdog = 0
         self.pid = os.getpid()
         self.dirty = True
 
@@ -479,6 +483,7 @@ class Supervisor:
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
         wd_read, wd_write = os.pipe()  # both close-on-exec: replicas never hold them
         watchdog = os.fork()
+        self.watchdog = watchdog
         if watchdog == 0:
             os.close(wd_write)
             _watchdog(self.app_dir, wd_read, self.pid)
@@ -548,15 +553,84 @@ class Supervisor:
             if rep.state not in TERMINAL:  # never started, or waiting for a restart
                 rep.state = "CANCELLED"
         # background processes a replica left behind die with the app
-        kill_sessions({sid: start for rep in self.replicas for sid, start in rep.sessions})
-        self.reap()
+        sessions = {sid: start for rep in self.replicas for sid, start in rep.sessions}
+        kill_app(str(self.request.get("app_id", "")), sessions)
+        self.kill_descendants()
         self.write_state(final, finished=time.time())
         self.complete_request()  # an app that ended before a quiet moment: after its state
+        self.apply_retention()
         os.close(wd_write)
         return 0
 
+    def apply_retention(self) -> None:
+        """Prunes the state directory's finished apps (``retain_last``/``retain_for``).
+
+        After the final state: it never delays an app's end. A failure is logged only.
+        """
+        last, keep_for = self.request.get("retain_last"), self.request.get("retain_for")
+        if last is None and keep_for is None:
+            return
+        try:
+            from torchx.schedulers._local.retention import prune
+
+            prune(os.path.dirname(os.path.dirname(self.app_dir)), last, keep_for)
+        except Exception:
+            import traceback
+
+            print("torchx: could not apply the retention:", file=sys.stderr)
+            traceback.print_exc()
+
+    def kill_descendants(self) -> None:
+        """SIGKILLs whatever the app started that is still below the supervisor, and reaps it.
+
+        As child subreaper the supervisor inherits every orphan of the app's process
+        tree, those that left their replica's session (``setsid``) or were double-forked
+        included: anything still below it when the app ends is the app's, and dies.
+        Rounds repeat until nothing is left (a process may fork while it is killed).
+        """
+        for _ in range(100):
+            doomed = [pid for pid in _descendants(self.pid) if pid != self.watchdog]
+            if not doomed:
+                break
+            for pid in doomed:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            for pid in doomed:
+                try:
+                    os.waitpid(pid, 0)  # our children (re-parented orphans) are reaped here
+                except ChildProcessError:
+                    pass  # not our child (yet): its parent was killed too; next round
+        self.reap()
+
     def _on_term(self, signum: int, frame: object) -> None:
         self.cancel_requested = True
+
+
+def _descendants(root: int) -> list[int]:
+    """Every live process below ``root`` (by parent pid, from /proc)."""
+    if root <= 0:
+        return []
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                raw = f.read()
+        except OSError:
+            continue
+        fields = raw[raw.rfind(b")") + 2 :].split()
+        if fields[0] not in (b"Z", b"X"):
+            children.setdefault(int(fields[1]), []).append(int(name))
+    out: list[int] = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 def _watchdog(app_dir: str, fd: int, supervisor_pid: int) -> None:
@@ -639,7 +713,7 @@ def entry() -> None:
                     path = os.path.join(app_dir, "state.json")
                     st = read_json(path)
                     if st.get("state") not in TERMINAL:
-                        kill_sessions(replica_sessions(st))
+                        kill_app(str(st.get("app_id", "")), replica_sessions(st), anywhere=True)
                         st["state"] = "FAILED"
                         st["msg"] = f"supervisor error: {type(e).__name__}: {e}"
                         st["updated"] = time.time()
