@@ -465,3 +465,9 @@ def test_cancel_that_slurm_refuses_is_one_line(
         "scancel failed (cancel job 5): scancel: error: Kill job error on job id 5: "
         "Access/permission denied"
     )
+
+
+def test_job_dir_says_what_it_means_here(sched: SlurmScheduler) -> None:
+    opt = sched.run_opts().get("job_dir")
+    assert opt is not None and opt.opt_type is str
+    assert "default: the current directory" in opt.help and "--workspace" in opt.help

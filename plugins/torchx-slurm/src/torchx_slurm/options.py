@@ -30,6 +30,12 @@ JOB_OPTIONS = ("comment", "mail-user", "mail-type")
 #: Options repeated in every heterogeneous group (each group is scheduled on its own).
 GROUP_OPTIONS = ("partition", "time", "account", "qos", "constraint")
 
+#: Help of ``job_dir`` (also given where the directory workspace declares the option).
+JOB_DIR_HELP = (
+    "the job's directory: logs, exit codes and, with --workspace, the workspace copy "
+    "(then it must not exist yet); default: the current directory"
+)
+
 MAIL_TYPES = frozenset(
     {
         "NONE",
@@ -108,11 +114,7 @@ def slurm_runopts() -> runopts:
         type_=str,
         help="which events send mail, e.g. END,FAIL (sbatch --mail-type)",
     )
-    opts.add(
-        "job_dir",
-        type_=str,
-        help="the job's directory: workspace copy, logs, state (default: the current directory)",
-    )
+    opts.add("job_dir", type_=str, help=JOB_DIR_HELP)
     opts.add(
         "nomem",
         type_=bool,

@@ -52,7 +52,12 @@ from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus,
 from torchx.specs.errors import SpecError
 from torchx.workspace.dir_workspace import DirWorkspaceMixin
 from torchx_slurm import commands
-from torchx_slurm.options import extra_sbatch_args, sbatch_values, slurm_runopts
+from torchx_slurm.options import (
+    JOB_DIR_HELP,
+    extra_sbatch_args,
+    sbatch_values,
+    slurm_runopts,
+)
 from torchx_slurm.parse import (
     SACCT_FIELDS,
     SEP,
@@ -110,6 +115,14 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     def _run_opts(self) -> runopts:
         return slurm_runopts()
+
+    def workspace_opts(self) -> runopts:
+        """``job_dir``, as the directory workspace uses it, with what it also means here."""
+        opts = super().workspace_opts()
+        for name, opt in opts:
+            if name == "job_dir":
+                opt.help = JOB_DIR_HELP
+        return opts
 
     # -- submitting -------------------------------------------------------------------------
 
