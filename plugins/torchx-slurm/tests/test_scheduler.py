@@ -471,3 +471,19 @@ def test_job_dir_says_what_it_means_here(sched: SlurmScheduler) -> None:
     opt = sched.run_opts().get("job_dir")
     assert opt is not None and opt.opt_type is str
     assert "default: the current directory" in opt.help and "--workspace" in opt.help
+
+
+def test_a_requeued_job_shows_no_exit_codes_of_the_run_before(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    state = tmp_path / ".torchx-slurm" / "3"
+    state.mkdir(parents=True)
+    (state / "w.0.exit").write_text("1\n")
+    (state / "restarts").write_text("1\n")
+    fake_slurm.answer("squeue", stdout=_squeue_line("3", "PENDING", "a-1:w:0", str(tmp_path), ""))
+    desc = sched.describe("3")
+    assert desc is not None and desc.state == AppState.PENDING
+    assert desc.num_restarts == 1
+    assert [(r.state, r.exit_code) for r in desc.roles_statuses[0].replicas] == [
+        (AppState.PENDING, None)
+    ]

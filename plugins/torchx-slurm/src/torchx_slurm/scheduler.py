@@ -261,7 +261,13 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         restarts = _read_int(os.path.join(state_dir, "restarts")) if state_dir else None
         if restarts is None:
             restarts = leader.restarts or 0
-        exits = {(role, k): code for role, k, code in _exit_files(state_dir)}
+        # a pending job has not started its current run: exit codes on disk are of the
+        # run before (a requeue), not of this one
+        exits = (
+            {}
+            if state == AppState.PENDING
+            else {(role, k): code for role, k, code in _exit_files(state_dir)}
+        )
         roles: dict[str, RoleStatus] = {}
         app_name = ""
         for rec in records:
