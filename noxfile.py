@@ -25,10 +25,12 @@ Run by name only:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import nox
@@ -252,6 +254,21 @@ def _cluster_up(session: nox.Session, script: Path) -> dict[str, str]:
     return env
 
 
+@contextlib.contextmanager
+def _machine_lock(session: nox.Session, path: Path) -> Iterator[None]:
+    """Holds an exclusive lock on ``path`` (created if needed), waiting for it if taken."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            session.log(f"waiting for another run holding {path}")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
 @nox.session(name="integration_slurm", python=PYTHON, venv_backend="virtualenv")
 def integration_slurm(session: nox.Session) -> None:
     """The torchx-slurm integration tests against a real Slurm cluster on this machine.
@@ -277,18 +294,22 @@ def integration_slurm(session: nox.Session) -> None:
     # real torch for the README's DDP example on two nodes (pip: see the e2e session)
     session.run("python", "-m", "pip", "install", "-q", TORCH, "numpy")
     script = ROOT / "dev" / "slurm"
-    env = _cluster_up(session, script)
-    try:
-        session.chdir(ROOT / "plugins" / "torchx-slurm" / "tests" / "integration")
-        session.run(
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            *session.posargs,
-            env={**env, "TORCHX_SLURM_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)},
-        )
-    finally:
-        session.run(str(script), "down", external=True)
+    # One cluster per machine (fixed loopback ports): a second run of this session (from
+    # another checkout) waits here rather than have its `down` stop the cluster under us.
+    state = os.environ.get("TORCHX_DEV_SLURM_DIR", "/var/tmp/torchx-dev-slurm")
+    with _machine_lock(session, Path(f"{state}.lock")):
+        env = _cluster_up(session, script)
+        try:
+            session.chdir(ROOT / "plugins" / "torchx-slurm" / "tests" / "integration")
+            session.run(
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                *session.posargs,
+                env={**env, "TORCHX_SLURM_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)},
+            )
+        finally:
+            session.run(str(script), "down", external=True)
 
 
 nox.options.sessions = [
