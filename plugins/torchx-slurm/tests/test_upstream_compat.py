@@ -64,3 +64,16 @@ def test_an_upstream_handle_is_followed(fake_slurm: FakeSlurm, tmp_path: Path) -
         status = runner.status("slurm://torchx_user/1234")
     assert status is not None and status.state == AppState.RUNNING
     assert fake_slurm.calls("squeue")[0][3:5] == ["-j", "1234"]
+
+
+def test_sbatch_args_in_a_config_file_take_any_list(
+    fake_slurm: FakeSlurm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / ".torchxconfig"
+    config.write_text("[slurm]\nsbatch_args = --reservation=maint,--begin=now+60\n")
+    monkeypatch.setenv("TORCHXCONFIG", str(config))
+    monkeypatch.chdir(tmp_path)
+    with get_runner() as runner:
+        info = runner.dryrun_component("utils.echo", ["--msg", "hi"], "slurm")
+    header = [line for line in str(info).splitlines() if line.startswith("#SBATCH")]
+    assert header[-2:] == ["#SBATCH --reservation=maint", "#SBATCH --begin=now+60"]
