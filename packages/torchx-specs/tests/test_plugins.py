@@ -779,3 +779,20 @@ def test_using_the_registry_while_it_is_being_built_is_a_reported_failure() -> N
         "torchx_schedulers() raised PluginError: the plugin registry was used while plugins "
         "are being loaded"
     )
+
+
+def test_the_hook_table_is_the_one_source_of_kinds_and_labels() -> None:
+    import inspect
+
+    from torchx.specs import hookspecs, plugins
+
+    specs = [
+        name
+        for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)
+        if name.startswith("torchx_")
+    ]
+    assert sorted(hookspecs.HOOKS) == sorted(specs), "every hookspec has a row in HOOKS"
+    assert tuple(hookspecs.HOOKS) == hookspecs.HOOK_NAMES
+    assert tuple(hook.kind for hook in hookspecs.HOOKS.values()) == plugins.KINDS
+    assert dict(plugins.LABELS) == {h.kind: h.label for h in hookspecs.HOOKS.values()}
+    assert plugins.IN_PROCESS == hookspecs.IN_PROCESS

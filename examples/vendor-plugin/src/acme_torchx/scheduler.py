@@ -30,6 +30,7 @@ from torchx.specs import (
     CfgVal,
     ReplicaStatus,
     RoleStatus,
+    SpecError,
     macros,
     runopts,
 )
@@ -143,7 +144,7 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
         streams: Stream | None = None,
     ) -> Iterable[str]:
         if streams not in (None, Stream.COMBINED):
-            raise ValueError("acme keeps one combined log per replica: use streams=combined")
+            raise SpecError("acme keeps one combined log per replica: use streams=combined")
         lines = self._read(app_id, role_name, k, should_tail)
         return filter_regex(regex, lines) if regex else lines
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from torchx.cli.main import EXIT_USAGE
+from torchx.cli.errors import EXIT_USAGE
+
+if TYPE_CHECKING:
+    from torchx.cli.command import Command
 
 # argparse passes each of its messages through gettext, which looks for translation
 # catalogs on disk for every string (about 5 ms per torchx command); none exist for
@@ -31,8 +34,9 @@ examples:
   torchx builtins                              list the components you can run
   torchx runopts local                         the options of a scheduler
 
-exit status: 0 success (a waited-on app SUCCEEDED), 1 the app did not succeed,
-2 usage or input error, 130 interrupted (the app keeps running).
+exit status: 0 success (a waited-on app SUCCEEDED), 1 the app did not succeed or
+the scheduler refused, 2 usage or input error, 3 unexpected error of a plugin (or
+torchx), 130 interrupted (the app keeps running).
 Set TORCHX_DEBUG=1 (or --log_level DEBUG) to see tracebacks."""
 
 
@@ -62,7 +66,14 @@ def command_names() -> list[str]:
     return sorted(get_registry().cli_commands)
 
 
-def load_commands(debug: bool, only: Iterable[str] | None = None) -> dict[str, Any]:
+def version() -> str:
+    """torchx-cli's version."""
+    from torchx.cli._version import __version__
+
+    return __version__
+
+
+def load_commands(debug: bool, only: Iterable[str] | None = None) -> dict[str, Command]:
     """Installed command objects by name (all, or ``only`` those); broken ones are skipped.
 
     A command that fails to load is reported on stderr with its distribution and
@@ -72,7 +83,7 @@ def load_commands(debug: bool, only: Iterable[str] | None = None) -> dict[str, A
 
     registry = get_registry()
     wanted = sorted(registry.cli_commands) if only is None else sorted(only)
-    commands: dict[str, Any] = {}
+    commands: dict[str, Command] = {}
     for name in wanted:
         if name not in registry.cli_commands:
             continue
@@ -100,15 +111,13 @@ def load_commands(debug: bool, only: Iterable[str] | None = None) -> dict[str, A
 
 
 def build_parser(
-    commands: dict[str, Any], other_names: Iterable[str] = ()
+    commands: dict[str, Command], other_names: Iterable[str] = ()
 ) -> argparse.ArgumentParser:
     """The parser: one subcommand per loaded command, plus bare ``other_names``.
 
     ``other_names`` (commands not loaded for this run) are still valid choices, so an
     unknown command gets the full list and a "did you mean", but they have no options.
     """
-    from torchx.cli.main import version
-
     parser = Parser(
         prog="torchx",
         description=DESCRIPTION,

@@ -5,12 +5,17 @@ Imported only inside ``run()`` of a command, so ``torchx --help`` never loads it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from torchx.cli.main import CliError
+from torchx.cli.errors import CliError
+
+if TYPE_CHECKING:
+    from torchx.runner.api import Runner
+    from torchx.specs.api import AppStatus
+    from torchx.specs.options import CfgVal
 
 
-def get_runner() -> Any:
+def get_runner() -> Runner:
     """A Runner over every installed scheduler, reading ``.torchxconfig`` files."""
     from torchx.runner import get_runner as _get_runner
 
@@ -29,7 +34,9 @@ def default_scheduler() -> str:
     return cli_run_defaults().get("scheduler") or "local"
 
 
-def scheduler_cfg(runner: Any, scheduler: str, cfg_strings: list[str] | None) -> dict[str, Any]:
+def scheduler_cfg(
+    runner: Runner, scheduler: str, cfg_strings: list[str] | None
+) -> dict[str, CfgVal]:
     """The run options given with ``-cfg`` (each may repeat; a later key wins).
 
     The Runner puts them over the ``[scheduler]`` section of ``.torchxconfig`` files
@@ -38,7 +45,7 @@ def scheduler_cfg(runner: Any, scheduler: str, cfg_strings: list[str] | None) ->
     if not cfg_strings:
         return {}
     opts = runner.scheduler_run_opts(scheduler)
-    cfg: dict[str, Any] = {}
+    cfg: dict[str, CfgVal] = {}
     for text in cfg_strings:
         cfg.update(opts.cfg_from_str(text, strict=True))
     return cfg
@@ -65,7 +72,7 @@ def split_handle(handle: str) -> tuple[str, str | None, list[int] | None]:
     return app_handle, role, replicas
 
 
-def require_status(runner: Any, handle: str) -> Any:
+def require_status(runner: Runner, handle: str) -> AppStatus:
     status = runner.status(handle)
     if status is None:
         raise CliError(f"no app {handle!r}: it does not exist (or was deleted); see 'torchx list'")

@@ -84,7 +84,7 @@ class CompletionCommand:
         parser.add_argument("shell", choices=["bash", "zsh"], help="the shell to complete for")
 
     def run(self, args: argparse.Namespace) -> int:
-        from torchx.cli.main import _load_commands, build_parser
+        from torchx.cli._parser import build_parser, load_commands
         from torchx.specs.plugins import get_registry
 
         registry = get_registry()
@@ -94,6 +94,6 @@ class CompletionCommand:
             components = list(list_components())
         except Exception:  # a broken component plugin: complete the rest anyway
             components = []
-        parser = build_parser(_load_commands(debug=False))
+        parser = build_parser(load_commands(debug=False))
         print(script(args.shell, parser, sorted(registry.schedulers), components), end="")
         return 0

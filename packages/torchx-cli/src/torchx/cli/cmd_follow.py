@@ -31,7 +31,7 @@ class StatusCommand:
         status = require_status(runner, args.app_handle)
         roles = args.roles.split(",") if args.roles and args.roles != "*" else None
         if roles:
-            from torchx.cli.main import CliError
+            from torchx.cli.errors import CliError
             from torchx.specs.errors import did_you_mean
 
             known = [r.role for r in status.roles]
@@ -76,7 +76,7 @@ class DescribeCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         from torchx.cli._runtime import get_runner
-        from torchx.cli.main import CliError
+        from torchx.cli.errors import CliError
         from torchx.cli.output import masked_app
 
         app = get_runner().describe(args.app_handle)
@@ -181,7 +181,7 @@ of .torchxconfig: each app then prunes the older finished ones once it has ended
 
     def run(self, args: argparse.Namespace) -> int:
         from torchx.cli._runtime import get_runner
-        from torchx.cli.main import CliError
+        from torchx.cli.errors import CliError
 
         runner = get_runner()
         if args.older_than is not None:
@@ -200,7 +200,7 @@ def _delete_handles(runner: object, handles: list[str], force: bool) -> int:
     from typing import Any
 
     from torchx.cli._runtime import require_status
-    from torchx.cli.main import CliError
+    from torchx.cli.errors import CliError
 
     r: Any = runner
     running = []
@@ -228,7 +228,7 @@ def _delete_older_than(runner: object, older_than: str, scheduler: str | None) -
     from typing import Any
 
     from torchx.cli._runtime import default_scheduler
-    from torchx.cli.main import CliError
+    from torchx.cli.errors import CliError
     from torchx.schedulers import get_scheduler_factories
 
     r: Any = runner

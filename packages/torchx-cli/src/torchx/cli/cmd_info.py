@@ -181,7 +181,7 @@ class ConfigureCommand:
         import io
         import os
 
-        from torchx.cli.main import CliError
+        from torchx.cli.errors import CliError
         from torchx.runner.config import dump
         from torchx.schedulers.files import write_private_atomic
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from torchx.runner.api import Runner
+    from torchx.specs.api import AppDef, AppDryRunInfo, AppStatus
 
 _DESCRIPTION = """\
 Run a component, or an AppDef file (.yaml/.yml/.json), on a scheduler.
@@ -71,7 +75,7 @@ class RunCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         from torchx.cli._runtime import cli_run_defaults, get_runner, scheduler_cfg
-        from torchx.cli.main import CliError
+        from torchx.cli.errors import CliError
 
         defaults = cli_run_defaults()
         component = args.component or defaults.get("component")
@@ -145,7 +149,7 @@ def _refuse_masked_secrets(path: str, app: Any) -> None:
     ``torchx describe --json`` masks secret env values as ``****``; running its output
     again would silently pass ``****`` as the secret.
     """
-    from torchx.cli.main import CliError
+    from torchx.cli.errors import CliError
     from torchx.cli.output import MASK, is_secret_name
 
     for role in app.roles:
@@ -158,7 +162,7 @@ def _refuse_masked_secrets(path: str, app: Any) -> None:
                 )
 
 
-def _print_dryrun(info: Any, args: argparse.Namespace) -> int:
+def _print_dryrun(info: AppDryRunInfo[Any], args: argparse.Namespace) -> int:
     from torchx.cli.output import format_app
 
     shown = info.app  # with its secrets masked unless --show-secrets
@@ -179,8 +183,8 @@ def _print_dryrun(info: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _follow(runner: Any, handle: str, log: bool, app: Any = None) -> int:
-    from torchx.cli.main import EXIT_APP_FAILED
+def _follow(runner: Runner, handle: str, log: bool, app: AppDef | None = None) -> int:
+    from torchx.cli.errors import EXIT_APP_FAILED
 
     try:
         if log:
@@ -213,7 +217,7 @@ def _follow(runner: Any, handle: str, log: bool, app: Any = None) -> int:
     return 0 if status.state.name == "SUCCEEDED" else EXIT_APP_FAILED
 
 
-def _wait(runner: Any, handle: str) -> Any:
+def _wait(runner: Runner, handle: str) -> AppStatus | None:
     """Waits for the app; on a terminal, keeps one live status line up to date."""
     import time
 

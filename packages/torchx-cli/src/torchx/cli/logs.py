@@ -12,7 +12,12 @@ import sys
 import threading
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from torchx.runner.api import Runner
+    from torchx.schedulers.api import Stream
+    from torchx.specs.api import AppStatus
 
 _COLORS = ["\033[32m", "\033[34m", "\033[35m", "\033[36m", "\033[33m", "\033[31m"]
 _RESET = "\033[0m"
@@ -23,9 +28,11 @@ class _Failed(str):
     """A reader's error line: printed like a log line, counted as a failure."""
 
 
-def replicas_of(status: Any, role: str | None, ids: list[int] | None) -> list[tuple[str, int]]:
+def replicas_of(
+    status: AppStatus, role: str | None, ids: list[int] | None
+) -> list[tuple[str, int]]:
     """The (role, replica id) pairs to read, as selected by ``role`` and ``ids``."""
-    from torchx.cli.main import CliError
+    from torchx.cli.errors import CliError
 
     pairs = []
     roles = [r.role for r in status.roles]
@@ -45,7 +52,7 @@ def replicas_of(status: Any, role: str | None, ids: list[int] | None) -> list[tu
 
 
 def stream(
-    runner: Any,
+    runner: Runner,
     handle: str,
     pairs: list[tuple[str, int]],
     *,
@@ -53,8 +60,8 @@ def stream(
     since: datetime | None = None,
     until: datetime | None = None,
     tail: bool = False,
-    streams: Any = None,
-    out: Any = None,
+    streams: Stream | None = None,
+    out: IO[str] | None = None,
 ) -> int:
     """Prints the selected replicas' log lines until every reader is done.
 
@@ -115,7 +122,7 @@ def parse_time(text: str) -> datetime:
     import re
     from datetime import timedelta
 
-    from torchx.cli.main import CliError
+    from torchx.cli.errors import CliError
 
     m = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd])", text.strip())
     if m:

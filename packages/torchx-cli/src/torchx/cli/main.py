@@ -9,12 +9,21 @@ Speed: only the command being run is imported and given a parser
 (:mod:`torchx.cli._parser`); ``--version`` and ``--help`` (cached by
 :mod:`torchx.cli._help_cache`) import neither argparse nor the plugin registry.
 
-Errors a user can fix (bad arguments, an unknown scheduler, a bad handle, ...)
-are printed as one line and exit 2 (a scheduler that refuses a request or cannot be
-reached: exit 1), without a traceback, unless debugging is on (``--log_level DEBUG``
-or ``TORCHX_DEBUG=1``). A waited-on app that did not succeed exits 1. A command
-plugin that fails to load is skipped with a note, and never stops the other commands
-from working.
+Errors are told apart by type (``isinstance``), never by name:
+
+* the project's own errors a user can fix (``torchx.specs.errors.SpecError`` and its
+  subclasses, :class:`~torchx.cli.errors.CliError`, an ``OSError`` naming a file) print
+  one line and exit 2;
+* a scheduler that refuses a request or cannot be reached
+  (``torchx.schedulers.errors.SchedulerError``), or a wait that timed out, prints one
+  line and exits 1, as does a waited-on app that did not succeed;
+* any other exception is unexpected: one line names the plugin (or the torchx
+  distribution, or the file) it came from and says how to see the traceback, and the
+  exit status is 3.
+
+Debugging (``--log_level DEBUG`` or ``TORCHX_DEBUG=1``) shows tracebacks instead. A
+command plugin that fails to load is skipped with a note, and never stops the other
+commands from working. Exit statuses are in :mod:`torchx.cli.errors`.
 """
 
 from __future__ import annotations
@@ -22,22 +31,27 @@ from __future__ import annotations
 import os
 import sys
 
+from torchx.cli.errors import (
+    EXIT_APP_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_PLUGIN_FAILED,
+    EXIT_USAGE,
+    CliError,
+)
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds to import; --version and --help skip it
     import argparse
     from collections.abc import Sequence
-    from typing import Any
+    from types import TracebackType
 
-#: Exit status for usage and input errors, as argparse uses.
-EXIT_USAGE = 2
-#: Exit status when a waited-on app did not succeed.
-EXIT_APP_FAILED = 1
+    from torchx.cli.command import Command
+
+# CliError and the exit statuses live in torchx.cli.errors; these names stay importable
+# from here, where they were first.
+__all__ = ["EXIT_APP_FAILED", "EXIT_USAGE", "CliError", "build_parser", "main", "version"]
 
 _HELP_FLAGS = ("-h", "--help")
-
-
-class CliError(Exception):
-    """A user error the CLI reports as one line (exit 2)."""
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:
@@ -52,7 +66,7 @@ def _debug_requested(argv: Sequence[str]) -> bool:
 
 
 def version() -> str:
-    """This distribution's version."""
+    """This distribution's version (``--version`` imports nothing more)."""
     from torchx.cli._version import __version__
 
     return __version__
@@ -74,14 +88,14 @@ def _command_of(argv: Sequence[str]) -> tuple[str | None, bool]:
     return None, False
 
 
-def _load_commands(debug: bool) -> dict[str, Any]:
+def _load_commands(debug: bool) -> dict[str, Command]:
     """Every installed command object by name (see :func:`torchx.cli._parser.load_commands`)."""
     from torchx.cli._parser import load_commands
 
     return load_commands(debug)
 
 
-def build_parser(commands: dict[str, Any]) -> argparse.ArgumentParser:
+def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     """The full parser over ``commands`` (what ``torchx --help`` shows)."""
     from torchx.cli._parser import build_parser as _build
 
@@ -113,27 +127,104 @@ def _print_help(debug: bool) -> None:
     sys.stdout.flush()
 
 
-def _user_error_types() -> tuple[type[BaseException], ...]:
+def _report(command: str, e: BaseException) -> int:
+    """Prints ``e`` as one line (plus a component's usage, when there is one); the exit status."""
+    from torchx.schedulers.errors import SchedulerError
     from torchx.specs.errors import SpecError
 
-    return (SpecError, CliError, OSError, ValueError, KeyError)
-
-
-def _is_scheduler_error(e: BaseException) -> bool:
-    """A backend failure (submit refused, scheduler unreachable): exit 1, not a usage error."""
-    return any(c.__name__ == "SchedulerError" for c in type(e).__mro__)
-
-
-def _report(command: str, e: BaseException) -> int:
-    """Prints a user error as one line (plus the component's usage, when there is one)."""
     usage = getattr(e, "usage", "")
-    if usage:
-        print(usage.rstrip(), file=sys.stderr)
-    message = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
-    if isinstance(e, OSError) and e.strerror and e.filename:
-        message = f"{e.filename}: {e.strerror}"
-    print(f"torchx {command}: error: {message}", file=sys.stderr)
-    return EXIT_APP_FAILED if _is_scheduler_error(e) else EXIT_USAGE
+    if isinstance(e, (SpecError, CliError)) or (isinstance(e, OSError) and e.filename):
+        if usage:
+            print(usage.rstrip(), file=sys.stderr)
+        status = EXIT_USAGE
+        message = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+        if isinstance(e, OSError) and e.strerror and e.filename:
+            message = f"{e.filename}: {e.strerror}"
+    elif isinstance(e, SchedulerError) or _is_wait_timeout(e):
+        status, message = EXIT_APP_FAILED, str(e)
+    else:
+        status, message = EXIT_PLUGIN_FAILED, _unexpected(e)
+    print(f"torchx {command}: error: {_one_line(message)}", file=sys.stderr)
+    return status
+
+
+def _is_wait_timeout(e: BaseException) -> bool:
+    runner_api = sys.modules.get("torchx.runner.api")  # only a Runner can have raised it
+    return runner_api is not None and isinstance(e, runner_api.AppWaitTimeout)
+
+
+def _one_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " ".join(lines) if len(lines) <= 3 else " ".join([*lines[:3], "..."])
+
+
+def _unexpected(e: BaseException) -> str:
+    """One line for an exception nobody expected: what, who raised it, how to see more."""
+    what = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    hint = "rerun with --log_level DEBUG (or TORCHX_DEBUG=1) to see the traceback"
+    culprit = _culprit(e.__traceback__)
+    if culprit is None:
+        return f"unexpected {what}; {hint}"
+    who, core = culprit
+    if core:
+        return f"unexpected {what} in {who} (a bug of torchx: please report it); {hint}"
+    return f"unexpected {what} from {who}, not caused by your input; {hint}"
+
+
+def _culprit(tb: TracebackType | None) -> tuple[str, bool] | None:
+    """(who raised it, whether it is torchx itself) from the innermost frame we can place.
+
+    A frame belongs to a plugin when its module is in a package that one of the plugin
+    registry's entries names (``acme_torchx.scheduler:create_scheduler`` places every
+    ``acme_torchx`` module in acme-torchx); frames of the standard library and SDKs
+    place nothing, so an SDK's exception inside a plugin names the plugin. Failing
+    that, the innermost frame outside the standard library names the file.
+    """
+    import traceback
+
+    frames = [frame for frame, _ in traceback.walk_tb(tb)]
+    if not frames:
+        return None
+    owners = _package_owners()
+    core = {"torchx-specs", "torchx-runner", "torchx-cli"}
+    for frame in reversed(frames):
+        module = str(frame.f_globals.get("__name__", ""))
+        parts = module.split(".")
+        for key in (".".join(parts[:2]), parts[0]):
+            owner = owners.get(key)
+            if owner is not None:
+                dist = owner.split(" ")[0]
+                label = owner if dist in core else f"the plugin {owner}"
+                return f"{label} ({module})", dist in core
+        if parts[0] == "torchx":
+            return f"torchx ({module})", True
+    import sysconfig
+
+    stdlib = sysconfig.get_paths()["stdlib"]
+    for frame in reversed(frames):
+        filename = frame.f_code.co_filename
+        if not filename.startswith(stdlib) and not filename.startswith("<"):
+            return f"{filename}:{frame.f_lineno}", False
+    return None
+
+
+def _package_owners() -> dict[str, str]:
+    """Package (``acme_torchx``, or ``torchx.schedulers`` in the shared namespace) -> ``"dist version"``."""
+    from torchx.specs.plugins import get_registry
+
+    owners: dict[str, str] = {}
+    try:
+        distributions = get_registry().distributions
+    except Exception:
+        return owners
+    for dist in distributions.values():
+        for entry in dist.entries:
+            if entry.ref is None:
+                continue
+            parts = entry.ref.split(":")[0].split(".")
+            key = ".".join(parts[:2]) if parts[0] == "torchx" else parts[0]
+            owners.setdefault(key, f"{dist.name} {dist.version}".strip())
+    return owners
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -166,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(
             level=args.log_level or "DEBUG", format="%(levelname)s %(name)s: %(message)s"
         )
-    cmd = getattr(args, "_torchx_command", None)
+    cmd: Command | None = getattr(args, "_torchx_command", None)
     if cmd is None:
         if command in names:  # it was named but failed to load (reported above)
             return EXIT_USAGE
@@ -176,11 +267,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(cmd.run(args) or 0)
     except KeyboardInterrupt:
         print("torchx: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
     except Exception as e:
-        if debug or not (isinstance(e, _user_error_types()) or _is_scheduler_error(e)):
+        if debug:
             raise
         return _report(args.command, e)
 

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from torchx.runner._retry import Backoff
-    from torchx.schedulers.api import ListAppResponse, Scheduler, Stream
+    from torchx.schedulers.api import ListAppResponse, Scheduler, SchedulerFactory, Stream
     from torchx.specs.api import AppDef, AppDryRunInfo, AppStatus
     from torchx.specs.options import CfgVal, runopts
     from torchx.specs.workspace import Workspace
@@ -72,6 +72,15 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    # ``SchedulerFactory`` is a typing Protocol of torchx.schedulers.api (loaded on use)
+    if name == "SchedulerFactory":
+        from torchx.schedulers.api import SchedulerFactory
+
+        return SchedulerFactory
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _logger() -> logging.Logger:
     """The ``torchx.runner`` logger; :mod:`logging` costs milliseconds to import, so on use."""
     import logging
@@ -84,8 +93,6 @@ DEFAULT_SESSION_NAME = "torchx"
 #: Environment variable set on every role when ``parent_run_id`` is given.
 ENV_TORCHX_PARENT_RUN_ID = "TORCHX_PARENT_RUN_ID"
 
-#: ``create_scheduler(session_name, **scheduler_params) -> Scheduler``
-SchedulerFactory = Callable[..., "Scheduler[Any]"]
 
 # wait(): the first poll comes this soon after the first status, then the delay doubles
 # up to wait_interval, so a short app is not waited on for a whole interval.
@@ -479,7 +486,7 @@ class Runner:
         running by then (the app is left alone).
         """
         if wait_interval <= 0:
-            raise ValueError(f"wait_interval must be > 0 seconds, got {wait_interval!r}")
+            raise SpecError(f"wait_interval must be > 0 seconds, got {wait_interval!r}")
         start = self._clock()
         polls = 0
         while True:

@@ -72,7 +72,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
@@ -87,6 +87,7 @@ from torchx.specs import (
     InvalidRunConfigException,
     Role,
     RoleStatus,
+    SpecError,
     StructuredOpts,
     Workspace,
     runopts,
@@ -98,6 +99,7 @@ __all__ = [
     "ListAppResponse",
     "Scheduler",
     "SchedulerError",
+    "SchedulerFactory",
     "Stream",
     "StructuredOpts",
     "TransientSchedulerError",
@@ -358,7 +360,8 @@ class Scheduler(abc.ABC, Generic[T]):
         the backend records times. With ``should_tail`` the iterator follows the log
         until the app reaches a terminal state, then ends once every line is read.
         ``streams`` selects stdout, stderr or both; an unsupported choice raises
-        ValueError. Schedulers without logs raise NotImplementedError.
+        ``torchx.specs.SpecError`` (a ValueError) saying what is supported. Schedulers
+        without logs raise NotImplementedError.
         """
         raise NotImplementedError(f"scheduler '{self.backend}' does not support log iteration")
 
@@ -378,10 +381,26 @@ class Scheduler(abc.ABC, Generic[T]):
         """
         for role in app.roles:
             if role.resource == NULL_RESOURCE:
-                raise ValueError(
+                raise SpecError(
                     f"role '{role.name}' has no resource: give it one, e.g. "
                     "resource=specs.resource(h='cpu.small') or -h cpu.small on a component"
                 )
+
+
+class SchedulerFactory(Protocol):
+    """What the ``torchx_schedulers`` hook's references name: ``create_scheduler``.
+
+    ``create_scheduler(session_name, **kwargs) -> Scheduler``. ``kwargs`` are the
+    ``scheduler_params`` a caller gives every factory (``get_runner(**params)``); a
+    factory ignores the ones it does not know. For typing only (``Runner`` takes a
+    mapping of these)::
+
+        def create_scheduler(session_name: str, **kwargs: object) -> MyScheduler: ...
+
+        _check: SchedulerFactory = create_scheduler  # under `if TYPE_CHECKING:`
+    """
+
+    def __call__(self, session_name: str, **kwargs: Any) -> Scheduler[Any]: ...
 
 
 def filter_regex(regex: str, data: Iterable[str]) -> Iterator[str]:

@@ -602,7 +602,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             if wanted:
                 have = _gpu_count()
                 if wanted > have:
-                    raise ValueError(
+                    raise SpecError(
                         f"auto_set_cuda_visible_devices: app {app.name!r} asks for {wanted} "
                         f"GPUs in all but this host has {have}; lower resource.gpu or "
                         "num_replicas, or turn the option off"
@@ -1241,12 +1241,12 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             raise SchedulerError(f"no local app {app_id!r} in {self.state_dir}")
         replicas = state.get("replicas", {})
         if role_name not in replicas:
-            raise ValueError(
+            raise SpecError(
                 f"app {app_id} has no role {role_name!r}; its roles: {', '.join(replicas)}"
             )
         match = [rep for rep in replicas[role_name] if rep.get("id") == k]
         if not match:
-            raise ValueError(
+            raise SpecError(
                 f"role {role_name!r} of app {app_id} has no replica {k}; "
                 f"it has 0..{len(replicas[role_name]) - 1}"
             )

@@ -7,9 +7,16 @@ for defining them; the registry imports this module the first time it needs one.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 
-from torchx.specs.plugins import _LABEL, IN_PROCESS, Entry, Kind
+from torchx.specs.hookspecs import HOOKS, IN_PROCESS
+
+if TYPE_CHECKING:  # only annotations: this module never imports the registry's module
+    from torchx.specs.plugins import Entry, Kind
+
+_LABELS = {hook.kind: hook.label for hook in HOOKS.values()}
 
 
 @attrs.frozen
@@ -39,7 +46,7 @@ class Clash:
     def __str__(self) -> str:
         lost = ", ".join(f"{e.source} ({e.group})" for e in self.losers)
         return (
-            f"{_LABEL[self.kind]} {self.name!r} is provided by {self.winner.source} "
+            f"{_LABELS[self.kind]} {self.name!r} is provided by {self.winner.source} "
             f"({self.winner.group}) and {lost}; using {self.winner.source}"
         )
 

@@ -17,9 +17,11 @@ cloud's SDK just because ``torchx --help`` ran::
     def torchx_named_resources() -> dict[str, str]:
         return {"my_cloud.gpu8": "my_plugin.resources:gpu8"}
 
-Every hook takes no arguments and returns a mapping (a ``dict`` is fine). All
-plugins' results are collected (no hook is "first result wins"); the registry in
-:mod:`torchx.specs.plugins` merges them, records a name given by two plugins as a
+Every hook takes no arguments and returns a mapping (a ``dict`` is fine). The
+registry in :mod:`torchx.specs.plugins` calls each plugin's implementation
+separately (not through pluggy's hook caller), so pluggy's ``firstresult``,
+``tryfirst``/``trylast`` and hook wrappers do not apply: every plugin's result is
+collected, whatever order plugins were registered in. The registry merges them, records a name given by two plugins as a
 clash and resolves it deterministically. A hook that raises or returns something
 that is not a ``Mapping[str, ...]`` of well-formed values is reported as a failure
 of that plugin and its result is ignored; the other hooks and plugins still work.
@@ -32,7 +34,8 @@ pluggy, which is fine for plugin modules; ``import torchx.specs`` never does.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
 
 import pluggy
 
@@ -122,10 +125,28 @@ def torchx_cli_commands() -> Mapping[str, str]:  # type: ignore[empty-body]
     """
 
 
-#: The hook names, in the order the registry reports them.
-HOOK_NAMES: tuple[str, ...] = (
-    "torchx_schedulers",
-    "torchx_named_resources",
-    "torchx_components",
-    "torchx_cli_commands",
+class Hook(NamedTuple):
+    """What one hook contributes: the registry's ``kind`` of entry and its label in messages."""
+
+    kind: str
+    label: str
+
+
+#: The one table of hooks, in the order the registry reports them: hook name -> what it
+#: contributes. The registry derives its kinds and labels from it, so adding a hook is a
+#: new function above and a row here (and its entry in docs/plugins.md, which a test checks).
+HOOKS: Mapping[str, Hook] = MappingProxyType(
+    {
+        "torchx_schedulers": Hook("scheduler", "scheduler"),
+        "torchx_named_resources": Hook("named_resource", "named resource"),
+        "torchx_components": Hook("component", "component"),
+        "torchx_cli_commands": Hook("cli_command", "CLI command"),
+    }
 )
+
+#: The hook names, in the order the registry reports them.
+HOOK_NAMES: tuple[str, ...] = tuple(HOOKS)
+
+#: How messages name a plugin registered in-process (``register_builtin``) rather than
+#: installed: the ``group`` of its entries.
+IN_PROCESS = "<in-process>"

@@ -86,11 +86,13 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FunctionType, MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias
 
 import attrs
 
+from torchx.specs import hookspecs
 from torchx.specs.errors import SpecError, did_you_mean
+from torchx.specs.hookspecs import HOOKS
 
 if TYPE_CHECKING:
     import pluggy
@@ -109,11 +111,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-#: What an entry provides.
-Kind = Literal["scheduler", "named_resource", "component", "cli_command"]
+#: What an entry provides: the ``kind`` of a hook in :data:`torchx.specs.hookspecs.HOOKS`
+#: (``"scheduler"``, ``"named_resource"``, ``"component"``, ``"cli_command"``).
+Kind: TypeAlias = str
 
-#: All kinds, in the order reports list them.
-KINDS: Final[tuple[Kind, ...]] = ("scheduler", "named_resource", "component", "cli_command")
+#: All kinds, in the order reports list them (derived from the hook table).
+KINDS: Final[tuple[Kind, ...]] = tuple(hook.kind for hook in HOOKS.values())
 
 #: The entry-point group naming plugin modules.
 ENTRY_POINT_GROUP: Final = "torchx"
@@ -128,24 +131,17 @@ LEGACY_GROUPS: Final[Mapping[str, Kind]] = MappingProxyType(
 )
 
 #: The ``group`` of entries contributed by plugins passed to :func:`register_builtin`.
-IN_PROCESS: Final = "<in-process>"
+IN_PROCESS: Final = hookspecs.IN_PROCESS
 
 #: Set to a non-empty value to disable the on-disk entry-point cache.
 NO_CACHE_ENV: Final = "TORCHX_NO_PLUGIN_CACHE"
 
-_LABEL: Final[Mapping[Kind, str]] = {
-    "scheduler": "scheduler",
-    "named_resource": "named resource",
-    "component": "component",
-    "cli_command": "CLI command",
-}
+#: How messages name each kind ("named resource", "CLI command").
+LABELS: Final[Mapping[Kind, str]] = MappingProxyType(
+    {hook.kind: hook.label for hook in HOOKS.values()}
+)
 
-_HOOK_KIND: Final[Mapping[str, Kind]] = {
-    "torchx_schedulers": "scheduler",
-    "torchx_named_resources": "named_resource",
-    "torchx_components": "component",
-    "torchx_cli_commands": "cli_command",
-}
+_HOOK_KIND: Final[Mapping[str, Kind]] = {name: hook.kind for name, hook in HOOKS.items()}
 
 
 # --- errors -------------------------------------------------------------------------
@@ -310,12 +306,12 @@ class Entry:
             return load_ref(self.value)
         except PluginError as e:
             raise PluginLoadError(
-                f"cannot load {_LABEL[self.kind]} {self.name!r} from {self.source}: {e}"
+                f"cannot load {LABELS[self.kind]} {self.name!r} from {self.source}: {e}"
             ) from e
 
     def __str__(self) -> str:
         shown = self.value if isinstance(self.value, str) else _describe_object(self.value)
-        return f"{_LABEL[self.kind]} {self.name!r} = {shown} ({self.source}, {self.group})"
+        return f"{LABELS[self.kind]} {self.name!r} = {shown} ({self.source}, {self.group})"
 
 
 def _describe_object(obj: object) -> str:
@@ -469,7 +465,7 @@ class Registry:
         shown = ", ".join(known[:40]) + (
             f", ... ({len(known) - 40} more)" if len(known) > 40 else ""
         )
-        message = f"unknown {_LABEL[kind]} {name!r}{did_you_mean(name, known)}; installed: {shown or 'none'}"
+        message = f"unknown {LABELS[kind]} {name!r}{did_you_mean(name, known)}; installed: {shown or 'none'}"
         if self.failed_plugins:
             message += f"; plugins that failed to load: {', '.join(self.failed_plugins)}"
         return UnknownPluginEntry(message)
@@ -747,8 +743,6 @@ def _register(
     pm: pluggy.PluginManager, plugin: object, origin: _Origin, failures: list[Failure]
 ) -> str | None:
     """Register one plugin object with pluggy; returns its pluggy name or None on failure."""
-    from torchx.specs import hookspecs
-
     label = f"{origin.group}:{origin.distribution}:{origin.entry_point}:{len(pm.get_plugins())}"
     try:
         name = pm.register(plugin, name=label)
@@ -778,8 +772,6 @@ def _register(
 def _plugin_manager() -> pluggy.PluginManager:
     import pluggy
 
-    from torchx.specs import hookspecs
-
     impl_attr = f"{hookspecs.PROJECT_NAME}_impl"
     hook_prefix = f"{hookspecs.PROJECT_NAME}_"
 
@@ -805,8 +797,6 @@ def _plugin_manager() -> pluggy.PluginManager:
 
 
 def _build(records: Sequence[_Record], builtins: Sequence[tuple[str, object]]) -> Registry:
-    from torchx.specs import hookspecs
-
     pm = _plugin_manager()
     failures: list[Failure] = []
     candidates: list[Entry] = []

@@ -1,0 +1,43 @@
+"""What the ``torchx`` command exits with, and the error a command raises for a user mistake.
+
+Exit statuses (``torchx --help`` lists them too):
+
+* :data:`EXIT_OK` (0): success; a waited-on app SUCCEEDED.
+* :data:`EXIT_APP_FAILED` (1): a waited-on app did not succeed, or the scheduler
+  refused or could not do what was asked (a ``SchedulerError``).
+* :data:`EXIT_USAGE` (2): bad arguments or input the user can fix (a ``SpecError``,
+  :class:`CliError`, a file that cannot be read), as argparse uses.
+* :data:`EXIT_PLUGIN_FAILED` (3): an unexpected exception: a bug, or a case a plugin
+  (or torchx) does not handle. One line names who raised it; ``--log_level DEBUG``
+  (or ``TORCHX_DEBUG=1``) shows the traceback.
+* :data:`EXIT_INTERRUPTED` (130): Ctrl-C (an app launched keeps running).
+
+A plugin's command reports a user mistake by raising :class:`CliError` (or a
+``torchx.specs.errors.SpecError``) with a one-line message. This module imports
+nothing, so a command can import it at no cost.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_APP_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PLUGIN_FAILED",
+    "EXIT_USAGE",
+    "CliError",
+]
+
+EXIT_OK = 0
+#: A waited-on app did not succeed, or the scheduler refused the request.
+EXIT_APP_FAILED = 1
+#: Usage and input errors, as argparse uses.
+EXIT_USAGE = 2
+#: An unexpected exception of a plugin (or of torchx): see the traceback with debug logging.
+EXIT_PLUGIN_FAILED = 3
+#: Interrupted (Ctrl-C).
+EXIT_INTERRUPTED = 130
+
+
+class CliError(Exception):
+    """A user error the CLI reports as one line (exit :data:`EXIT_USAGE`)."""

@@ -1,0 +1,184 @@
+"""How ``torchx`` reports errors, through the real command: by type, one line, exit status.
+
+A plugin installed for these tests (``faulty-plugin``) has a scheduler and commands that
+fail in each way the CLI tells apart.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from helpers import Cli
+
+HINT = "rerun with --log_level DEBUG (or TORCHX_DEBUG=1) to see the traceback"
+
+
+def _faulty_plugin(root: Path) -> dict[str, str]:
+    """An installed distribution ``faulty-plugin 3.0`` on PYTHONPATH; returns the env."""
+    d = root / "faulty"
+    info = d / "faulty_plugin-3.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: faulty-plugin\nVersion: 3.0\n")
+    (info / "entry_points.txt").write_text("[torchx]\nfaulty = faulty_plugin.plugin\n")
+    pkg = d / "faulty_plugin"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "plugin.py").write_text(
+        textwrap.dedent(
+            """
+            from torchx.specs.hookspecs import hookimpl
+
+            @hookimpl
+            def torchx_schedulers():
+                return {"faulty": "faulty_plugin.scheduler:create_scheduler"}
+
+            @hookimpl
+            def torchx_cli_commands():
+                return {
+                    "crash": "faulty_plugin.commands:Crash",
+                    "refuse": "faulty_plugin.commands:Refuse",
+                    "namesake": "faulty_plugin.commands:Namesake",
+                }
+            """
+        )
+    )
+    (pkg / "scheduler.py").write_text(
+        textwrap.dedent(
+            """
+            import json
+
+            from torchx.schedulers.api import Scheduler
+            from torchx.schedulers.errors import SchedulerError
+
+
+            class Faulty(Scheduler):
+                def __init__(self, session_name):
+                    super().__init__("faulty", session_name)
+
+                def _submit_dryrun(self, app, cfg):
+                    raise NotImplementedError
+
+                def schedule(self, dryrun_info):
+                    raise NotImplementedError
+
+                def describe(self, app_id):
+                    if app_id == "sdk":
+                        return json.loads("{")  # the SDK's own exception, deep in the stdlib
+                    raise RuntimeError(f"kaboom\\nsecond line for {app_id}")
+
+                def list(self, cfg=None):
+                    raise SchedulerError("queue 'q' is gone: ask your admin")
+
+                def _cancel_existing(self, app_id):
+                    pass
+
+
+            def create_scheduler(session_name, **kwargs):
+                return Faulty(session_name)
+            """
+        )
+    )
+    (pkg / "commands.py").write_text(
+        textwrap.dedent(
+            """
+            from torchx.specs.errors import SpecError
+
+
+            class SchedulerError(Exception):
+                '''Named like torchx's, but not it: the CLI must not be fooled by the name.'''
+
+
+            class Crash:
+                help = "a command with a bug"
+
+                def add_arguments(self, parser):
+                    pass
+
+                def run(self, args):
+                    return {}["missing"]
+
+
+            class Refuse:
+                help = "a command refusing bad input"
+
+                def add_arguments(self, parser):
+                    pass
+
+                def run(self, args):
+                    raise SpecError("bad input: give --size as NxM, e.g. 2x8")
+
+
+            class Namesake:
+                help = "raises an exception named SchedulerError"
+
+                def add_arguments(self, parser):
+                    pass
+
+                def run(self, args):
+                    raise SchedulerError("not torchx's")
+            """
+        )
+    )
+    return {"PYTHONPATH": str(d)}
+
+
+@pytest.fixture
+def env(cli: Cli) -> dict[str, str]:
+    return _faulty_plugin(cli.root)
+
+
+def _one_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def test_a_plugin_bug_names_the_plugin_and_exits_3(cli: Cli, env: dict[str, str]) -> None:
+    proc = cli("status", "faulty://s/app1", env=env, rc=3)
+    assert _one_line(proc.stderr) == (
+        "torchx status: error: unexpected RuntimeError: kaboom second line for app1 from the "
+        f"plugin faulty-plugin 3.0 (faulty_plugin.scheduler), not caused by your input; {HINT}"
+    )
+
+
+def test_an_sdk_exception_inside_a_plugin_names_the_plugin(cli: Cli, env: dict[str, str]) -> None:
+    line = _one_line(cli("status", "faulty://s/sdk", env=env, rc=3).stderr)
+    assert line.startswith("torchx status: error: unexpected JSONDecodeError: ")
+    assert "from the plugin faulty-plugin 3.0 (faulty_plugin.scheduler)" in line
+
+
+def test_debug_shows_the_traceback(cli: Cli, env: dict[str, str]) -> None:
+    proc = cli("status", "faulty://s/app1", env={**env, "TORCHX_DEBUG": "1"}, rc=None)
+    assert proc.returncode != 0
+    assert "Traceback" in proc.stderr and "faulty_plugin/scheduler.py" in proc.stderr
+
+
+def test_a_scheduler_error_is_one_line_and_exits_1(cli: Cli, env: dict[str, str]) -> None:
+    proc = cli("list", "-s", "faulty", env=env, rc=1)
+    assert _one_line(proc.stderr) == "torchx list: error: queue 'q' is gone: ask your admin"
+
+
+def test_a_plugin_commands_bug_exits_3(cli: Cli, env: dict[str, str]) -> None:
+    line = _one_line(cli("crash", env=env, rc=3).stderr)
+    assert line.startswith("torchx crash: error: unexpected KeyError: 'missing' from the plugin ")
+    assert "faulty-plugin 3.0 (faulty_plugin.commands)" in line and line.endswith(HINT)
+
+
+def test_a_plugins_spec_error_is_a_usage_error(cli: Cli, env: dict[str, str]) -> None:
+    proc = cli("refuse", env=env, rc=2)
+    assert _one_line(proc.stderr) == (
+        "torchx refuse: error: bad input: give --size as NxM, e.g. 2x8"
+    )
+
+
+def test_errors_are_told_apart_by_type_not_by_name(cli: Cli, env: dict[str, str]) -> None:
+    line = _one_line(cli("namesake", env=env, rc=3).stderr)
+    assert "unexpected SchedulerError: not torchx's from the plugin faulty-plugin 3.0" in line
+
+
+def test_a_file_that_cannot_be_read_is_a_usage_error(cli: Cli) -> None:
+    proc = cli("run", str(cli.work / "missing.yaml"), rc=2)
+    assert "missing.yaml" in _one_line(proc.stderr)
