@@ -146,8 +146,11 @@ class CancelCommand:
         runner.cancel(args.app_handle)
         print(f"cancelled {args.app_handle}")
         after = runner.status(args.app_handle)
-        done = after is not None and after.state.name == "CANCELLED"
-        if done and after.msg not in ("", NONE, "cancelled"):
+        if (
+            after is not None
+            and after.state.name == "CANCELLED"
+            and after.msg not in ("", NONE, "cancelled")
+        ):
             print(after.msg)  # what was done, when it was more than asking the app to stop
         return 0
 

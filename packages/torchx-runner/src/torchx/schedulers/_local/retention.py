@@ -52,7 +52,9 @@ def parse_duration(text: str) -> float:
         total += float(m.group(1)) * _UNITS[m.group(2)]
         pos = m.end()
     if not value or pos != len(value):
-        raise ValueError(
+        from torchx.specs.errors import SpecError  # bad input (a ValueError): one line in the CLI
+
+        raise SpecError(
             f"bad duration {text!r}: expected a number and a unit (s, m, h, d, w), "
             "e.g. 30s, 15m, 12h, 7d, 2w, or several, e.g. 1d12h"
         )
