@@ -1,0 +1,34 @@
+"""Running Slurm tools: the checks made before any call, and the one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FakeSlurm
+from torchx_slurm import commands
+
+from torchx.schedulers.api import SchedulerError
+
+
+def test_the_timeout_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(commands.TIMEOUT_ENV, raising=False)
+    assert commands.timeout() == commands.DEFAULT_TIMEOUT
+    monkeypatch.setenv(commands.TIMEOUT_ENV, "2.5")
+    assert commands.timeout() == 2.5
+    monkeypatch.setenv(commands.TIMEOUT_ENV, "soon")
+    with pytest.raises(SchedulerError, match="TORCHX_SLURM_TIMEOUT='soon' is not a number"):
+        commands.timeout()
+
+
+def test_the_telling_line_of_stderr() -> None:
+    stderr = "sbatch: warning: x\nsbatch: error: Batch job submission failed: bad\n"
+    assert commands.first_error_line(stderr) == "sbatch: error: Batch job submission failed: bad"
+    assert commands.first_error_line("just this\n") == "just this"
+    assert commands.first_error_line("") == ""
+
+
+def test_a_failure_without_stderr_names_the_exit_status(fake_slurm: FakeSlurm) -> None:
+    fake_slurm.answer("squeue", returncode=3)
+    with pytest.raises(commands.SlurmCommandError) as err:
+        commands.run(["squeue"], what="a test")
+    assert str(err.value) == "squeue failed (a test): exit status 3"
+    assert err.value.returncode == 3
