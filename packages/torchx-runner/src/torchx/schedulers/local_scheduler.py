@@ -99,7 +99,6 @@ from torchx.schedulers.api import (
     filter_regex,
 )
 from torchx.schedulers.errors import InvalidAppIdError
-from torchx.schedulers.follow import follow_file
 from torchx.schedulers.ids import is_valid_app_id, make_app_id, validate_app_id
 from torchx.specs import (
     NONE,
@@ -1232,7 +1231,10 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
 
         With ``should_tail`` it follows the log until the app has ended and every line is
         read. ``since``/``until`` use the times the supervisor saw the lines (within
-        0.2 s of the write). See :mod:`torchx.schedulers._local.logs`.
+        about 0.25 s of the write). A line longer than 1 MiB comes in pieces (only the
+        last ends in ``\\n``), so reading takes bounded memory whatever the output. Without
+        ``regex`` the iterable also has ``blocks()``: the same text in blocks of whole
+        lines, which printers use. See :mod:`torchx.schedulers._local.logs`.
         """
         from torchx.schedulers._local import logs
 
@@ -1274,19 +1276,14 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             st = self._state(app_id)
             return st is None or st.get("state") in _st.TERMINAL
 
-        if stream != Stream.COMBINED and since is None and until is None:
-            lines = follow_file(
-                os.path.join(log_dir, f"{stream.value}.log"), should_tail=should_tail, is_done=done
-            )
-        else:
-            lines = logs.combined_lines(
-                follow_file(
-                    os.path.join(log_dir, "combined.log"), should_tail=should_tail, is_done=done
-                ),
-                None if stream == Stream.COMBINED else stream.value,
-                since,
-                until,
-            )
+        lines = logs.LogLines(
+            log_dir,
+            None if stream == Stream.COMBINED else stream.value,
+            since,
+            until,
+            should_tail,
+            done,
+        )
         return filter_regex(regex, lines) if regex else lines
 
 

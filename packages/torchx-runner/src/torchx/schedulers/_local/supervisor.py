@@ -22,10 +22,17 @@ in order:
    fast or briefly a replica prints, and the supervisor never slows a replica down);
 5. loops until the app is finished: it wakes on SIGCHLD and SIGTERM (through
    ``signal.set_wakeup_fd``, no polling of children) and at least every
-   :data:`TICK_MAX` seconds to copy new complete lines of both files into
-   ``combined.log``, each prefixed with the time it saw them and the stream name. That
-   timestamp is what ``log_iter``'s ``since``/``until`` filter on; it is late by at
-   most one tick.
+   :data:`TICK_MAX` seconds to note in each replica's log ``index`` which stream grew
+   when (:class:`~torchx.schedulers._local.logs.IndexWriter`: file sizes only, no data
+   is copied, so any burst is indexed at once). Readers build the combined view and
+   the ``since``/``until`` windows from it. A replica's output is indexed to its end
+   before the app's final state is recorded.
+
+Disk full: the supervisor keeps :data:`RESERVE` bytes allocated in ``.reserve`` while the
+app runs and looks at the free space of the filesystems the app writes to every
+:data:`SPACE_CHECK` seconds (and when a replica fails, or its own write fails with
+ENOSPC). A full one fails the app ("disk full: ..."): the replicas are stopped, and the
+reserve is given back so that the final state can be written.
 
 Retry policies: ``REPLICA`` restarts the failed replica alone, ``ROLE`` stops and
 restarts every replica of its role, ``APPLICATION`` every replica of the app; each
@@ -51,6 +58,7 @@ import signal
 import sys
 import time
 
+from torchx.schedulers._local.logs import IndexWriter
 from torchx.schedulers._local.state import (
     TERMINAL,
     kill_app,
@@ -72,10 +80,14 @@ TICK_MAX = 0.2
 #: An app still running this many seconds after its launch gets its AppDef's JSON record
 #: then (at a quiet moment); a shorter one right after its final state.
 RECORD_DELAY = 5.0
-#: At most this many bytes are read from one log file per pass (keeps passes short).
-READ_BUDGET = 16 << 20
-#: A line longer than this with no newline yet is written to combined.log anyway.
-MAX_PARTIAL = 1 << 16
+#: Seconds between two looks at the free space of the filesystems the app writes to.
+SPACE_CHECK = 0.2
+#: Bytes kept allocated in ``.reserve`` while the app runs (plus some per replica), given
+#: back when the disk is full so that the final state can still be written.
+RESERVE = 64 << 10
+RESERVE_PER_REPLICA = 512
+#: errno values that mean "no room": the app is failed with a reason naming the disk.
+NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 #: The bin directory of the Python that runs the supervisor (the launcher's).
 _BINDIR = os.path.dirname(sys.executable) if sys.executable else ""
@@ -95,92 +107,11 @@ def _prctl(option: int, arg: int) -> None:
     _libc.prctl(option, arg, 0, 0, 0)
 
 
-def _timestamp(t: float) -> bytes:
-    return (
-        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
-    ).encode()
-
-
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         n = os.write(fd, view)
         view = view[n:]
-
-
-class _Stream:
-    """One raw log file of a replica, read incrementally into combined.log.
-
-    No file stays open between passes: an app of 1,000 replicas would otherwise hold
-    3,000 descriptors and die with EMFILE under the usual ``ulimit -n 1024``. A pass
-    stats the file and opens it only when it has grown.
-    """
-
-    def __init__(self, path: str, name: str) -> None:
-        self.path = path
-        self.name = name.encode()
-        self.offset = 0
-        self.partial = b""
-
-    def read_new(self) -> list[bytes]:
-        try:
-            if os.stat(self.path).st_size <= self.offset:
-                return []
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
-        except FileNotFoundError:
-            return []
-        chunks = []
-        budget = READ_BUDGET
-        try:
-            while budget > 0:
-                data = os.pread(fd, min(budget, 1 << 20), self.offset)
-                if not data:
-                    break
-                chunks.append(data)
-                self.offset += len(data)
-                budget -= len(data)
-        finally:
-            os.close(fd)
-        return chunks
-
-    def pump(self, combined: _Combined, now: float, final: bool) -> int:
-        chunks = [self.partial] if self.partial else []
-        chunks += self.read_new()
-        if not chunks:
-            return 0
-        buf = b"".join(chunks)
-        if final or len(buf) - buf.rfind(b"\n") > MAX_PARTIAL:
-            complete, self.partial = buf, b""
-            if not complete.endswith(b"\n"):
-                complete += b"\n"
-        else:
-            cut = buf.rfind(b"\n") + 1
-            complete, self.partial = buf[:cut], buf[cut:]
-        if complete:
-            prefix = _timestamp(now) + b" " + self.name + b" "
-            lines = complete[:-1].split(b"\n")
-            combined.write(prefix + (b"\n" + prefix).join(lines) + b"\n")
-            return len(lines)
-        return 0
-
-
-class _Combined:
-    """combined.log, opened for the pass that has something to write, closed after it."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.fd: int | None = None
-
-    def write(self, data: bytes) -> None:
-        if self.fd is None:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
-            self.fd = os.open(self.path, flags, 0o600)
-        _write_all(self.fd, data)
-
-    def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
 
 
 class _Replica:
@@ -205,20 +136,11 @@ class _Replica:
         self.err_path = os.path.join(self.log_dir, "stderr.log")
         for path in (self.out_path, self.err_path):
             os.close(os.open(path, flags, 0o600))
-        self.combined = _Combined(os.path.join(self.log_dir, "combined.log"))
-        self.combined.write(b"")  # created now: readers find it from the start
-        self.combined.close()
-        self.streams = [_Stream(self.out_path, "stdout"), _Stream(self.err_path, "stderr")]
+        self.index = IndexWriter(self.log_dir, time.time())
 
     @property
     def running(self) -> bool:
         return self.pid is not None
-
-    def pump(self, now: float, final: bool = False) -> int:
-        try:
-            return sum(s.pump(self.combined, now, final) for s in self.streams)
-        finally:
-            self.combined.close()
 
     def record(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -271,10 +193,14 @@ class Supervisor:
         self.watchdog = 0
         self.pid = os.getpid()
         self.dirty = True
+        self.reserve_path = os.path.join(app_dir, ".reserve")
+        # the filesystems the app writes to: its records, and each replica's logs
+        self.watched = list(dict.fromkeys([app_dir, *(rep.log_dir for rep in self.replicas)]))
+        self.space_checked = 0.0
 
     # -- records ----------------------------------------------------------------------------
 
-    def write_state(self, app_state: str, **extra: Any) -> None:
+    def write_state(self, app_state: str, final: bool = False, **extra: Any) -> None:
         with locked(self.app_dir):
             state: dict[str, Any] = read_json(self.state_path)
             if state.get("state") in TERMINAL:  # recorded by a reader that found us dead
@@ -289,8 +215,73 @@ class Supervisor:
             state["replicas"] = {
                 role.name: [rep.record() for rep in role.replicas] for role in self.roles
             }
-            write_json_atomic(self.state_path, state)
+            if final:
+                write_state_file(self.app_dir, state)
+            else:
+                try:
+                    write_json_atomic(self.state_path, state)
+                except OSError as e:
+                    if e.errno not in NO_SPACE:
+                        raise
+                    self.on_no_space(self.app_dir, e)
+                    return  # still dirty: written again once the app ends
         self.dirty = False
+
+    # -- disk space -------------------------------------------------------------------------
+
+    def make_reserve(self) -> None:
+        """Allocates ``.reserve``, the room the final state is written in if the disk fills."""
+        size = RESERVE + RESERVE_PER_REPLICA * len(self.replicas)
+        try:
+            fd = os.open(self.reserve_path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                _write_all(fd, bytes(size))
+            finally:
+                os.close(fd)
+        except OSError as e:
+            if e.errno not in NO_SPACE:
+                raise
+            self.on_no_space(self.app_dir, e)
+
+    def full_path(self) -> str | None:
+        """A directory the app writes to whose filesystem has no free block left, or None."""
+        root = os.geteuid() == 0  # root may use the blocks reserved for it
+        for path in self.watched:
+            try:
+                st = os.statvfs(path)
+            except OSError:
+                continue
+            if (st.f_bfree if root else st.f_bavail) == 0:
+                return path
+        return None
+
+    def on_no_space(self, path: str, err: OSError | None = None) -> None:
+        """Fails the app: what its replicas write can no longer be kept (disk full)."""
+        if self.final is not None and self.msg.startswith("disk full"):
+            return
+        why = err.strerror if err is not None and err.strerror else "No space left on device"
+        msg = (
+            f"disk full: {why} on the filesystem of {path}; the app was stopped "
+            "(its logs lack what could not be written)"
+        )
+        if self.final is None:
+            self.msg = msg
+            self.final = "FAILED"
+            self.to_relaunch = []
+            self.begin_stop(self.replicas)
+        elif not self.msg.startswith("disk full"):
+            self.msg = f"{self.msg}; {msg}" if self.msg else msg
+        self.dirty = True
+
+    def pump(self, rep: _Replica, now: float, final: bool = False) -> bool:
+        """Indexes the replica's new output (see IndexWriter); True if it printed."""
+        try:
+            return rep.index.pump(now, final)
+        except OSError as e:
+            if e.errno not in NO_SPACE:
+                raise
+            self.on_no_space(rep.log_dir, e)
+            return False
 
     def complete_request(self) -> None:
         """Adds the AppDef's JSON document to request.json if the launcher left it to us.
@@ -418,7 +409,11 @@ class Supervisor:
         return exited
 
     def on_exit(self, rep: _Replica, code: int) -> None:
-        rep.pump(time.time(), final=True)
+        self.pump(rep, time.time(), final=True)
+        if code != 0 and self.final is None and rep not in self.stopping:
+            full = self.full_path()  # a replica that failed to write its output, say
+            if full is not None:
+                self.on_no_space(full)
         rep.pid = None
         rep.popen = None
         rep.exit_code = code
@@ -497,6 +492,7 @@ class Supervisor:
         self.write_state(
             "PENDING", watchdog={"pid": watchdog, "start_time": proc_start_time(watchdog)}
         )
+        self.make_reserve()
 
         for rep in self.replicas:
             if self.final is None and not self.cancel_requested:
@@ -528,8 +524,17 @@ class Supervisor:
             if self.dirty:  # first, so that new sessions are on record as soon as possible
                 self.write_state(app_state)
             now = time.time()
-            lines = sum(rep.pump(now) for rep in self.replicas if rep.running)
-            tick = TICK_MIN if lines else min(tick * 2, TICK_MAX)
+            printed = False
+            for rep in self.replicas:
+                if rep.running and self.pump(rep, now):
+                    printed = True
+            if now - self.space_checked >= SPACE_CHECK and self.final is None:
+                self.space_checked = now
+                full = self.full_path()
+                if full is not None:
+                    self.on_no_space(full)
+                    continue
+            tick = TICK_MIN if printed else min(tick * 2, TICK_MAX)
             timeout = tick
             if self.stop_deadline is not None:
                 timeout = max(0.0, min(timeout, self.stop_deadline - time.monotonic()))
@@ -548,15 +553,19 @@ class Supervisor:
         final = self.final or (
             "SUCCEEDED" if all(r.state == "SUCCEEDED" for r in self.replicas) else "FAILED"
         )
-        for rep in self.replicas:
-            rep.pump(time.time(), final=True)
-            if rep.state not in TERMINAL:  # never started, or waiting for a restart
-                rep.state = "CANCELLED"
         # background processes a replica left behind die with the app
         sessions = {sid: start for rep in self.replicas for sid, start in rep.sessions}
         kill_app(str(self.request.get("app_id", "")), sessions)
         self.kill_descendants()
-        self.write_state(final, finished=time.time())
+        for rep in self.replicas:  # after the kill: what the background wrote is indexed too
+            try:
+                rep.index.pump(time.time(), final=True)
+            except OSError as e:  # readers deliver unindexed bytes last: nothing is lost
+                if e.errno not in NO_SPACE:
+                    raise
+            if rep.state not in TERMINAL:  # never started, or waiting for a restart
+                rep.state = "CANCELLED"
+        self.write_state(final, final=True, finished=time.time())
         self.complete_request()  # an app that ended before a quiet moment: after its state
         self.apply_retention()
         os.close(wd_write)
@@ -631,6 +640,46 @@ def _descendants(root: int) -> list[int]:
             out.append(child)
             todo.append(child)
     return out
+
+
+def write_state_file(app_dir: str, state: dict[str, Any]) -> None:
+    """Writes a final state, whatever it takes: atomically, else in the room of ``.reserve``.
+
+    On a full disk the atomic write (a new file) fails; removing ``.reserve`` gives the
+    room back, and as a last resort the record is overwritten in place (a reader may then
+    see it torn for a moment, which beats a record that says RUNNING forever).
+    """
+    path = os.path.join(app_dir, "state.json")
+    try:
+        write_json_atomic(path, state)
+        _remove(os.path.join(app_dir, ".reserve"))
+        return
+    except OSError as e:
+        if e.errno not in NO_SPACE:
+            raise
+    _remove(os.path.join(app_dir, ".reserve"))
+    try:
+        write_json_atomic(path, state)
+        return
+    except OSError as e:
+        if e.errno not in NO_SPACE:
+            raise
+    import json
+
+    payload = json.dumps(state, separators=(",", ":")).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        _write_all(fd, payload)
+        os.ftruncate(fd, len(payload))
+    finally:
+        os.close(fd)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _watchdog(app_dir: str, fd: int, supervisor_pid: int) -> None:
@@ -716,8 +765,10 @@ def entry() -> None:
                         kill_app(str(st.get("app_id", "")), replica_sessions(st), anywhere=True)
                         st["state"] = "FAILED"
                         st["msg"] = f"supervisor error: {type(e).__name__}: {e}"
+                        if isinstance(e, OSError) and e.errno in NO_SPACE:
+                            st["msg"] = f"disk full: {e}"
                         st["updated"] = time.time()
-                        write_json_atomic(path, st)
+                        write_state_file(app_dir, st)
             except Exception:
                 pass
         sys.exit(1)
