@@ -1096,6 +1096,9 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                     _st.write_json_atomic(os.path.join(app_dir, "state.json"), state)
         except FileNotFoundError:
             return
+        except OSError as e:  # a full disk: the signal alone reaches a running supervisor
+            if e.errno not in _st.NO_SPACE or state is None:
+                raise
         sup = state.get("supervisor") or {}
         if _st.is_same_process_alive(sup.get("pid"), sup.get("start_time")):
             try:

@@ -49,6 +49,9 @@ ROLE_NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}"
 
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
 
+#: errno values that mean "no room to write" (disk full, quota, file size limit).
+NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
 
 def default_state_dir() -> str:
     """Where the local scheduler keeps its records unless told otherwise.
@@ -295,7 +298,17 @@ def mark_supervisor_dead(app_dir: str, reason: str) -> dict[str, Any] | None:
                 for rep in replicas:
                     if rep.get("state") not in TERMINAL:
                         rep["state"] = "FAILED"
-            write_json_atomic(path, state)
+            try:
+                write_json_atomic(path, state)
+            except OSError as e:
+                if e.errno not in NO_SPACE:
+                    raise
+                # a full disk: the room the supervisor kept for its final state is ours
+                try:
+                    os.unlink(os.path.join(app_dir, ".reserve"))
+                    write_json_atomic(path, state)
+                except OSError:
+                    state["msg"] += " (not recorded: the disk is full)"
             return state
     except FileNotFoundError:
         return None

@@ -29,10 +29,13 @@ in order:
    before the app's final state is recorded.
 
 Disk full: the supervisor keeps :data:`RESERVE` bytes allocated in ``.reserve`` while the
-app runs and looks at the free space of the filesystems the app writes to every
-:data:`SPACE_CHECK` seconds (and when a replica fails, or its own write fails with
-ENOSPC). A full one fails the app ("disk full: ..."): the replicas are stopped, and the
-reserve is given back so that the final state can be written.
+app runs. When a replica fails, when indexing its output fails with ENOSPC, and every
+:data:`SPACE_CHECK` seconds while a replica prints, it looks at the free space of the
+filesystems the app writes to (and at the log files against ``ulimit -f``). A full one
+fails the app ("disk full: ...", or "file size limit reached: ..."): what the replicas
+print can no longer be kept. The replicas are stopped, and the reserve is given back so
+that the final state can be written. An app that prints nothing is left running: it
+loses nothing, and can still be followed and cancelled.
 
 Retry policies: ``REPLICA`` restarts the failed replica alone, ``ROLE`` stops and
 restarts every replica of its role, ``APPLICATION`` every replica of the app; each
@@ -60,6 +63,7 @@ import time
 
 from torchx.schedulers._local.logs import IndexWriter
 from torchx.schedulers._local.state import (
+    NO_SPACE,
     TERMINAL,
     kill_app,
     locked,
@@ -85,9 +89,10 @@ SPACE_CHECK = 0.2
 #: Bytes kept allocated in ``.reserve`` while the app runs (plus some per replica), given
 #: back when the disk is full so that the final state can still be written.
 RESERVE = 64 << 10
+#: A filesystem with less free space than this is full (what is left comes and goes as
+#: records are replaced, and is no room for logs anyway).
+FULL_BELOW = 64 << 10
 RESERVE_PER_REPLICA = 512
-#: errno values that mean "no room": the app is failed with a reason naming the disk.
-NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 #: The bin directory of the Python that runs the supervisor (the launcher's).
 _BINDIR = os.path.dirname(sys.executable) if sys.executable else ""
@@ -137,6 +142,7 @@ class _Replica:
         for path in (self.out_path, self.err_path):
             os.close(os.open(path, flags, 0o600))
         self.index = IndexWriter(self.log_dir, time.time())
+        self.printed_at = 0.0  # when its output was last seen growing
 
     @property
     def running(self) -> bool:
@@ -197,6 +203,8 @@ class Supervisor:
         # the filesystems the app writes to: its records, and each replica's logs
         self.watched = list(dict.fromkeys([app_dir, *(rep.log_dir for rep in self.replicas)]))
         self.space_checked = 0.0
+        self.no_space = False
+        self.fsize_limit: int | None = None  # RLIMIT_FSIZE, read when first needed (0: none)
 
     # -- records ----------------------------------------------------------------------------
 
@@ -223,8 +231,7 @@ class Supervisor:
                 except OSError as e:
                     if e.errno not in NO_SPACE:
                         raise
-                    self.on_no_space(self.app_dir, e)
-                    return  # still dirty: written again once the app ends
+                    return  # still dirty: tried again, and the final state has .reserve
         self.dirty = False
 
     # -- disk space -------------------------------------------------------------------------
@@ -244,24 +251,50 @@ class Supervisor:
             self.on_no_space(self.app_dir, e)
 
     def full_path(self) -> str | None:
-        """A directory the app writes to whose filesystem has no free block left, or None."""
+        """A directory the app writes to whose filesystem is full (< :data:`FULL_BELOW` free)."""
         root = os.geteuid() == 0  # root may use the blocks reserved for it
         for path in self.watched:
             try:
                 st = os.statvfs(path)
             except OSError:
                 continue
-            if (st.f_bfree if root else st.f_bavail) == 0:
+            if (st.f_bfree if root else st.f_bavail) * st.f_frsize < FULL_BELOW:
                 return path
         return None
 
+    def check_space(self, reps: list[_Replica]) -> bool:
+        """Fails the app if a filesystem it writes to is full, or a log reached ``ulimit -f``."""
+        full = self.full_path()
+        if full is not None:
+            self.on_no_space(full)
+            return True
+        if self.fsize_limit is None:
+            import resource
+
+            soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+            self.fsize_limit = soft if soft != resource.RLIM_INFINITY else 0
+        if self.fsize_limit:
+            for rep in reps:
+                for path in (rep.out_path, rep.err_path):
+                    try:
+                        size = os.stat(path).st_size
+                    except OSError:
+                        continue
+                    if size >= self.fsize_limit:
+                        self.on_no_space(path, OSError(errno.EFBIG, "File too large (ulimit -f)"))
+                        return True
+        return False
+
     def on_no_space(self, path: str, err: OSError | None = None) -> None:
         """Fails the app: what its replicas write can no longer be kept (disk full)."""
-        if self.final is not None and self.msg.startswith("disk full"):
+        if self.no_space:
             return
-        why = err.strerror if err is not None and err.strerror else "No space left on device"
+        self.no_space = True
+        code = err.errno if err is not None else errno.ENOSPC
+        what = "file size limit reached" if code == errno.EFBIG else "disk full"
+        why = (err.strerror if err is not None else None) or os.strerror(code)
         msg = (
-            f"disk full: {why} on the filesystem of {path}; the app was stopped "
+            f"{what}: {why} on the filesystem of {path}; the app was stopped "
             "(its logs lack what could not be written)"
         )
         if self.final is None:
@@ -269,14 +302,17 @@ class Supervisor:
             self.final = "FAILED"
             self.to_relaunch = []
             self.begin_stop(self.replicas)
-        elif not self.msg.startswith("disk full"):
+        else:
             self.msg = f"{self.msg}; {msg}" if self.msg else msg
         self.dirty = True
 
     def pump(self, rep: _Replica, now: float, final: bool = False) -> bool:
         """Indexes the replica's new output (see IndexWriter); True if it printed."""
         try:
-            return rep.index.pump(now, final)
+            if rep.index.pump(now, final):
+                rep.printed_at = now
+                return True
+            return False
         except OSError as e:
             if e.errno not in NO_SPACE:
                 raise
@@ -409,17 +445,16 @@ class Supervisor:
         return exited
 
     def on_exit(self, rep: _Replica, code: int) -> None:
-        self.pump(rep, time.time(), final=True)
-        if code != 0 and self.final is None and rep not in self.stopping:
-            full = self.full_path()  # a replica that failed to write its output, say
-            if full is not None:
-                self.on_no_space(full)
+        stopped = rep in self.stopping
         rep.pid = None
         rep.popen = None
         rep.exit_code = code
         rep.finished = time.time()
         self.dirty = True
-        if rep in self.stopping:
+        self.pump(rep, rep.finished, final=True)
+        if code != 0 and self.final is None and not stopped:
+            self.check_space([rep])  # a replica that failed to write its output, say
+        if stopped:
             self.stopping.discard(rep)
             if not self.stopping:
                 self.stop_deadline = None
@@ -529,10 +564,14 @@ class Supervisor:
                 if rep.running and self.pump(rep, now):
                     printed = True
             if now - self.space_checked >= SPACE_CHECK and self.final is None:
+                # the replicas that printed lately (an app that prints nothing loses nothing)
+                recent = [
+                    rep
+                    for rep in self.replicas
+                    if rep.running and now - rep.printed_at <= 2 * SPACE_CHECK + TICK_MAX
+                ]
                 self.space_checked = now
-                full = self.full_path()
-                if full is not None:
-                    self.on_no_space(full)
+                if recent and self.check_space(recent):
                     continue
             tick = TICK_MIN if printed else min(tick * 2, TICK_MAX)
             timeout = tick
