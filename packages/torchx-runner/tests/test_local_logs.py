@@ -108,9 +108,7 @@ def test_a_burst_then_exit_reaches_every_view(sched: LocalScheduler) -> None:
     hour = timedelta(hours=1)
     since = datetime.now() - hour
     check_burst(sched.log_iter(app_id, "w", since=since), with_stderr=True)
-    check_burst(
-        sched.log_iter(app_id, "w", since=since, streams=Stream.STDOUT), with_stderr=False
-    )
+    check_burst(sched.log_iter(app_id, "w", since=since, streams=Stream.STDOUT), with_stderr=False)
     assert list(sched.log_iter(app_id, "w", until=since)) == []
     # the blocks printers use hold the same text
     blocks = sched.log_iter(app_id, "w", streams=Stream.STDERR).blocks()  # type: ignore[attr-defined]

@@ -129,14 +129,15 @@ def stream(
     if len(pairs) == 1:  # no thread, no queue
         role, k = pairs[0]
         prefix = prefix_of(0, role, k)
-        ends = True
+        at_start = True  # where a failure's line goes
         try:
             for text, ends in texts(role, k, prefix):
                 out.write(text)
+                at_start = ends
                 if tail:
                     out.flush()
         except Exception as e:  # reported like a log line
-            out.write(("" if ends else "\n") + failure(prefix, e))
+            out.write(("" if at_start else "\n") + failure(prefix, e))
             out.flush()
             return 1
         out.flush()

@@ -3,7 +3,8 @@
 * :mod:`._local.state`: where records live, versioned JSON records,
   per-app locks, process liveness and the "kill what is left of an app" sweep;
 * :mod:`._local.supervisor`: the detached per-app process that runs the replicas;
-* :mod:`._local.logs`: reading and tailing replica logs;
+* :mod:`._local.logs`: the log index the supervisor writes, and reading and tailing the
+  logs (the combined view is built at read time);
 * :mod:`._local.checks`: what is refused at dryrun (apps local cannot run);
 * :mod:`._local.retention`: removing finished apps (delete, prune by age or count).
 

@@ -10,7 +10,8 @@ else ``~/.local/state/torchx``; directories 0700, files 0600)::
     apps/<app_id>/state.json        app and replica states, supervisor pid, restart counts
     apps/<app_id>/.lock             flock(2) target for read-modify-write of state.json
     apps/<app_id>/supervisor.log    the supervisor's own output (errors only, normally)
-    apps/<app_id>/logs/<role>/<k>/{stdout,stderr,combined}.log
+    apps/<app_id>/.reserve          room kept for the final state while the app runs (disk full)
+    apps/<app_id>/logs/<role>/<k>/{stdout.log,stderr.log,index}  (see ``_local.logs``)
     links/<app_id>.json             where an app run with another state_dir keeps its records
     trash/                          apps being deleted (renamed here, then removed)
 

@@ -201,7 +201,9 @@ class Supervisor:
         self.dirty = True
         self.reserve_path = os.path.join(app_dir, ".reserve")
         # the filesystems the app writes to: its records, and each replica's logs
-        self.watched = list(dict.fromkeys([app_dir, *(rep.log_dir for rep in self.replicas)]))
+        self.watched: list[str] = list(
+            dict.fromkeys([app_dir, *(str(rep.log_dir) for rep in self.replicas)])
+        )
         self.space_checked = 0.0
         self.no_space = False
         self.fsize_limit: int | None = None  # RLIMIT_FSIZE, read when first needed (0: none)
@@ -290,7 +292,7 @@ class Supervisor:
         if self.no_space:
             return
         self.no_space = True
-        code = err.errno if err is not None else errno.ENOSPC
+        code = (err.errno if err is not None else None) or errno.ENOSPC
         what = "file size limit reached" if code == errno.EFBIG else "disk full"
         why = (err.strerror if err is not None else None) or os.strerror(code)
         msg = (
@@ -682,20 +684,14 @@ def _descendants(root: int) -> list[int]:
 
 
 def write_state_file(app_dir: str, state: dict[str, Any]) -> None:
-    """Writes a final state, whatever it takes: atomically, else in the room of ``.reserve``.
+    """Writes a final state, whatever it takes: in the room of ``.reserve``, else in place.
 
-    On a full disk the atomic write (a new file) fails; removing ``.reserve`` gives the
-    room back, and as a last resort the record is overwritten in place (a reader may then
-    see it torn for a moment, which beats a record that says RUNNING forever).
+    ``.reserve`` goes first (before the record says the app ended, so nothing of the app
+    changes after that): on a full disk, the room it gives back is what the atomic write
+    (a new file) needs. As a last resort the record is overwritten in place (a reader may
+    then see it torn for a moment, which beats a record that says RUNNING forever).
     """
     path = os.path.join(app_dir, "state.json")
-    try:
-        write_json_atomic(path, state)
-        _remove(os.path.join(app_dir, ".reserve"))
-        return
-    except OSError as e:
-        if e.errno not in NO_SPACE:
-            raise
     _remove(os.path.join(app_dir, ".reserve"))
     try:
         write_json_atomic(path, state)
