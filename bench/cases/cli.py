@@ -273,3 +273,104 @@ def cli_ddp_overhead(ctx: Context) -> Measurement:
             "pair_overheads_pct": [round(p, 1) for p in pairs],
         },
     )
+
+
+# ----------------------------------------------------------------------------- logs
+
+
+def _run_quiet(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall ms of a whole process with stdout to /dev/null, and its peak RSS in MiB.
+
+    ``os.wait4`` gives the rusage of that process alone (its waited-for children
+    included; our detached supervisor is not one of them).
+    """
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    ms = (time.perf_counter() - t0) * 1000.0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}")
+    return ms, usage.ru_maxrss / 1024
+
+
+def _line_count(argv: list[str], cwd: Path, env: dict[str, str]) -> int:
+    proc = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, check=True)
+    return proc.stdout.count(b"\n")
+
+
+@case("cli.log_1m_lines", target="< 300 ms")
+def cli_log_1m_lines(ctx: Context) -> Measurement:
+    """torchx log HANDLE > /dev/null of a finished replica that printed 1,000,000 lines."""
+    with _world() as (work, env):
+        handle = subprocess.run(
+            [_ours(ctx), "run", "--wait", "utils.sh", "seq", "1000000"],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        argv = [_ours(ctx), "log", handle]
+        lines = _line_count(argv, work, env)
+        assert lines == 1_000_000, lines
+        for _ in range(3):
+            _run_quiet(argv, work, env)
+        runs = [_run_quiet(argv, work, env) for _ in range(max(ctx.repeat // 2, 10))]
+    return Measurement.from_times(
+        [ms for ms, _ in runs],
+        lines_checked=lines,
+        max_rss_mib=round(max(rss for _, rss in runs), 1),
+    )
+
+
+@case("cli.run_seq_1m_wait_log", target="<= 0.5x upstream", upstream=True)
+def cli_run_seq_1m_wait_log(ctx: Context) -> Measurement:
+    """torchx run --wait --log utils.sh seq 1000000 > /dev/null, to the app's end."""
+    commands = {
+        "ours": [_ours(ctx), "run", "--wait", "--log", "utils.sh", "seq", "1000000"],
+        "upstream": [
+            _upstream(ctx),
+            *("run", "-s", "local_cwd", "--wait", "--log", "utils.sh", "seq", "1000000"),
+        ],
+    }
+    with _world() as (work, env):
+        counts = {label: _line_count(argv, work, env) for label, argv in commands.items()}
+        samples: dict[str, list[float]] = {label: [] for label in commands}
+        for _ in range(max(ctx.repeat // 4, 8)):
+            for label, argv in commands.items():
+                samples[label].append(_run_quiet(argv, work, env)[0])
+    return Measurement.from_times(
+        samples["ours"],
+        upstream=samples["upstream"],
+        lines_shown_ours=counts["ours"],
+        lines_shown_upstream=counts["upstream"],
+    )
+
+
+@case("cli.run_64x100k_wait_log_rss", target="<= 100 MiB")
+def cli_run_64x100k_rss(ctx: Context) -> Measurement:
+    """Peak RSS of torchx run --wait --log of 64 replicas each printing 100,000 lines."""
+    ours = [_ours(ctx), "run", "--wait", "--log"]
+    app = ["utils.sh", "--num_replicas", "64", "seq", "100000"]
+    upstream_argv = (
+        [_upstream(ctx), "run", "-s", "local_cwd", "--wait", "--log", *app]
+        if ctx.upstream_python
+        else None
+    )
+    with _world() as (work, env):
+        lines = _line_count([*ours, *app], work, env)
+        assert lines >= 6_400_000, lines
+        runs = [_run_quiet([*ours, *app], work, env) for _ in range(3)]
+        up = [_run_quiet(upstream_argv, work, env) for _ in range(3)] if upstream_argv else []
+    return Measurement(
+        value=round(max(rss for _, rss in runs), 1),
+        unit="MiB",
+        statistic="max of 3",
+        details={
+            "lines_shown": lines,
+            "wall_ms_ours": round(min(ms for ms, _ in runs)),
+            "upstream_max_rss_mib": round(max(rss for _, rss in up), 1) if up else None,
+            "wall_ms_upstream": round(min(ms for ms, _ in up)) if up else None,
+        },
+    )

@@ -243,7 +243,7 @@ class _Index:
             self.fd = None
 
 
-def _utf8_cut(data: bytes, limit: int) -> int:
+def _utf8_cut(data: bytes | bytearray, limit: int) -> int:
     """The largest cut <= ``limit`` that does not split a UTF-8 sequence (never 0)."""
     cut = limit
     while cut > limit - 4 and 0 < cut < len(data) and data[cut] & 0xC0 == 0x80:
@@ -258,7 +258,9 @@ class _Cursor:
         self.path = path
         self.fd: int | None = None
         self.pos = 0
-        self.partial = b""
+        # the unfinished last line read so far, grown in place (a long line is never
+        # copied into ever larger bytes objects)
+        self.partial = bytearray()
         # the filter decision for a line being delivered in pieces (None: at a line start)
         self.keep_line: bool | None = None
 
@@ -289,8 +291,10 @@ class _Cursor:
             if cut:
                 head = data[:cut] if cut < len(data) else data
                 if self.partial:
-                    head = self.partial + head
-                self.partial = data[cut:]
+                    self.partial += head
+                    head = bytes(self.partial)
+                    self.partial.clear()
+                self.partial += memoryview(data)[cut:]
                 if self.keep_line is not None:  # the rest of a line delivered in pieces
                     nl = head.index(b"\n") + 1
                     if self.keep_line:
@@ -306,16 +310,16 @@ class _Cursor:
                 if self.keep_line is None:
                     self.keep_line = keep
                 if self.keep_line:
-                    yield self.partial[:piece_end]
-                self.partial = self.partial[piece_end:]
+                    yield bytes(self.partial[:piece_end])
+                del self.partial[:piece_end]
 
     def rest(self, keep: bool) -> Iterator[bytes]:
         """Everything left, the last line ended with a newline if it had none."""
         yield from self.take(None, keep)
         if self.partial:
             if self.keep_line if self.keep_line is not None else keep:
-                yield self.partial + b"\n"
-            self.partial = b""
+                yield bytes(self.partial) + b"\n"
+            self.partial.clear()
         self.keep_line = None
 
     def mtime(self) -> float:
