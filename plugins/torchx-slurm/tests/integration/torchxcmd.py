@@ -33,12 +33,17 @@ class Cli:
         self.started: list[str] = []
 
     def __call__(
-        self, *args: str, rc: int | None = 0, timeout: float = 60, cwd: Path | None = None
+        self,
+        *args: str,
+        rc: int | None = 0,
+        timeout: float = 60,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
             [TORCHX, *args],
             cwd=cwd or self.work,
-            env=self.env,
+            env={**self.env, **(env or {})},
             capture_output=True,
             text=True,
             timeout=timeout,
