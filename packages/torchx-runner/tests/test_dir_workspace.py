@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler
 from torchx.specs import AppDef, AppDryRunInfo, CfgVal, InvalidRunConfigException, Role, Workspace
@@ -192,3 +194,35 @@ def test_copy_workspace_maps_projects_to_subdirectories(tmp_path: Path) -> None:
         "lib/b/.torchxignore",
         "x.py",
     ]
+
+
+_NAMES = st.text("abc.", min_size=1, max_size=3).filter(lambda n: n not in (".", ".."))
+_PATTERNS = st.one_of(_NAMES, st.sampled_from(["*", "a*", "*c", "?", "[ab]*", "*.*"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    names=st.sets(_NAMES, min_size=1, max_size=6),
+    rules=st.lists(st.tuples(st.booleans(), _PATTERNS), max_size=6),
+)
+def test_the_last_matching_ignore_line_decides(
+    tmp_path_factory: pytest.TempPathFactory, names: set[str], rules: list[tuple[bool, str]]
+) -> None:
+    """Property: a file is left out iff the last ignore line matching its name is not '!'."""
+    from fnmatch import fnmatchcase
+
+    root = tmp_path_factory.mktemp("ws")
+    for name in names:
+        (root / name).write_text("")
+    text = "".join(f"{'!' if negated else ''}{pattern}\n" for negated, pattern in rules)
+    (root / ".torchxignore").write_text(text)
+    expected = []
+    for name in sorted({*names, ".torchxignore"}):
+        ignored = False
+        for negated, pattern in rules:
+            if fnmatchcase(name, pattern):
+                ignored = not negated
+        if not ignored:
+            expected.append(name)
+    ((rel, dirnames, filenames),) = list(walk_workspace(str(root)))
+    assert (rel, dirnames, filenames) == ("", [], expected)

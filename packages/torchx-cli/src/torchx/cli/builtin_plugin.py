@@ -3,8 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from torchx.specs.hookspecs import hookimpl
+
+if TYPE_CHECKING:  # the type checker proves each built-in command has the Command shape
+    from torchx.cli import cmd_completion, cmd_follow, cmd_info, cmd_log, cmd_run
+    from torchx.cli.command import Command
+
+    _SHAPES: list[Command] = [
+        cmd_run.RunCommand(),
+        cmd_follow.StatusCommand(),
+        cmd_follow.DescribeCommand(),
+        cmd_follow.ListCommand(),
+        cmd_follow.CancelCommand(),
+        cmd_follow.DeleteCommand(),
+        cmd_log.LogCommand(),
+        cmd_info.RunoptsCommand(),
+        cmd_info.BuiltinsCommand(),
+        cmd_info.PluginsCommand(),
+        cmd_info.ConfigureCommand(),
+        cmd_completion.CompletionCommand(),
+    ]
 
 _COMMANDS = {
     "run": "torchx.cli.cmd_run:RunCommand",

@@ -85,7 +85,7 @@ import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from string import Template
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -1297,3 +1297,9 @@ def create_scheduler(session_name: str, **kwargs: Any) -> LocalScheduler:
     """
     state_dir = kwargs.get("state_dir")
     return LocalScheduler(session_name, state_dir=str(state_dir) if state_dir else None)
+
+
+if TYPE_CHECKING:  # the type checker proves the factory has the contract's shape
+    from torchx.schedulers.api import SchedulerFactory
+
+    _FACTORY: SchedulerFactory = create_scheduler
