@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 from conftest import FakeSlurm
 from torchx_slurm import commands
@@ -32,3 +34,30 @@ def test_a_failure_without_stderr_names_the_exit_status(fake_slurm: FakeSlurm) -
         commands.run(["squeue"], what="a test")
     assert str(err.value) == "squeue failed (a test): exit status 3"
     assert err.value.returncode == 3
+
+
+def test_a_failure_without_any_slurm_conf_says_what_is_missing(
+    fake_slurm: FakeSlurm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # what Debian's sbatch prints with no SLURM_CONF and no /etc/slurm/slurm.conf
+    stderr = "sbatch: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\n"
+    monkeypatch.setattr(commands, "DEFAULT_CONF", "/nonexistent/slurm.conf")
+    fake_slurm.answer("sbatch", stderr=stderr, returncode=1)
+    with pytest.raises(commands.SlurmCommandError) as err:
+        commands.run(["sbatch"], what="submit")
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith("sbatch failed (submit): sbatch: error: resolve_ctls_from_dns_srv")
+    assert "SLURM_CONF is unset and /nonexistent/slurm.conf does not exist" in message
+
+
+def test_no_config_hint_when_a_slurm_conf_is_named(
+    fake_slurm: FakeSlurm, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=x\n")
+    monkeypatch.setenv("SLURM_CONF", str(conf))
+    fake_slurm.answer("squeue", stderr="squeue: error: Invalid user\n", returncode=1)
+    with pytest.raises(commands.SlurmCommandError) as err:
+        commands.run(["squeue"])
+    assert str(err.value) == "squeue failed: squeue: error: Invalid user"

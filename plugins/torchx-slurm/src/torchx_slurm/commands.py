@@ -29,6 +29,11 @@ TIMEOUT_ENV = "TORCHX_SLURM_TIMEOUT"
 DEFAULT_TIMEOUT = 10.0
 
 # Phrases of Slurm client errors that mean "the controller could not be reached".
+DEFAULT_CONF = "/etc/slurm/slurm.conf"
+
+# what the client says when it found no slurm.conf and no configless controller in DNS
+_NO_CONFIG = ("resolve_ctls_from_dns_srv", "configuration source", "slurm.conf")
+
 _UNREACHABLE = (
     "unable to contact slurm controller",
     "socket timed out",
@@ -83,6 +88,25 @@ def check_environment(tool: str) -> str:
     return path
 
 
+def _no_config_hint(stderr: str) -> str:
+    """Why a Slurm tool failed when no slurm.conf could be found, else "".
+
+    Without ``SLURM_CONF`` and without ``/etc/slurm/slurm.conf`` the client looks for the
+    controller in DNS (configless Slurm) and fails with a resolver error that does not
+    say what is missing. A configless cluster is legitimate, so this only explains a
+    failure whose stderr is about finding the configuration; it never refuses a call.
+    """
+    said = stderr.lower()
+    if not any(p in said for p in _NO_CONFIG):
+        return ""
+    if os.environ.get("SLURM_CONF") or os.path.isfile(DEFAULT_CONF):
+        return ""
+    return (
+        f" (no slurm.conf here: SLURM_CONF is unset and {DEFAULT_CONF} does not exist; "
+        "set SLURM_CONF to the cluster's slurm.conf, or run on a login node)"
+    )
+
+
 def first_error_line(stderr: str) -> str:
     """The most telling line of a Slurm tool's stderr (its first ``error:`` line, else the first)."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
@@ -111,7 +135,7 @@ def run(argv: Sequence[str], *, input: str | None = None, what: str = "") -> str
             errors="replace",
         )
     except subprocess.TimeoutExpired:
-        conf = os.environ.get("SLURM_CONF", "/etc/slurm/slurm.conf")
+        conf = os.environ.get("SLURM_CONF", DEFAULT_CONF)
         raise TransientSchedulerError(
             f"{tool} did not answer within {limit:g} s{f' ({what})' if what else ''}: the Slurm "
             f"controller may be down or slow (SLURM_CONF={conf}; raise {TIMEOUT_ENV} to wait longer)"
@@ -120,7 +144,9 @@ def run(argv: Sequence[str], *, input: str | None = None, what: str = "") -> str
         raise SchedulerError(f"cannot run {path}: {e.strerror}") from None
     if proc.returncode != 0:
         line = first_error_line(proc.stderr) or f"exit status {proc.returncode}"
-        message = f"{tool} failed{f' ({what})' if what else ''}: {line}"
+        message = (
+            f"{tool} failed{f' ({what})' if what else ''}: {line}{_no_config_hint(proc.stderr)}"
+        )
         cls = (
             TransientSlurmCommandError
             if any(p in proc.stderr.lower() for p in _UNREACHABLE)

@@ -388,11 +388,11 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             raise SchedulerError(f"Slurm does not know job {app_id}")
         replicas = {r.role: [rep.id for rep in r.replicas] for r in desc.roles_statuses}
         if role_name not in replicas:
-            raise ValueError(
+            raise SpecError(
                 f"job {app_id} has no role {role_name!r}; its roles: {', '.join(replicas)}"
             )
         if k not in replicas[role_name]:
-            raise ValueError(
+            raise SpecError(
                 f"role {role_name!r} of job {app_id} has no replica {k}; "
                 f"it has {', '.join(map(str, sorted(replicas[role_name])))}"
             )
