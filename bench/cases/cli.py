@@ -279,13 +279,15 @@ def cli_ddp_overhead(ctx: Context) -> Measurement:
 
 
 def _run_quiet(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
-    """Wall ms of a whole process with stdout to /dev/null, and its peak RSS in MiB.
+    """Wall ms of a whole process with its output to /dev/null, and its peak RSS in MiB.
 
     ``os.wait4`` gives the rusage of that process alone (its waited-for children
     included; our detached supervisor is not one of them).
     """
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     ms = (time.perf_counter() - t0) * 1000.0
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -295,7 +297,10 @@ def _run_quiet(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, 
 
 
 def _line_count(argv: list[str], cwd: Path, env: dict[str, str]) -> int:
-    proc = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, check=True)
+    """Lines of output, stdout and stderr (upstream prints the logs to stderr)."""
+    proc = subprocess.run(
+        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=True
+    )
     return proc.stdout.count(b"\n")
 
 
@@ -326,7 +331,11 @@ def cli_log_1m_lines(ctx: Context) -> Measurement:
 
 @case("cli.run_seq_1m_wait_log", target="<= 0.5x upstream", upstream=True)
 def cli_run_seq_1m_wait_log(ctx: Context) -> Measurement:
-    """torchx run --wait --log utils.sh seq 1000000 > /dev/null, to the app's end."""
+    """torchx run --wait --log utils.sh seq 1000000 > /dev/null 2>&1, to the app's end.
+
+    Both print the logs (ours to stdout, upstream to stderr) and the final status; the
+    details count the lines each showed (1,000,000 and a few of status).
+    """
     commands = {
         "ours": [_ours(ctx), "run", "--wait", "--log", "utils.sh", "seq", "1000000"],
         "upstream": [
@@ -350,7 +359,11 @@ def cli_run_seq_1m_wait_log(ctx: Context) -> Measurement:
 
 @case("cli.run_64x100k_wait_log_rss", target="<= 100 MiB")
 def cli_run_64x100k_rss(ctx: Context) -> Measurement:
-    """Peak RSS of torchx run --wait --log of 64 replicas each printing 100,000 lines."""
+    """Peak RSS of torchx run --wait --log of 64 replicas each printing 100,000 lines.
+
+    ``os.wait4``'s rusage of the command (its own peak; the detached supervisor is not
+    its waited-for child). Upstream's (whose replicas are its children) is in the details.
+    """
     ours = [_ours(ctx), "run", "--wait", "--log"]
     app = ["utils.sh", "--num_replicas", "64", "seq", "100000"]
     upstream_argv = (

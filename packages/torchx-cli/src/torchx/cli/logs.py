@@ -3,7 +3,7 @@
 Lines of one replica stay in order and lines of different replicas never interleave
 mid-line. Prefixes are colored when stdout is a terminal.
 
-Text moves in blocks, not lines: when a scheduler's log iterable offers ``blocks()``
+Text moves in blocks, not lines: when a scheduler's log iterable offers ``blocks(size)``
 (the local scheduler's does: the same text in blocks of whole lines), each block is
 prefixed with one ``str.replace`` and written at once, so a million-line log prints in
 a fraction of a second. Other schedulers' iterables are read line by line. One replica
@@ -58,11 +58,11 @@ def replicas_of(
     return pairs
 
 
-def _texts(lines: Iterable[str]) -> Iterator[str]:
+def _texts(lines: Iterable[str], size: int) -> Iterator[str]:
     """Text of a log iterable: its blocks if it has them, else its lines (each ended)."""
     blocks = getattr(lines, "blocks", None)
     if callable(blocks):
-        yield from blocks()
+        yield from blocks(size)
         return
     for line in lines:
         yield line if line.endswith("\n") else line + "\n"
@@ -102,6 +102,8 @@ def stream(
     """
     out = out or sys.stdout
     color = out.isatty()
+    # bytes read at a time per replica: 64 KiB for one, less for many (bounded memory)
+    block = max(4096, min(1 << 16, (1 << 20) // max(len(pairs), 1)))
     width = max((len(f"{r}/{k}") for r, k in pairs), default=0)
 
     def prefix_of(i: int, role: str, k: int) -> str:
@@ -121,7 +123,7 @@ def stream(
             should_tail=tail,
             streams=streams,
         )
-        return _prefixed(_texts(lines), prefix)
+        return _prefixed(_texts(lines, block), prefix)
 
     def failure(prefix: str, e: Exception) -> _Failed:
         return _Failed(f"{prefix}<error reading logs: {type(e).__name__}: {e}>\n")
@@ -143,7 +145,7 @@ def stream(
         out.flush()
         return 0
 
-    q: queue.Queue[Any] = queue.Queue(maxsize=max(64, 2 * len(pairs)))
+    q: queue.Queue[Any] = queue.Queue(maxsize=32)
     whole_line = threading.Lock()  # held by a reader while it queues a line in pieces
 
     def read(i: int, role: str, k: int) -> None:

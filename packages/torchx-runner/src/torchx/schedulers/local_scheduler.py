@@ -1236,7 +1236,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         read. ``since``/``until`` use the times the supervisor saw the lines (within
         about 0.25 s of the write). A line longer than 1 MiB comes in pieces (only the
         last ends in ``\\n``), so reading takes bounded memory whatever the output. Without
-        ``regex`` the iterable also has ``blocks()``: the same text in blocks of whole
+        ``regex`` the iterable also has ``blocks(size)``: the same text in blocks of whole
         lines, which printers use. See :mod:`torchx.schedulers._local.logs`.
         """
         from torchx.schedulers._local import logs

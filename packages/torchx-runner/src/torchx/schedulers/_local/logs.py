@@ -254,8 +254,9 @@ def _utf8_cut(data: bytes | bytearray, limit: int) -> int:
 class _Cursor:
     """Reads one raw stream file forward, cutting it into whole lines (and long-line pieces)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, block: int = BLOCK) -> None:
         self.path = path
+        self.block = block
         self.fd: int | None = None
         self.pos = 0
         # the unfinished last line read so far, grown in place (a long line is never
@@ -282,7 +283,7 @@ class _Cursor:
             return
         assert self.fd is not None
         while end is None or self.pos < end:
-            want = BLOCK if end is None else min(BLOCK, end - self.pos)
+            want = self.block if end is None else min(self.block, end - self.pos)
             data = os.pread(self.fd, want, self.pos)
             if not data:
                 break
@@ -367,7 +368,7 @@ class LogLines:
         self.is_done = is_done
 
     def __iter__(self) -> Iterator[str]:
-        for block in self.blocks():
+        for block in self.blocks(BLOCK):
             parts = block.split("\n")
             last = parts.pop()
             for part in parts:
@@ -375,18 +376,23 @@ class LogLines:
             if last:
                 yield last
 
-    def blocks(self) -> Iterator[str]:
-        """The log as text blocks: whole lines (or one piece of a long line), in order."""
-        for data in self._byte_blocks():
+    def blocks(self, size: int = BLOCK) -> Iterator[str]:
+        """The log as text blocks: whole lines (or one piece of a long line), in order.
+
+        ``size`` is how many bytes are read at a time (a block holds about that much, plus
+        the end of a line begun before): a printer following many replicas at once asks
+        for small blocks, to hold little in memory.
+        """
+        for data in self._byte_blocks(max(size, 1)):
             yield data.decode("utf-8", "replace")
 
     def _keep(self, t: float) -> bool:
         return (self.lo is None or t >= self.lo) and (self.hi is None or t <= self.hi)
 
-    def _byte_blocks(self) -> Iterator[bytes]:
+    def _byte_blocks(self, size: int) -> Iterator[bytes]:
         if self.stream is not None and self.lo is None and self.hi is None:
-            return self._raw(self.stream)
-        return self._indexed()
+            return self._raw(self.stream, size)
+        return self._indexed(size)
 
     def _wait(self, finishing: bool) -> bool | None:
         """After a pass that found nothing: None to stop, else the new ``finishing``."""
@@ -397,8 +403,8 @@ class LogLines:
         time.sleep(POLL_INTERVAL)
         return False
 
-    def _raw(self, stream: str) -> Iterator[bytes]:
-        cur = _Cursor(os.path.join(self.log_dir, f"{stream}.log"))
+    def _raw(self, stream: str, size: int) -> Iterator[bytes]:
+        cur = _Cursor(os.path.join(self.log_dir, f"{stream}.log"), size)
         try:
             finishing: bool | None = False
             while True:
@@ -415,9 +421,9 @@ class LogLines:
         finally:
             cur.close()
 
-    def _indexed(self) -> Iterator[bytes]:
+    def _indexed(self, size: int) -> Iterator[bytes]:
         index = _Index(os.path.join(self.log_dir, INDEX_NAME))
-        curs = [_Cursor(os.path.join(self.log_dir, f"{name}.log")) for name in STREAMS]
+        curs = [_Cursor(os.path.join(self.log_dir, f"{name}.log"), size) for name in STREAMS]
         wanted = [self.stream in (None, name) for name in STREAMS]
         try:
             if not os.path.exists(index.path) and os.path.exists(
