@@ -22,6 +22,7 @@ the first command).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -278,30 +279,52 @@ def cli_ddp_overhead(ctx: Context) -> Measurement:
 # ----------------------------------------------------------------------------- logs
 
 
-def _run_quiet(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+_QUIET = """
+import json, os, subprocess, sys, time
+t0 = time.perf_counter()
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, usage = os.wait4(proc.pid, 0)
+ms = (time.perf_counter() - t0) * 1000.0
+print(json.dumps([ms, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)]))
+"""
+
+
+def _run_quiet(
+    ctx: Context, argv: list[str], cwd: Path, env: dict[str, str]
+) -> tuple[float, float]:
     """Wall ms of a whole process with its output to /dev/null, and its peak RSS in MiB.
 
-    ``os.wait4`` gives the rusage of that process alone (its waited-for children
-    included; our detached supervisor is not one of them).
+    Started from a small fresh interpreter, whose ``os.wait4`` gives the rusage of that
+    process alone (its waited-for children included; our detached supervisor is not one
+    of them). Not from the harness: a child's peak RSS starts at its parent's size
+    before ``exec``, so the harness's own memory would be counted.
     """
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    ms = (time.perf_counter() - t0) * 1000.0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}")
-    return ms, usage.ru_maxrss / 1024
+    out = subprocess.run(
+        [ctx.python, "-c", _QUIET, *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    ms, rss, rc = json.loads(out)
+    if rc != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {rc}")
+    return ms, rss
 
 
 def _line_count(argv: list[str], cwd: Path, env: dict[str, str]) -> int:
     """Lines of output, stdout and stderr (upstream prints the logs to stderr)."""
-    proc = subprocess.run(
-        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=True
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
-    return proc.stdout.count(b"\n")
+    assert proc.stdout is not None
+    count = 0
+    while chunk := proc.stdout.read(1 << 20):  # counted as it comes: never held whole
+        count += chunk.count(b"\n")
+    if proc.wait() != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}")
+    return count
 
 
 @case("cli.log_1m_lines", target="< 300 ms")
@@ -320,8 +343,8 @@ def cli_log_1m_lines(ctx: Context) -> Measurement:
         lines = _line_count(argv, work, env)
         assert lines == 1_000_000, lines
         for _ in range(3):
-            _run_quiet(argv, work, env)
-        runs = [_run_quiet(argv, work, env) for _ in range(max(ctx.repeat // 2, 10))]
+            _run_quiet(ctx, argv, work, env)
+        runs = [_run_quiet(ctx, argv, work, env) for _ in range(max(ctx.repeat // 2, 10))]
     return Measurement.from_times(
         [ms for ms, _ in runs],
         lines_checked=lines,
@@ -348,7 +371,7 @@ def cli_run_seq_1m_wait_log(ctx: Context) -> Measurement:
         samples: dict[str, list[float]] = {label: [] for label in commands}
         for _ in range(max(ctx.repeat // 4, 8)):
             for label, argv in commands.items():
-                samples[label].append(_run_quiet(argv, work, env)[0])
+                samples[label].append(_run_quiet(ctx, argv, work, env)[0])
     return Measurement.from_times(
         samples["ours"],
         upstream=samples["upstream"],
@@ -374,8 +397,8 @@ def cli_run_64x100k_rss(ctx: Context) -> Measurement:
     with _world() as (work, env):
         lines = _line_count([*ours, *app], work, env)
         assert lines >= 6_400_000, lines
-        runs = [_run_quiet([*ours, *app], work, env) for _ in range(3)]
-        up = [_run_quiet(upstream_argv, work, env) for _ in range(3)] if upstream_argv else []
+        runs = [_run_quiet(ctx, [*ours, *app], work, env) for _ in range(3)]
+        up = [_run_quiet(ctx, upstream_argv, work, env) for _ in range(3)] if upstream_argv else []
     return Measurement(
         value=round(max(rss for _, rss in runs), 1),
         unit="MiB",
