@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from helpers import TORCHX, Cli
@@ -25,19 +26,36 @@ out.flush()
 """
 
 
+# Runs argv[2:] as a child and writes its exit status and peak RSS (KiB) to argv[1]. Linux
+# carries a process's peak RSS over exec into the new program, so a child started straight
+# from this pytest would report pytest's own size; started from this small wrapper, the
+# figure is torchx's.
+_PEAK = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
+
+
 def _to_file(cli: Cli, out: Path, *args: str) -> float:
     """Runs torchx with stdout to ``out``; returns its peak RSS in MiB (it must exit 0)."""
+    report = out.with_name(out.name + ".peak")
     with open(out, "wb") as f:
-        proc = subprocess.Popen(
-            [TORCHX, *args],
+        proc = subprocess.run(
+            [sys.executable, "-c", _PEAK, str(report), TORCHX, *args],
             cwd=cli.work,
             env={**os.environ, **cli.env},
             stdout=f,
             stderr=subprocess.PIPE,
+            check=False,
         )
-        _, status, usage = os.wait4(proc.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, proc.stderr.read() if proc.stderr else ""
-    return usage.ru_maxrss / 1024
+    code, peak_kib = report.read_text().split()
+    assert int(code) == 0, proc.stderr.decode(errors="replace")
+    return int(peak_kib) / 1024
 
 
 def _check_burst(path: Path) -> None:
