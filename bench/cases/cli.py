@@ -410,3 +410,89 @@ def cli_run_64x100k_rss(ctx: Context) -> Measurement:
             "wall_ms_upstream": round(min(ms for ms, _ in up)) if up else None,
         },
     )
+
+
+# ------------------------------------------------------------- following a finished app
+
+#: What `torchx status/list/log` of a local app must not import (the quick path).
+_HEAVY = ("attr", "attrs", "cattrs", "pluggy", "argparse", "importlib.metadata")
+
+
+def _follow_times(ctx: Context) -> dict[str, object]:
+    """status, list and log of one finished local app, and python -c pass, interleaved.
+
+    One world for the three cases: an app run with ``--wait`` (``utils.echo``), then
+    3 warm-up runs of each command (the first fills the plugin cache and lets the full
+    path record that the quick one may answer), then ``--repeat`` interleaved runs.
+    """
+    with _world() as (work, env):
+        handle = subprocess.run(
+            [_ours(ctx), "run", "--wait", "utils.echo", "--msg", "hi"],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()[0]
+        commands = {
+            "python": [ctx.python, "-c", "pass"],
+            "status": [_ours(ctx), "status", handle],
+            "list": [_ours(ctx), "list"],
+            "log": [_ours(ctx), "log", handle],
+        }
+        times, outputs = _timed(commands, work, env, ctx.repeat)
+        heavy = {}
+        for label in ("status", "list", "log"):
+            proc = subprocess.run(
+                commands[label],
+                cwd=work,
+                env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            names = {
+                line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if "|" in line
+            }
+            heavy[label] = sorted(names & set(_HEAVY))
+    assert "hi" in outputs["log"][-1] and "SUCCEEDED" in outputs["status"][-1], outputs
+    return {"times": times, "heavy": heavy}
+
+
+def _versus_python(ctx: Context, label: str) -> Measurement:
+    data = ctx.cached("cli.follow", lambda: _follow_times(ctx))
+    times: dict[str, list[float]] = data["times"]  # type: ignore[index]
+    ours, bare = sorted(times[label]), sorted(times["python"])
+    median = ours[len(ours) // 2]
+    bare_median = bare[len(bare) // 2]
+    return Measurement(
+        value=round(median / bare_median, 2),
+        unit="x",
+        statistic="ratio of medians",
+        details={
+            "median_ms": round(median, 1),
+            "min_ms": round(ours[0], 1),
+            "python_c_pass_median_ms": round(bare_median, 1),
+            "python_c_pass_min_ms": round(bare[0], 1),
+            "ratio_of_mins": round(ours[0] / bare[0], 2),
+            "heavy_modules_imported": data["heavy"][label],  # type: ignore[index]
+        },
+    )
+
+
+@case("cli.status_finished", target="<= 3 x")
+def cli_status_finished(ctx: Context) -> Measurement:
+    """torchx status HANDLE of a finished local app, against python -c pass (same venv)."""
+    return _versus_python(ctx, "status")
+
+
+@case("cli.list_finished", target="<= 3 x")
+def cli_list_finished(ctx: Context) -> Measurement:
+    """torchx list with one finished local app, against python -c pass (same venv)."""
+    return _versus_python(ctx, "list")
+
+
+@case("cli.log_finished", target="<= 3 x")
+def cli_log_finished(ctx: Context) -> Measurement:
+    """torchx log HANDLE of a finished local app (one line), against python -c pass."""
+    return _versus_python(ctx, "log")

@@ -27,6 +27,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st_h
 
+from torchx.schedulers import local_view
 from torchx.schedulers._local import state as st
 from torchx.schedulers.api import DescribeAppResponse, SchedulerError, Stream
 from torchx.schedulers.ids import is_valid_app_id
@@ -35,7 +36,7 @@ from torchx.schedulers.local_scheduler import (
     LocalScheduler,
     create_scheduler,
 )
-from torchx.specs import AppDef, AppState, RetryPolicy, Role, SpecError
+from torchx.specs import NONE, AppDef, AppState, RetryPolicy, Role, SpecError
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the local scheduler is Linux-only")
 
@@ -1437,3 +1438,149 @@ def test_any_app_id_is_refused_or_stays_inside_the_state_dir(app_id: str) -> Non
         return
     assert os.path.dirname(os.path.normpath(path)) == "/nonexistent/state/apps"
     assert os.path.basename(path) == app_id not in ("", ".", "..")
+
+
+# ------------------------------------------------- torchx.schedulers.local_view (quick reads)
+
+
+def _view_ended(sched: LocalScheduler) -> str:
+    app_id = run(
+        sched,
+        sh("a", 'echo "out $TORCHX_REPLICA_ID"; echo err >&2', replicas=2, env={"K": "v"}),
+        sh("b", "exit 3"),
+    )
+    wait(sched, app_id)
+    wait_supervisor_exit(Path(sched.state_dir) / "apps" / app_id)
+    return app_id
+
+
+def test_status_is_what_describe_says(sched: LocalScheduler) -> None:
+    app_id = _view_ended(sched)
+    desc = sched.describe(app_id)
+    assert desc is not None
+    fields = local_view.status(app_id, sched.state_dir)
+    assert fields["state"] == desc.state.name == "FAILED"
+    assert fields["num_restarts"] == desc.num_restarts
+    assert (fields["msg"] or NONE) == desc.msg and fields["msg"]
+    assert fields["ui_url"] == desc.ui_url
+    assert fields["replicas"] == {
+        role.role: [(r.id, r.state.name, r.exit_code) for r in role.replicas]
+        for role in desc.roles_statuses
+    }
+    assert all(r.hostname == "localhost" for role in desc.roles_statuses for r in role.replicas)
+    assert local_view.role_envs(app_id, sched.state_dir) == [role.env for role in desc.roles]
+
+
+def test_list_is_what_list_says(sched: LocalScheduler) -> None:
+    assert local_view.list_apps(sched.state_dir) == []
+    first, second = _view_ended(sched), _view_ended(sched)
+    assert local_view.list_apps(sched.state_dir) == [
+        (a.app_id, a.state.name, a.name) for a in sched.list()
+    ]
+    assert [a[0] for a in local_view.list_apps(sched.state_dir)] == [second, first]
+
+
+@pytest.mark.parametrize(
+    ("stream", "since", "until_"),
+    [
+        (None, None, None),
+        (Stream.STDOUT, None, None),
+        (Stream.STDERR, None, None),
+        (None, timedelta(hours=1), None),
+        (Stream.STDOUT, None, timedelta(hours=1)),
+    ],
+)
+def test_log_lines_are_log_iters(
+    sched: LocalScheduler,
+    stream: Stream | None,
+    since: timedelta | None,
+    until_: timedelta | None,
+) -> None:
+    app_id = _view_ended(sched)
+    now = datetime.now()
+    window = {
+        "since": now - since if since else None,
+        "until": now - until_ if until_ else None,
+    }
+    for k in (0, 1):
+        expected = list(sched.log_iter(app_id, "a", k, streams=stream, **window))
+        got = local_view.log_lines(
+            app_id, "a", k, stream.value if stream else None, state_dir=sched.state_dir, **window
+        )
+        assert list(got) == expected
+        assert "".join(got.blocks()) == "".join(expected)  # type: ignore[attr-defined]
+    tailed = local_view.log_lines(app_id, "b", 0, should_tail=True, state_dir=sched.state_dir)
+    assert list(tailed) == []  # ended: following it reads to the end at once
+
+
+def test_unsure_of_what_only_the_scheduler_can_answer(sched: LocalScheduler) -> None:
+    app_id = _view_ended(sched)
+    for call in (
+        lambda: local_view.status("nope-0000000000", sched.state_dir),
+        lambda: local_view.status("../etc", sched.state_dir),
+        lambda: local_view.log_lines(app_id, "c", 0, state_dir=sched.state_dir),
+        lambda: local_view.log_lines(app_id, "a", 2, state_dir=sched.state_dir),
+        lambda: local_view.log_lines(app_id, "a", 0, "both", state_dir=sched.state_dir),
+    ):
+        with pytest.raises(local_view.Unsure):
+            call()
+    state = Path(sched.state_dir) / "apps" / app_id / "state.json"
+    state.write_text("{")  # unreadable: the scheduler says what to do
+    with pytest.raises(local_view.Unsure, match="unreadable record"):
+        local_view.status(app_id, sched.state_dir)
+    assert local_view.list_apps(sched.state_dir)[0][1] == "UNKNOWN"  # as list() shows it
+
+
+def test_unsure_of_a_running_app_to_follow_or_one_to_settle(sched: LocalScheduler) -> None:
+    app_id = run(sched, sh("s", "echo ready; sleep 30"))
+    assert local_view.status(app_id, sched.state_dir)["state"] in (
+        "SUBMITTED",
+        "PENDING",
+        "RUNNING",
+    )
+    with pytest.raises(local_view.Unsure, match="running"):
+        local_view.log_lines(app_id, "s", 0, should_tail=True, state_dir=sched.state_dir)
+    # the supervisor records the replica's session and its watchdog once they run (a
+    # file another process writes, no event to wait on): poll it, with a deadline
+    assert until(lambda: bool(state_of(sched, app_id)["replicas"]["s"][0].get("sessions")))
+    assert until(lambda: "watchdog" in state_of(sched, app_id))
+    record = state_of(sched, app_id)
+    os.kill(record["watchdog"]["pid"], signal.SIGKILL)
+    os.kill(record["supervisor"]["pid"], signal.SIGKILL)
+    sup = record["supervisor"]
+    assert until(lambda: not st.is_same_process_alive(sup["pid"], sup["start_time"]))
+    for call in (
+        lambda: local_view.status(app_id, sched.state_dir),
+        lambda: local_view.list_apps(sched.state_dir),
+    ):
+        with pytest.raises(local_view.Unsure, match="supervisor is gone"):
+            call()
+    assert state_of(sched, app_id)["state"] != "FAILED"  # the view never writes
+    desc = sched.describe(app_id)  # the scheduler settles it
+    assert desc is not None and desc.state.name == "FAILED"
+    assert local_view.status(app_id, sched.state_dir)["state"] == "FAILED"
+
+
+def test_a_state_dir_of_another_user_is_unsure(sched: LocalScheduler) -> None:
+    app_id = _view_ended(sched)
+    os.chmod(sched.state_dir, 0o777)
+    try:
+        with pytest.raises(local_view.Unsure, match="writable by others"):
+            local_view.status(app_id, sched.state_dir)
+        with pytest.raises(local_view.Unsure, match="writable by others"):
+            local_view.list_apps(sched.state_dir)
+    finally:
+        os.chmod(sched.state_dir, 0o700)
+
+
+def test_imports_only_the_standard_library(tmp_path: Path) -> None:
+    code = (
+        "import sys; from torchx.schedulers import local_view; "
+        "local_view.list_apps(sys.argv[1]); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('attr', 'attrs', 'cattrs', 'pluggy', 'typing') or m.startswith('torchx.specs')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    ).stdout
+    assert json.loads(out.replace("'", '"')) == []

@@ -33,12 +33,24 @@ def _cache_path() -> str | None:
 
 def _key() -> str:
     """Everything the help text depends on, as one string (compared whole, not hashed)."""
-    parts = [_FORMAT, sys.executable, os.pathsep.join(sys.path)]
+    parts = [_FORMAT]
     try:
         parts.append(str(os.get_terminal_size(sys.stdout.fileno()).columns))
     except (OSError, ValueError):
         parts.append("-")
     parts.append(os.environ.get("COLUMNS", ""))
+    return "\n".join([*parts, environment_key()])
+
+
+def environment_key() -> str:
+    """What the installed commands and plugins depend on, as one string.
+
+    The interpreter, ``sys.path``, the ``TORCHX_*`` variables, this distribution's
+    files and every installed distribution's metadata directory (name and mtime):
+    installing, upgrading or removing anything changes it. Also the key of the
+    ``torchx`` command's quick path (:mod:`torchx.cli._quick`).
+    """
+    parts = [sys.executable, os.pathsep.join(sys.path)]
     parts.extend(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("TORCHX_"))
     here = os.path.dirname(os.path.abspath(__file__))
     for name in sorted(os.listdir(here)):

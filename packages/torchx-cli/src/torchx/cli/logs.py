@@ -14,17 +14,45 @@ queued under a lock that the other readers wait for, so that it stays whole.
 
 from __future__ import annotations
 
-import queue
 import sys
-import threading
-from collections.abc import Iterable, Iterator
-from datetime import datetime
-from typing import IO, TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing costs milliseconds: the quick path of `torchx log` uses this
 if TYPE_CHECKING:
-    from torchx.runner.api import Runner
+    from collections.abc import Iterable, Iterator, Sequence
+    from datetime import datetime
+    from typing import IO, Any, Protocol
+
     from torchx.schedulers.api import Stream
-    from torchx.specs.api import AppStatus
+
+    # What these functions read of an AppStatus and use of a Runner: the real ones, or
+    # the quick path's plain stand-ins (torchx.cli._quick).
+    class _Replica(Protocol):
+        @property
+        def id(self) -> int: ...
+
+    class _Role(Protocol):
+        @property
+        def role(self) -> str: ...
+        @property
+        def replicas(self) -> Sequence[_Replica]: ...
+
+    class StatusOfRoles(Protocol):
+        @property
+        def roles(self) -> Sequence[_Role]: ...
+
+    class LogSource(Protocol):
+        def log_lines(
+            self,
+            app_handle: str,
+            role_name: str,
+            k: int = 0,
+            regex: str | None = None,
+            since: datetime | None = None,
+            until: datetime | None = None,
+            should_tail: bool = False,
+            streams: Stream | None = None,
+        ) -> Iterable[str]: ...
+
 
 _COLORS = ["\033[32m", "\033[34m", "\033[35m", "\033[36m", "\033[33m", "\033[31m"]
 _RESET = "\033[0m"
@@ -36,7 +64,7 @@ class _Failed(str):
 
 
 def replicas_of(
-    status: AppStatus, role: str | None, ids: list[int] | None
+    status: StatusOfRoles, role: str | None, ids: list[int] | None
 ) -> list[tuple[str, int]]:
     """The (role, replica id) pairs to read, as selected by ``role`` and ``ids``."""
     from torchx.cli.errors import CliError
@@ -84,7 +112,7 @@ def _prefixed(texts: Iterable[str], prefix: str) -> Iterator[tuple[str, bool]]:
 
 
 def stream(
-    runner: Runner,
+    runner: LogSource,
     handle: str,
     pairs: list[tuple[str, int]],
     *,
@@ -145,6 +173,9 @@ def stream(
         out.flush()
         return 0
 
+    import queue  # several replicas: one reader thread each
+    import threading
+
     q: queue.Queue[Any] = queue.Queue(maxsize=32)
     whole_line = threading.Lock()  # held by a reader while it queues a line in pieces
 
@@ -196,7 +227,7 @@ def stream(
 def parse_time(text: str) -> datetime:
     """An ISO 8601 time, or a duration ago such as ``30s``, ``5m``, ``2h``, ``1d``."""
     import re
-    from datetime import timedelta
+    from datetime import datetime, timedelta
 
     from torchx.cli.errors import CliError
 

@@ -7,7 +7,9 @@ with a one-line ``help``, ``add_arguments(parser)`` and ``run(args) -> int``.
 
 Speed: only the command being run is imported and given a parser
 (:mod:`torchx.cli._parser`); ``--version`` and ``--help`` (cached by
-:mod:`torchx.cli._help_cache`) import neither argparse nor the plugin registry.
+:mod:`torchx.cli._help_cache`) import neither argparse nor the plugin registry, and
+neither do ``status``, ``list`` and ``log`` of a local app when no plugin replaces them
+or the local scheduler (:mod:`torchx.cli._quick`).
 
 Errors are told apart by type (``isinstance``), never by name:
 
@@ -52,6 +54,8 @@ if TYPE_CHECKING:  # typing costs milliseconds to import; --version and --help s
 __all__ = ["EXIT_APP_FAILED", "EXIT_USAGE", "CliError", "build_parser", "main", "version"]
 
 _HELP_FLAGS = ("-h", "--help")
+# answered by torchx.cli._quick when the full path is not needed (see there)
+_QUICK_COMMANDS = ("status", "list", "log")
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:
@@ -239,10 +243,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `torchx --help`, and bare `torchx` (help, exit 2 as a usage error)
         _print_help(debug)
         return 0 if top_help else EXIT_USAGE
+    remember = False
+    if command in _QUICK_COMMANDS and not debug:
+        from torchx.cli import _quick
+
+        status = _quick.run(args_list)
+        if status is not None:
+            return status
+        remember = _quick.stale
     from torchx.cli._parser import build_parser as _build
     from torchx.cli._parser import command_names, load_commands
 
     names = command_names()
+    if remember:  # the registry is built now: may the quick path answer next time?
+        _quick.remember()
     if command in names:  # only the command being run is loaded, and has a parser
         parser = _build(load_commands(debug, only=[command]), other_names=[command])
     else:  # unknown command, or only options: argparse explains, with every name

@@ -10,7 +10,11 @@ from __future__ import annotations
 import copy
 import re
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs milliseconds: the quick path imports this module
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
 
 #: Version of the JSON documents the CLI prints.
 JSON_FORMAT_VERSION = "torchx.cli/v1"
@@ -38,8 +42,13 @@ def masked_app(app: Any) -> Any:
 
 def mask_text(text: str, app: Any) -> str:
     """``text`` with every secret env value of ``app``'s roles replaced by ``****``."""
-    for role in app.roles:
-        for name, value in role.env.items():
+    return mask_values(text, [role.env for role in app.roles])
+
+
+def mask_values(text: str, envs: Iterable[Mapping[str, str]]) -> str:
+    """``text`` with every secret value of the ``envs`` (one per role) replaced by ``****``."""
+    for env in envs:
+        for name, value in env.items():
             if is_secret_name(name) and value and len(value) >= 3:
                 text = text.replace(value, MASK)
     return text

@@ -89,6 +89,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from torchx.schedulers._local import records as _rec
 from torchx.schedulers._local import state as _st
 from torchx.schedulers.api import (
     DescribeAppResponse,
@@ -99,7 +100,7 @@ from torchx.schedulers.api import (
     filter_regex,
 )
 from torchx.schedulers.errors import InvalidAppIdError
-from torchx.schedulers.ids import is_valid_app_id, make_app_id, validate_app_id
+from torchx.schedulers.ids import make_app_id, validate_app_id
 from torchx.specs import (
     NONE,
     AppDef,
@@ -128,7 +129,7 @@ RANK0_ENV = "TORCHX_RANK0_HOST"
 #: How long ``schedule`` waits for the supervisor to report in before giving up (s).
 READY_TIMEOUT = 30.0
 #: A record with no supervisor pid this long after its creation was never started.
-START_TIMEOUT = 60.0
+START_TIMEOUT = _rec.START_TIMEOUT
 
 default_state_dir = _st.default_state_dir
 
@@ -255,31 +256,8 @@ def _gpu_count() -> int:
     return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
 
 
-def _read_state(app_dir: str) -> dict[str, Any] | None:
-    """The app's state record, None if there is none; a record of another version raises.
-
-    A record this version cannot read (written by another release of torchx-runner) is
-    a :class:`SchedulerError` naming the file, never a KeyError half-way through it.
-    """
-    path = os.path.join(app_dir, "state.json")
-    try:
-        data: dict[str, Any] = _st.read_json(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except ValueError as e:
-        raise _UnreadableRecord(f"{path}: unreadable record ({e}); delete the app") from None
-    version = data.get("apiVersion") if isinstance(data, dict) else None
-    if version != _st.API_VERSION:
-        raise SchedulerError(
-            f"{path}: record version {version!r} is not {_st.API_VERSION!r}, the one this "
-            "torchx-runner reads: it was written by another release; follow the app with "
-            "that release"
-        )
-    return data
-
-
-class _UnreadableRecord(SchedulerError):
-    """A state.json that is not JSON (cut short, overwritten): the app can only be deleted."""
+_read_state = _rec.read_state
+_UnreadableRecord = _rec.UnreadableRecord
 
 
 def _kill_stopped_supervisor(state: dict[str, Any]) -> bool:
@@ -349,26 +327,7 @@ def _salvage(app_dir: str) -> dict[str, Any]:
     return {"state": "FAILED", "log_dir": log_dir if isinstance(log_dir, str) else ""}
 
 
-def _settle(app_dir: str, state: dict[str, Any]) -> dict[str, Any] | None:
-    """The state, after settling a dead supervisor's app as FAILED (None: app deleted)."""
-    if state.get("state") in _st.TERMINAL:
-        return state
-    sup = state.get("supervisor")
-    if sup is None:
-        if time.time() - float(state.get("created", 0)) < START_TIMEOUT:
-            return state  # being launched right now
-        return _st.mark_supervisor_dead(app_dir, "supervisor never started")
-    if _st.is_same_process_alive(sup.get("pid"), sup.get("start_time")):
-        return state
-    reason = f"supervisor died (pid {sup.get('pid')}); its replicas were killed"
-    try:
-        with open(os.path.join(app_dir, "supervisor.log"), errors="replace") as f:
-            last = [line for line in f.read()[-4000:].splitlines() if line.strip()]
-        if last:
-            reason += f"; its last words: {last[-1].strip()}"
-    except OSError:
-        pass
-    return _st.mark_supervisor_dead(app_dir, reason)
+_settle = _rec.settle
 
 
 # whether this process has left an AppDef's JSON record to a supervisor yet
@@ -410,21 +369,7 @@ def _pickle_plain(obj: Any) -> bytes | None:
     return buf.getvalue()
 
 
-def _check_dirs(state_dir: str, app_dir: str | None = None) -> None:
-    """Refuses (SchedulerError, one line) a state or app directory another user could change.
-
-    A record names processes to signal and directories to remove: one planted by
-    another user in a directory they own, or may write into, must never be acted on.
-    Missing directories pass (there is nothing to read).
-    """
-    try:
-        _st.check_state_dir(state_dir)
-        if app_dir is not None:
-            _st.check_owned_dir(app_dir, "local app directory", follow=False)
-    except FileNotFoundError:
-        pass
-    except _st.UnsafeDirError as e:
-        raise SchedulerError(str(e)) from None
+_check_dirs = _rec.check_dirs
 
 
 def _make_log_dir(log_dir: str, app_dir: str) -> bool:
@@ -486,18 +431,7 @@ def _same_dir(a: str, b: str) -> bool:
     return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
 
 
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def _listdir(path: str) -> list[str]:
-    try:
-        return os.listdir(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
+_unlink = _rec.unlink
 
 
 class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
@@ -903,39 +837,11 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
 
     def _app_dir(self, app_id: str) -> str:
         """The app's record directory: in this state directory, or where its link points."""
-        own = os.path.join(self.state_dir, "apps", _check_app_id(app_id))
-        _check_dirs(self.state_dir, own)
-        if os.path.isdir(own):
-            return own
-        target = self._linked_state_dir(app_id)
-        if target is None:
-            return own
-        app_dir = os.path.join(target, "apps", app_id)
-        _check_dirs(target, app_dir)
-        return app_dir
+        return _rec.app_dir(self.state_dir, _check_app_id(app_id))
 
     def _link_paths(self, app_id: str) -> list[str]:
         """Where a link to the app may be: this state directory's, then the default one's."""
-        dirs = dict.fromkeys([self.state_dir, default_state_dir()])
-        return [os.path.join(d, "links", f"{app_id}.json") for d in dirs]
-
-    def _linked_state_dir(self, app_id: str) -> str | None:
-        """The state directory a link of :meth:`_write_link` names, or None."""
-        for path in self._link_paths(app_id):
-            _check_dirs(os.path.dirname(os.path.dirname(path)))
-            try:
-                data = _st.read_json(path)
-                break
-            except (OSError, ValueError):
-                continue
-        else:
-            return None
-        if not isinstance(data, dict):
-            return None
-        target = data.get("state_dir") if isinstance(data, dict) else None
-        if data.get("apiVersion") != _st.API_VERSION or not isinstance(target, str):
-            return None
-        return target if os.path.isabs(target) else None
+        return _rec.link_paths(self.state_dir, app_id)
 
     def _state(self, app_id: str) -> dict[str, Any] | None:
         app_dir = self._app_dir(app_id)
@@ -984,31 +890,31 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         state = self._state(app_id)
         if state is None:
             return None
+        fields = _rec.status_fields(app_dir, state)
         roles_statuses = [
             RoleStatus(
                 role,
                 [
                     ReplicaStatus(
-                        id=rep["id"],
-                        state=AppState[rep["state"]],
+                        id=rep_id,
+                        state=AppState[rep_state],
                         role=role,
                         hostname="localhost",
-                        exit_code=rep.get("exit_code"),
+                        exit_code=exit_code,
                     )
-                    for rep in replicas
+                    for rep_id, rep_state, exit_code in replicas
                 ],
             )
-            for role, replicas in state.get("replicas", {}).items()
+            for role, replicas in fields["replicas"].items()
         ]
         app = self._appdef(app_dir)
-        log_dir = state.get("log_dir") or os.path.join(app_dir, "logs")
         return DescribeAppResponse(
             app_id=app_id,
-            state=AppState[state["state"]],
-            num_restarts=int(state.get("num_restarts", 0)),
-            msg=state.get("msg") or NONE,
+            state=AppState[fields["state"]],
+            num_restarts=fields["num_restarts"],
+            msg=fields["msg"] or NONE,
             structured_error_msg=NONE,
-            ui_url=f"file://{log_dir}",
+            ui_url=fields["ui_url"],
             metadata=dict(app.metadata) if app is not None else {},
             roles_statuses=roles_statuses,
             roles=list(app.roles) if app is not None else [],
@@ -1020,54 +926,19 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
 
         An app whose record this version cannot read is listed as UNKNOWN.
         """
-        found: list[tuple[float, ListAppResponse]] = []
-        seen: set[str] = set()
-        for app_id, app_dir in self._app_dirs():
-            if app_id in seen:
-                continue
-            seen.add(app_id)
-            try:
-                state = _read_state(app_dir)
-                if state is not None:
-                    state = _settle(app_dir, state)
-            except SchedulerError:
-                state = {"state": "UNKNOWN", "created": 0.0}
-            if state is None:
-                continue
-            found.append(
-                (
-                    float(state.get("created", 0)),
-                    ListAppResponse(
-                        app_id=app_id,
-                        state=AppState[state["state"]],
-                        app_handle=f"{self.backend}://{self.session_name}/{app_id}",
-                        name=str(state.get("app_name", "")),
-                    ),
-                )
+        return [
+            ListAppResponse(
+                app_id=app_id,
+                state=AppState[state],
+                app_handle=f"{self.backend}://{self.session_name}/{app_id}",
+                name=name,
             )
-        found.sort(key=lambda item: item[0], reverse=True)
-        return [resp for _, resp in found]
+            for app_id, state, name in _rec.list_states(self.state_dir, _settle)
+        ]
 
     def _app_dirs(self) -> Iterable[tuple[str, str]]:
         """(app id, record directory) of every app here, then of every linked app."""
-        _check_dirs(self.state_dir)
-        apps = os.path.join(self.state_dir, "apps")
-        for name in _listdir(apps):
-            if is_valid_app_id(name):
-                _check_dirs(self.state_dir, os.path.join(apps, name))
-                yield name, os.path.join(apps, name)
-        for name in _listdir(os.path.join(self.state_dir, "links")):
-            app_id = name[: -len(".json")]
-            if name.endswith(".json") and is_valid_app_id(app_id):
-                target = self._linked_state_dir(app_id)
-                if target is None:
-                    continue
-                app_dir = os.path.join(target, "apps", app_id)
-                _check_dirs(target, app_dir)
-                if os.path.isdir(app_dir):
-                    yield app_id, app_dir
-                else:  # its records were removed by other means: forget the app
-                    _unlink(os.path.join(self.state_dir, "links", name))
+        return _rec.app_dirs(self.state_dir)
 
     # -- cancel and delete ------------------------------------------------------------------
 

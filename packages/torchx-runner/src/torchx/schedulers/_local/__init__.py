@@ -2,6 +2,9 @@
 
 * :mod:`._local.state`: where records live, versioned JSON records,
   per-app locks, process liveness and the "kill what is left of an app" sweep;
+* :mod:`._local.records`: finding an app's records, checking they can be trusted,
+  reading and settling its state (shared by the scheduler and
+  :mod:`torchx.schedulers.local_view`);
 * :mod:`._local.supervisor`: the detached per-app process that runs the replicas;
 * :mod:`._local.logs`: the log index the supervisor writes, and reading and tailing the
   logs (the combined view is built at read time);

@@ -1,0 +1,412 @@
+"""The quick path of ``torchx status``, ``list`` and ``log`` for apps of the built-in local scheduler.
+
+Following an app is what users type most, and its work (reading a few small records)
+takes a millisecond; what made it slow was getting there: ``attrs`` for the spec types,
+pluggy and the plugin registry, argparse and the Scheduler contract. For a ``local://``
+handle (and ``list`` of the local scheduler), when nothing installed changes who answers,
+these commands are answered from :mod:`torchx.schedulers.local_view`, which reads the
+local scheduler's records with the standard library only, and printed exactly as the
+full commands (:mod:`torchx.cli.cmd_follow`, :mod:`torchx.cli.cmd_log`) print them.
+
+The CLI is still assembled from the installed plugins, and a plugin may replace the
+``status``, ``list`` or ``log`` command or the ``local`` scheduler. So the quick path is
+taken only when the full path, run earlier in this same environment, found in the
+plugin registry that the command is torchx-cli's own and ``local`` is torchx-runner's,
+with no plugin failing to load. That finding is remembered in
+``$XDG_CACHE_HOME/torchx/cli-quick-<env>.txt`` (else ``~/.cache/torchx``) under the key
+of the ``--help`` cache (:func:`torchx.cli._help_cache.environment_key`: the
+interpreter, ``sys.path``, the ``TORCHX_*`` variables, torchx-cli's files, the name and
+mtime of every installed distribution's metadata) plus the mtime of every plugin
+module, so installing, upgrading, removing or editing a plugin sends the next command
+down the full path, which looks again. ``TORCHX_NO_PLUGIN_CACHE=1`` turns the quick
+path off, as it does the caches.
+
+Whenever anything is not plainly the common case, the quick path declines before it
+prints anything and the full command runs: options it does not handle (``--json``,
+``--roles``, ``--regex``, ``--log_level``...), following a running app, another
+scheduler, a ``.torchxconfig`` that could name another default scheduler for ``list``,
+an app that does not exist or whose records need the scheduler's attention (a
+supervisor that died), a record it cannot read. Errors are thus always the full
+command's, word for word and with its exit status.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False  # typing costs milliseconds; this module exists to save them
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from datetime import datetime
+    from typing import Any
+
+    from torchx.schedulers.api import Stream
+
+#: The commands answered here, and the reference the registry must resolve each to.
+COMMANDS = {
+    "status": "torchx.cli.cmd_follow:StatusCommand",
+    "list": "torchx.cli.cmd_follow:ListCommand",
+    "log": "torchx.cli.cmd_log:LogCommand",
+}
+#: The scheduler answered here, and the reference the registry must resolve it to.
+SCHEDULER = "local"
+LOCAL_FACTORY = "torchx.schedulers.local_scheduler:create_scheduler"
+#: The session of the handles ``list`` prints (the Runner's default session name).
+SESSION = "torchx"
+
+_FORMAT = "torchx-cli-quick/1"
+_STREAMS = ("stdout", "stderr", "combined")
+_CONFIG_FILE = ".torchxconfig"
+
+
+class _Decline(Exception):
+    """The quick path cannot answer this: the full command runs."""
+
+
+# ----------------------------------------------------------------- is it ours to answer?
+
+
+def _marker_path() -> str | None:
+    base = os.environ.get("XDG_CACHE_HOME") or (
+        os.path.join(os.path.expanduser("~"), ".cache") if os.environ.get("HOME") else ""
+    )
+    if not base:
+        return None
+    import zlib
+
+    env_id = zlib.crc32(sys.executable.encode()) & 0xFFFFFFFF
+    return os.path.join(base, "torchx", f"cli-quick-{env_id:08x}.txt")
+
+
+def _mtime(path: str) -> str:
+    try:
+        return str(os.stat(path).st_mtime_ns)
+    except OSError:
+        return "-"
+
+
+def allowed() -> frozenset[str] | None:
+    """The commands a full run in this environment found to be ours (and ``local`` too).
+
+    None when nothing valid is remembered (no marker, or one of another environment).
+    """
+    if os.environ.get("TORCHX_NO_PLUGIN_CACHE"):
+        return frozenset()
+    path = _marker_path()
+    if path is None:
+        return frozenset()
+    try:
+        with open(path, encoding="utf-8") as f:
+            fmt, key, commands, files = f.read().split("\0")
+    except (OSError, ValueError):
+        return None
+    if fmt != _FORMAT:
+        return None
+    for line in files.splitlines():
+        name, _, mtime = line.rpartition("\t")
+        if _mtime(name) != mtime:
+            return None
+    from torchx.cli._help_cache import environment_key
+
+    if key != environment_key():
+        return None
+    return frozenset(commands.split(",")) - {""}
+
+
+def remember() -> None:
+    """After a full run: records which commands the quick path may answer in this environment.
+
+    Those of the three that the registry resolves to the built-in ones, and none unless
+    ``local`` is the built-in one and no plugin failed (a failed plugin, once fixed,
+    might take a name); the files of every plugin module are recorded with their
+    mtimes. Errors are ignored.
+    """
+    path = _marker_path()
+    if path is None or os.environ.get("TORCHX_NO_PLUGIN_CACHE"):
+        return
+    from torchx.specs.plugins import get_registry
+
+    try:
+        registry = get_registry()
+        ours = [
+            name
+            for name, ref in COMMANDS.items()
+            if getattr(registry.cli_commands.get(name), "ref", None) == ref
+        ]
+        local = registry.schedulers.get(SCHEDULER)
+        if registry.failures or local is None or local.ref != LOCAL_FACTORY:
+            ours = []
+        files = []
+        for dist in registry.distributions.values():
+            for declared in dist.entry_points:  # "torchx: name = module:attr"
+                group, _, rest = declared.partition(": ")
+                if group != "torchx":
+                    continue
+                module = sys.modules.get(rest.partition(" = ")[2].partition(":")[0].strip())
+                filename = getattr(module, "__file__", None)
+                if filename:
+                    files.append(f"{filename}\t{_mtime(filename)}")
+                else:  # cannot tell when it changes: nothing is answered quickly
+                    ours = []
+        from torchx.cli._help_cache import environment_key
+        from torchx.schedulers.files import write_private_atomic
+
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        text = "\0".join([_FORMAT, environment_key(), ",".join(ours), "\n".join(files)])
+        write_private_atomic(path, text, fsync=False)
+    except Exception:  # a cache: never the reason a command fails
+        pass
+
+
+# ------------------------------------------------------------------------- the commands
+
+
+def _app_id(handle: str) -> str:
+    """The app id of a ``local://SESSION/APP_ID`` handle (the full path's parse, narrowed)."""
+    scheme, sep, rest = handle.partition("://")
+    _session, slash, app_id = rest.partition("/")
+    if (
+        scheme != SCHEDULER
+        or not sep
+        or not slash
+        or not app_id
+        or any(c.isspace() for c in handle)
+    ):
+        raise _Decline(handle)
+    return app_id
+
+
+def _options(args: Sequence[str], flags: dict[str, str | None]) -> tuple[list[str], dict[str, Any]]:
+    """(positionals, options) of ``args``; ``flags`` maps each option to its value kind.
+
+    A kind of None is a switch; ``"value"`` takes the next argument. Anything else
+    (another option, ``--opt=value``, an abbreviation, ``--``) declines.
+    """
+    positionals: list[str] = []
+    options: dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg.startswith("-"):
+            if arg not in flags or arg in options:
+                raise _Decline(arg)
+            if flags[arg] is None:
+                options[arg] = True
+            else:
+                if i + 1 >= len(args) or args[i + 1].startswith("-"):
+                    raise _Decline(arg)
+                options[arg] = args[i + 1]
+                i += 1
+        else:
+            positionals.append(arg)
+        i += 1
+    return positionals, options
+
+
+def _status_text(handle: str, fields: dict[str, Any]) -> str:
+    """What ``torchx status HANDLE`` prints: ``AppStatus.format()`` of what describe reports."""
+    lines = [
+        f"AppHandle: {handle}",
+        f"State: {fields['state']}",
+        f"Num restarts: {fields['num_restarts']}",
+        f"Msg: {fields['msg'] or '<NONE>'}",  # the Runner's status has NONE for no message
+        f"UI: {fields['ui_url']}",
+    ]
+    if fields["replicas"]:
+        lines.append("Roles:")
+        for role, replicas in fields["replicas"].items():
+            lines.append(f"  {role}:")
+            for rep_id, state, exit_code in replicas:
+                parts = [f"{role}/{rep_id}", state]
+                if exit_code is not None:
+                    parts.append(f"exit={exit_code}")
+                parts.append("host=localhost")
+                lines.append("    " + "  ".join(parts))
+    return "\n".join(lines) + "\n"
+
+
+def _status(args: Sequence[str]) -> Callable[[], int]:
+    from torchx.schedulers import local_view
+
+    positionals, options = _options(args, {"--show-secrets": None})
+    if len(positionals) != 1:
+        raise _Decline("arguments")
+    handle = positionals[0]
+    app_id = _app_id(handle)
+    text = _status_text(handle, local_view.status(app_id))
+    if not options.get("--show-secrets"):
+        from torchx.cli.output import mask_values
+
+        text = mask_values(text, local_view.role_envs(app_id))
+    return lambda: _print(text)
+
+
+def _print(text: str) -> int:
+    sys.stdout.write(text)
+    return 0
+
+
+def _config_files_exist() -> bool:
+    """True if ``.torchxconfig`` could be read (see ``torchx.runner.config.find_configs``)."""
+    if os.environ.get("TORCHXCONFIG"):
+        return True
+    here = os.path.abspath(os.getcwd())
+    while True:
+        if os.path.lexists(os.path.join(here, _CONFIG_FILE)):
+            return True
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    home = os.path.expanduser("~")
+    return home != "~" and os.path.lexists(os.path.join(home, _CONFIG_FILE))
+
+
+def _list(args: Sequence[str]) -> Callable[[], int]:
+    from torchx.schedulers import local_view
+
+    positionals, options = _options(args, {"-s": "value", "--scheduler": "value"})
+    scheduler = options.get("-s") or options.get("--scheduler")
+    if positionals or len(options) > 1:
+        raise _Decline("arguments")
+    if scheduler is None and _config_files_exist():
+        raise _Decline("[cli:run] may name another scheduler")
+    if scheduler not in (None, SCHEDULER):
+        raise _Decline(str(scheduler))
+    apps = [
+        (f"{SCHEDULER}://{SESSION}/{app_id}", state, name)
+        for app_id, state, name in local_view.list_apps()
+    ]
+    if not apps:
+        return lambda: _print("no apps\n")
+    width = max(len(handle) for handle, _, _ in apps)
+    out = [f"{'APP HANDLE':<{width}}  {'STATE':<10}  NAME"]
+    out.extend(f"{handle:<{width}}  {state:<10}  {name}" for handle, state, name in apps)
+    text = "\n".join(out) + "\n"
+    return lambda: _print(text)
+
+
+class _Replica:
+    __slots__ = ("id",)
+
+    def __init__(self, rep_id: int) -> None:
+        self.id = rep_id
+
+
+class _Role:
+    __slots__ = ("replicas", "role")
+
+    def __init__(self, role: str, replicas: list[_Replica]) -> None:
+        self.role = role
+        self.replicas = replicas
+
+
+class _Status:
+    """The little of an AppStatus that ``replicas_of`` reads."""
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self.roles = [
+            _Role(role, [_Replica(rep[0]) for rep in replicas])
+            for role, replicas in fields["replicas"].items()
+        ]
+
+
+class _OpenedLogs:
+    """Stands in for the Runner in ``torchx.cli.logs.stream``: logs opened beforehand."""
+
+    def __init__(self, logs: dict[tuple[str, int], Any]) -> None:
+        self._logs = logs
+
+    def log_lines(
+        self,
+        app_handle: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[str]:
+        opened: Iterable[str] = self._logs[(role_name, k)]  # with these very options
+        return opened
+
+
+_LOG_OPTIONS: dict[str, str | None] = {
+    "--streams": "value",
+    "--since": "value",
+    "--until": "value",
+    "-t": None,
+    "--tail": None,
+}
+
+
+def _log(args: Sequence[str]) -> Callable[[], int]:
+    from torchx.cli.logs import parse_time, replicas_of, stream
+    from torchx.schedulers import local_view
+
+    positionals, options = _options(args, _LOG_OPTIONS)
+    streams = options.get("--streams")
+    if len(positionals) != 1 or streams not in (None, *_STREAMS):
+        raise _Decline("arguments")
+    since = parse_time(options["--since"]) if "--since" in options else None
+    until = parse_time(options["--until"]) if "--until" in options else None
+    tail = bool(options.get("-t") or options.get("--tail"))
+    identifier = positionals[0]
+    parts = _app_id(identifier).split("/")
+    if len(parts) > 3:
+        raise _Decline(identifier)
+    app_id = parts[0]
+    handle = identifier[: len(identifier) - len("/".join(parts))] + app_id
+    role = parts[1] if len(parts) > 1 and parts[1] else None
+    ids = None
+    if len(parts) > 2 and parts[2]:
+        try:
+            ids = [int(x) for x in parts[2].split(",")]
+        except ValueError:
+            raise _Decline(identifier) from None
+    pairs = replicas_of(_Status(local_view.status(app_id)), role, ids)
+    opened = {
+        (r, k): local_view.log_lines(app_id, r, k, streams, since, until, tail) for r, k in pairs
+    }
+
+    def emit() -> int:
+        failed = stream(_OpenedLogs(opened), handle, pairs, tail=tail)
+        return 1 if failed else 0
+
+    return emit
+
+
+_RUN = {"status": _status, "list": _list, "log": _log}
+
+
+def run(argv: Sequence[str]) -> int | None:
+    """The exit status of ``torchx *argv`` answered here, or None: run the full command.
+
+    Declines (None) before printing anything. Whether the marker was missing or stale
+    is kept in :data:`stale`, so that the full run can call :func:`remember`.
+    """
+    global stale
+    stale = False
+    if not argv or argv[0] not in _RUN:
+        return None
+    try:
+        import torchx.schedulers.local_view  # noqa: F401  (an older torchx-runner lacks it)
+    except ImportError:
+        return None
+    commands = allowed()
+    if commands is None:
+        stale = True
+        return None
+    if argv[0] not in commands:
+        return None
+    try:
+        emit = _RUN[argv[0]](argv[1:])
+    except Exception:  # _Decline, local_view.Unsure, a bad role...: the full command says
+        return None
+    return emit()
+
+
+#: Set by :func:`run` when the quick path declined for want of a valid marker.
+stale = False

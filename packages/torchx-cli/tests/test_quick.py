@@ -1,0 +1,356 @@
+"""The quick path of ``status``, ``list`` and ``log`` (torchx.cli._quick) against the full one.
+
+Each command is run through the real console script three ways: with the plugin
+caches off (``TORCHX_NO_PLUGIN_CACHE=1``: always the full path), then twice with them on
+(the first run takes the full path and remembers that it may answer quickly, the
+second answers quickly). Output and exit status must be the same; which path ran is
+told by the modules the process imported (``PYTHONPROFILEIMPORTTIME`` lists them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from helpers import Cli
+
+from torchx.cli import _quick, builtin_plugin
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the local scheduler is Linux-only")
+
+#: What the full path imports and the quick one must not.
+HEAVY = ("attr", "attrs", "cattrs", "pluggy", "argparse", "typing", "importlib.metadata")
+
+APPS = """
+from torchx.specs import AppDef, Role
+
+
+def pair(secret: str = "tok12345") -> AppDef:
+    '''Role a: 2 replicas printing to both streams; role b fails, printing the secret.
+
+    b fails once both replicas of a are done (a failed replica ends the app, and the
+    others with it): each of a leaves a file in the shared working directory.
+
+    Args:
+        secret: a value to keep secret
+    '''
+    script = (
+        'echo "out $TORCHX_REPLICA_ID"; echo "err $TORCHX_REPLICA_ID" >&2; echo last; '
+        'touch "done.$TORCHX_REPLICA_ID"'
+    )
+    wait = "until [ -e done.0 ] && [ -e done.1 ]; do sleep 0.01; done; "
+    return AppDef(
+        "pair",
+        [
+            Role("a", image=".", entrypoint="sh", num_replicas=2, args=["-c", script],
+                 env={"API_TOKEN": secret}),
+            Role("b", image=".", entrypoint="sh", args=["-c", f"{wait}echo {secret}; exit 3"],
+                 env={"API_TOKEN": secret}),
+        ],
+    )
+"""
+
+
+def _imported(stderr: str) -> set[str]:
+    """Modules named by PYTHONPROFILEIMPORTTIME's lines on stderr."""
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+def _without_import_lines(stderr: str) -> str:
+    return "".join(
+        line for line in stderr.splitlines(keepends=True) if not line.startswith("import time:")
+    )
+
+
+class Both:
+    """Runs a command on the full path and on the quick one, in one private world."""
+
+    def __init__(self, cli: Cli) -> None:
+        self.cli = cli
+        self.env = {"XDG_CACHE_HOME": str(cli.root / "cache"), "PYTHONPROFILEIMPORTTIME": "1"}
+
+    def full(self, *args: str) -> subprocess.CompletedProcess[str]:
+        proc = self.cli(*args, rc=None, env={**self.env, "TORCHX_NO_PLUGIN_CACHE": "1"})
+        assert "attrs" in _imported(proc.stderr) or proc.returncode != 0
+        return proc
+
+    def quick(self, *args: str, taken: bool = True) -> subprocess.CompletedProcess[str]:
+        self.cli(*args, rc=None, env=self.env)  # the full path, remembering; or quick already
+        proc = self.cli(*args, rc=None, env=self.env)
+        heavy = _imported(proc.stderr) & set(HEAVY)
+        if taken:
+            assert not heavy, f"torchx {' '.join(args)} imported {sorted(heavy)}"
+        else:
+            assert "pluggy" in heavy, f"torchx {' '.join(args)} took the quick path"
+        return proc
+
+    def same(self, *args: str, taken: bool = True) -> subprocess.CompletedProcess[str]:
+        full, quick = self.full(*args), self.quick(*args, taken=taken)
+        assert (quick.returncode, quick.stdout, _without_import_lines(quick.stderr)) == (
+            full.returncode,
+            full.stdout,
+            _without_import_lines(full.stderr),
+        ), f"torchx {' '.join(args)}"
+        return quick
+
+
+@pytest.fixture
+def both(cli: Cli) -> Both:
+    return Both(cli)
+
+
+@pytest.fixture
+def pair(cli: Cli) -> str:
+    """A finished app of two roles (one failed), run from a component file."""
+    (cli.work / "apps.py").write_text(APPS)
+    out = cli("run", "--wait", "apps.py:pair", rc=1).stdout
+    return out.strip().splitlines()[0]
+
+
+def test_status_is_the_same_and_quick(both: Both, pair: str) -> None:
+    out = both.same("status", pair).stdout
+    assert "State: FAILED" in out and "b/0  FAILED  exit=3  host=localhost" in out
+    assert "a/1  SUCCEEDED  exit=0  host=localhost" in out
+    both.same("status", pair, "--show-secrets")
+    both.same("status", "--show-secrets", pair)
+
+
+def test_a_secret_in_the_message_is_masked(both: Both, cli: Cli) -> None:
+    handle = cli(
+        "run", "--wait", "utils.sh", "--env", "GH_TOKEN=SUCCEEDED", "true", rc=None
+    ).stdout.split()[0]
+    out = both.same("status", handle).stdout
+    assert "State: ****" in out  # the masking is by value, as on the full path
+    assert "State: SUCCEEDED" in both.same("status", "--show-secrets", handle).stdout
+
+
+def test_list_is_the_same_and_quick(both: Both, cli: Cli, pair: str) -> None:
+    echo = cli("run", "--wait", "utils.echo", rc=0).stdout.split()[0]
+    out = both.same("list").stdout.splitlines()
+    assert [line.split()[0] for line in out[1:]] == [echo, pair]
+    both.same("list", "-s", "local")
+    both.same("list", "--scheduler", "local")
+
+
+def test_list_of_no_apps(both: Both) -> None:
+    assert both.same("list").stdout == "no apps\n"
+
+
+def test_log_of_one_replica_is_the_same_and_quick(both: Both, pair: str) -> None:
+    assert both.same("log", f"{pair}/b").stdout == "b/0 tok12345\n"
+    out = both.same("log", f"{pair}/a/1").stdout
+    assert out.splitlines()[0] == "a/1 out 1" and "a/1 err 1" in out
+    assert both.same("log", "--streams", "stderr", f"{pair}/a/0").stdout == "a/0 err 0\n"
+    both.same("log", f"{pair}/a/0", "--streams", "stdout")
+    both.same("log", "--streams", "combined", f"{pair}/a/0")
+    assert both.same("log", "-t", f"{pair}/b").stdout == "b/0 tok12345\n"  # ended: no wait
+    both.same("log", "--tail", "--streams", "stdout", f"{pair}/a/0")
+    assert both.same("log", "--since", "1h", f"{pair}/b").stdout == "b/0 tok12345\n"
+    assert both.same("log", "--until", "1h", f"{pair}/b").stdout == ""
+    both.same("log", "--since", "2000-01-01T00:00:00", "--until", "1s", f"{pair}/a/1")
+
+
+def _by_replica(text: str) -> dict[str, list[str]]:
+    """Lines per ``role/N`` prefix, in order (replicas are read concurrently)."""
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        out.setdefault(line.split(" ", 1)[0], []).append(line)
+    return out
+
+
+def test_log_of_several_replicas_has_the_same_lines(both: Both, pair: str) -> None:
+    for args in (("log", pair), ("log", f"{pair}/a"), ("log", f"{pair}/a/0,1")):
+        full, quick = both.full(*args), both.quick(*args)
+        assert quick.returncode == full.returncode == 0
+        assert _by_replica(quick.stdout) == _by_replica(full.stdout), args
+    assert set(_by_replica(both.quick("log", pair).stdout)) == {"a/0", "a/1", "b/0"}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("status", "--json", "{h}"),
+        ("status", "--roles", "a", "{h}"),
+        ("log", "--regex", "out", "{h}/a/0"),
+        ("list", "--json"),
+        ("list", "-s", "local_cwd"),
+        ("--log_level", "INFO", "status", "{h}"),
+    ],
+)
+def test_options_it_does_not_handle_go_the_full_path(
+    both: Both, pair: str, args: tuple[str, ...]
+) -> None:
+    both.same(*(a.format(h=pair) for a in args), taken=False)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("status", "local://torchx/nope-0000000000"),
+        ("status", "local://torchx/NOPE"),
+        ("log", "local://torchx/nope-0000000000"),
+        ("log", "{h}/c"),
+        ("log", "{h}/a/7"),
+        ("log", "{h}/a/x"),
+        ("log", "{h}/a/0/9"),
+        ("log", "--streams", "both", "{h}"),
+        ("log", "--since", "yesterday", "{h}"),
+        ("status",),
+        ("status", "{h}", "{h}"),
+    ],
+)
+def test_errors_are_the_full_commands(both: Both, pair: str, args: tuple[str, ...]) -> None:
+    proc = both.same(*(a.format(h=pair) for a in args), taken=False)
+    assert proc.returncode == 2 and proc.stderr
+
+
+def test_a_torchxconfig_sends_list_the_full_way(both: Both, cli: Cli, pair: str) -> None:
+    (cli.work / ".torchxconfig").write_text("[cli:run]\nscheduler = local\n")
+    both.same("list", taken=False)
+    both.same("list", "-s", "local")  # explicit: the config is not read
+    (cli.work / ".torchxconfig").unlink()
+    both.same("list")
+    (cli.home / ".torchxconfig").write_text("[cli:run]\nscheduler = local\n")
+    both.same("list", taken=False)
+
+
+def test_an_app_whose_supervisor_died_is_settled_by_the_scheduler(
+    both: Both, cli: Cli, pair: str
+) -> None:
+    both.quick("status", pair)  # the quick path may answer in this world
+    handle = cli.start("utils.sh", "sleep", "30")
+    path = cli.state / "apps" / handle.rsplit("/", 1)[1] / "state.json"
+    # the supervisor records its watchdog and the replica's session once they run (a
+    # file another process writes, no event to wait on): poll it, with a deadline
+    deadline = time.monotonic() + 30
+    record = json.loads(path.read_text())
+    while not ("watchdog" in record and record["replicas"]["sh"][0].get("sessions")):
+        assert time.monotonic() < deadline, record
+        time.sleep(0.02)
+        record = json.loads(path.read_text())
+    for who in ("watchdog", "supervisor"):
+        os.kill(record[who]["pid"], signal.SIGKILL)
+    proc = cli("status", handle, env=both.env)
+    assert "pluggy" in _imported(proc.stderr)  # the scheduler's path: it records the death
+    assert "State: FAILED" in proc.stdout and "supervisor died" in proc.stdout
+    # settled, it is read quickly again (with no AppDef record, the killed supervisor
+    # never wrote one, secrets cannot be masked quickly: that one stays on the full path)
+    assert both.same("status", "--show-secrets", handle).stdout == proc.stdout
+    both.same("status", handle, taken=False)
+    assert "FAILED" in both.same("list").stdout
+
+
+def _plugin(root: Path, hooks: str) -> dict[str, str]:
+    """An installed distribution 'acme' whose plugin module has ``hooks``; its PYTHONPATH."""
+    d = root / "acme"
+    info = d / "acme-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[torchx]\nacme = acme_plugin\n")
+    (d / "acme_plugin.py").write_text(
+        "from torchx.specs.hookspecs import hookimpl\n\n" + textwrap.dedent(hooks)
+    )
+    (d / "acme_status.py").write_text(
+        textwrap.dedent(
+            """
+            class Status:
+                help = "acme's status"
+
+                def add_arguments(self, parser):
+                    parser.add_argument("handle")
+
+                def run(self, args):
+                    print("acme status of", args.handle)
+                    return 0
+
+
+            def create_scheduler(session_name, **kwargs):
+                from torchx.schedulers.local_scheduler import create_scheduler
+
+                return create_scheduler(session_name, **kwargs)
+            """
+        )
+    )
+    return {"PYTHONPATH": str(d)}
+
+
+def test_a_plugin_that_replaces_status_is_obeyed(both: Both, pair: str) -> None:
+    both.env.update(
+        _plugin(
+            both.cli.root,
+            """
+            @hookimpl
+            def torchx_cli_commands():
+                return {"status": "acme_status:Status"}
+            """,
+        )
+    )
+    assert both.same("status", pair, taken=False).stdout == f"acme status of {pair}\n"
+    both.same("list")  # what the plugin does not replace stays quick
+
+
+def test_a_plugin_that_replaces_local_is_obeyed(both: Both, pair: str) -> None:
+    both.env.update(
+        _plugin(
+            both.cli.root,
+            """
+            @hookimpl
+            def torchx_schedulers():
+                return {"local": "acme_status:create_scheduler"}
+            """,
+        )
+    )
+    both.same("status", pair, taken=False)
+    both.same("list", taken=False)
+
+
+def test_editing_a_plugin_module_is_seen_at_once(both: Both, pair: str) -> None:
+    env = _plugin(
+        both.cli.root,
+        """
+        @hookimpl
+        def torchx_named_resources():
+            return {}
+        """,
+    )
+    both.env.update(env)
+    both.same("status", pair)  # a plugin that takes no name of ours: quick
+    module = Path(env["PYTHONPATH"]) / "acme_plugin.py"
+    module.write_text(
+        module.read_text()
+        + "\n@hookimpl\ndef torchx_cli_commands():\n    return {'status': 'acme_status:Status'}\n"
+    )
+    st = module.stat()
+    os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    proc = both.cli("status", pair, rc=0, env=both.env)
+    assert proc.stdout == f"acme status of {pair}\n"
+
+
+def test_the_references_are_the_built_in_ones() -> None:
+    from torchx.schedulers import local_view
+
+    for name, ref in _quick.COMMANDS.items():
+        assert builtin_plugin._COMMANDS[name] == ref
+    assert local_view.FACTORY == _quick.LOCAL_FACTORY
+    from torchx.runner.api import DEFAULT_SESSION_NAME
+
+    assert _quick.SESSION == DEFAULT_SESSION_NAME
+
+
+def test_following_a_running_app_is_the_schedulers(both: Both, cli: Cli, pair: str) -> None:
+    both.quick("log", "-t", f"{pair}/b")  # the quick path may answer in this world
+    handle = cli.start("utils.sh", "sh", "-c", "sleep 1; echo done")
+    proc = cli("log", "-t", handle, env=both.env)
+    assert proc.stdout == "sh/0 done\n"
+    assert "pluggy" in _imported(proc.stderr)
