@@ -115,3 +115,30 @@ def test_status_after_the_job_left_squeue_from_another_directory(cli: Cli, tmp_p
     assert status["state"] == "SUCCEEDED", status
     assert [r["exit_code"] for r in replicas(status).values()] == [0], status
     assert "still here" in cli("log", handle, cwd=elsewhere).stdout
+
+
+def test_hostile_arguments_and_env_reach_the_program_verbatim(cli: Cli, tmp_path: Path) -> None:
+    """Through sbatch's script, srun and bash: nothing is expanded, split or run."""
+    canary = tmp_path / "pwned"
+    hostile = [
+        '"; rm -rf ~',
+        f"$(touch {canary})",
+        f"`touch {canary}`",
+        "it's",
+        "a\\b",
+        "*",
+        "${HOME}",
+        "x;y|z&w",
+        "  spaced  out  ",
+        "#SBATCH --comment=injected",
+        "%j %N",
+    ]
+    env_value = f"$(touch {canary}) 'q' \"dq\" ;"
+    printer = 'for a in "$@" "$HOSTILE"; do printf "[%s]\\n" "$a"; done'
+    proc = cli(
+        "run", "-s", "slurm", "--log", "utils.sh", "--env", f"HOSTILE={env_value}",
+        "bash", "-c", printer, "bash", *hostile, timeout=120,
+    )  # fmt: skip
+    printed = re.findall(r"^sh/0 \[(.*)\]$", proc.stdout, flags=re.M)
+    assert printed == [*hostile, env_value], proc.stdout
+    assert not canary.exists()
