@@ -350,7 +350,7 @@ def test_a_full_disk_fails_the_app_and_every_command_keeps_working(tmp_path: Pat
 
 
 _FSIZE = """
-import json, sys
+import json, resource, sys
 from torchx.schedulers.local_scheduler import create_scheduler
 from torchx.specs import AppDef, Role
 resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
