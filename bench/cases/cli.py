@@ -496,3 +496,36 @@ def cli_list_finished(ctx: Context) -> Measurement:
 def cli_log_finished(ctx: Context) -> Measurement:
     """torchx log HANDLE of a finished local app (one line), against python -c pass."""
     return _versus_python(ctx, "log")
+
+
+_EPOCH = re.compile(rb"\b(1\d{9}\.\d+)\b")
+
+
+@case("cli.start_128_replicas", target="<= 0.6x upstream", upstream=True)
+def cli_start_128_replicas(ctx: Context) -> Measurement:
+    """From the start of torchx run --wait --log utils.sh --num_replicas 128 date +%s.%N to
+    the first act of the last replica to start (its own clock), ours vs upstream, median.
+    """
+    app = ["utils.sh", "--num_replicas", "128", "date", "+%s.%N"]
+    commands = {
+        "ours": [_ours(ctx), "run", "--wait", "--log", *app],
+        "upstream": [_upstream(ctx), "run", "-s", "local_cwd", "--wait", "--log", *app],
+    }
+
+    def once(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+        t0 = time.time()
+        out = subprocess.run(
+            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=True
+        ).stdout
+        acts = [float(m) for m in _EPOCH.findall(out)]
+        assert len(acts) == 128, f"{len(acts)} replicas printed their start: {out[-300:]!r}"
+        return (max(acts) - t0) * 1000.0
+
+    with _world() as (work, env):
+        for argv in commands.values():
+            once(argv, work, env)  # warm-up: caches, page cache
+        samples: dict[str, list[float]] = {label: [] for label in commands}
+        for _ in range(max(ctx.repeat // 4, 5)):
+            for label, argv in commands.items():
+                samples[label].append(once(argv, work, env))
+    return Measurement.from_times(samples["ours"], upstream=samples["upstream"])

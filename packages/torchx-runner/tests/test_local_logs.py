@@ -151,11 +151,16 @@ def test_logs_are_stored_once(sched: LocalScheduler) -> None:
 _PING_PONG = """
 import os, sys, time
 index = sys.argv[1]
+def size():
+    try:
+        return os.stat(index).st_size
+    except FileNotFoundError:  # written from the first output on
+        return 0
 def printed(stream, text):
-    size = os.stat(index).st_size
+    before = size()
     stream.write(text)
     stream.flush()
-    while os.stat(index).st_size == size:  # until the supervisor has indexed it
+    while size() == before:  # until the supervisor has indexed it
         time.sleep(0.005)
 for i in range(6):
     printed(sys.stdout, f"out {i}: some typical line of a training log, loss=0.{i}\\n")

@@ -32,9 +32,10 @@ finds it from any later process.
 
 Guarantees:
 
-* a replica dies with its supervisor, even on ``kill -9`` (``PR_SET_PDEATHSIG`` for
-  the replica, a watchdog process for whatever the replica started), and the app is
-  then recorded as FAILED with the reason: never RUNNING forever;
+* a replica dies with its supervisor, even on ``kill -9`` (a watchdog process kills
+  whatever the app started; if it was killed too, the next ``describe``, ``log_iter`` or
+  ``list`` does), and the app is then recorded as FAILED with the reason: never RUNNING
+  forever;
 * ``cancel`` sends SIGTERM to every replica's process group, SIGKILL after the
   ``grace_period`` run option; when an app ends, nothing it started is left running
   (the supervisor is the child subreaper of the whole tree). A supervisor that is

@@ -1,10 +1,11 @@
 """Replica logs of the local scheduler: each byte stored once, the combined view built when read.
 
-Each replica has three files in its log directory:
+Each replica has (up to) three files in its log directory:
 
 * ``stdout.log`` and ``stderr.log``: exactly what the process wrote (the files are its
   stdout and stderr, no pipe in between, so nothing is lost however fast it prints);
-* ``index``: *when* each stream grew, written by the supervisor. It is tiny: one record
+* ``index``: *when* each stream grew, written by the supervisor from the replica's first
+  output on (a replica that printed nothing has none). It is tiny: one record
   per run of output of one stream (at most one per :data:`COALESCE` seconds and stream,
   plus one each time output switches from one stream to the other), a few bytes each.
 
@@ -97,16 +98,8 @@ class IndexWriter:
         self.path = os.path.join(log_dir, INDEX_NAME)
         self.paths = [os.path.join(log_dir, f"{name}.log") for name in STREAMS]
         self.prev_ms = int(now * 1000)
-        header = INDEX_MAGIC + f"{INDEX_VERSION} {self.prev_ms}\n".encode()
-        fd = os.open(
-            self.path,
-            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW,
-            0o600,
-        )
-        try:
-            os.write(fd, header)
-        finally:
-            os.close(fd)
+        # written with the first records (a replica that prints nothing has no index)
+        self.header: bytes | None = INDEX_MAGIC + f"{INDEX_VERSION} {self.prev_ms}\n".encode()
         self.seen = [0, 0]  # sizes last seen
         self.ends = [0, 0]  # sizes last indexed
         self.first: list[float | None] = [None, None]  # when unindexed output was first seen
@@ -144,13 +137,18 @@ class IndexWriter:
         for i in sorted(due, key=lambda i: self.first[i] or 0.0):
             out += self._record(i)
         if out:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
+            if self.header is not None:
+                out[:0] = self.header
+                flags |= os.O_CREAT | os.O_TRUNC
+            fd = os.open(self.path, flags, 0o600)
             try:
                 view = memoryview(bytes(out))
                 while view:
                     view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
+            self.header = None  # (a failed first write is made again, header and all)
         return grew[0] or grew[1]
 
     def _record(self, i: int) -> bytes:
