@@ -210,6 +210,35 @@ def test_long_lines_stay_whole_in_every_view(sched: LocalScheduler) -> None:
     )
 
 
+_HALF_THEN_REST = """
+import os, sys, time
+index = sys.argv[1]
+def size():
+    try:
+        return os.stat(index).st_size
+    except FileNotFoundError:
+        return 0
+sys.stdout.write("b" * 100_000)  # half a line: seen (and indexed) before it ends
+sys.stdout.flush()
+while size() == 0:
+    time.sleep(0.005)
+sys.stdout.write("b" * 100_000 + "\\n")
+"""
+
+
+def test_a_long_line_seen_half_written_stays_whole(sched: LocalScheduler) -> None:
+    """The supervisor notes the first half of a 200 KB line before its end is written."""
+    role = py_role(_HALF_THEN_REST)
+    role.args.append(str(Path(sched.state_dir) / "apps" / "${app_id}" / "logs/w/0/index"))
+    app_id = run(sched, role)
+    assert wait(sched, app_id).state == AppState.SUCCEEDED
+    whole = ["b" * 200_000 + "\n"]
+    assert list(sched.log_iter(app_id, "w")) == whole
+    assert list(sched.log_iter(app_id, "w", streams=Stream.STDOUT)) == whole
+    since = datetime.now() - timedelta(hours=1)
+    assert list(sched.log_iter(app_id, "w", since=since)) == whole
+
+
 _READ_HUGE = """
 import json, sys
 from torchx.schedulers.local_scheduler import create_scheduler
