@@ -1561,6 +1561,24 @@ def test_unsure_of_a_running_app_to_follow_or_one_to_settle(sched: LocalSchedule
     assert local_view.status(app_id, sched.state_dir)["state"] == "FAILED"
 
 
+def test_the_state_names_are_appstates() -> None:
+    assert {s.name for s in AppState} == local_view._STATES
+
+
+def test_a_record_the_scheduler_would_choke_on_is_unsure(sched: LocalScheduler) -> None:
+    app_id = _view_ended(sched)
+    path = Path(sched.state_dir) / "apps" / app_id / "state.json"
+    record = json.loads(path.read_text())
+    record["replicas"]["a"][0]["state"] = "DONE"
+    path.write_text(json.dumps(record))
+    with pytest.raises(local_view.Unsure, match="unknown state 'DONE'"):
+        local_view.status(app_id, sched.state_dir)
+    record["state"] = "OVER"  # not an end either: the scheduler would settle it
+    path.write_text(json.dumps(record))
+    with pytest.raises(local_view.Unsure):
+        local_view.list_apps(sched.state_dir)
+
+
 def test_a_state_dir_of_another_user_is_unsure(sched: LocalScheduler) -> None:
     app_id = _view_ended(sched)
     os.chmod(sched.state_dir, 0o777)

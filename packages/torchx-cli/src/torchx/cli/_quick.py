@@ -55,6 +55,19 @@ LOCAL_FACTORY = "torchx.schedulers.local_scheduler:create_scheduler"
 #: The session of the handles ``list`` prints (the Runner's default session name).
 SESSION = "torchx"
 
+#: The options handled, per command (a value kind of None is a switch).
+_FLAGS: dict[str, dict[str, str | None]] = {
+    "status": {"--show-secrets": None},
+    "list": {"-s": "value", "--scheduler": "value"},
+    "log": {
+        "--streams": "value",
+        "--since": "value",
+        "--until": "value",
+        "-t": None,
+        "--tail": None,
+    },
+}
+
 _FORMAT = "torchx-cli-quick/1"
 _STREAMS = ("stdout", "stderr", "combined")
 _CONFIG_FILE = ".torchxconfig"
@@ -229,7 +242,7 @@ def _status_text(handle: str, fields: dict[str, Any]) -> str:
 def _status(args: Sequence[str]) -> Callable[[], int]:
     from torchx.schedulers import local_view
 
-    positionals, options = _options(args, {"--show-secrets": None})
+    positionals, options = _options(args, _FLAGS["status"])
     if len(positionals) != 1:
         raise _Decline("arguments")
     handle = positionals[0]
@@ -266,7 +279,7 @@ def _config_files_exist() -> bool:
 def _list(args: Sequence[str]) -> Callable[[], int]:
     from torchx.schedulers import local_view
 
-    positionals, options = _options(args, {"-s": "value", "--scheduler": "value"})
+    positionals, options = _options(args, _FLAGS["list"])
     scheduler = options.get("-s") or options.get("--scheduler")
     if positionals or len(options) > 1:
         raise _Decline("arguments")
@@ -333,20 +346,11 @@ class _OpenedLogs:
         return opened
 
 
-_LOG_OPTIONS: dict[str, str | None] = {
-    "--streams": "value",
-    "--since": "value",
-    "--until": "value",
-    "-t": None,
-    "--tail": None,
-}
-
-
 def _log(args: Sequence[str]) -> Callable[[], int]:
     from torchx.cli.logs import parse_time, replicas_of, stream
     from torchx.schedulers import local_view
 
-    positionals, options = _options(args, _LOG_OPTIONS)
+    positionals, options = _options(args, _FLAGS["log"])
     streams = options.get("--streams")
     if len(positionals) != 1 or streams not in (None, *_STREAMS):
         raise _Decline("arguments")
@@ -392,8 +396,9 @@ def run(argv: Sequence[str]) -> int | None:
     if not argv or argv[0] not in _RUN:
         return None
     try:
+        _options(argv[1:], _FLAGS[argv[0]])  # options it does not handle: decline at once
         import torchx.schedulers.local_view  # noqa: F401  (an older torchx-runner lacks it)
-    except ImportError:
+    except (_Decline, ImportError):
         return None
     commands = allowed()
     if commands is None:

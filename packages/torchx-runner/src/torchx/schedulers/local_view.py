@@ -46,6 +46,20 @@ FACTORY = "torchx.schedulers.local_scheduler:create_scheduler"
 #: The version of the AppDef documents (``torchx.specs.serialize``) this view reads.
 _APPDEF_DOCUMENT = "torchx.specs/v1"
 
+#: The names of ``torchx.specs.AppState`` (a record holds them as strings).
+_STATES = frozenset(
+    (
+        "UNSUBMITTED",
+        "SUBMITTED",
+        "PENDING",
+        "RUNNING",
+        "SUCCEEDED",
+        "FAILED",
+        "CANCELLED",
+        "UNKNOWN",
+    )
+)
+
 
 class Unsure(Exception):
     """This view cannot answer by reading alone: ask the scheduler (the message says why)."""
@@ -85,9 +99,28 @@ def status(app_id: str, state_dir: str | None = None) -> dict[str, Any]:
     """
     app_dir, state = _settled(app_id, state_dir)
     try:
-        return _rec.status_fields(app_dir, state)
+        fields = _rec.status_fields(app_dir, state)
     except Exception as e:  # a record missing a field: the scheduler says what
         raise Unsure(str(e)) from e
+    states = [fields["state"]]
+    for replicas in fields["replicas"].values():
+        for rep_id, rep_state, exit_code in replicas:
+            states.append(rep_state)
+            if not _is_int(rep_id) or not (exit_code is None or _is_int(exit_code)):
+                raise Unsure(f"a replica id or exit code that is not a number: {replicas}")
+    _check_states(states)
+    return fields
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_states(names: Iterable[object]) -> None:
+    """Raises Unsure for a state that is not an ``AppState`` name (the scheduler raises)."""
+    for name in names:
+        if name not in _STATES:
+            raise Unsure(f"unknown state {name!r} in the record")
 
 
 def role_envs(app_id: str, state_dir: str | None = None) -> list[dict[str, str]]:
@@ -118,11 +151,13 @@ def list_apps(state_dir: str | None = None) -> list[tuple[str, str, str]]:
     died), or a state directory is refused.
     """
     try:
-        return _rec.list_states(_state_dir(state_dir), _refuse_to_settle)
+        apps = _rec.list_states(_state_dir(state_dir), _refuse_to_settle)
     except Unsure:
         raise
     except Exception as e:
         raise Unsure(str(e)) from e
+    _check_states(state for _, state, _ in apps)
+    return apps
 
 
 def log_lines(
