@@ -158,7 +158,9 @@ def test_log_of_one_replica_is_the_same_and_quick(both: Both, pair: str) -> None
     both.same("log", "--tail", "--streams", "stdout", f"{pair}/a/0")
     assert both.same("log", "--since", "1h", f"{pair}/b").stdout == "b/0 tok12345\n"
     assert both.same("log", "--until", "1h", f"{pair}/b").stdout == ""
-    both.same("log", "--since", "2000-01-01T00:00:00", "--until", "1s", f"{pair}/a/1")
+    # absolute times: a relative one would fall elsewhere for each process
+    window = ("--since", "2000-01-01T00:00:00", "--until", "2100-01-01")
+    assert both.same("log", *window, f"{pair}/a/1").stdout.count("\n") == 3
 
 
 def _by_replica(text: str) -> dict[str, list[str]]:
@@ -354,3 +356,17 @@ def test_following_a_running_app_is_the_schedulers(both: Both, cli: Cli, pair: s
     proc = cli("log", "-t", handle, env=both.env)
     assert proc.stdout == "sh/0 done\n"
     assert "pluggy" in _imported(proc.stderr)
+
+
+def test_a_finder_of_other_distributions_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Finder:
+        def find_spec(self, *args: object) -> None:
+            return None
+
+        def find_distributions(self, *args: object) -> list[object]:
+            return []  # could name plugins the environment key never sees
+
+    assert _quick._sees_every_distribution()
+    monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
+    assert not _quick._sees_every_distribution()
+    assert _quick.allowed() == frozenset()

@@ -19,7 +19,8 @@ interpreter, ``sys.path``, the ``TORCHX_*`` variables, torchx-cli's files, the n
 mtime of every installed distribution's metadata) plus the mtime of every plugin
 module, so installing, upgrading, removing or editing a plugin sends the next command
 down the full path, which looks again. ``TORCHX_NO_PLUGIN_CACHE=1`` turns the quick
-path off, as it does the caches.
+path off, as it does the caches, and so does a ``sys.meta_path`` finder that supplies
+distributions (the key cannot see those; the registry then distrusts its cache too).
 
 Whenever anything is not plainly the common case, the quick path declines before it
 prints anything and the full command runs: options it does not handle (``--json``,
@@ -99,12 +100,27 @@ def _mtime(path: str) -> str:
         return "-"
 
 
+def _sees_every_distribution() -> bool:
+    """False when a custom finder may supply distributions the key cannot see.
+
+    The key lists the metadata directories on ``sys.path``; a ``sys.meta_path`` finder
+    with ``find_distributions`` could add plugins from elsewhere (the plugin registry
+    does not trust its own on-disk cache then either).
+    """
+    from importlib.machinery import PathFinder
+
+    return not any(
+        finder is not PathFinder and hasattr(finder, "find_distributions")
+        for finder in sys.meta_path
+    )
+
+
 def allowed() -> frozenset[str] | None:
     """The commands a full run in this environment found to be ours (and ``local`` too).
 
     None when nothing valid is remembered (no marker, or one of another environment).
     """
-    if os.environ.get("TORCHX_NO_PLUGIN_CACHE"):
+    if os.environ.get("TORCHX_NO_PLUGIN_CACHE") or not _sees_every_distribution():
         return frozenset()
     path = _marker_path()
     if path is None:
