@@ -7,6 +7,7 @@ fail in each way the CLI tells apart.
 from __future__ import annotations
 
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ def _faulty_plugin(root: Path) -> dict[str, str]:
             import json
 
             from torchx.schedulers.api import Scheduler
-            from torchx.schedulers.errors import SchedulerError
+            from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
 
 
             class Faulty(Scheduler):
@@ -64,6 +65,8 @@ def _faulty_plugin(root: Path) -> dict[str, str]:
                     raise NotImplementedError
 
                 def describe(self, app_id):
+                    if app_id == "down":  # a backend that does not answer, however often asked
+                        raise TransientSchedulerError("controller down")
                     if app_id == "sdk":
                         return json.loads("{")  # the SDK's own exception, deep in the stdlib
                     raise RuntimeError(f"kaboom\\nsecond line for {app_id}")
@@ -182,3 +185,20 @@ def test_errors_are_told_apart_by_type_not_by_name(cli: Cli, env: dict[str, str]
 def test_a_file_that_cannot_be_read_is_a_usage_error(cli: Cli) -> None:
     proc = cli("run", str(cli.work / "missing.yaml"), rc=2)
     assert "missing.yaml" in _one_line(proc.stderr)
+
+
+def test_a_backend_that_stays_down_is_one_answer_within_seconds(
+    cli: Cli, env: dict[str, str]
+) -> None:
+    """status retries a transient failure for the one-shot budget (10 s), says so at once,
+    then says the state is unknown (not failed) in one line, exit 1."""
+    start = time.monotonic()
+    proc = cli("status", "faulty://s/down", env=env, rc=1)
+    took = time.monotonic() - start
+    lines = proc.stderr.strip().splitlines()
+    assert "Traceback" not in proc.stderr
+    assert lines[0] == "status of faulty://s/down: controller down; retrying for up to 10 s"
+    assert len(lines) == 2, proc.stderr
+    assert lines[1].startswith("torchx status: error: status of faulty://s/down: ")
+    assert "the app's state is unknown, not failed" in lines[1]
+    assert took < 15, f"took {took:.1f}s"

@@ -734,6 +734,21 @@ def test_exhausted_retries_are_not_a_failed_app(runner: Runner) -> None:
     assert [c[0] for c in sched.calls].count("describe") == FAST.attempts
 
 
+def test_a_retry_is_said_once_at_warning(runner: Runner, caplog: pytest.LogCaptureFixture) -> None:
+    """A slow answer is never silent: the first transient failure is a warning, once."""
+    fake_clock(runner)
+    handle = runner.run(app(), "fake")
+    sched = runner._scheduler("fake")
+    assert isinstance(sched, FakeScheduler)
+    sched.transient["describe"] = [TransientSchedulerError("controller down")] * 3
+    with caplog.at_level("DEBUG", logger="torchx.runner"):
+        runner.status(handle)
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1, [r.getMessage() for r in warnings]
+    assert warnings[0].getMessage().startswith(f"status of {handle}: controller down; retrying")
+    assert len([r for r in caplog.records if r.levelname == "DEBUG"]) == 3
+
+
 def test_retry_deadline(runner: Runner) -> None:
     fake_clock(runner)
     runner._backoff = Backoff(attempts=100, initial=1.0, max_delay=1.0, jitter=0.0, deadline=3.5)

@@ -15,11 +15,27 @@ if TYPE_CHECKING:
     from torchx.specs.options import CfgVal
 
 
-def get_runner() -> Runner:
-    """A Runner over every installed scheduler, reading ``.torchxconfig`` files."""
+#: How long a one-shot command (status, describe, list, log, cancel, delete) keeps retrying
+#: a scheduler that fails transiently before it says the state is unknown. ``run --wait``
+#: and ``wait`` follow an app for a long time and keep the Runner's default budget (60 s
+#: per poll), so a blip of the backend does not end them.
+ONE_SHOT_RETRY_S = 10.0
+
+
+def get_runner(one_shot: bool = False) -> Runner:
+    """A Runner over every installed scheduler, reading ``.torchxconfig`` files.
+
+    ``one_shot``: the command asks the backend once and answers (see
+    :data:`ONE_SHOT_RETRY_S`); a user waiting at a prompt gets one line within seconds
+    when the backend is down, instead of a minute of silence.
+    """
     from torchx.runner import get_runner as _get_runner
 
-    return _get_runner()
+    if not one_shot:
+        return _get_runner()
+    from torchx.runner import Backoff
+
+    return _get_runner(backoff=Backoff(deadline=ONE_SHOT_RETRY_S))
 
 
 def cli_run_defaults() -> dict[str, str]:

@@ -27,7 +27,7 @@ class StatusCommand:
     def run(self, args: argparse.Namespace) -> int:
         from torchx.cli._runtime import get_runner, require_status
 
-        runner = get_runner()
+        runner = get_runner(one_shot=True)
         status = require_status(runner, args.app_handle)
         roles = args.roles.split(",") if args.roles and args.roles != "*" else None
         if roles:
@@ -79,7 +79,7 @@ class DescribeCommand:
         from torchx.cli.errors import CliError
         from torchx.cli.output import masked_app
 
-        app = get_runner().describe(args.app_handle)
+        app = get_runner(one_shot=True).describe(args.app_handle)
         if app is None:
             raise CliError(
                 f"no app {args.app_handle!r}: it does not exist (or was deleted); see 'torchx list'"
@@ -111,7 +111,7 @@ class ListCommand:
     def run(self, args: argparse.Namespace) -> int:
         from torchx.cli._runtime import default_scheduler, get_runner
 
-        apps = get_runner().list(args.scheduler or default_scheduler())
+        apps = get_runner(one_shot=True).list(args.scheduler or default_scheduler())
         if args.json:
             from torchx.cli.output import print_json
 
@@ -139,7 +139,7 @@ class CancelCommand:
     def run(self, args: argparse.Namespace) -> int:
         from torchx.cli._runtime import get_runner, require_status
 
-        runner = get_runner()
+        runner = get_runner(one_shot=True)
         require_status(runner, args.app_handle)
         from torchx.specs import NONE
 
@@ -186,7 +186,7 @@ of .torchxconfig: each app then prunes the older finished ones once it has ended
         from torchx.cli._runtime import get_runner
         from torchx.cli.errors import CliError
 
-        runner = get_runner()
+        runner = get_runner(one_shot=True)
         if args.older_than is not None:
             if args.app_handles:
                 raise CliError("give handles or --older-than, not both")

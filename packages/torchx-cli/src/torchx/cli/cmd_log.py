@@ -30,7 +30,7 @@ class LogCommand:
         from torchx.cli.logs import parse_time, replicas_of, stream
 
         handle, role, ids = split_handle(args.identifier)
-        runner = get_runner()
+        runner = get_runner(one_shot=True)
         status = require_status(runner, handle)
         streams = None
         if args.streams:

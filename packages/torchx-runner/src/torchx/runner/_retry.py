@@ -121,7 +121,13 @@ def call_with_retries(
                     attempts=attempt,
                     elapsed=elapsed,
                 ) from e
-            logging.getLogger("torchx.runner").debug(
+            log = logging.getLogger("torchx.runner")
+            if attempt == 1:
+                # said once, so that a slow answer is never silent (a CLI user sees it on
+                # stderr through logging's last-resort handler); later attempts at debug
+                budget = f" for up to {backoff.deadline:g} s" if backoff.deadline else ""
+                log.warning("%s: %s; retrying%s", what, e or type(e).__name__, budget)
+            log.debug(
                 "%s: transient failure (attempt %d of %d, retrying in %.3fs): %s: %s",
                 what,
                 attempt,
