@@ -70,14 +70,12 @@ def test_controller_down_status_is_unknown_not_failed(cli: Cli) -> None:
         t = time.monotonic()
         proc = cli("status", handle, rc=1, timeout=180)
         took = time.monotonic() - t
-        lines = proc.stderr.strip().splitlines()
-        assert len(lines) == 2 and "Traceback" not in proc.stderr, proc.stderr
-        # said at once that it retries, then given up on with the state unknown: never a
-        # verdict, and within the CLI's one-shot budget (10 s) plus one squeue timeout
-        assert lines[0].startswith(f"status of {handle}: squeue"), lines[0]
-        assert lines[0].endswith("retrying for up to 10 s"), lines[0]
-        assert "not failed" in lines[1] and "FAILED" not in proc.stdout, lines[1]
-        assert took < 25, f"{took:.1f}s: {lines[1]}"
+        line = one_line(proc)
+        # given up on with the state unknown, never a verdict, within the CLI's one-shot
+        # budget (10 s): here one squeue that timed out after 10 s (TORCHX_SLURM_TIMEOUT)
+        assert "not failed" in line and "FAILED" not in proc.stdout, line
+        assert "squeue did not answer within 10 s" in line, line
+        assert took < 25, f"{took:.1f}s: {line}"
     finally:
         subprocess.run(
             [str(REPO / "dev" / "slurm"), "up"], check=True, timeout=120, stdout=subprocess.DEVNULL
