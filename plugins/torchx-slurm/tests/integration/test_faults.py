@@ -55,6 +55,19 @@ def _stop_controller() -> None:
         time.sleep(0.1)
 
 
+def _slurm_says(handle: str) -> str:
+    """What Slurm itself says of the job (for a failure's message)."""
+    job = handle.rsplit("/", 1)[1]
+    out = []
+    for argv in (
+        ["squeue", "-t", "all", "-j", job],
+        ["sacct", "-j", job, "-o", "JobID,State,ExitCode,Reason%40"],
+    ):
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        out.append(proc.stdout + proc.stderr)
+    return "\n".join(out)
+
+
 def _state(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -63,8 +76,14 @@ def _state(pid: int) -> str:
 
 
 def test_controller_down_status_is_unknown_not_failed(cli: Cli) -> None:
-    handle = cli.start("utils.sh", "sh", "-c", "sleep 600")
+    handle = cli.start("utils.sh", "sh", "-c", "echo started; sleep 600")
     cli.wait_state(handle, {"RUNNING"})
+    # RUNNING is the batch script; its srun needs the controller to start the step, so
+    # wait for the program itself before stopping the controller (else srun fails, exit 1)
+    deadline = time.monotonic() + 60
+    while "started" not in cli("log", handle, rc=None).stdout:
+        assert time.monotonic() < deadline, "the replica did not start"
+        time.sleep(0.3)
     _stop_controller()
     try:
         t = time.monotonic()
@@ -81,10 +100,8 @@ def test_controller_down_status_is_unknown_not_failed(cli: Cli) -> None:
             [str(REPO / "dev" / "slurm"), "up"], check=True, timeout=120, stdout=subprocess.DEVNULL
         )
     # the controller is back with its saved state: the job never stopped
-    assert (
-        cli.wait_state(handle, {"RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"})["state"]
-        == "RUNNING"
-    )
+    back = cli.wait_state(handle, {"RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"})
+    assert back["state"] == "RUNNING", (back, _slurm_says(handle))
     cli("cancel", handle)
     assert (
         cli.wait_state(handle, {"CANCELLED", "SUCCEEDED", "FAILED"}, timeout=30)["state"]
