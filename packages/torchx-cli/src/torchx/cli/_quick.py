@@ -303,16 +303,12 @@ def _list(args: Sequence[str]) -> Callable[[], int]:
         raise _Decline("[cli:run] may name another scheduler")
     if scheduler not in (None, SCHEDULER):
         raise _Decline(str(scheduler))
-    apps = [
+    from torchx.cli.output import format_app_list
+
+    text = format_app_list(
         (f"{SCHEDULER}://{SESSION}/{app_id}", state, name)
         for app_id, state, name in local_view.list_apps()
-    ]
-    if not apps:
-        return lambda: _print("no apps\n")
-    width = max(len(handle) for handle, _, _ in apps)
-    out = [f"{'APP HANDLE':<{width}}  {'STATE':<10}  NAME"]
-    out.extend(f"{handle:<{width}}  {state:<10}  {name}" for handle, state, name in apps)
-    text = "\n".join(out) + "\n"
+    )
     return lambda: _print(text)
 
 

@@ -120,13 +120,9 @@ class ListCommand:
                 [{"handle": a.app_handle, "state": str(a.state), "name": a.name} for a in apps],
             )
             return 0
-        if not apps:
-            print("no apps")
-            return 0
-        width = max(len(a.app_handle) for a in apps)
-        print(f"{'APP HANDLE':<{width}}  {'STATE':<10}  NAME")
-        for a in apps:
-            print(f"{a.app_handle:<{width}}  {a.state!s:<10}  {a.name}")
+        from torchx.cli.output import format_app_list
+
+        print(format_app_list((a.app_handle, str(a.state), a.name) for a in apps), end="")
         return 0
 
 

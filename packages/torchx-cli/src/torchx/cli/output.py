@@ -54,6 +54,20 @@ def mask_values(text: str, envs: Iterable[Mapping[str, str]]) -> str:
     return text
 
 
+def format_app_list(apps: Iterable[tuple[str, str, str]]) -> str:
+    """What ``torchx list`` prints for (handle, state, name) rows, newest first.
+
+    One function for the full command and the quick path, so they cannot drift apart.
+    """
+    rows = list(apps)
+    if not rows:
+        return "no apps\n"
+    width = max(len(handle) for handle, _, _ in rows)
+    out = [f"{'APP HANDLE':<{width}}  {'STATE':<10}  NAME"]
+    out.extend(f"{handle:<{width}}  {state:<10}  {name}" for handle, state, name in rows)
+    return "\n".join(out) + "\n"
+
+
 def format_app(app: Any) -> str:
     """An AppDef as a human reads it: one block per role, fields that are set only.
 
