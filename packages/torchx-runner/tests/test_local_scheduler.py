@@ -325,6 +325,79 @@ def test_entrypoint_not_found(sched: LocalScheduler) -> None:
     assert any("cannot start" in line for line in logs(sched, app_id, "w", streams=Stream.STDERR))
 
 
+def test_replica_process_is_set_up_like_a_fresh_one(
+    sched: LocalScheduler, tmp_path: Path, state_dir: Path
+) -> None:
+    """Each replica: its own session, stdin /dev/null, the launcher's umask, no signal
+    ignored (Python ignores SIGPIPE and SIGXFSZ; a replica must not inherit that), and
+    its start time on record (what proves a pid is still the replica's)."""
+    script = (
+        "read -r _ _ _ _ _ sid _ < /proc/self/stat; echo sid=$sid; echo pid=$BASHPID; "
+        "echo stdin=$(readlink /proc/self/fd/0); echo umask=$(umask); "
+        "grep -E '^SigIgn' /proc/self/status"
+    )
+    old = os.umask(0o027)
+    try:
+        app_id = run(sched, Role("w", image="/", entrypoint="bash", args=["-c", script]))
+    finally:
+        os.umask(old)
+    desc = wait(sched, app_id)
+    assert desc.state == AppState.SUCCEEDED, desc.msg
+    out = dict(line.strip().split("=", 1) for line in logs(sched, app_id, "w") if "=" in line)
+    assert out["sid"] == out["pid"]
+    assert out["stdin"] == "/dev/null"
+    assert out["umask"] == "0027"
+    ignored = [line for line in logs(sched, app_id, "w") if line.startswith("SigIgn")]
+    assert ignored and int(ignored[0].split()[1], 16) == 0, ignored
+    sessions = st.replica_sessions(state_of(sched, app_id))
+    assert sessions and all(start > 0 for start in sessions.values()), sessions
+
+
+def test_replicas_that_exit_at_once_have_their_start_time_on_record(
+    sched: LocalScheduler,
+) -> None:
+    app_id = run(sched, Role("w", image="/", entrypoint="true", num_replicas=16))
+    assert wait(sched, app_id).state == AppState.SUCCEEDED
+    sessions = st.replica_sessions(state_of(sched, app_id))
+    assert len(sessions) == 16 and all(start > 0 for start in sessions.values()), sessions
+
+
+def test_entrypoint_is_looked_up_on_the_replicas_path_from_its_cwd(
+    sched: LocalScheduler, tmp_path: Path
+) -> None:
+    """As ``Popen(cwd=..., env=...)`` does: the role's PATH (not the launcher's), relative
+    entries and names with a slash against the role's image directory."""
+    image = tmp_path / "image"
+    (image / "tools").mkdir(parents=True)
+    (image / "elsewhere").mkdir()
+    for path, word in [
+        (image / "tools" / "mytool", "from-path"),
+        (image / "elsewhere" / "mytool", "too-late"),
+        (image / "run.sh", "by-slash"),
+    ]:
+        path.write_text(f"#!/bin/sh\necho {word}\n")
+        path.chmod(0o755)
+    env = {"PATH": f"tools:elsewhere:{os.environ['PATH']}"}
+    app_id = run(
+        sched,
+        Role("a", image=str(image), entrypoint="mytool", env=env),
+        Role("b", image=str(image), entrypoint="./run.sh"),
+    )
+    assert wait(sched, app_id).state == AppState.SUCCEEDED
+    assert logs(sched, app_id, "a") == ["from-path\n"]
+    assert logs(sched, app_id, "b") == ["by-slash\n"]
+
+
+def test_entrypoint_that_is_not_executable_exits_126(sched: LocalScheduler, tmp_path: Path) -> None:
+    (tmp_path / "tool").write_text("#!/bin/sh\necho never\n")  # mode 0644
+    env = {"PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    app_id = run(sched, Role("w", image=str(tmp_path), entrypoint="tool", env=env))
+    desc = wait(sched, app_id)
+    assert desc.state == AppState.FAILED
+    assert desc.roles_statuses[0].replicas[0].exit_code == 126
+    assert "cannot start 'tool'" in desc.msg and "Permission denied" in desc.msg
+
+
 # ----------------------------------------------------------------------------- retries
 
 # The failing replica fails once, after every replica has started (it waits for their
@@ -495,6 +568,37 @@ def test_tailing_a_fast_printer_loses_nothing(sched: LocalScheduler) -> None:
         count += 1
     assert count == n
     assert sum(1 for _ in sched.log_iter(app_id, "w")) == n
+
+
+def test_many_followers_of_one_app_read_its_record_once_per_change(
+    sched: LocalScheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Following 16 replicas from 16 threads: each asks at every quiet look whether the
+    app has ended, and they share one reading of the record per change of it (and per
+    second). Each reading its own, they parsed it 16 times per change: following 128
+    replicas took more CPU than starting them."""
+    n = 16
+    app_id = run(sched, sh("w", "echo start; sleep 1; echo end", n))
+    readings = 0
+    real_state = sched._state
+
+    def counted(app: str) -> dict[str, Any] | None:
+        nonlocal readings
+        readings += 1
+        return real_state(app)
+
+    monkeypatch.setattr(sched, "_state", counted)
+    with ThreadPoolExecutor(n) as pool:
+        outs = list(
+            pool.map(
+                lambda k: logs(sched, app_id, "w", k, should_tail=True, streams=Stream.STDOUT),
+                range(n),
+            )
+        )
+    assert outs == [["start\n", "end\n"]] * n
+    # the record changes a handful of times (replicas started, then each one's end) and
+    # the followers run for about 1.5 s: far fewer readings than followers x changes
+    assert readings <= n, readings
 
 
 def _print_and_exit(sched: LocalScheduler, runs: int) -> None:

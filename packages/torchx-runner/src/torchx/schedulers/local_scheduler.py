@@ -446,6 +446,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     def __init__(self, session_name: str, state_dir: str | None = None) -> None:
         super().__init__("local", session_name)
         self.state_dir = os.path.abspath(state_dir) if state_dir else default_state_dir()
+        # app id -> (its state.json, the file's identity, when read, the settled record)
+        self._shared: dict[str, tuple[str, tuple[int, int, int], float, dict[str, Any] | None]] = {}
 
     # -- options ----------------------------------------------------------------------------
 
@@ -849,6 +851,32 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         state = _read_state(app_dir)
         return None if state is None else _settle(app_dir, state)
 
+    def _shared_state(self, app_id: str) -> dict[str, Any] | None:
+        """The app's settled record, read again only once ``state.json`` changed or after 1 s.
+
+        For the readers that follow an app's logs: ``torchx log`` of 128 replicas follows
+        each from its own thread, and each asks at every idle poll whether the app has
+        ended. Parsed once per change of the record (every write is a new inode) for all
+        of them, instead of once per reader: with each reader parsing it, following 128
+        replicas took more CPU than starting them. Read again after a second even if
+        unchanged, which settles an app whose supervisor and watchdog were both killed.
+        The record returned is shared: callers only read it. The directory checks of
+        :meth:`_app_dir` are made when the record is read, not at every look.
+        """
+        cached = self._shared.get(app_id)
+        path = cached[0] if cached else os.path.join(self._app_dir(app_id), "state.json")
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            return None
+        ident = (info.st_ino, info.st_mtime_ns, info.st_size)
+        now = time.monotonic()
+        if cached is not None and cached[1] == ident and now - cached[2] < 1.0:
+            return cached[3]
+        state = self._state(app_id)
+        self._shared[app_id] = (path, ident, now, state)
+        return state
+
     def _appdef(self, app_dir: str) -> AppDef | None:
         """The AppDef as submitted: from the pickle cache, else from the JSON record."""
         import pickle
@@ -1113,7 +1141,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         """
         from torchx.schedulers._local import logs
 
-        state = self._state(app_id)
+        state = self._shared_state(app_id)
         if state is None:
             raise SchedulerError(f"no local app {app_id!r} in {self.state_dir}")
         replicas = state.get("replicas", {})
@@ -1130,25 +1158,9 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         log_dir = match[0]["log_dir"]
         stream = Stream(streams) if streams is not None else Stream.COMBINED
 
-        state_path = os.path.join(self._app_dir(app_id), "state.json")
-        seen: tuple[int, int, int] | None = None  # the record's identity when last read
-        read_at = 0.0
-
         def done() -> bool:
-            # Asked at every idle poll of a followed log: the record is read again only
-            # when it was replaced (every write is a new inode) or once a second (which
-            # settles an app whose supervisor and watchdog were both killed).
-            nonlocal seen, read_at
-            try:
-                info = os.stat(state_path)
-            except FileNotFoundError:
-                return True  # deleted meanwhile
-            ident = (info.st_ino, info.st_mtime_ns, info.st_size)
-            now = time.monotonic()
-            if ident == seen and now - read_at < 1.0:
-                return False
-            seen, read_at = ident, now
-            st = self._state(app_id)
+            # asked at every idle poll of a followed log (see _shared_state)
+            st = self._shared_state(app_id)
             return st is None or st.get("state") in _st.TERMINAL
 
         lines = logs.LogLines(

@@ -35,10 +35,13 @@ size, only the last ending in ``\\n`` (joined, they are the whole line; the CLI 
 them as one line). Everything a replica wrote is delivered: when the app has ended, bytes
 past the last index record (a supervisor killed before it indexed them) come last.
 
-Following (``should_tail``) polls every :data:`POLL_INTERVAL` seconds (the standard
-library has no file-change notification) and stops once the app is finished *and*
-everything has been read: the supervisor indexes a replica's output to its end before
-it records the final state.
+Following (``should_tail``) polls (the standard library has no file-change
+notification): every :data:`POLL_INTERVAL` seconds while output flows, and less often
+the longer the log stays quiet, up to every :data:`POLL_MAX` seconds. A quiet log costs
+little that way, which counts when many are followed at once (``torchx run --log`` of
+128 replicas follows 128 logs while the replicas are being started). It stops once the
+app is finished *and* everything has been read: the supervisor indexes a replica's
+output to its end before it records the final state.
 
 This module is imported by the supervisor: standard library only, and little of it.
 """
@@ -62,8 +65,11 @@ STREAMS = ("stdout", "stderr")
 #: A run of output of one stream is indexed at the latest this many seconds after the
 #: supervisor first saw it (or as soon as the other stream prints, or the replica ends).
 COALESCE = 0.2
-#: Seconds between two looks at a followed log that had nothing new.
+#: Seconds between two looks at a followed log that just had something new.
 POLL_INTERVAL = 0.02
+#: The longest wait between two looks at a followed log that stays quiet (each quiet
+#: look doubles the wait, from :data:`POLL_INTERVAL`).
+POLL_MAX = 0.1
 #: Bytes read from a log file at a time.
 BLOCK = 1 << 16
 #: The longest piece of text delivered at once: a longer line comes in pieces.
@@ -364,6 +370,7 @@ class LogLines:
         self.hi = until.timestamp() if until is not None else None
         self.should_tail = should_tail
         self.is_done = is_done
+        self.pause = POLL_INTERVAL  # the next wait of a quiet followed log
 
     def __iter__(self) -> Iterator[str]:
         for block in self.blocks(BLOCK):
@@ -398,7 +405,8 @@ class LogLines:
             return None
         if self.is_done():
             return True  # one more pass: read what was written before the end
-        time.sleep(POLL_INTERVAL)
+        time.sleep(self.pause)
+        self.pause = min(self.pause * 2, POLL_MAX)
         return False
 
     def _raw(self, stream: str, size: int) -> Iterator[bytes]:
@@ -411,6 +419,7 @@ class LogLines:
                     got = True
                     yield block
                 if got:
+                    self.pause = POLL_INTERVAL
                     continue
                 finishing = self._wait(bool(finishing))
                 if finishing is None:
@@ -441,6 +450,7 @@ class LogLines:
                     if wanted[stream]:
                         yield from curs[stream].take(end, self._keep(t))
                 if records:
+                    self.pause = POLL_INTERVAL
                     continue
                 finishing = self._wait(bool(finishing))
                 if finishing is None:
