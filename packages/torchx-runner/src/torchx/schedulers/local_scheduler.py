@@ -1019,9 +1019,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                 if state is None or state.get("state") in _st.TERMINAL:
                     return
                 sup = state.get("supervisor") or {}
-                n = _st.kill_app(
-                    str(state.get("app_id", "")), _st.replica_sessions(state), anywhere=True
-                )
+                n = _st.kill_orphaned_app(state)
                 now = time.time()
                 state["state"] = "CANCELLED"
                 state["msg"] = (
@@ -1081,9 +1079,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                                 os.kill(int(proc["pid"]), signal.SIGKILL)
                             except ProcessLookupError:
                                 pass
-                    _st.kill_app(
-                        str(state.get("app_id", "")), _st.replica_sessions(state), anywhere=True
-                    )
+                    _st.kill_orphaned_app(state)
                 _st.ensure_private_dir(trash)
                 doomed = os.path.join(trash, f"{app_id}.{os.urandom(4).hex()}")
                 os.rename(app_dir, doomed)  # atomic: readers see the whole app or nothing

@@ -257,6 +257,26 @@ def kill_app(
     return count
 
 
+def kill_orphaned_app(state: dict[str, Any]) -> int:
+    """SIGKILLs what is left of an app whose supervisor is gone; returns how many died.
+
+    Every process proven to be the app's (:func:`kill_app`, looking beyond the replicas'
+    sessions), and everything in the app's cgroup where it has one (see
+    :mod:`torchx.schedulers._local.cgroup`), which is then removed. Never called while
+    the supervisor lives: it is in that cgroup.
+    """
+    from torchx.schedulers._local import cgroup
+
+    app_id = str(state.get("app_id", ""))
+    path = state.get("cgroup")
+    path = path if path and cgroup.is_app_cgroup(path, app_id) else None
+    inside = len(cgroup.members(path)) if path else 0  # the app's processes, all of them
+    count = kill_app(app_id, replica_sessions(state), anywhere=True)
+    if path:
+        cgroup.remove(path, timeout=1.0)
+    return max(count, inside)
+
+
 def is_stopped(pid: int) -> bool:
     """True if the process is stopped (``kill -STOP``) or stopped by a tracer."""
     st = proc_stat(pid)
@@ -289,7 +309,7 @@ def mark_supervisor_dead(app_dir: str, reason: str) -> dict[str, Any] | None:
             sup = state.get("supervisor") or {}
             if is_same_process_alive(sup.get("pid"), sup.get("start_time")):
                 return state  # not dead after all
-            kill_app(str(state.get("app_id", "")), replica_sessions(state), anywhere=True)
+            kill_orphaned_app(state)
             now = time.time()
             state["state"] = "FAILED"
             state["msg"] = reason

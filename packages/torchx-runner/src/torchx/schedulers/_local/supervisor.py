@@ -16,8 +16,11 @@ in order:
    ("supervisor died"). Readers check too: a record that says RUNNING while its
    supervisor's pid is gone (or reused, told apart by the start time in
    ``/proc/<pid>/stat``) is settled the same way on the spot;
-3. records its own and the watchdog's pid and start time in ``state.json`` (the launcher
-   recorded the supervisor's already, or will: the same values);
+3. moves itself into a new cgroup of the app, where it may (see
+   :mod:`~torchx.schedulers._local.cgroup`: the replicas are born in it, and when the
+   supervisor has exited the watchdog kills what is left in it and removes it), and
+   records its own and the watchdog's pid and start time and the cgroup in
+   ``state.json`` (the launcher recorded the supervisor's already, or will);
 4. starts each replica in its own session and process group, through ``subprocess``'s
    fast ``vfork`` path (see :meth:`Supervisor.spawn`; no parent-death signal: the
    watchdog, or the next reader, kills the replicas of a dead supervisor), stdout and
@@ -65,6 +68,7 @@ import signal
 import sys
 import time
 
+from torchx.schedulers._local import cgroup
 from torchx.schedulers._local.logs import IndexWriter
 from torchx.schedulers._local.state import (
     NO_SPACE,
@@ -209,6 +213,7 @@ class Supervisor:
         self.base_env: dict[str, str] | None = None  # os.environ, copied once
         self.fsize_limit: int | None = None  # RLIMIT_FSIZE, read when first needed (0: none)
         self.unstamped: list[_Replica] = []  # started, start time not read yet
+        self.cgroup: str | None = None  # the app's cgroup, where available (see cgroup)
 
     # -- records ----------------------------------------------------------------------------
 
@@ -544,6 +549,8 @@ class Supervisor:
             os.close(wd_write)
             _watchdog(self.app_dir, wd_read, self.pid)
         os.close(wd_read)
+        # after the fork: the watchdog stays outside, to kill what is inside
+        self.cgroup = cgroup.enter(str(self.request.get("app_id", "")))
 
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
@@ -556,6 +563,7 @@ class Supervisor:
             "PENDING",
             supervisor={"pid": self.pid, "start_time": proc_start_time(self.pid)},
             watchdog={"pid": watchdog, "start_time": proc_start_time(watchdog)},
+            cgroup=self.cgroup,
         )
 
         for rep in self.replicas:
@@ -774,6 +782,10 @@ def _watchdog(app_dir: str, fd: int, supervisor_pid: int) -> None:
             mark_supervisor_dead(
                 app_dir, f"supervisor died (pid {supervisor_pid}); its replicas were killed"
             )
+        # whatever is still in the app's cgroup escaped every other proof: it dies too
+        path = cgroup.path_for(os.path.basename(app_dir))
+        if path is not None and os.path.isdir(path):
+            cgroup.remove(path)
     except BaseException:
         import traceback
 
