@@ -325,6 +325,29 @@ def test_entrypoint_not_found(sched: LocalScheduler) -> None:
     assert any("cannot start" in line for line in logs(sched, app_id, "w", streams=Stream.STDERR))
 
 
+def test_a_replica_whose_log_files_cannot_be_made_fails_the_app_and_stops_the_others(
+    sched: LocalScheduler, tmp_path: Path
+) -> None:
+    """Log directories and files are made by a thread of the supervisor ahead of each
+    replica's start: a failure there fails the app (saying why) and the replicas already
+    started are stopped, as when the supervisor made them itself first."""
+    info = sched.submit_dryrun(AppDef("app", [sh("w", "echo up; sleep 300", 3)]), {})
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    info.request.roles[0].replicas[2].log_dir = str(blocker / "w" / "2")
+    app_id = sched.schedule(info)
+    desc = wait(sched, app_id)
+    assert desc.state == AppState.FAILED
+    assert "NotADirectoryError" in desc.msg and str(blocker) in desc.msg, desc.msg
+    # replicas 0 and 1 were started before: none of the app's processes is left
+
+    def app_processes() -> list[int]:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+        return [pid for pid in pids if st._carries_app_id(pid, app_id)]
+
+    assert until(lambda: not app_processes()), app_processes()
+
+
 def test_replica_process_is_set_up_like_a_fresh_one(
     sched: LocalScheduler, tmp_path: Path, state_dir: Path
 ) -> None:

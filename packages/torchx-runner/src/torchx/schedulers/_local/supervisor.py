@@ -141,8 +141,8 @@ class _Replica:
         self.finished: float | None = None
         self.error = ""
         self.log_dir = spec["log_dir"]
-        os.makedirs(self.log_dir, mode=0o700, exist_ok=True)
-        # stdout.log and stderr.log are created when the replica starts (readers wait)
+        # the directory, stdout.log and stderr.log are made by Supervisor.prepare (readers
+        # wait for them)
         self.out_path = os.path.join(self.log_dir, "stdout.log")
         self.err_path = os.path.join(self.log_dir, "stderr.log")
         self.index = IndexWriter(self.log_dir, time.time())
@@ -214,6 +214,7 @@ class Supervisor:
         self.fsize_limit: int | None = None  # RLIMIT_FSIZE, read when first needed (0: none)
         self.unstamped: list[_Replica] = []  # started, start time not read yet
         self.cgroup: str | None = None  # the app's cgroup, where available (see cgroup)
+        self.prepare_error: OSError | None = None  # why a replica's files could not be made
 
     # -- records ----------------------------------------------------------------------------
 
@@ -364,6 +365,39 @@ class Supervisor:
             traceback.print_exc()
 
     # -- replicas ---------------------------------------------------------------------------
+
+    def start_preparing(self) -> list[Any]:
+        """Makes each replica's log directory and files, in a thread, ahead of its start.
+
+        Returns one lock per replica, held until that replica's files are there (or
+        making them failed: ``prepare_error`` says why). Creating a directory and two
+        files is filesystem metadata work that costs from 0.05 to over 1 ms per replica
+        (ext4 allocating inodes in a crowded block group was seen taking 0.7 ms each):
+        done here, on the other core, it no longer adds to the start of each replica.
+        The files are closed again (1,000 replicas must fit in ``ulimit -n 1024``):
+        :meth:`launch` opens them, never through a link either. ``_thread``, not
+        ``threading``: this process starts for every app.
+        """
+        import _thread
+
+        ready = [_thread.allocate_lock() for _ in self.replicas]
+        for lock in ready:
+            lock.acquire()
+
+        def prepare() -> None:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
+            for rep, lock in zip(self.replicas, ready):
+                if self.prepare_error is None:
+                    try:
+                        os.makedirs(rep.log_dir, mode=0o700, exist_ok=True)
+                        for path in (rep.out_path, rep.err_path):
+                            os.close(os.open(path, flags, 0o600))
+                    except OSError as e:
+                        self.prepare_error = e
+                lock.release()
+
+        _thread.start_new_thread(prepare, ())
+        return ready
 
     def launch(self, rep: _Replica) -> None:
         spec = rep.spec
@@ -549,6 +583,8 @@ class Supervisor:
             os.close(wd_write)
             _watchdog(self.app_dir, wd_read, self.pid)
         os.close(wd_read)
+        # after the fork (a forked child gets only the forking thread)
+        prepared = self.start_preparing()
         # after the fork: the watchdog stays outside, to kill what is inside
         self.cgroup = cgroup.enter(str(self.request.get("app_id", "")))
 
@@ -566,7 +602,10 @@ class Supervisor:
             cgroup=self.cgroup,
         )
 
-        for rep in self.replicas:
+        for rep, ready in zip(self.replicas, prepared):
+            ready.acquire()  # its files are there
+            if self.prepare_error is not None:
+                raise self.prepare_error
             if self.final is None and not self.cancel_requested:
                 self.launch(rep)
         self.make_reserve()  # after the replicas started: it matters only for the final state
