@@ -6,10 +6,16 @@ mid-line. Prefixes are colored when stdout is a terminal.
 Text moves in blocks, not lines: when a scheduler's log iterable offers ``blocks(size)``
 (the local scheduler's does: the same text in blocks of whole lines), each block is
 prefixed with one ``str.replace`` and written at once, so a million-line log prints in
-a fraction of a second. Other schedulers' iterables are read line by line. One replica
-is read on the calling thread; several are read by one thread each, feeding a bounded
-queue the calling thread prints from. A line delivered in pieces (a very long one) is
-queued under a lock that the other readers wait for, so that it stays whole.
+a fraction of a second. Other schedulers' iterables are read line by line.
+
+One replica is read on the calling thread. Several replicas whose iterables can be
+polled without waiting (``poll(size)``, which yields ``""`` when nothing is new: the
+local scheduler's) are all read on the calling thread too, in turn, which sleeps only
+when none had anything (20 ms, doubling up to 100 ms while all stay quiet): following
+128 replicas costs one thread, not 128 polling threads. Other schedulers' replicas are
+read by one thread each, feeding a bounded queue the calling thread prints from. A line
+delivered in pieces (a very long one) stays whole: the turn stays with its replica (or,
+with threads, it is queued under a lock that the other readers wait for).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import sys
 
 TYPE_CHECKING = False  # typing costs milliseconds: the quick path of `torchx log` uses this
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from datetime import datetime
     from typing import IO, Any, Protocol
 
@@ -53,6 +59,12 @@ if TYPE_CHECKING:
             streams: Stream | None = None,
         ) -> Iterable[str]: ...
 
+
+#: Sleeps of the calling thread when no polled replica had anything new (seconds).
+_POLL_MIN = 0.02
+_POLL_MAX = 0.1
+#: Blocks printed from one polled replica before the turn goes to the next.
+_TURN = 8
 
 _COLORS = ["\033[32m", "\033[34m", "\033[35m", "\033[36m", "\033[33m", "\033[31m"]
 _RESET = "\033[0m"
@@ -96,12 +108,18 @@ def _texts(lines: Iterable[str], size: int) -> Iterator[str]:
         yield line if line.endswith("\n") else line + "\n"
 
 
-def _prefixed(texts: Iterable[str], prefix: str) -> Iterator[tuple[str, bool]]:
-    """Each text with ``prefix`` at the start of each of its lines; and whether it ends one."""
+def _prefixed(texts: Iterable[str], prefix: str, idle: bool = False) -> Iterator[tuple[str, bool]]:
+    """Each text with ``prefix`` at the start of each of its lines; and whether it ends one.
+
+    An empty text (a polled log with nothing new) is skipped, or passed on as ``""``
+    with ``idle``: then its flag says whether the text so far ended a line.
+    """
     at_start = True
     nl_prefix = "\n" + prefix
     for text in texts:
         if not text:
+            if idle:
+                yield "", at_start
             continue
         body = text.replace("\n", nl_prefix)
         ends = text.endswith("\n")
@@ -140,8 +158,8 @@ def stream(
             prefix = f"{_COLORS[i % len(_COLORS)]}{prefix}{_RESET}"
         return prefix + " "
 
-    def texts(role: str, k: int, prefix: str) -> Iterator[tuple[str, bool]]:
-        lines: Iterable[str] = runner.log_lines(
+    def open_log(role: str, k: int) -> Iterable[str]:
+        return runner.log_lines(
             handle,
             role,
             k,
@@ -151,6 +169,12 @@ def stream(
             should_tail=tail,
             streams=streams,
         )
+
+    def texts(
+        role: str, k: int, prefix: str, lines: Iterable[str] | None = None
+    ) -> Iterator[tuple[str, bool]]:
+        if lines is None:
+            lines = open_log(role, k)
         return _prefixed(_texts(lines, block), prefix)
 
     def failure(prefix: str, e: Exception) -> _Failed:
@@ -173,7 +197,23 @@ def stream(
         out.flush()
         return 0
 
-    import queue  # several replicas: one reader thread each
+    # several replicas: polled in turn by this thread if their logs allow it
+    try:
+        first: Iterable[str] | Exception = open_log(*pairs[0])
+    except Exception as e:  # reported in its place, by whichever way the others are read
+        first = e
+    if callable(getattr(first, "poll", None)):
+        logs: list[Iterable[str] | Exception] = [first]
+        for role, k in pairs[1:]:
+            try:
+                logs.append(open_log(role, k))
+            except Exception as e:
+                logs.append(e)
+        if all(isinstance(x, Exception) or callable(getattr(x, "poll", None)) for x in logs):
+            prefixes = [prefix_of(i, r, k) for i, (r, k) in enumerate(pairs)]
+            return _poll_in_turn(list(zip(prefixes, logs)), block, out, failure)
+
+    import queue  # else: one reader thread each
     import threading
 
     q: queue.Queue[Any] = queue.Queue(maxsize=32)
@@ -184,7 +224,10 @@ def stream(
         held = False
         ends = True
         try:
-            for text, ends in texts(role, k, prefix):
+            if i == 0 and isinstance(first, Exception):
+                raise first
+            opened = first if i == 0 and not isinstance(first, Exception) else None
+            for text, ends in texts(role, k, prefix, opened):
                 if not held:
                     whole_line.acquire()
                     held = True
@@ -220,6 +263,62 @@ def stream(
         out.write(item)
         if q.empty():
             out.flush()
+    out.flush()
+    return failed
+
+
+def _poll_in_turn(
+    logs: list[tuple[str, Iterable[str] | Exception]],
+    block: int,
+    out: IO[str],
+    failure: Callable[[str, Exception], str],
+) -> int:
+    """Prints the polled logs from this one thread, replica after replica; see the module.
+
+    Returns how many could not be read.
+    """
+    import time
+
+    failed = 0
+    readers: list[tuple[str, Iterator[tuple[str, bool]]]] = []
+    for prefix, lines in logs:
+        if isinstance(lines, Exception):
+            out.write(failure(prefix, lines))
+            failed += 1
+        else:
+            readers.append((prefix, _prefixed(lines.poll(block), prefix, idle=True)))  # type: ignore[attr-defined]
+    pause = _POLL_MIN
+    while readers:
+        wrote = False
+        for reader in list(readers):
+            prefix, texts = reader
+            turn = 0
+            ends = True
+            try:
+                for text, ends in texts:
+                    if text:
+                        out.write(text)
+                        wrote = True
+                        turn += 1
+                        if ends and turn >= _TURN:
+                            break
+                    elif ends:
+                        break  # nothing new here: the next replica's turn
+                    else:  # quiet in the middle of a line: it stays whole, so we wait
+                        out.flush()
+                        time.sleep(_POLL_MIN)
+                else:
+                    readers.remove(reader)  # read to its end
+            except Exception as e:  # reported, and the other replicas keep streaming
+                out.write(("" if ends else "\n") + failure(prefix, e))
+                failed += 1
+                readers.remove(reader)
+        if wrote:
+            out.flush()
+            pause = _POLL_MIN
+        elif readers:
+            time.sleep(pause)
+            pause = min(pause * 2, _POLL_MAX)
     out.flush()
     return failed
 

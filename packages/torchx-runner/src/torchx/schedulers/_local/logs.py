@@ -339,6 +339,20 @@ class _Cursor:
             self.fd = None
 
 
+class _Waits:
+    """The waits of one follower of a quiet log: from POLL_INTERVAL, doubling to POLL_MAX."""
+
+    def __init__(self) -> None:
+        self.pause = POLL_INTERVAL
+
+    def sleep(self) -> None:
+        time.sleep(self.pause)
+        self.pause = min(self.pause * 2, POLL_MAX)
+
+    def reset(self) -> None:
+        self.pause = POLL_INTERVAL
+
+
 class LogLines:
     """The lines of one replica's log, as ``log_iter`` returns them (iterable again and again).
 
@@ -370,7 +384,6 @@ class LogLines:
         self.hi = until.timestamp() if until is not None else None
         self.should_tail = should_tail
         self.is_done = is_done
-        self.pause = POLL_INTERVAL  # the next wait of a quiet followed log
 
     def __iter__(self) -> Iterator[str]:
         for block in self.blocks(BLOCK):
@@ -388,28 +401,37 @@ class LogLines:
         the end of a line begun before): a printer following many replicas at once asks
         for small blocks, to hold little in memory.
         """
-        for data in self._byte_blocks(max(size, 1)):
+        for data in self._byte_blocks(max(size, 1), _Waits()):
+            yield data.decode("utf-8", "replace")
+
+    def poll(self, size: int = BLOCK) -> Iterator[str]:
+        """The text of :meth:`blocks`, but it never waits: ``""`` means nothing new yet.
+
+        Where :meth:`blocks` would sleep until a followed log grows, this yields an empty
+        string, and the caller looks at other logs before it comes back (and sleeps
+        itself when none had anything). One thread can so follow any number of replicas:
+        ``torchx run --log`` of 128 replicas no longer needs 128 threads polling.
+        """
+        for data in self._byte_blocks(max(size, 1), None):
             yield data.decode("utf-8", "replace")
 
     def _keep(self, t: float) -> bool:
         return (self.lo is None or t >= self.lo) and (self.hi is None or t <= self.hi)
 
-    def _byte_blocks(self, size: int) -> Iterator[bytes]:
+    def _byte_blocks(self, size: int, waits: _Waits | None) -> Iterator[bytes]:
+        """Blocks of bytes; where nothing is new, sleeps (``waits``) or yields ``b""``."""
         if self.stream is not None and self.lo is None and self.hi is None:
-            return self._raw(self.stream, size)
-        return self._indexed(size)
+            return self._raw(self.stream, size, waits)
+        return self._indexed(size, waits)
 
-    def _wait(self, finishing: bool) -> bool | None:
+    def _idle(self, finishing: bool) -> bool | None:
         """After a pass that found nothing: None to stop, else the new ``finishing``."""
         if finishing or not self.should_tail:
             return None
-        if self.is_done():
-            return True  # one more pass: read what was written before the end
-        time.sleep(self.pause)
-        self.pause = min(self.pause * 2, POLL_MAX)
-        return False
+        # done: one more pass, to read what was written before the end
+        return bool(self.is_done())
 
-    def _raw(self, stream: str, size: int) -> Iterator[bytes]:
+    def _raw(self, stream: str, size: int, waits: _Waits | None) -> Iterator[bytes]:
         cur = _Cursor(os.path.join(self.log_dir, f"{stream}.log"), size)
         try:
             finishing: bool | None = False
@@ -419,16 +441,22 @@ class LogLines:
                     got = True
                     yield block
                 if got:
-                    self.pause = POLL_INTERVAL
+                    if waits is not None:
+                        waits.reset()
                     continue
-                finishing = self._wait(bool(finishing))
+                finishing = self._idle(bool(finishing))
                 if finishing is None:
                     break
+                if not finishing:
+                    if waits is None:
+                        yield b""
+                    else:
+                        waits.sleep()
             yield from cur.rest(True)
         finally:
             cur.close()
 
-    def _indexed(self, size: int) -> Iterator[bytes]:
+    def _indexed(self, size: int, waits: _Waits | None) -> Iterator[bytes]:
         index = _Index(os.path.join(self.log_dir, INDEX_NAME))
         curs = [_Cursor(os.path.join(self.log_dir, f"{name}.log"), size) for name in STREAMS]
         wanted = [self.stream in (None, name) for name in STREAMS]
@@ -450,11 +478,17 @@ class LogLines:
                     if wanted[stream]:
                         yield from curs[stream].take(end, self._keep(t))
                 if records:
-                    self.pause = POLL_INTERVAL
+                    if waits is not None:
+                        waits.reset()
                     continue
-                finishing = self._wait(bool(finishing))
+                finishing = self._idle(bool(finishing))
                 if finishing is None:
                     break
+                if not finishing:
+                    if waits is None:
+                        yield b""
+                    else:
+                        waits.sleep()
             # Bytes past the last record: a supervisor killed before it indexed them, or
             # an app still running when not following. Their time: the file's last change.
             for i, cur in enumerate(curs):
