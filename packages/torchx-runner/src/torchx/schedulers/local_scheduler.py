@@ -767,7 +767,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             "import os, sys, _signal; _signal.signal(_signal.SIGTERM, _signal.SIG_IGN); "
             f"os.write({write_fd}, b'ok'); os.close({write_fd}); "
             f"sys.path[:] = {path!r}; "
-            "from torchx.schedulers._local.supervisor import entry; entry()"
+            "from torchx.schedulers._local.boot import start; start()"
         )
         log_fd = os.open(
             os.path.join(app_dir, "supervisor.log"),

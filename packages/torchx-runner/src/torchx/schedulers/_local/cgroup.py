@@ -31,8 +31,11 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 import time
+
+#: signal.SIGKILL (this module is Linux-only): importing signal costs enum, on the path
+#: of every app's start (see boot)
+SIGKILL = 9
 
 #: The name of an app's cgroup is this prefix followed by its app id.
 PREFIX = "torchx-"
@@ -140,7 +143,7 @@ def kill(path: str) -> None:
             return
         for pid in pids:
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, SIGKILL)
             except OSError:
                 pass
 

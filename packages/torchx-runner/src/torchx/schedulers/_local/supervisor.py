@@ -5,17 +5,18 @@
 session and records the new process's pid and start time in ``state.json``. The
 first statement the interpreter runs writes ``ok`` to the ready pipe, which releases
 ``schedule``; everything else happens off the launcher's clock. The supervisor then,
-in order:
+in order (the first step, and the start of the third, are taken by
+:mod:`~torchx.schedulers._local.boot` before this module is imported):
 
-1. makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``), so processes orphaned
-   by a replica are re-parented to it rather than to init;
-2. forks a *watchdog* that blocks reading a pipe only the supervisor holds open. When
+1. forks a *watchdog* that blocks reading a pipe only the supervisor holds open. When
    the supervisor exits for any reason, including ``kill -9``, the read returns EOF; if
    the app is not finished by then, the watchdog kills every process of the app (see
    :func:`~torchx.schedulers._local.state.kill_app`) and records the app as FAILED
    ("supervisor died"). Readers check too: a record that says RUNNING while its
    supervisor's pid is gone (or reused, told apart by the start time in
    ``/proc/<pid>/stat``) is settled the same way on the spot;
+2. makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``), so processes orphaned
+   by a replica are re-parented to it rather than to init;
 3. moves itself into a new cgroup of the app, where it may (see
    :mod:`~torchx.schedulers._local.cgroup`: the replicas are born in it, and when the
    supervisor has exited the watchdog kills what is left in it and removes it), and
@@ -86,6 +87,8 @@ from torchx.schedulers._local.state import (
 TYPE_CHECKING = False  # typing costs every supervisor start about 8 ms
 if TYPE_CHECKING:
     from typing import Any
+
+    from torchx.schedulers._local.boot import Early
 
 #: Shortest and longest sleep between two passes over the log files (seconds).
 TICK_MIN = 0.02
@@ -570,29 +573,35 @@ class Supervisor:
 
     # -- main loop --------------------------------------------------------------------------
 
-    def run(self) -> int:
+    def run(self, early: Early | None = None) -> int:
         signal.signal(signal.SIGTERM, self._on_term)
         signal.signal(signal.SIGINT, self._on_term)
         signal.signal(signal.SIGHUP, _ignore)  # caught, not SIG_IGN: replicas get the default
 
-        _prctl(PR_SET_CHILD_SUBREAPER, 1)
-        wd_read, wd_write = os.pipe()  # both close-on-exec: replicas never hold them
-        watchdog = os.fork()
+        if early is None:  # run without boot.start (python -m): the same, in turn
+            wd_read, wd_write = os.pipe()  # both close-on-exec: replicas never hold them
+            watchdog = os.fork()  # first: a forked child gets only the forking thread
+            if watchdog == 0:
+                os.close(wd_write)
+                from torchx.schedulers._local.boot import watch
+
+                watch(self.app_dir, wd_read, self.pid)
+            os.close(wd_read)
+            # after the fork, so that the watchdog stays outside to kill what is inside
+            self.cgroup = cgroup.enter(str(self.request.get("app_id", "")))
+        else:
+            watchdog, wd_write = early.watchdog, early.watchdog_fd
         self.watchdog = watchdog
-        if watchdog == 0:
-            os.close(wd_write)
-            _watchdog(self.app_dir, wd_read, self.pid)
-        os.close(wd_read)
-        # after the fork (a forked child gets only the forking thread)
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
         prepared = self.start_preparing()
-        # after the fork: the watchdog stays outside, to kill what is inside
-        self.cgroup = cgroup.enter(str(self.request.get("app_id", "")))
 
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
         os.set_blocking(wake_r, False)
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
+        if early is not None:
+            self.cgroup = early.cgroup()  # done moving: the replicas are born in it
         # one record of both (each write of state.json creates a file: on some filesystems
         # that costs a millisecond, and nothing else delays the first replica)
         self.write_state(
@@ -796,55 +805,27 @@ def _remove(path: str) -> None:
         pass
 
 
-def _watchdog(app_dir: str, fd: int, supervisor_pid: int) -> None:
-    """Blocks until the supervisor is gone; cleans up if it died before the app ended."""
-    code = 0
+def after_supervisor(app_dir: str, supervisor_pid: int, pidfd: int | None) -> None:
+    """The watchdog's work once the supervisor is gone (see boot.watch).
+
+    Settles the app if the supervisor died before it ended, and kills and removes what
+    is left in the app's cgroup.
+    """
+    # EOF comes when the dying supervisor's files are closed, a moment *before* it has
+    # exited: until then /proc says it runs, and settling the record would be refused.
+    _wait_exited(supervisor_pid, pidfd)
     try:
-        os.setpgid(0, 0)
-        for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_IGN)
-        pidfd = _open_pidfd(supervisor_pid)
-        while True:
-            try:
-                if not os.read(fd, 1):
-                    break
-            except InterruptedError:
-                continue
-        # EOF comes when the dying supervisor's files are closed, a moment *before* it has
-        # exited: until then /proc says it runs, and settling the record would be refused.
-        _wait_exited(supervisor_pid, pidfd)
-        try:
-            state = read_json(os.path.join(app_dir, "state.json"))
-        except (OSError, ValueError):
-            state = None
-        if state is not None and state.get("state") not in TERMINAL:
-            mark_supervisor_dead(
-                app_dir, f"supervisor died (pid {supervisor_pid}); its replicas were killed"
-            )
-        # whatever is still in the app's cgroup escaped every other proof: it dies too
-        path = cgroup.path_for(os.path.basename(app_dir))
-        if path is not None and os.path.isdir(path):
-            cgroup.remove(path)
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()
-        sys.stderr.flush()
-        code = 1
-    finally:
-        os._exit(code)
-
-
-def _open_pidfd(pid: int) -> int | None:
-    """A pidfd of our parent ``pid`` (Linux >= 5.3), None if unavailable or already gone."""
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
-    if os.getppid() != pid:  # it died before we opened it: the fd may be another process's
-        os.close(fd)
-        return None
-    return fd
+        state = read_json(os.path.join(app_dir, "state.json"))
+    except (OSError, ValueError):
+        state = None
+    if state is not None and state.get("state") not in TERMINAL:
+        mark_supervisor_dead(
+            app_dir, f"supervisor died (pid {supervisor_pid}); its replicas were killed"
+        )
+    # whatever is still in the app's cgroup escaped every other proof: it dies too
+    path = cgroup.path_for(os.path.basename(app_dir))
+    if path is not None and os.path.isdir(path):
+        cgroup.remove(path)
 
 
 def _wait_exited(pid: int, pidfd: int | None, timeout: float = 10.0) -> None:
@@ -858,14 +839,15 @@ def _wait_exited(pid: int, pidfd: int | None, timeout: float = 10.0) -> None:
         time.sleep(0.005)
 
 
-def main(argv: list[str]) -> int:
-    return Supervisor(argv[1]).run()
+def main(argv: list[str], early: Early | None = None) -> int:
+    return Supervisor(argv[1]).run(early)
 
 
-def entry() -> None:
-    """``python -m`` entry point: runs :func:`main`, recording a crash as the app's failure."""
+def entry(early: Early | None = None) -> None:
+    """Runs :func:`main` (after :func:`~torchx.schedulers._local.boot.start`, or as
+    ``python -m``), recording a crash as the app's failure."""
     try:
-        sys.exit(main(sys.argv))
+        sys.exit(main(sys.argv, early))
     except SystemExit:
         raise
     except BaseException as e:
