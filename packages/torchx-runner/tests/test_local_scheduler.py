@@ -1048,10 +1048,10 @@ def test_what_escaped_with_a_cleared_environment_dies_with_a_killed_supervisor(
 ) -> None:
     """kill -9 of the supervisor: its watchdog kills the app. ``env -i setsid`` leaves the
     replica's session and drops ``TORCHX_APP_ID``, the two proofs of being the app's;
-    only the app's cgroup still holds it, where one could be made (root here; see
-    torchx.schedulers._local.cgroup). Without one, it survives: that is the documented
-    gap, asserted as such."""
-    app_id = run(sched, sh("w", _ESCAPER + "sleep 300"))
+    only the app's cgroup (run option ``cgroup``) still holds it, where one could be
+    made (root here; see torchx.schedulers._local.cgroup). Without one, it survives:
+    that is the documented gap, asserted as such."""
+    app_id = run(sched, sh("w", _ESCAPER + "sleep 300"), cgroup=True)
     escaped = _escaped_pids(sched, app_id)
     assert len(escaped) == 3
     record = state_of(sched, app_id)
@@ -1074,12 +1074,20 @@ def test_what_escaped_with_a_cleared_environment_dies_with_a_killed_supervisor(
                 pass
 
 
+def test_no_cgroup_without_the_option(sched: LocalScheduler) -> None:
+    """Off by default: a cgroup move slows every start (see _local/cgroup.py)."""
+    app_id = run(sched, sh("w", "cat /proc/self/cgroup"))
+    assert wait(sched, app_id).state == AppState.SUCCEEDED
+    assert state_of(sched, app_id)["cgroup"] is None
+    assert not any(f"torchx-{app_id}" in line for line in logs(sched, app_id, "w"))
+
+
 def test_replicas_run_in_the_apps_cgroup_which_goes_with_it(
     sched: LocalScheduler, state_dir: Path
 ) -> None:
     from torchx.schedulers._local import cgroup
 
-    app_id = run(sched, sh("w", "cat /proc/self/cgroup", 2))
+    app_id = run(sched, sh("w", "cat /proc/self/cgroup", 2), cgroup=True)
     assert wait(sched, app_id).state == AppState.SUCCEEDED
     path = state_of(sched, app_id)["cgroup"]
     inside = [

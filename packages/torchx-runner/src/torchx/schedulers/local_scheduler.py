@@ -195,6 +195,8 @@ class LocalRequest:
     #: apps to keep once this one has ended: the newest N, and those younger than D (s)
     retain_last: int | None = None
     retain_for: float | None = None
+    #: run the app in a cgroup of its own, where the supervisor may make one
+    cgroup: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -204,6 +206,7 @@ class LocalRequest:
             "grace_period": self.grace_period,
             "retain_last": self.retain_last,
             "retain_for": self.retain_for,
+            "cgroup": self.cgroup,
             "roles": [
                 {
                     "name": r.name,
@@ -217,6 +220,8 @@ class LocalRequest:
 
     def __str__(self) -> str:
         lines = [f"local app {self.app_id} (records: {self.state_dir}, logs: {self.log_dir})"]
+        if self.cgroup:
+            lines.append(f"  in a cgroup of its own where available (torchx-{self.app_id})")
         for role in self.roles:
             lines.append(
                 f"  role {role.name}: {len(role.replicas)} replica(s), "
@@ -498,6 +503,14 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             "directory that ended longer ago than this (e.g. 12h, 7d; and not kept by "
             "retain_last); default: keep all",
         )
+        opts.add(
+            "cgroup",
+            type_=bool,
+            default=False,
+            help="run the app in a cgroup (v2) of its own where one can be made (root, or a "
+            "delegated subtree): all it started dies with it even if its supervisor is "
+            "killed; costs 10-30 ms at start",
+        )
         return opts
 
     def _validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
@@ -598,6 +611,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             roles=roles,
             retain_last=retain_last,
             retain_for=retain_for,
+            cgroup=bool(cfg.get("cgroup")),
         )
         return AppDryRunInfo(request, str)
 
@@ -639,7 +653,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             self._write_records(app_dir, request, app)
             if not _same_dir(request.state_dir, default_state_dir()):
                 link = self._write_link(app_id, request.state_dir)
-            self._start_supervisor(app_dir)
+            self._start_supervisor(app_dir, cgroup=request.cgroup)
         except BaseException:
             # a submit that fails half-way removes what it created (the supervisor, if
             # started, was killed by _start_supervisor before it could start a replica)
@@ -741,7 +755,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             },
         )
 
-    def _start_supervisor(self, app_dir: str) -> Any:
+    def _start_supervisor(self, app_dir: str, cgroup: bool = False) -> Any:
         import subprocess
 
         # The supervisor runs with -S (no site: it halves interpreter start-up) and this
@@ -776,7 +790,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         )
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-S", "-c", code, app_dir],
+                [sys.executable, "-S", "-c", code, app_dir, *(["--cgroup"] if cgroup else [])],
                 cwd=app_dir,
                 stdin=subprocess.DEVNULL,
                 stdout=log_fd,

@@ -5,7 +5,10 @@
 * :mod:`._local.records`: finding an app's records, checking they can be trusted,
   reading and settling its state (shared by the scheduler and
   :mod:`torchx.schedulers.local_view`);
+* :mod:`._local.boot`: the first steps of that process, before its imports;
 * :mod:`._local.supervisor`: the detached per-app process that runs the replicas;
+* :mod:`._local.watchdog`: the process that outlives the supervisor to clean up;
+* :mod:`._local.cgroup`: an app's own cgroup, where available (the ``cgroup`` option);
 * :mod:`._local.logs`: the log index the supervisor writes, and reading and tailing the
   logs (the combined view is built at read time);
 * :mod:`._local.checks`: what is refused at dryrun (apps local cannot run);

@@ -17,7 +17,8 @@ in order (the first step, and the start of the third, are taken by
    ``/proc/<pid>/stat``) is settled the same way on the spot;
 2. makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``), so processes orphaned
    by a replica are re-parented to it rather than to init;
-3. moves itself into a new cgroup of the app, where it may (see
+3. with the ``cgroup`` run option, moves itself into a new cgroup of the app, where it
+   may (see
    :mod:`~torchx.schedulers._local.cgroup`: the replicas are born in it, and when the
    supervisor has exited the watchdog kills what is left in it and removes it), and
    records its own and the watchdog's pid and start time and the cgroup in
@@ -76,7 +77,6 @@ from torchx.schedulers._local.state import (
     TERMINAL,
     kill_app,
     locked,
-    mark_supervisor_dead,
     proc_start_time,
     proc_stat,
     read_json,
@@ -87,8 +87,6 @@ from torchx.schedulers._local.state import (
 TYPE_CHECKING = False  # typing costs every supervisor start about 8 ms
 if TYPE_CHECKING:
     from typing import Any
-
-    from torchx.schedulers._local.boot import Early
 
 #: Shortest and longest sleep between two passes over the log files (seconds).
 TICK_MIN = 0.02
@@ -179,6 +177,23 @@ class _Role:
         self.max_retries: int = spec["max_retries"]
         self.retries = 0
         self.replicas = [_Replica(self, r) for r in spec["replicas"]]
+
+
+class Early:
+    """What :func:`~torchx.schedulers._local.boot.start` did before the supervisor's modules were imported."""
+
+    def __init__(self, watchdog: int, watchdog_fd: int, entered: Any, box: list[Any]) -> None:
+        #: pid of the forked watchdog, and the pipe end only the supervisor holds open
+        self.watchdog = watchdog
+        self.watchdog_fd = watchdog_fd
+        #: a lock held until the cgroup move is done; then ``box`` holds its result
+        self.entered = entered
+        self.box = box
+
+    def cgroup(self) -> str | None:
+        """Waits for the move into the app's cgroup; its path, or None (not available)."""
+        self.entered.acquire()
+        return self.box[0] if self.box else None
 
 
 class Supervisor:
@@ -583,12 +598,13 @@ class Supervisor:
             watchdog = os.fork()  # first: a forked child gets only the forking thread
             if watchdog == 0:
                 os.close(wd_write)
-                from torchx.schedulers._local.boot import watch
+                from torchx.schedulers._local.watchdog import watch
 
                 watch(self.app_dir, wd_read, self.pid)
             os.close(wd_read)
             # after the fork, so that the watchdog stays outside to kill what is inside
-            self.cgroup = cgroup.enter(str(self.request.get("app_id", "")))
+            if self.request.get("cgroup"):
+                self.cgroup = cgroup.enter(str(self.request.get("app_id", "")))
         else:
             watchdog, wd_write = early.watchdog, early.watchdog_fd
         self.watchdog = watchdog
@@ -803,40 +819,6 @@ def _remove(path: str) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
-
-
-def after_supervisor(app_dir: str, supervisor_pid: int, pidfd: int | None) -> None:
-    """The watchdog's work once the supervisor is gone (see boot.watch).
-
-    Settles the app if the supervisor died before it ended, and kills and removes what
-    is left in the app's cgroup.
-    """
-    # EOF comes when the dying supervisor's files are closed, a moment *before* it has
-    # exited: until then /proc says it runs, and settling the record would be refused.
-    _wait_exited(supervisor_pid, pidfd)
-    try:
-        state = read_json(os.path.join(app_dir, "state.json"))
-    except (OSError, ValueError):
-        state = None
-    if state is not None and state.get("state") not in TERMINAL:
-        mark_supervisor_dead(
-            app_dir, f"supervisor died (pid {supervisor_pid}); its replicas were killed"
-        )
-    # whatever is still in the app's cgroup escaped every other proof: it dies too
-    path = cgroup.path_for(os.path.basename(app_dir))
-    if path is not None and os.path.isdir(path):
-        cgroup.remove(path)
-
-
-def _wait_exited(pid: int, pidfd: int | None, timeout: float = 10.0) -> None:
-    """Returns once our parent ``pid`` has exited (a zombie or reaped), or after ``timeout``."""
-    if pidfd is not None:  # readable once the process has exited: an event, not a poll
-        select.select([pidfd], [], [], timeout)
-        os.close(pidfd)
-        return
-    deadline = time.monotonic() + timeout
-    while os.getppid() == pid and time.monotonic() < deadline:  # re-parented once it exited
-        time.sleep(0.005)
 
 
 def main(argv: list[str], early: Early | None = None) -> int:
