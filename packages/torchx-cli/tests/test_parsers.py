@@ -62,3 +62,55 @@ def test_bad_replica_ids() -> None:
         split_handle("local://s/app/role/a,b")
     with pytest.raises(CliError, match="HANDLE"):
         split_handle("local://s/app/role/0/extra")
+
+
+@pytest.mark.parametrize(
+    ("argv", "local"),
+    [
+        (["run", "utils.echo"], True),
+        (["run", "--wait", "--log", "utils.sh", "-s", "x"], True),  # the component's -s
+        (["run", "-s", "local", "utils.echo"], True),
+        (["run", "-s", "local_cwd", "utils.echo"], True),
+        (["run", "--scheduler=local", "utils.echo"], True),
+        (["run", "-slocal", "utils.echo"], True),
+        (["run", "-cfg", "log_dir=/tmp", "utils.echo"], True),
+        (["--log_level", "INFO", "run", "utils.echo"], True),
+        (["run", "-s", "slurm", "utils.echo"], False),
+        (["run", "--scheduler", "kubernetes", "utils.echo"], False),
+        (["run", "--dryrun", "utils.echo"], False),
+        (["run", "--help"], False),
+        (["run", "-cfg", "-s", "utils.echo"], True),  # -s is -cfg's value here
+    ],
+)
+def test_torchx_run_guesses_a_local_app_before_parsing(argv: list[str], local: bool) -> None:
+    """The guess that starts a local supervisor ahead (torchx.schedulers.local_warmup)."""
+    from torchx.cli.main import _may_run_locally
+
+    assert _may_run_locally(argv) is local
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "run",
+                "-s",
+                "--scheduler",
+                "-cfg",
+                "--dryrun",
+                "local",
+                "x",
+                "--scheduler=slurm",
+                "-slocal",
+                "--wait",
+                "=",
+            ]
+        )
+        | st.text(max_size=8),
+        max_size=8,
+    )
+)
+def test_the_local_guess_never_fails(argv: list[str]) -> None:
+    from torchx.cli.main import _may_run_locally
+
+    assert _may_run_locally(argv) in (True, False)

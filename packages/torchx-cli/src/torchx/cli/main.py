@@ -92,6 +92,38 @@ def _command_of(argv: Sequence[str]) -> tuple[str | None, bool]:
     return None, False
 
 
+#: Options of ``torchx run`` that take a value (the rest are flags), as its parser has them.
+_RUN_VALUED = {"-s", "--scheduler", "-cfg", "--scheduler_args", "--workspace", "--parent_run_id"}
+_LOCAL_NAMES = {"local", "local_cwd"}
+
+
+def _may_run_locally(argv: Sequence[str]) -> bool:
+    """Whether ``torchx run`` with these arguments may start a local app (a guess).
+
+    Read before any parsing, to start the local supervisor ahead (see
+    :mod:`torchx.schedulers.local_warmup`): a wrong yes costs an idle process that exits
+    with us, a wrong no only the head start. No for a dry run, help, or another
+    scheduler named before the component; the default scheduler is taken to be local
+    (unless ``.torchxconfig`` says otherwise, which is not read here).
+    """
+    args = list(argv)
+    i = args.index("run") + 1 if "run" in args else len(args)
+    while i < len(args):
+        arg = args[i]
+        if arg in ("--dryrun", "-h", "--help"):
+            return False
+        name, eq, value = arg.partition("=")
+        if name in ("-s", "--scheduler"):
+            chosen = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+            return chosen in _LOCAL_NAMES
+        if arg.startswith("-s") and not arg.startswith("--") and len(arg) > 2:
+            return arg[2:] in _LOCAL_NAMES
+        if not arg.startswith("-"):
+            return True  # the component: what follows is its own
+        i += 2 if arg in _RUN_VALUED else 1
+    return True
+
+
 def _load_commands(debug: bool) -> dict[str, Command]:
     """Every installed command object by name (see :func:`torchx.cli._parser.load_commands`)."""
     from torchx.cli._parser import load_commands
@@ -243,6 +275,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `torchx --help`, and bare `torchx` (help, exit 2 as a usage error)
         _print_help(debug)
         return 0 if top_help else EXIT_USAGE
+    if command == "run" and _may_run_locally(args_list):
+        from torchx.schedulers import local_warmup
+
+        local_warmup.start()  # the supervisor's start overlaps ours (see local_warmup)
     remember = False
     if command in _QUICK_COMMANDS and not debug:
         from torchx.cli import _quick

@@ -758,49 +758,49 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     def _start_supervisor(self, app_dir: str, cgroup: bool = False) -> Any:
         import subprocess
 
-        # The supervisor runs with -S (no site: it halves interpreter start-up) and this
-        # process's sys.path, so it imports torchx from wherever we did (an editable
-        # install, PYTHONPATH, a test's sys.path) without PYTHONPATH leaking into replicas.
-        import torchx.schedulers as ours
-        import torchx.specs as specs_pkg
+        from torchx.schedulers import local_warmup
 
-        path = [
-            os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(m.__file__ or ""))))
-            for m in (ours, specs_pkg)
-        ]
-        path += [p for p in sys.path if p and os.path.isabs(p)]
-        path = list(dict.fromkeys(path))
-        read_fd, write_fd = os.pipe()
-        # The first thing the supervisor does is answer on the pipe: schedule() waits for
-        # the interpreter to run our code, not for its imports (they cost more than the
-        # rest of schedule). Its pid is recorded here, from Popen.
-        # SIGTERM (cancel) is ignored until the supervisor installs its handler; a cancel
-        # that comes before is not lost: it is also recorded in state.json.
-        code = (
-            # _signal, not signal: the latter imports enum, milliseconds before "ok"
-            "import os, sys, _signal; _signal.signal(_signal.SIGTERM, _signal.SIG_IGN); "
-            f"os.write({write_fd}, b'ok'); os.close({write_fd}); "
-            f"sys.path[:] = {path!r}; "
-            "from torchx.schedulers._local.boot import start; start()"
-        )
+        path = local_warmup.supervisor_path()
+        args = [app_dir, *(["--cgroup"] if cgroup else [])]
         log_fd = os.open(
             os.path.join(app_dir, "supervisor.log"),
             os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
             0o600,
         )
-        try:
-            proc = subprocess.Popen(
-                [sys.executable, "-S", "-c", code, app_dir, *(["--cgroup"] if cgroup else [])],
-                cwd=app_dir,
-                stdin=subprocess.DEVNULL,
-                stdout=log_fd,
-                stderr=log_fd,
-                pass_fds=(write_fd,),
-                start_new_session=True,
-            )
-        finally:
-            os.close(write_fd)
+        warm = local_warmup.take(path)  # started ahead by torchx run (see local_warmup)
+        if warm is not None:
             os.close(log_fd)
+            proc, read_fd = warm.popen, warm.ready_fd
+            if not local_warmup.hand_over(warm, args):  # it died: a new one is started
+                os.close(read_fd)
+                return self._start_supervisor(app_dir, cgroup)
+        else:
+            read_fd, write_fd = os.pipe()
+            # The first thing the supervisor does is answer on the pipe: schedule() waits
+            # for the interpreter to run our code, not for its imports (they cost more than
+            # the rest of schedule). Its pid is recorded here, from Popen.
+            # SIGTERM (cancel) is ignored until the supervisor installs its handler; a
+            # cancel that comes before is not lost: it is also recorded in state.json.
+            code = (
+                # _signal, not signal: the latter imports enum, milliseconds before "ok"
+                "import os, sys, _signal; _signal.signal(_signal.SIGTERM, _signal.SIG_IGN); "
+                f"os.write({write_fd}, b'ok'); os.close({write_fd}); "
+                f"sys.path[:] = {path!r}; "
+                "from torchx.schedulers._local.boot import start; start()"
+            )
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-S", "-c", code, *args],
+                    cwd=app_dir,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log_fd,
+                    stderr=log_fd,
+                    pass_fds=(write_fd,),
+                    start_new_session=True,
+                )
+            finally:
+                os.close(write_fd)
+                os.close(log_fd)
         try:
             answer, ready = self._await_supervisor(app_dir, proc, read_fd)
         except BaseException:
