@@ -18,10 +18,10 @@ in order (the first step, and the start of the third, are taken by
 2. makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``), so processes orphaned
    by a replica are re-parented to it rather than to init;
 3. with the ``cgroup`` run option, moves itself into a new cgroup of the app, where it
-   may (see
-   :mod:`~torchx.schedulers._local.cgroup`: the replicas are born in it, and when the
-   supervisor has exited the watchdog kills what is left in it and removes it), and
-   records its own and the watchdog's pid and start time and the cgroup in
+   may (see :mod:`~torchx.schedulers._local.cgroup`: the replicas are born in it, and
+   when the supervisor has exited the watchdog kills what is left in it and removes
+   it); then makes each replica's log directory and files in a thread, ahead of each
+   replica's start (:meth:`Supervisor.start_preparing`), and records its own and the watchdog's pid and start time and the cgroup in
    ``state.json`` (the launcher recorded the supervisor's already, or will);
 4. starts each replica in its own session and process group, through ``subprocess``'s
    fast ``vfork`` path (see :meth:`Supervisor.spawn`; no parent-death signal: the
@@ -142,8 +142,8 @@ class _Replica:
         self.finished: float | None = None
         self.error = ""
         self.log_dir = spec["log_dir"]
-        # the directory, stdout.log and stderr.log are made by Supervisor.prepare (readers
-        # wait for them)
+        # the directory, stdout.log and stderr.log are made by Supervisor.start_preparing
+        # (readers wait for them)
         self.out_path = os.path.join(self.log_dir, "stdout.log")
         self.err_path = os.path.join(self.log_dir, "stderr.log")
         self.index = IndexWriter(self.log_dir, time.time())
@@ -180,7 +180,7 @@ class _Role:
 
 
 class Early:
-    """What :func:`~torchx.schedulers._local.boot.start` did before the supervisor's modules were imported."""
+    """What :func:`~torchx.schedulers._local.boot.start` did before this module was imported."""
 
     def __init__(self, watchdog: int, watchdog_fd: int, entered: Any, box: list[Any]) -> None:
         #: pid of the forked watchdog, and the pipe end only the supervisor holds open
