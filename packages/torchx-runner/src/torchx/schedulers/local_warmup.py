@@ -89,7 +89,8 @@ def start() -> None:
         # it is also recorded in state.json.
         "import os, sys, _signal; _signal.signal(_signal.SIGTERM, _signal.SIG_IGN); "
         f"sys.path[:] = {path!r}; "
-        "import torchx.schedulers._local.supervisor\n"
+        # what the supervisor imports, and ctypes (for prctl), before it waits
+        "import ctypes, torchx.schedulers._local.supervisor\n"
         "data = bytearray()\n"
         "while True:\n"
         f"    chunk = os.read({app_r}, 65536)\n"
