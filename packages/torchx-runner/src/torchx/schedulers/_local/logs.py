@@ -339,18 +339,28 @@ class _Cursor:
             self.fd = None
 
 
-class _Waits:
-    """The waits of one follower of a quiet log: from POLL_INTERVAL, doubling to POLL_MAX."""
+class _Pace:
+    """How one follower of a log waits when it finds nothing new.
 
-    def __init__(self) -> None:
+    Blocking (:meth:`LogLines.blocks`): it sleeps, from :data:`POLL_INTERVAL` doubling
+    to :data:`POLL_MAX` while the log stays quiet. Polling (:meth:`LogLines.poll`): it
+    does not wait, and the reader yields ``b""`` for its caller to look elsewhere.
+    """
+
+    def __init__(self, polling: bool) -> None:
+        self.polling = polling
         self.pause = POLL_INTERVAL
 
-    def sleep(self) -> None:
+    def grew(self) -> None:
+        self.pause = POLL_INTERVAL
+
+    def quiet(self) -> bool:
+        """Waits (blocking); True if the reader should yield ``b""`` instead (polling)."""
+        if self.polling:
+            return True
         time.sleep(self.pause)
         self.pause = min(self.pause * 2, POLL_MAX)
-
-    def reset(self) -> None:
-        self.pause = POLL_INTERVAL
+        return False
 
 
 class LogLines:
@@ -401,7 +411,7 @@ class LogLines:
         the end of a line begun before): a printer following many replicas at once asks
         for small blocks, to hold little in memory.
         """
-        for data in self._byte_blocks(max(size, 1), _Waits()):
+        for data in self._byte_blocks(max(size, 1), _Pace(polling=False)):
             yield data.decode("utf-8", "replace")
 
     def poll(self, size: int = BLOCK) -> Iterator[str]:
@@ -412,17 +422,17 @@ class LogLines:
         itself when none had anything). One thread can so follow any number of replicas:
         ``torchx run --log`` of 128 replicas no longer needs 128 threads polling.
         """
-        for data in self._byte_blocks(max(size, 1), None):
+        for data in self._byte_blocks(max(size, 1), _Pace(polling=True)):
             yield data.decode("utf-8", "replace")
 
     def _keep(self, t: float) -> bool:
         return (self.lo is None or t >= self.lo) and (self.hi is None or t <= self.hi)
 
-    def _byte_blocks(self, size: int, waits: _Waits | None) -> Iterator[bytes]:
-        """Blocks of bytes; where nothing is new, sleeps (``waits``) or yields ``b""``."""
+    def _byte_blocks(self, size: int, pace: _Pace) -> Iterator[bytes]:
+        """Blocks of bytes; where nothing is new, as ``pace`` says (sleep, or ``b""``)."""
         if self.stream is not None and self.lo is None and self.hi is None:
-            return self._raw(self.stream, size, waits)
-        return self._indexed(size, waits)
+            return self._raw(self.stream, size, pace)
+        return self._indexed(size, pace)
 
     def _idle(self, finishing: bool) -> bool | None:
         """After a pass that found nothing: None to stop, else the new ``finishing``."""
@@ -431,7 +441,7 @@ class LogLines:
         # done: one more pass, to read what was written before the end
         return bool(self.is_done())
 
-    def _raw(self, stream: str, size: int, waits: _Waits | None) -> Iterator[bytes]:
+    def _raw(self, stream: str, size: int, pace: _Pace) -> Iterator[bytes]:
         cur = _Cursor(os.path.join(self.log_dir, f"{stream}.log"), size)
         try:
             finishing: bool | None = False
@@ -441,22 +451,18 @@ class LogLines:
                     got = True
                     yield block
                 if got:
-                    if waits is not None:
-                        waits.reset()
+                    pace.grew()
                     continue
                 finishing = self._idle(bool(finishing))
                 if finishing is None:
                     break
-                if not finishing:
-                    if waits is None:
-                        yield b""
-                    else:
-                        waits.sleep()
+                if not finishing and pace.quiet():
+                    yield b""
             yield from cur.rest(True)
         finally:
             cur.close()
 
-    def _indexed(self, size: int, waits: _Waits | None) -> Iterator[bytes]:
+    def _indexed(self, size: int, pace: _Pace) -> Iterator[bytes]:
         index = _Index(os.path.join(self.log_dir, INDEX_NAME))
         curs = [_Cursor(os.path.join(self.log_dir, f"{name}.log"), size) for name in STREAMS]
         wanted = [self.stream in (None, name) for name in STREAMS]
@@ -478,17 +484,13 @@ class LogLines:
                     if wanted[stream]:
                         yield from curs[stream].take(end, self._keep(t))
                 if records:
-                    if waits is not None:
-                        waits.reset()
+                    pace.grew()
                     continue
                 finishing = self._idle(bool(finishing))
                 if finishing is None:
                     break
-                if not finishing:
-                    if waits is None:
-                        yield b""
-                    else:
-                        waits.sleep()
+                if not finishing and pace.quiet():
+                    yield b""
             # Bytes past the last record: a supervisor killed before it indexed them, or
             # an app still running when not following. Their time: the file's last change.
             for i, cur in enumerate(curs):
