@@ -19,7 +19,12 @@ import sys
 _FORMAT = "torchx-cli-help/1"
 
 
-def _cache_path() -> str | None:
+def cache_file(kind: str) -> str | None:
+    """``<cache dir>/torchx/cli-<kind>-<this environment>.txt``; None without a cache dir.
+
+    One file per Python environment (its interpreter's path): each has its own plugins.
+    Shared with the quick path's marker (:mod:`torchx.cli._quick`).
+    """
     base = os.environ.get("XDG_CACHE_HOME") or (
         os.path.join(os.path.expanduser("~"), ".cache") if os.environ.get("HOME") else ""
     )
@@ -28,7 +33,11 @@ def _cache_path() -> str | None:
     import zlib
 
     env_id = zlib.crc32(sys.executable.encode()) & 0xFFFFFFFF
-    return os.path.join(base, "torchx", f"cli-help-{env_id:08x}.txt")
+    return os.path.join(base, "torchx", f"cli-{kind}-{env_id:08x}.txt")
+
+
+def _cache_path() -> str | None:
+    return cache_file("help")
 
 
 def _key() -> str:

@@ -82,15 +82,9 @@ class _Decline(Exception):
 
 
 def _marker_path() -> str | None:
-    base = os.environ.get("XDG_CACHE_HOME") or (
-        os.path.join(os.path.expanduser("~"), ".cache") if os.environ.get("HOME") else ""
-    )
-    if not base:
-        return None
-    import zlib
+    from torchx.cli._help_cache import cache_file
 
-    env_id = zlib.crc32(sys.executable.encode()) & 0xFFFFFFFF
-    return os.path.join(base, "torchx", f"cli-quick-{env_id:08x}.txt")
+    return cache_file("quick")
 
 
 def _mtime(path: str) -> str:
