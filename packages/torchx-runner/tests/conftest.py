@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+from torchx.schedulers.local_scheduler import LocalScheduler, create_scheduler
 
 collect_ignore_glob = ["fixtures/*"]
 
@@ -33,3 +37,18 @@ def _private_state_dir() -> object:
             os.environ.pop("TORCHX_HOME", None)
         else:
             os.environ["TORCHX_HOME"] = old
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    """The state directory of the ``sched`` fixture's local scheduler."""
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def sched(state_dir: Path) -> Iterator[LocalScheduler]:
+    """A local scheduler of its own; a failed test leaves nothing running behind."""
+    scheduler = create_scheduler("test", state_dir=str(state_dir))
+    yield scheduler
+    for app in scheduler.list():
+        scheduler.delete(app.app_id, force=True)

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,23 +23,10 @@ import pytest
 
 from torchx.schedulers._local import logs as logs_mod
 from torchx.schedulers.api import Stream
-from torchx.schedulers.local_scheduler import LocalScheduler, create_scheduler
+from torchx.schedulers.local_scheduler import LocalScheduler
 from torchx.specs import AppDef, AppState, Role
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the local scheduler is Linux-only")
-
-
-@pytest.fixture
-def state_dir(tmp_path: Path) -> Path:
-    return tmp_path / "state"
-
-
-@pytest.fixture
-def sched(state_dir: Path) -> Iterator[LocalScheduler]:
-    scheduler = create_scheduler("test", state_dir=str(state_dir))
-    yield scheduler
-    for app in scheduler.list():
-        scheduler.delete(app.app_id, force=True)
 
 
 def py_role(code: str, name: str = "w") -> Role:

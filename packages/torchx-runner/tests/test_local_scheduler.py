@@ -17,7 +17,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -39,19 +39,6 @@ from torchx.schedulers.local_scheduler import (
 from torchx.specs import NONE, AppDef, AppState, RetryPolicy, Role, SpecError
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the local scheduler is Linux-only")
-
-
-@pytest.fixture
-def state_dir(tmp_path: Path) -> Path:
-    return tmp_path / "state"
-
-
-@pytest.fixture
-def sched(state_dir: Path) -> Iterator[LocalScheduler]:
-    scheduler = create_scheduler("test", state_dir=str(state_dir))
-    yield scheduler
-    for app in scheduler.list():  # a failed test leaves nothing running behind
-        scheduler.delete(app.app_id, force=True)
 
 
 def sh(name: str, script: str, replicas: int = 1, image: str = "/", **kw: Any) -> Role:

@@ -13,20 +13,18 @@ from pathlib import Path
 import pytest
 
 from torchx.schedulers import local_warmup
-from torchx.schedulers.local_scheduler import LocalScheduler, create_scheduler
+from torchx.schedulers.local_scheduler import LocalScheduler
 from torchx.specs import AppDef, AppState, Role
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the local scheduler is Linux-only")
 
 
-@pytest.fixture
-def sched(tmp_path: Path) -> Iterator[LocalScheduler]:
+@pytest.fixture(autouse=True)
+def _no_warm_supervisor_left() -> Iterator[None]:
+    """Each test starts and ends without a waiting warm supervisor."""
     local_warmup.discard()
-    scheduler = create_scheduler("test", state_dir=str(tmp_path / "state"))
-    yield scheduler
+    yield
     local_warmup.discard()
-    for app in scheduler.list():
-        scheduler.delete(app.app_id, force=True)
 
 
 def _exits(pid: int, timeout: float = 30.0) -> bool:
@@ -53,18 +51,18 @@ def _run_echo(sched: LocalScheduler, state_dir: Path) -> tuple[str, dict[str, ob
 
 
 def test_the_next_app_is_handed_to_the_warm_supervisor(
-    sched: LocalScheduler, tmp_path: Path
+    sched: LocalScheduler, state_dir: Path
 ) -> None:
     local_warmup.start()
     warm = local_warmup._warm
     assert warm is not None
-    app_id, record = _run_echo(sched, tmp_path / "state")
+    app_id, record = _run_echo(sched, state_dir)
     assert record["supervisor"]["pid"] == warm.popen.pid
     assert local_warmup._warm is None  # taken: the app after this one starts a new one
-    _, second = _run_echo(sched, tmp_path / "state")
+    _, second = _run_echo(sched, state_dir)
     assert second["supervisor"]["pid"] != warm.popen.pid
     # its own supervisor.log, in its app directory, like a supervisor started for it
-    assert (tmp_path / "state" / "apps" / app_id / "supervisor.log").exists()
+    assert (state_dir / "apps" / app_id / "supervisor.log").exists()
 
 
 def test_a_warm_supervisor_that_is_not_used_exits(sched: LocalScheduler) -> None:
@@ -85,13 +83,13 @@ def test_a_warm_supervisor_for_another_path_is_not_used(sched: LocalScheduler) -
     assert local_warmup._warm is None
 
 
-def test_a_dead_warm_supervisor_is_replaced(sched: LocalScheduler, tmp_path: Path) -> None:
+def test_a_dead_warm_supervisor_is_replaced(sched: LocalScheduler, state_dir: Path) -> None:
     local_warmup.start()
     warm = local_warmup._warm
     assert warm is not None
     os.kill(warm.popen.pid, signal.SIGKILL)
     warm.popen.wait(timeout=10)
-    _, record = _run_echo(sched, tmp_path / "state")
+    _, record = _run_echo(sched, state_dir)
     assert record["supervisor"]["pid"] != warm.popen.pid
 
 
