@@ -769,7 +769,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         )
         warm = local_warmup.take(path)  # started ahead by torchx run (see local_warmup)
         if warm is not None:
-            os.close(log_fd)
+            os.close(log_fd)  # made here, private; the warm supervisor opens it itself
             proc, read_fd = warm.popen, warm.ready_fd
             if not local_warmup.hand_over(warm, args):  # it died: a new one is started
                 os.close(read_fd)
@@ -869,9 +869,9 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         """The app's settled record, read again only once ``state.json`` changed or after 1 s.
 
         For the readers that follow an app's logs: ``torchx log`` of 128 replicas follows
-        each from its own thread, and each asks at every idle poll whether the app has
-        ended. Parsed once per change of the record (every write is a new inode) for all
-        of them, instead of once per reader: with each reader parsing it, following 128
+        128 logs, and each asks at every quiet look whether the app has ended. Parsed
+        once per change of the record (every write is a new inode) for all of them,
+        instead of once per reader: with each reader parsing it, following 128
         replicas took more CPU than starting them. Read again after a second even if
         unchanged, which settles an app whose supervisor and watchdog were both killed.
         The record returned is shared: callers only read it. The directory checks of
