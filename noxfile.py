@@ -20,7 +20,16 @@ Run by name only:
 * ``build``: sdist and wheel of every distribution into dist/, checked by tools/check_dist.py.
 * ``install_matrix``: each distribution (and the example vendor plugin) installed from its
   wheel alone in a fresh environment, then used (tools/install_matrix).
-* ``integration_<backend>`` (added by the plugin issues): root and Debian packages.
+* ``stress``: the long stress tests of torchx-runner (marked ``stress``).
+* ``integration_<backend>``: root, Debian packages, a real backend started from dev/.
+
+CI (``bash .ci/run``) runs the default sessions, ``build``, ``install_matrix``, ``stress``
+and every session named in ``INTEGRATION_SESSIONS``, then checks nox's ``--report`` that
+each one of them ran and passed (tools/ci_sessions.py). Adding an integration session
+touches this file alone: define ``integration_<backend>`` and add its name to
+``INTEGRATION_SESSIONS``. A session whose name starts with ``integration`` but is not
+listed there (or a listed name with no session) fails CI and ``nox -s repo`` with one
+line saying so.
 """
 
 from __future__ import annotations
@@ -183,8 +192,11 @@ def build(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def repo(session: nox.Session) -> None:
-    """Repository-level checks: tools/check_imports.py, then the tests in tools/tests."""
+    """Repository-level checks: tools/check_imports.py, then the tests in tools/tests
+    (among them, that .ci/run runs every session it should: tools/ci_sessions.py)."""
     session.install("pytest", "packaging", "twine", "readme_renderer[md]")
+    # the pinned nox of .ci/run: tools/tests run .ci/run and tools/ci_sessions.py
+    session.install("-r", ".ci/requirements.txt")
     if shutil.which("uv") is None:
         session.install("build")
     # torchx-specs for the hookspecs the plugin docs are tested against; torchx-runner
@@ -267,6 +279,12 @@ def _machine_lock(session: nox.Session, path: Path) -> Iterator[None]:
             session.log(f"waiting for another run holding {path}")
             fcntl.flock(f, fcntl.LOCK_EX)
         yield
+
+
+#: The integration sessions CI runs, in this order (.ci/run reads this literal through
+#: tools/ci_sessions.py, which fails if it disagrees with the ``integration*`` sessions
+#: defined here). A new backend: define ``integration_<backend>`` and add it here.
+INTEGRATION_SESSIONS = ("integration_slurm",)
 
 
 @nox.session(name="integration_slurm", python=PYTHON, venv_backend="virtualenv")
