@@ -38,7 +38,6 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
-from string import Template
 from typing import Any
 
 import attrs
@@ -219,17 +218,11 @@ def build_request(
         sbatch = group_sbatch(
             role, group_opts=group_opts, extra=extra, nomem=nomem, exclusive=exclusive
         )
-        # the macro values, made once per role (Values.substitute rebuilds them per call)
-        values = macros.Values(
-            img_root=cwd, app_id=_APP_ID_MARK, replica_id="", rank0_env=RANK0_ENV
-        )
-        base = values.to_dict()
         for replica_id in range(role.num_replicas):
-            mapping = {**base, "replica_id": str(replica_id)}
-
-            def sub(text: str, mapping: dict[str, Any] = mapping) -> str:
-                return Template(text).safe_substitute(mapping) if "$" in text else text
-
+            values = macros.Values(
+                img_root=cwd, app_id=_APP_ID_MARK, replica_id=str(replica_id), rank0_env=RANK0_ENV
+            )
+            sub = values.substitute
             replicas.append(
                 SlurmReplica(
                     role=role.name,

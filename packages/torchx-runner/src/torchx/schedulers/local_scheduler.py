@@ -85,7 +85,6 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from string import Template
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -523,6 +522,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
         from torchx.schedulers._local.checks import check_app
+        from torchx.specs.templating import macros
 
         check_app(app)  # refused here, before anything is written or started
         state_dir = cfg.get("state_dir")
@@ -562,18 +562,12 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         roles: list[LocalRole] = []
         for role in app.roles:
             cwd = os.path.abspath(role.image) if role.image else launch_dir
-            base = {
-                "img_root": cwd,
-                "base_img_root": "DEPRECATED",
-                "app_id": app_id,
-                "rank0_env": RANK0_ENV,
-            }
-            templated_args = [(a, "$" in a) for a in role.args]
-            templated_env = [(k, v, "$" in v) for k, v in role.env.items()]
             replicas = []
             for k in range(role.num_replicas):
-                values = {**base, "replica_id": str(k)}
-                args = [Template(a).safe_substitute(values) if t else a for a, t in templated_args]
+                values = macros.Values(
+                    img_root=cwd, app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
+                )
+                args = [values.substitute(a) for a in role.args]
                 env = {
                     RANK0_ENV: "localhost",
                     "TORCHX_APP_ID": app_id,
@@ -582,8 +576,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                     "TORCHX_REPLICA_ID": str(k),
                     "PYTHONUNBUFFERED": "1",
                 }
-                for key, v, t in templated_env:
-                    env[key] = Template(v).safe_substitute(values) if t else v
+                for key, v in role.env.items():
+                    env[key] = values.substitute(v)
                 if gpus and role.resource.gpu:
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(
                         gpus[next_gpu : next_gpu + role.resource.gpu]
