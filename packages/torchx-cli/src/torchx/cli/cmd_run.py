@@ -99,36 +99,26 @@ class RunCommand:
                 )
             app = load_appdef_file(component)
             _refuse_masked_secrets(component, app)
-            info = runner.dryrun(
-                app,
-                scheduler,
-                cfg=cfg,
-                workspace=workspace,
-                parent_run_id=args.parent_run_id,
-            )
         else:
             from torchx.components.errors import ComponentHelpRequested
 
             try:
-                info = runner.dryrun_component(
-                    component,
-                    list(args.component_args),
-                    scheduler,
-                    cfg=cfg,
-                    workspace=workspace,
-                    parent_run_id=args.parent_run_id,
-                )
+                app = runner.materialize(component, list(args.component_args))
             except ComponentHelpRequested as e:
                 print(e.help, end="" if e.help.endswith("\n") else "\n")
                 return 0
-        if args.dryrun:
-            if not args.show_secrets:
-                # The request is built again from the AppDef with its secrets masked: no
-                # secret reaches it, however the scheduler quotes, escapes or substitutes
-                # values (searching the rendered text for them misses all of those).
-                from torchx.cli.output import masked_app
+        if args.dryrun and not args.show_secrets:
+            # The request is made from the AppDef with its secrets masked: no secret
+            # reaches it, however the scheduler quotes, escapes or substitutes values
+            # (searching the rendered text for them misses all of those).
+            from torchx.cli.output import masked_app
 
-                info = runner.dryrun(masked_app(info.app), scheduler, cfg=cfg)
+            app = masked_app(app)
+        # one dry run: what --dryrun prints, or what is submitted (never made twice)
+        info = runner.dryrun(
+            app, scheduler, cfg=cfg, workspace=workspace, parent_run_id=args.parent_run_id
+        )
+        if args.dryrun:
             return _print_dryrun(info, args)
         handle = runner.schedule(info)
         if args.json:

@@ -305,7 +305,7 @@ class Runner:
         completed by the component defaults; or a dict of keyword arguments passed to
         the component function as they are.
         """
-        app = self._materialize(component, component_args)
+        app = self.materialize(component, component_args)
         return self.run(app, scheduler, cfg, workspace, parent_run_id)
 
     def dryrun_component(
@@ -318,7 +318,7 @@ class Runner:
         parent_run_id: str | None = None,
     ) -> AppDryRunInfo[Any]:
         """Materializes ``component`` and dry-runs it (see :meth:`dryrun`)."""
-        app = self._materialize(component, component_args)
+        app = self.materialize(component, component_args)
         return self.dryrun(app, scheduler, cfg, workspace, parent_run_id)
 
     def dryrun(
@@ -380,7 +380,15 @@ class Runner:
                 merged[key] = value
         return merged
 
-    def _materialize(self, component: str, component_args: list[str] | dict[str, Any]) -> AppDef:
+    def materialize(self, component: str, component_args: list[str] | dict[str, Any]) -> AppDef:
+        """The AppDef ``component`` returns for ``component_args``, without running it.
+
+        What :meth:`run_component` and :meth:`dryrun_component` run: ``component_args``
+        is the component's command line, completed by the component defaults, or a dict
+        of keyword arguments. For a caller that changes the AppDef before
+        :meth:`dryrun` (``torchx run --dryrun`` masks its secrets), so that the request
+        is made once.
+        """
         from torchx.components.args import materialize_appdef
         from torchx.components.finder import get_component
         from torchx.specs.api import AppDef
@@ -414,10 +422,13 @@ class Runner:
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> AppHandle:
         """Submits the request of a :meth:`dryrun` and returns the app handle.
 
-        A workspace recorded by the dryrun is built first (the request is then made
-        again, so that it points at the built workspace). If the scheduler fails, it
-        has removed what it created (the Scheduler contract); the error propagates.
-        Never retried: a submit is not idempotent.
+        The request is submitted as the dry run made it (same app id, same request; the
+        app is not prepared again), unless the dry run recorded a workspace to build:
+        that is built first and the request made again from the dry run's resolved run
+        options, so that it points at the built workspace
+        (``Scheduler.build_workspaces_of``). If the scheduler fails, it has removed what
+        it created (the Scheduler contract); the error propagates. Never retried: a
+        submit is not idempotent.
         """
         backend = dryrun_info._scheduler
         if backend is None or dryrun_info._app is None:
@@ -428,7 +439,7 @@ class Runner:
         sched = self._scheduler(backend)
         if dryrun_info.needs_workspace_build:
             # a copy is built: the caller's dryrun info stays as it was
-            dryrun_info = sched.prepare(dryrun_info.app, dryrun_info.cfg)
+            dryrun_info = sched.build_workspaces_of(dryrun_info)
             dryrun_info._scheduler = backend
         app_id = sched.schedule(dryrun_info)
         try:

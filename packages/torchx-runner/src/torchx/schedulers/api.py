@@ -233,13 +233,35 @@ class Scheduler(abc.ABC, Generic[T]):
                 )
         has_ws = builds and any(role.workspace is not None for role in work.roles)
         self._pre_build_validate(work, self.backend, resolved)
-        if has_ws and not dryrun:
+        info = self._build_and_request(work, resolved, build=has_ws and not dryrun)
+        info.needs_workspace_build = has_ws and dryrun
+        return info
+
+    def build_workspaces_of(self, dryrun_info: AppDryRunInfo[Any]) -> AppDryRunInfo[Any]:
+        """Finishes a dry run that left a workspace to build: builds it, makes the request.
+
+        Goes on where :meth:`prepare` with ``dryrun=True`` stopped (steps 4 to 6) on a
+        copy of ``dryrun_info.app`` (the caller's info stays as it was), with the dry
+        run's run options: they were resolved once, and are not again. The request is
+        made anew because it has to name what was built (an image, a job directory); a
+        scheduler that picks the app id while making it picks a new one. An info
+        without ``needs_workspace_build`` (nothing to build) comes back as it is: it is
+        submitted exactly as the dry run made it.
+        """
+        if not dryrun_info.needs_workspace_build:
+            return dryrun_info
+        work = copy.deepcopy(dryrun_info.app)
+        return self._build_and_request(work, dict(dryrun_info.cfg), build=True)
+
+    def _build_and_request(
+        self, work: AppDef, resolved: dict[str, CfgVal], *, build: bool
+    ) -> AppDryRunInfo[Any]:
+        """Steps 4 to 6 of :meth:`prepare` on ``work``, this scheduler's copy of the app."""
+        if build:
             assert isinstance(self, WorkspaceMixin)
             self.build_workspaces(work.roles, resolved)
         self._validate(work, self.backend, resolved)
-        info = self._dryrun_of_copy(work, resolved)
-        info.needs_workspace_build = has_ws and dryrun
-        return info
+        return self._dryrun_of_copy(work, resolved)
 
     def submit(
         self,

@@ -1,0 +1,157 @@
+"""One pass: what a dry run made is what is submitted; nothing is prepared or resolved twice.
+
+Counted on the real local scheduler (a subclass that counts ``_submit_dryrun`` and
+records what ``schedule`` got) and on ``runopts.resolve``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchx.runner import Runner
+from torchx.schedulers.local_scheduler import LocalScheduler
+from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, Role, Workspace, resource
+from torchx.specs.handles import parse_app_handle
+from torchx.specs.options import runopts
+from torchx.workspace.api import WorkspaceMixin
+
+
+class Counting(LocalScheduler):
+    """The local scheduler, counting the requests it makes and keeping what it scheduled."""
+
+    def __init__(self, session_name: str, state_dir: str) -> None:
+        super().__init__(session_name, state_dir=state_dir)
+        self.dryruns = 0
+        self.pre_build_validates = 0
+        self.scheduled: list[AppDryRunInfo[Any]] = []
+
+    def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
+        self.dryruns += 1
+        return super()._submit_dryrun(app, cfg)
+
+    def _pre_build_validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
+        self.pre_build_validates += 1
+
+    def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
+        self.scheduled.append(dryrun_info)
+        return super().schedule(dryrun_info)
+
+
+class CountingWithWorkspace(Counting, WorkspaceMixin[None]):
+    """Builds a workspace by pointing the role at a directory (its image) that exists."""
+
+    def __init__(self, session_name: str, state_dir: str, built: str) -> None:
+        super().__init__(session_name, state_dir)
+        self.built = built
+        self.builds = 0
+
+    def build_workspace_and_update_role(
+        self, role: Role, workspace: Workspace, cfg: Mapping[str, CfgVal]
+    ) -> None:
+        self.builds += 1
+        role.image = self.built
+
+
+@pytest.fixture
+def resolves(monkeypatch: pytest.MonkeyPatch) -> list[Mapping[str, CfgVal]]:
+    """Every ``runopts.resolve`` call's cfg, in order."""
+    calls: list[Mapping[str, CfgVal]] = []
+    real = runopts.resolve
+
+    def counted(self: runopts, cfg: Mapping[str, CfgVal], **kwargs: Any) -> Any:
+        calls.append(dict(cfg))
+        return real(self, cfg, **kwargs)
+
+    monkeypatch.setattr(runopts, "resolve", counted)
+    return calls
+
+
+@pytest.fixture
+def local(tmp_path: Path) -> Iterator[tuple[Runner, Counting]]:
+    sched = Counting("test", str(tmp_path / "state"))
+    runner = Runner("test", {"local": lambda session_name, **kw: sched})
+    yield runner, sched
+    for app in sched.list():
+        sched.delete(app.app_id, force=True)
+
+
+def _app(name: str = "one") -> AppDef:
+    role = Role(
+        "main",
+        image="",
+        entrypoint="true",
+        args=["${app_id}"],
+        num_replicas=2,
+        resource=resource(cpu=1, gpu=0, memMB=64),
+    )
+    return AppDef(name, roles=[role])
+
+
+def _wait(runner: Runner, handle: str) -> None:
+    status = runner.wait(handle, wait_interval=0.05, timeout=60)
+    assert status is not None and status.state == AppState.SUCCEEDED, status
+
+
+def test_schedule_of_a_dryrun_submits_that_request_without_preparing_again(
+    local: tuple[Runner, Counting], resolves: list[Mapping[str, CfgVal]]
+) -> None:
+    runner, sched = local
+    info = runner.dryrun(_app(), "local", cfg={"grace_period": 1.0})
+    assert (sched.dryruns, sched.pre_build_validates, len(resolves)) == (1, 1, 1)
+    handle = runner.schedule(info)
+    assert (sched.dryruns, sched.pre_build_validates, len(resolves)) == (1, 1, 1)
+    assert sched.scheduled == [info]  # the dry run's own info, request and all
+    assert sched.scheduled[0].request is info.request
+    assert parse_app_handle(handle).app_id == info.request.app_id
+    # the macro was filled in with that same id
+    assert info.request.roles[0].replicas[0].args == [info.request.app_id]
+    _wait(runner, handle)
+
+
+def test_run_makes_the_request_once_and_resolves_the_options_once(
+    local: tuple[Runner, Counting], resolves: list[Mapping[str, CfgVal]]
+) -> None:
+    runner, sched = local
+    handle = runner.run(_app(), "local", cfg={"grace_period": 1.0})
+    assert (sched.dryruns, sched.pre_build_validates, len(resolves)) == (1, 1, 1)
+    assert parse_app_handle(handle).app_id == sched.scheduled[0].request.app_id
+    _wait(runner, handle)
+
+
+def test_a_dryrun_with_a_workspace_is_built_from_its_resolved_options(
+    tmp_path: Path, resolves: list[Mapping[str, CfgVal]]
+) -> None:
+    # The request names what was built, so it is made again after the build; the run
+    # options are not resolved again and the checks before the build do not run again.
+    built = tmp_path / "built"
+    built.mkdir()
+    sched = CountingWithWorkspace("test", str(tmp_path / "state"), str(built))
+    runner = Runner("test", {"local": lambda session_name, **kw: sched})
+    try:
+        info = runner.dryrun(_app(), "local", cfg={"grace_period": 1.0}, workspace=str(tmp_path))
+        assert info.needs_workspace_build and sched.builds == 0
+        handle = runner.schedule(info)
+        assert (sched.builds, sched.pre_build_validates, len(resolves)) == (1, 1, 1)
+        assert sched.dryruns == 2
+        submitted = sched.scheduled[0]
+        assert submitted.cfg == info.cfg and not submitted.needs_workspace_build
+        assert submitted.request.roles[0].replicas[0].cwd == str(built)
+        assert parse_app_handle(handle).app_id == submitted.request.app_id
+        # the caller's dry run is as it was: unbuilt, still to build
+        assert info.needs_workspace_build and info.app.roles[0].image == ""
+        _wait(runner, handle)
+    finally:
+        for app in sched.list():
+            sched.delete(app.app_id, force=True)
+
+
+def test_build_workspaces_of_an_info_with_nothing_to_build_is_that_info(
+    local: tuple[Runner, Counting],
+) -> None:
+    runner, sched = local
+    info = runner.dryrun(_app(), "local")
+    assert sched.build_workspaces_of(info) is info and sched.dryruns == 1
