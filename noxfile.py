@@ -30,6 +30,12 @@ touches this file alone: define ``integration_<backend>`` and add its name to
 ``INTEGRATION_SESSIONS``. A session whose name starts with ``integration`` but is not
 listed there (or a listed name with no session) fails CI and ``nox -s repo`` with one
 line saying so.
+
+Every session runs pytest with tools/pytest_plugins/ci_skips.py: skips are listed and
+counted (``ci_skips: N skipped ...``), and under ``CI=true`` a test that skips fails,
+unless it is marked ``@pytest.mark.ci_may_skip(reason=...)`` (a host capability CI
+cannot install, such as a writable cgroup v2). ``TORCHX_STRICT_SKIPS=1`` does the same
+outside CI.
 """
 
 from __future__ import annotations
@@ -96,6 +102,19 @@ def _rel(path: Path) -> str:
     return str(path.relative_to(ROOT))
 
 
+CI_SKIPS = ROOT / "tools" / "pytest_plugins"
+
+
+def run_pytest(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
+    """pytest with the skip policy of tools/pytest_plugins/ci_skips.py: skips are counted,
+    and under ``CI=true`` a test that skips fails unless it is marked ``ci_may_skip``.
+
+    Only that folder is put on ``PYTHONPATH`` (never the source tree)."""
+    env = dict(env or {})
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CI_SKIPS), env.get("PYTHONPATH")]))
+    session.run("pytest", "-p", "no:cacheprovider", "-p", "ci_skips", *args, env=env)
+
+
 def install_dist(session: nox.Session, dist: str, extras: str = "test") -> None:
     """Install ``dist`` non-editable with the siblings it declares (local folders)."""
     args = [_rel(DISTS[s]) for s in siblings(dist)]
@@ -116,7 +135,7 @@ for _dist in DISTS:
         # Run from the tests folder so the source tree is never on sys.path:
         # what is tested is what was installed.
         session.chdir(tests)
-        session.run("pytest", "-p", "no:cacheprovider", *session.posargs, success_codes=[0])
+        run_pytest(session, *session.posargs)
 
     @nox.session(name=f"typecheck-{_dist}", python=PYTHON)
     def _typecheck(session: nox.Session, dist: str = _dist) -> None:
@@ -151,7 +170,7 @@ def tests_vendor_plugin(session: nox.Session) -> None:
     install_dist(session, "torchx-runner", extras="testing")
     session.install(f"{_rel(VENDOR_PLUGIN)}[test]")
     session.chdir(VENDOR_PLUGIN / "tests")
-    session.run("pytest", "-p", "no:cacheprovider", *session.posargs)
+    run_pytest(session, *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -159,7 +178,7 @@ def stress(session: nox.Session) -> None:
     """The long stress tests (marked ``stress``): e.g. 1,000 instant apps on the local scheduler."""
     install_dist(session, "torchx-runner")
     session.chdir(DISTS["torchx-runner"] / "tests")
-    session.run("pytest", "-p", "no:cacheprovider", "-m", "stress", *session.posargs)
+    run_pytest(session, "-m", "stress", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -207,7 +226,7 @@ def repo(session: nox.Session) -> None:
     if plugins:
         session.install(*plugins)
     session.run("python", "tools/check_imports.py")
-    session.run("pytest", "-p", "no:cacheprovider", "tools/tests", *session.posargs)
+    run_pytest(session, "tools/tests", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -224,7 +243,7 @@ def install_matrix(session: nox.Session) -> None:
     session.install("pytest")
     if shutil.which("uv") is None:
         session.install("uv")
-    session.run("pytest", "-p", "no:cacheprovider", "tools/install_matrix", *session.posargs)
+    run_pytest(session, "tools/install_matrix", *session.posargs)
 
 
 TORCH = "torch==2.13.0"
@@ -241,10 +260,8 @@ def e2e(session: nox.Session) -> None:
     install_dist(session, "torchx-cli")
     session.run("python", "-m", "pip", "install", "-q", TORCH, "numpy")
     session.chdir(DISTS["torchx-cli"] / "tests")
-    session.run(
-        "pytest",
-        "-p",
-        "no:cacheprovider",
+    run_pytest(
+        session,
         "e2e",
         *session.posargs,
         env={"TORCHX_E2E": "1", "TORCHX_REPO_ROOT": str(ROOT)},
@@ -319,10 +336,8 @@ def integration_slurm(session: nox.Session) -> None:
         env = _cluster_up(session, script)
         try:
             session.chdir(ROOT / "plugins" / "torchx-slurm" / "tests" / "integration")
-            session.run(
-                "pytest",
-                "-p",
-                "no:cacheprovider",
+            run_pytest(
+                session,
                 *session.posargs,
                 env={**env, "TORCHX_SLURM_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)},
             )

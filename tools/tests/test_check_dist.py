@@ -218,7 +218,6 @@ def test_plugin_layout_is_checked_by_its_own_packages(tmp_path: Path) -> None:
 
 
 def test_twine_rejects_a_description_that_does_not_render(artifacts: Path) -> None:
-    pytest.importorskip("twine", reason="twine is installed by nox -s repo")
     wheel = _wheel(artifacts)
     with zipfile.ZipFile(wheel) as zf:
         (meta,) = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
