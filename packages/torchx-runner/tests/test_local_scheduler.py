@@ -1346,7 +1346,8 @@ def test_concurrent_processes_never_corrupt_records(sched: LocalScheduler) -> No
 
 
 def test_dist_ddp_renders_elastic_args_for_local(sched: LocalScheduler, tmp_path: Path) -> None:
-    dist = pytest.importorskip("torchx.components.dist")
+    from torchx.components import dist
+
     (tmp_path / "train.py").write_text("")
     app = dist.ddp(script="train.py", j="2x4", rdzv_port=29501, image=str(tmp_path))
     req = sched.submit_dryrun(app, {}).request
@@ -1374,7 +1375,8 @@ def test_elastic_dist_ddp_runs_on_local_with_its_arguments_rendered(
     sched: LocalScheduler, tmp_path: Path
 ) -> None:
     """dist.ddp -j 1:2x4 run for real; a stand-in torchrun on PATH prints what it got."""
-    dist = pytest.importorskip("torchx.components.dist")
+    from torchx.components import dist
+
     (tmp_path / "train.py").write_text("")
     fake = tmp_path / "bin" / "torchrun"
     fake.parent.mkdir()

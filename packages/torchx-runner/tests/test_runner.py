@@ -993,7 +993,6 @@ def test_module_importable_by_path() -> None:
 
 
 def test_real_component_dryrun(factories: Factories) -> None:
-    pytest.importorskip("torchx.components.dist")
     with Runner(
         "s", {"fake": factories.make()}, component_defaults={"dist.ddp": {"j": "3x2"}}
     ) as r:
