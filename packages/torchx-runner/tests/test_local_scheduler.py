@@ -1030,6 +1030,7 @@ def _escaped_pids(sched: LocalScheduler, app_id: str) -> list[int]:
     return [int(x) for x in lines[:-1]]
 
 
+@pytest.mark.ci_may_skip(reason="a writable cgroup v2 is the host's")
 def test_what_escaped_with_a_cleared_environment_dies_with_a_killed_supervisor(
     sched: LocalScheduler,
 ) -> None:
@@ -1059,6 +1060,8 @@ def test_what_escaped_with_a_cleared_environment_dies_with_a_killed_supervisor(
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+    if path is None:
+        pytest.skip("no writable cgroup v2 here: checked the documented gap only")
 
 
 def test_no_cgroup_without_the_option(sched: LocalScheduler) -> None:
@@ -1069,6 +1072,7 @@ def test_no_cgroup_without_the_option(sched: LocalScheduler) -> None:
     assert not any(f"torchx-{app_id}" in line for line in logs(sched, app_id, "w"))
 
 
+@pytest.mark.ci_may_skip(reason="a writable cgroup v2 is the host's")
 def test_replicas_run_in_the_apps_cgroup_which_goes_with_it(
     sched: LocalScheduler, state_dir: Path
 ) -> None:
@@ -1086,7 +1090,7 @@ def test_replicas_run_in_the_apps_cgroup_which_goes_with_it(
     ]
     if path is None:  # none could be made here: the replicas stay where the launcher is
         assert inside == [False, False]
-        return
+        pytest.skip("no writable cgroup v2 here: checked only that the replicas stay outside")
     assert cgroup.is_app_cgroup(path, app_id)
     assert inside == [True, True]
     # removed by the watchdog once the supervisor has exited
