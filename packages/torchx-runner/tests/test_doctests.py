@@ -13,19 +13,56 @@ import torchx.runner
 import torchx.schedulers
 import torchx.workspace
 
+PACKAGES = (torchx.runner, torchx.schedulers, torchx.components, torchx.workspace)
 MODULES = sorted(
-    m.name
-    for pkg in (torchx.runner, torchx.schedulers, torchx.components, torchx.workspace)
-    for m in pkgutil.walk_packages(pkg.__path__, prefix=pkg.__name__ + ".")
-    if not m.name.endswith("__main__")
+    [pkg.__name__ for pkg in PACKAGES]
+    + [
+        m.name
+        for pkg in PACKAGES
+        for m in pkgutil.walk_packages(pkg.__path__, prefix=pkg.__name__ + ".")
+        if not m.name.endswith("__main__")
+    ]
 )
+
+#: The modules whose docstrings show examples. Each must have at least one: a module run
+#: through doctest without any passes while testing nothing.
+EXAMPLES = [
+    "torchx.components",
+    "torchx.components.args",
+    "torchx.components.dist",
+    "torchx.components.errors",
+    "torchx.components.finder",
+    "torchx.components.structured_arg",
+    "torchx.components.utils",
+    "torchx.runner._retry",
+    "torchx.runner.api",
+    "torchx.runner.config",
+    "torchx.schedulers._local.retention",
+    "torchx.schedulers.api",
+    "torchx.schedulers.capabilities",
+    "torchx.schedulers.files",
+    "torchx.schedulers.follow",
+    "torchx.schedulers.ids",
+    "torchx.schedulers.local_scheduler",
+]
+
+
+def _examples(name: str) -> int:
+    found = doctest.DocTestFinder().find(importlib.import_module(name))
+    return sum(len(test.examples) for test in found)
 
 
 def test_modules_found() -> None:
     assert "torchx.schedulers.api" in MODULES
 
 
-@pytest.mark.parametrize("name", MODULES)
+def test_the_modules_with_examples_are_the_listed_ones() -> None:
+    # a module that gains examples is listed (so they run); one that loses them is not
+    assert [name for name in MODULES if _examples(name)] == EXAMPLES
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
 def test_doctests(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0, f"{name} has no examples: remove it from EXAMPLES"
     assert result.failed == 0, f"{result.failed} doctest(s) failed in {name}"

@@ -4,10 +4,26 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import pkgutil
 
 import pytest
+import torchx_slurm
 
+#: The modules whose docstrings show examples; each must have at least one.
 MODULES = ["torchx_slurm.options", "torchx_slurm.parse", "torchx_slurm.scheduler"]
+
+
+def test_the_modules_with_examples_are_the_listed_ones() -> None:
+    # a module that gains examples is listed (so they run); one that loses them is not
+    found = pkgutil.walk_packages(torchx_slurm.__path__, prefix="torchx_slurm.")
+    names = ["torchx_slurm", *sorted(m.name for m in found)]
+    finder = doctest.DocTestFinder()
+    with_examples = [
+        name
+        for name in names
+        if any(test.examples for test in finder.find(importlib.import_module(name)))
+    ]
+    assert with_examples == MODULES
 
 
 @pytest.mark.parametrize("name", MODULES)
