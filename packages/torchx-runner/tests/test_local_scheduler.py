@@ -585,18 +585,33 @@ def test_many_followers_of_one_app_read_its_record_once_per_change(
 ) -> None:
     """Following 16 replicas from 16 threads: each asks at every quiet look whether the
     app has ended, and they share one reading of the record per change of it (and per
-    second). Each reading its own, they parsed it 16 times per change: following 128
-    replicas took more CPU than starting them."""
+    second: that clock is stopped here, so the count does not grow with the time the
+    followers take on a loaded machine). Each reading its own, they parsed it 16 times
+    per change: following 128 replicas took more CPU than starting them."""
+    from torchx.schedulers import local_scheduler
+
+    class StoppedMonotonic:
+        """The module's ``time``, but for a monotonic clock that does not move."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(time, name)
+
+        @staticmethod
+        def monotonic() -> float:
+            return 0.0
+
     n = 16
     app_id = run(sched, sh("w", "echo start; sleep 1; echo end", n))
-    readings = 0
+    record = os.path.join(sched.state_dir, "apps", app_id, "state.json")
+    versions: list[tuple[int, int, int]] = []  # of the record, at each reading
     real_state = sched._state
 
     def counted(app: str) -> dict[str, Any] | None:
-        nonlocal readings
-        readings += 1
+        info = os.stat(record)
+        versions.append((info.st_ino, info.st_mtime_ns, info.st_size))
         return real_state(app)
 
+    monkeypatch.setattr(local_scheduler, "time", StoppedMonotonic())
     monkeypatch.setattr(sched, "_state", counted)
     with ThreadPoolExecutor(n) as pool:
         outs = list(
@@ -606,9 +621,12 @@ def test_many_followers_of_one_app_read_its_record_once_per_change(
             )
         )
     assert outs == [["start\n", "end\n"]] * n
-    # the record changes a handful of times (replicas started, then each one's end) and
-    # the followers run for about 1.5 s: far fewer readings than followers x changes
-    assert readings <= n, readings
+    # Readings happen one at a time, each of a version other than the last one read; a
+    # version that changed between the check and the reading is seen by the next reading
+    # too: so at most two readings per version, however long the followers took.
+    assert versions
+    assert len(versions) <= 2 * len(set(versions)), versions
+    assert all(versions[i] != versions[i + 2] for i in range(len(versions) - 2)), versions
 
 
 def _print_and_exit(sched: LocalScheduler, runs: int) -> None:
@@ -649,7 +667,10 @@ def test_twenty_concurrent_apps_with_concurrent_readers(sched: LocalScheduler) -
     for i, app_id in enumerate(ids):
         assert logs(sched, app_id, "w", 1, streams=Stream.STDOUT) == [f"app-{i}\n", f"more-{i}\n"]
     listed = sched.list()
-    assert [x.app_id for x in listed] == ids[::-1] or {x.app_id for x in listed} == set(ids)
+    # launched concurrently, they are listed newest first by when each was created
+    assert sorted(x.app_id for x in listed) == sorted(ids)
+    created = [state_of(sched, x.app_id)["created"] for x in listed]
+    assert created == sorted(created, reverse=True)
     with ThreadPoolExecutor(8) as pool:  # deletes racing status calls
         list(pool.map(lambda a: (sched.describe(a), sched.delete(a), sched.describe(a)), ids))
     assert sched.list() == []

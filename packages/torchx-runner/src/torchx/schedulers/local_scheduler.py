@@ -77,6 +77,7 @@ platform ``schedule`` raises :class:`SchedulerError` saying so (dry runs work an
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import os
 import shlex
@@ -85,7 +86,7 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import attrs
 
@@ -439,6 +440,25 @@ def _same_dir(a: str, b: str) -> bool:
 _unlink = _rec.unlink
 
 
+#: A record shared by the readers of an app: (its state.json, the file's version, when
+#: read, the settled record); see LocalScheduler._shared_state
+_Shared = tuple[str, tuple[int, int, int], float, dict[str, Any] | None]
+
+
+def _identity(path: str) -> tuple[int, int, int] | None:
+    """The version of a record file (every write is a new inode); None if it is gone."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (info.st_ino, info.st_mtime_ns, info.st_size)
+
+
+def _still_fresh(cached: _Shared | None, ident: tuple[int, int, int]) -> TypeGuard[_Shared]:
+    """Whether ``cached`` is of this version of the record and was read within a second."""
+    return cached is not None and cached[1] == ident and time.monotonic() - cached[2] < 1.0
+
+
 class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     """Runs each app as local processes under a detached supervisor; see the module docs.
 
@@ -450,8 +470,10 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     def __init__(self, session_name: str, state_dir: str | None = None) -> None:
         super().__init__("local", session_name)
         self.state_dir = os.path.abspath(state_dir) if state_dir else default_state_dir()
-        # app id -> (its state.json, the file's identity, when read, the settled record)
-        self._shared: dict[str, tuple[str, tuple[int, int, int], float, dict[str, Any] | None]] = {}
+        self._shared: dict[str, _Shared] = {}  # app id -> its record, shared
+        # one reader at a time reads a changed record (the others then find it read);
+        # _thread, not threading: always loaded, so no import cost for the commands
+        self._shared_lock = _thread.allocate_lock()
 
     # -- options ----------------------------------------------------------------------------
 
@@ -868,22 +890,29 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         instead of once per reader: with each reader parsing it, following 128
         replicas took more CPU than starting them. Read again after a second even if
         unchanged, which settles an app whose supervisor and watchdog were both killed.
-        The record returned is shared: callers only read it. The directory checks of
+        Readers that find it changed at once wait for the one reading it (a lock), so
+        16 threads following 16 replicas still read each version once. The record
+        returned is shared: callers only read it. The directory checks of
         :meth:`_app_dir` are made when the record is read, not at every look.
         """
         cached = self._shared.get(app_id)
         path = cached[0] if cached else os.path.join(self._app_dir(app_id), "state.json")
-        try:
-            info = os.stat(path)
-        except FileNotFoundError:
+        ident = _identity(path)
+        if ident is None:
             return None
-        ident = (info.st_ino, info.st_mtime_ns, info.st_size)
-        now = time.monotonic()
-        if cached is not None and cached[1] == ident and now - cached[2] < 1.0:
+        if _still_fresh(cached, ident):
             return cached[3]
-        state = self._state(app_id)
-        self._shared[app_id] = (path, ident, now, state)
-        return state
+        with self._shared_lock:  # readers that found it changed together: one reads it
+            cached = self._shared.get(app_id)
+            ident = _identity(path)
+            if ident is None:
+                return None
+            if _still_fresh(cached, ident):
+                return cached[3]
+            now = time.monotonic()
+            state = self._state(app_id)
+            self._shared[app_id] = (path, ident, now, state)
+            return state
 
     def _appdef(self, app_dir: str) -> AppDef | None:
         """The AppDef as submitted: from the pickle cache, else from the JSON record."""
