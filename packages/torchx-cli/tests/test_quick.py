@@ -15,11 +15,12 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import pytest
-from helpers import Cli
+from helpers import TORCHX, Cli
 
 from torchx.cli import _quick, builtin_plugin
 
@@ -352,10 +353,32 @@ def test_the_references_are_the_built_in_ones() -> None:
 
 def test_following_a_running_app_is_the_schedulers(both: Both, cli: Cli, pair: str) -> None:
     both.quick("log", "-t", f"{pair}/b")  # the quick path may answer in this world
-    handle = cli.start("utils.sh", "sh", "-c", "sleep 1; echo done")
-    proc = cli("log", "-t", handle, env=both.env)
-    assert proc.stdout == "sh/0 done\n"
-    assert "pluggy" in _imported(proc.stderr)
+    # The app prints a line, then waits for `go`, made only once `log -t` has shown that
+    # line: the command chose its path while the app was running, however slowly it
+    # started (no race against a sleep).
+    go = cli.root / "go"
+    wait = f"echo started; until [ -e {go} ]; do sleep 0.01; done; echo done"
+    handle = cli.start("utils.sh", "sh", "-c", wait)
+    env = {k: v for k, v in os.environ.items() if k != "TORCHX_DEBUG"}
+    proc = subprocess.Popen(
+        [TORCHX, "log", "-t", handle],
+        cwd=cli.work,
+        env={**env, **cli.env, **both.env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    timer = threading.Timer(60, proc.kill)  # a command that never shows the line fails
+    timer.start()
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        go.touch()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        timer.cancel()
+    assert (first + out, proc.returncode) == ("sh/0 started\nsh/0 done\n", 0), err
+    assert "pluggy" in _imported(err)
 
 
 def test_a_finder_of_other_distributions_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
