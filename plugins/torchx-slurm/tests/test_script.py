@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -187,20 +186,14 @@ def test_a_bad_job_dir_is_refused(job_dir: str) -> None:
         _request(_role(), job_dir=job_dir)
 
 
-def test_dryrun_of_128_nodes_is_fast() -> None:
+def test_a_dryrun_of_128_nodes_has_one_group_per_node() -> None:
+    # how fast it is built is timed by the bench (slurm.dryrun_ddp_128x8, < 5 ms), not here:
+    # an absolute threshold in a unit test fails on a loaded machine
     app = AppDef("big", [_role(num_replicas=128, args=["-c", "x", macros.replica_id])])
-    build_request(app, job_dir="/j", session="s", job_name="big-1")  # warm up
-    best = min(
-        _timed(lambda: build_request(app, job_dir="/j", session="s", job_name="big-1"))
-        for _ in range(5)
-    )
-    assert best < 0.005, f"{best * 1000:.2f} ms"
-
-
-def _timed(fn) -> float:  # type: ignore[no-untyped-def]
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+    script = build_request(app, job_dir="/j", session="s", job_name="big-1").script
+    names = [line for line in _header(script) if line.startswith("#SBATCH --job-name=")]
+    assert names == [f"#SBATCH --job-name=big-1:trainer:{k}" for k in range(128)]
+    assert _header(script).count("#SBATCH hetjob") == 127
 
 
 # -- the script, run ---------------------------------------------------------------------
@@ -342,12 +335,11 @@ def test_the_first_failure_stops_the_other_replicas(tmp_path: Path, run_script) 
     sleeper = _role(name="sleeper", entrypoint="sleep", args=["60"])
     failer = _role(name="failer", entrypoint="sh", args=["-c", "exit 5"])
     req = _request(sleeper, failer, job_dir=str(tmp_path))
-    start = time.monotonic()
     proc = run_script(req.script)
     assert proc.returncode == 5
-    assert time.monotonic() - start < 30
     state = tmp_path / ".torchx-slurm" / "4242"
     assert (state / "failer.0.exit").read_text() == "5\n"
+    # stopped (a sleep left to its 60 s exits 0), not waited for: no clock needed
     assert int((state / "sleeper.0.exit").read_text()) != 0
 
 
