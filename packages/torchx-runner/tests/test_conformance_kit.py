@@ -25,8 +25,9 @@ DEPENDENT = {
     Capability.EXIT_CODES: "test_describe_gives_every_replica",
     Capability.RETRIES: "test_retries_are_counted",
     Capability.DELETE: "test_delete_removes_the_app",
-    Capability.LIST: "test_list_has_the_app_with_its_state",
+    Capability.LIST: "test_list_has_every_app_with_its_state",
     Capability.RANK0_ENV: "test_two_roles_of_n_replicas_with_macros",
+    Capability.DESCRIBE_APPDEF: "test_describe_gives_back_the_appdef",
 }
 
 HEADER = """

@@ -43,6 +43,7 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
         Capability.SEPARATE_STREAMS: "Acme Batch keeps one combined log per task",
         Capability.LOG_TIME_WINDOW: "Acme Batch logs carry no times",
         Capability.RETRIES: "Acme Batch never restarts a task",
+        Capability.DESCRIBE_APPDEF: "Acme Batch keeps each task's command, not the AppDef",
     }
 
     def __init__(self, session_name: str, **kwargs: object) -> None:
@@ -87,8 +88,8 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
     def describe(self, app_id: str) -> DescribeAppResponse | None:
         from acme_torchx import batch
 
-        tasks = batch.tasks(app_id)
-        if tasks is None:
+        job, tasks = batch.job(app_id), batch.tasks(app_id)
+        if job is None or tasks is None:
             return None
         roles: dict[str, RoleStatus] = {}
         failed = []
@@ -109,6 +110,7 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
             state=AppState[batch.job_state(tasks)],
             msg="; ".join(failed),
             roles_statuses=list(roles.values()),
+            name=str(job["name"]),
         )
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:

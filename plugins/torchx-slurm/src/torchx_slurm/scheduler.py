@@ -105,6 +105,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     missing_capabilities: ClassVar[Mapping[Capability, str]] = {
         Capability.LOG_TIME_WINDOW: "Slurm's output files hold no times: since/until are ignored",
         Capability.DELETE: "Slurm keeps every job in its records: delete only cancels",
+        Capability.DESCRIBE_APPDEF: "squeue and sacct give the job's name, not its AppDef",
     }
 
     def __init__(self, session_name: str, **kwargs: object) -> None:

@@ -23,6 +23,25 @@ What a scheduler must guarantee:
   resolved run options and the scheduler name on the dryrun info (``dryrun_info.app``,
   ``.cfg``, ``.scheduler``).
 * ``describe`` returns None for an app it does not know, and never blocks for long.
+  Each replica's status carries its own exit code, not another replica's.
+* Every replica runs with its role's ``env`` (macros substituted), on top of what the
+  scheduler sets.
+* An app is SUCCEEDED only when every replica of every role exited 0. One replica that
+  fails (exits non-zero, or dies not by ``cancel``) when its role has no retry left
+  makes the app FAILED, however many others succeeded: the replicas still running are
+  stopped (or left to finish), those that had ended keep their own state and exit
+  code, and ``msg`` says which replica failed. With ``Role.max_retries = m``, a failure
+  first restarts, as the role's ``retry_policy`` says, the failed replica
+  (``REPLICA``), its role (``ROLE``) or the whole app (``APPLICATION``; a backend that
+  can only restart more than asked, like Slurm's requeue of the whole job, does so),
+  at most ``m`` times per role, each restart counted in ``num_restarts``. The app is
+  then SUCCEEDED if a later attempt ends with every replica exited 0, and FAILED once
+  a replica fails with no restart left (after ``m`` restarts of its role). A backend
+  without retries fails the app at the first failure.
+* ``cancel`` stops the app: once ``describe`` says CANCELLED, no replica runs any more
+  (its output stops growing). A cancel issued right after ``schedule``, while the app
+  is still SUBMITTED or PENDING, is not lost: the app never runs on to SUCCEEDED.
+* ``list`` gives every app the scheduler knows (not only some), each with its state.
 * A failure of the backend raises :class:`SchedulerError` with a one-line message; a
   transient one (timeout, throttling, 5xx) raises :class:`TransientSchedulerError` (or
   ``TimeoutError``/``ConnectionError``) so that the Runner retries it with backoff
@@ -125,9 +144,12 @@ class DescribeAppResponse:
     """What ``Scheduler.describe(app_id)`` returns: the app's status and, where known, its roles.
 
     For schedulers that keep the submitted AppDef (the local scheduler does), ``name``,
-    ``roles`` and ``metadata`` are that AppDef's, so ``Runner.describe`` gives back
-    exactly what was submitted, ready to run again. A scheduler keeps its own
-    bookkeeping out of ``metadata`` (``ui_url`` says where to look at the app).
+    ``roles`` and ``metadata`` are that AppDef's (the app's own, never another's), so
+    ``Runner.describe`` gives back exactly what was submitted, ready to run again. A
+    scheduler keeps its own bookkeeping out of ``metadata`` (``ui_url`` says where to
+    look at the app). One whose backend does not keep the AppDef declares
+    ``Capability.DESCRIBE_APPDEF`` missing: ``roles`` is then empty and ``name`` the
+    app's name or the backend's job name made from it.
 
     ``name`` is not in upstream TorchX's response; it defaults to ``""`` (unknown), in
     which case ``Runner.describe`` names the AppDef by its app id, as upstream does.

@@ -60,6 +60,9 @@ class Capability(StrEnum):
     LIST = "list"
     #: ``macros.rank0_env``: the name of an environment variable holding the rank-0 host
     RANK0_ENV = "rank0_env"
+    #: ``DescribeAppResponse.name``/``roles``/``metadata``: ``describe`` gives back the
+    #: submitted AppDef
+    DESCRIBE_APPDEF = "describe_appdef"
 
 
 #: What the contract does on a backend that lacks each capability (what the kit checks).
@@ -74,6 +77,8 @@ LACKING: Mapping[Capability, str] = {
     Capability.DELETE: "delete() only cancels: the ended app is still described",
     Capability.LIST: "list() raises NotImplementedError",
     Capability.RANK0_ENV: "${rank0_env} is left as it is (not substituted)",
+    Capability.DESCRIBE_APPDEF: "describe's roles are empty and its name is the app's "
+    "name or the job name made from it",
 }
 
 

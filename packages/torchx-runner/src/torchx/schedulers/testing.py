@@ -51,8 +51,12 @@ name with ``@pytest.fixture``; or class attributes):
 ``timeout`` (attribute, default 120 s), ``cancel_timeout`` (60 s), ``unknown_id_timeout`` (10 s)
     How long an app may take to end, to be CANCELLED after ``cancel``, and a call
     about an unknown app id may take.
-``replicas`` (attribute, default 2)
-    N in the apps of N replicas.
+``replicas`` (attribute, default 2, at least 2)
+    N in the apps of N replicas (the backend must run two roles of N at once).
+
+A plugin adapts the kit only through these: a test class that overrides one of the
+kit's checks, or sets ``replicas`` below 2, fails those tests (a weakened check would
+pass a scheduler that breaks the contract).
 
 A test that depends on a declared-missing capability checks the documented behaviour
 of lacking it instead (``LACKING`` in :mod:`~torchx.schedulers.capabilities`: a
@@ -74,19 +78,32 @@ its id, ``kit.wait_terminal(app_id)`` / ``kit.wait_running(app_id)`` poll ``desc
 ``kit.logs(app_id, role, k, **log_iter_kwargs)`` reads a log within the timeout,
 ``kit.lacks(Capability.X)`` tells what was declared missing.
 
+The steps of the test apps (:data:`Step`): :class:`Out`, :class:`Err`, :class:`Sleep`,
+:class:`Rank0Host`, :class:`Exit`, :class:`Env` (check a variable), :class:`Fail` (one
+replica of several fails) and :class:`Tick` (output that grows until the replica is
+stopped). An :class:`AppBuilder` that runs the steps its own way handles each of them.
+
 The checks (test names):
 
 * dryrun: ``test_dryrun_creates_nothing``, ``test_dryrun_request_is_printable``,
   ``test_dryrun_leaves_the_appdef_unchanged``, ``test_dryrun_rejects_an_unknown_run_option``,
   ``test_dryrun_rejects_a_mistyped_run_option``;
 * running: ``test_submit_returns_an_id``, ``test_describe_gives_every_replica``,
-  ``test_an_app_that_exits_0_succeeds``, ``test_a_failing_replica_fails_the_app``,
-  ``test_two_roles_of_n_replicas_with_macros``, ``test_concurrent_submits_get_distinct_ids``;
+  ``test_the_role_env_reaches_every_replica`` (each replica sees its role's ``env``, macros
+  substituted), ``test_describe_gives_back_the_appdef`` (of two apps, each its own name,
+  roles and metadata), ``test_an_app_that_exits_0_succeeds``,
+  ``test_a_failing_replica_fails_the_app``,
+  ``test_one_failing_replica_of_several_fails_the_app`` (FAILED; each replica with its
+  own state and exit code), ``test_one_failing_replica_of_several_with_retries`` (FAILED
+  after ``max_retries`` restarts), ``test_two_roles_of_n_replicas_with_macros``,
+  ``test_concurrent_submits_get_distinct_ids``;
 * logs: ``test_log_iter_every_line_in_order``, ``test_log_iter_stdout_and_stderr``,
   ``test_log_iter_combined``, ``test_log_iter_regex``,
   ``test_log_iter_should_tail_loses_nothing``, ``test_log_iter_since_until``;
-* following: ``test_cancel_reaches_cancelled``, ``test_cancel_is_idempotent``,
-  ``test_unknown_app_id_is_a_fast_no_op``, ``test_list_has_the_app_with_its_state``,
+* following: ``test_cancel_reaches_cancelled`` (within ``cancel_timeout``, and the
+  replicas' output then stops growing), ``test_cancel_right_after_submit_is_not_lost``,
+  ``test_cancel_is_idempotent``, ``test_unknown_app_id_is_a_fast_no_op``,
+  ``test_list_has_every_app_with_its_state`` (two apps, RUNNING then CANCELLED),
   ``test_delete_removes_the_app``, ``test_retries_are_counted``.
 """
 
@@ -125,14 +142,17 @@ from torchx.specs import (
 __all__ = [
     "AppBuilder",
     "Capability",
+    "Env",
     "Err",
     "Exit",
+    "Fail",
     "Kit",
     "Out",
     "Rank0Host",
     "SchedulerConformance",
     "Sleep",
     "Step",
+    "Tick",
 ]
 
 T = TypeVar("T")
@@ -177,12 +197,50 @@ class Exit:
     code: int
 
 
-Step = Out | Err | Sleep | Rank0Host | Exit
+@dataclass(frozen=True)
+class Env:
+    """Print ``name=<its value>``; exit with 9 if the value is not ``value``.
+
+    Macros in ``value`` are substituted like those of the role's ``env``, so a replica
+    whose environment lacks the role's ``env`` (or has it unsubstituted) fails, which
+    is seen without logs.
+    """
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Fail:
+    """Replica ``replica`` of the role sleeps ``after`` seconds, then exits with ``code``.
+
+    Every other replica goes on with the next step: one replica of several fails, the
+    others succeed first (``after`` lets them exit before it).
+    """
+
+    replica: int
+    code: int
+    after: float = 0.0
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Print ``tick <i>`` every ``interval`` seconds, forever (``i`` counts from 0).
+
+    Output that keeps growing while the replica runs: once the app is cancelled, it
+    must stop.
+    """
+
+    interval: float
+
+
+Step = Out | Err | Sleep | Rank0Host | Exit | Env | Fail | Tick
 
 #: The program the default :class:`AppBuilder` runs with ``sh -c``: it reads its steps
 #: from its arguments as pairs (``o TEXT``, ``e TEXT``, ``s SECONDS``, ``h VARNAME``,
-#: ``x CODE``). POSIX sh only; it holds no ``$$`` and no ``$name`` of a macro, so the
-#: scheduler's macro substitution leaves it alone.
+#: ``x CODE``, ``v NAME=VALUE``, ``f ME:REPLICA:AFTER:CODE``, ``t INTERVAL``). POSIX sh
+#: only; it holds no ``$$`` and no ``$name`` of a macro, so the scheduler's macro
+#: substitution leaves it alone.
 SH_PROGRAM = """\
 while [ "$#" -gt 1 ]; do
   case "$1" in
@@ -194,6 +252,15 @@ while [ "$#" -gt 1 ]; do
          *) printf 'rank0=?%s\\n' "$2" ;;
        esac ;;
     x) exit "$2" ;;
+    v) kit_n=${2%%=*}; kit_w=${2#*=}; eval "kit_v=\\${$kit_n-}"
+       printf '%s=%s\\n' "$kit_n" "$kit_v"
+       if [ "$kit_v" != "$kit_w" ]; then
+         printf 'env %s is [%s], expected [%s]\\n' "$kit_n" "$kit_v" "$kit_w" >&2; exit 9
+       fi ;;
+    f) kit_f=$2; kit_me=${kit_f%%:*}; kit_f=${kit_f#*:}; kit_r=${kit_f%%:*}; kit_f=${kit_f#*:}
+       if [ "$kit_me" = "$kit_r" ]; then sleep "${kit_f%%:*}"; exit "${kit_f#*:}"; fi ;;
+    t) kit_i=0
+       while :; do printf 'tick %s\\n' "$kit_i"; kit_i=$((kit_i + 1)); sleep "$2"; done ;;
   esac
   shift 2
 done
@@ -241,8 +308,14 @@ class AppBuilder:
                 args += ["s", f"{step.seconds:g}"]
             elif isinstance(step, Rank0Host):
                 args += ["h", macros.rank0_env]
-            else:
+            elif isinstance(step, Exit):
                 args += ["x", str(step.code)]
+            elif isinstance(step, Env):
+                args += ["v", f"{step.name}={step.value}"]
+            elif isinstance(step, Fail):
+                args += ["f", f"{macros.replica_id}:{step.replica}:{step.after:g}:{step.code}"]
+            else:
+                args += ["t", f"{step.interval:g}"]
         return args
 
     def role(
@@ -435,6 +508,45 @@ class Kit:
             self.scheduler.delete(app_id)
 
 
+#: Seconds without a new line after which a replica's output counts as stopped (it
+#: printed every 0.1 s while running).
+QUIET = 1.5
+
+
+def _check_not_weakened(cls: type, test: str, replicas: int) -> None:
+    """Fails the test if its class changed the check or sized the apps below 2 replicas.
+
+    A plugin adapts the kit through fixtures, :class:`AppBuilder` and declared
+    capabilities; a check it overrides (or apps of one replica, where no replica can
+    differ from another) would pass a scheduler the contract fails.
+    """
+    if replicas < 2:
+        pytest.fail(
+            f"{cls.__name__}.replicas is {replicas}: the kit needs apps of at least 2 "
+            "replicas (set no value for the default 2, or a larger one)"
+        )
+    kit_check = getattr(SchedulerConformance, test, None)
+    if kit_check is not None and getattr(cls, test) is not kit_check:
+        pytest.fail(
+            f"{cls.__name__}.{test} overrides a check of the conformance kit: a plugin may "
+            "not change one; adapt the fixtures or the AppBuilder, or declare what the "
+            "backend lacks (missing_capabilities)"
+        )
+
+
+def _role_fields(role: Role) -> tuple[Any, ...]:
+    """What a described role must keep of the submitted one."""
+    return (
+        role.name,
+        role.image,
+        role.entrypoint,
+        list(role.args),
+        dict(role.env),
+        role.num_replicas,
+        role.max_retries,
+    )
+
+
 def _one_line(e: BaseException, *names: str) -> None:
     text = str(e)
     assert text.strip() and "\n" not in text.strip(), f"not one line: {text!r}"
@@ -514,8 +626,13 @@ class SchedulerConformance:
 
     @pytest.fixture
     def kit(
-        self, scheduler: Scheduler[Any], cfg: Mapping[str, CfgVal], app_builder: AppBuilder
+        self,
+        request: pytest.FixtureRequest,
+        scheduler: Scheduler[Any],
+        cfg: Mapping[str, CfgVal],
+        app_builder: AppBuilder,
     ) -> Iterator[Kit]:
+        _check_not_weakened(type(self), request.function.__name__, self.replicas)
         lacking = missing(scheduler) if self.missing is None else dict(self.missing)
         kit = Kit(scheduler, cfg, app_builder, lacking, self.timeout)
         try:
@@ -600,6 +717,48 @@ class SchedulerConformance:
             expected = None if kit.lacks(Capability.EXIT_CODES) else 0
             assert rep.exit_code == expected, rep
 
+    def test_the_role_env_reaches_every_replica(self, kit: Kit) -> None:
+        n = self.replicas
+        role = kit.builder.role(
+            "main",
+            [Env("KIT_ENV", "kit value"), Env("KIT_ENV_REPLICA", f"r-{macros.replica_id}")],
+            n,
+        )
+        role.env.update({"KIT_ENV": "kit value", "KIT_ENV_REPLICA": f"r-{macros.replica_id}"})
+        app_id = kit.submit(kit.builder.app("kitenv", role))
+        desc = kit.wait_terminal(app_id)
+        # a replica exits 9 when a variable of the role's env is missing or wrong
+        assert desc.state == AppState.SUCCEEDED, f"the role's env did not reach a replica: {desc}"
+        if kit.lacks(Capability.LOGS):
+            return
+        for k in range(n):
+            lines = kit.logs(app_id, "main", k, streams=self._stdout(kit))
+            assert lines == ["KIT_ENV=kit value\n", f"KIT_ENV_REPLICA=r-{k}\n"], lines
+
+    def test_describe_gives_back_the_appdef(self, kit: Kit) -> None:
+        apps = []
+        for name, role_name, n in [("kitfirst", "alpha", 1), ("kitsecond", "beta", self.replicas)]:
+            role = kit.builder.role(role_name, [Out(name)], n)
+            role.env["KIT_APP"] = name
+            app = kit.builder.app(name, role)
+            app.metadata["kit"] = name
+            apps.append((kit.submit(app), app))
+        for app_id, app in apps:
+            desc = kit.describe(app_id)
+            if kit.lacks(Capability.DESCRIBE_APPDEF):
+                assert desc.roles == [], desc
+                assert desc.name.startswith(app.name), (
+                    f"describe({app_id!r}).name is {desc.name!r}: neither app {app.name!r}'s "
+                    "name nor a job name made from it"
+                )
+                continue
+            assert desc.name == app.name, f"describe({app_id!r}) names the app {desc.name!r}"
+            got = [_role_fields(r) for r in desc.roles]
+            assert got == [_role_fields(r) for r in app.roles], (
+                f"describe({app_id!r}) gives roles {got}, not those of app {app.name!r}"
+            )
+            assert desc.metadata.get("kit") == app.name, desc.metadata
+
     def test_an_app_that_exits_0_succeeds(self, kit: Kit) -> None:
         app_id = kit.run(kit.builder.role("main", [Out("hi"), Exit(0)]))
         assert kit.wait_terminal(app_id).state == AppState.SUCCEEDED
@@ -613,6 +772,28 @@ class SchedulerConformance:
         assert rep.state == AppState.FAILED, rep
         assert rep.exit_code == (None if kit.lacks(Capability.EXIT_CODES) else 3), rep
         assert desc.msg and desc.msg != NONE, f"no message says why app {app_id} failed"
+
+    def test_one_failing_replica_of_several_fails_the_app(self, kit: Kit) -> None:
+        # the last replica fails once the others have exited 0: each keeps its own exit
+        n = self.replicas
+        steps: list[Step] = [Out(f"replica {macros.replica_id}"), Fail(n - 1, 7, after=2)]
+        app_id = kit.run(kit.builder.role("main", steps, n))
+        desc = kit.wait_terminal(app_id)
+        assert desc.state == AppState.FAILED, f"one replica of {n} failed, yet: {desc}"
+        assert desc.msg and desc.msg != NONE, f"no message says why app {app_id} failed"
+        self._check_exits(kit, desc, {k: 0 for k in range(n - 1)} | {n - 1: 7})
+
+    def test_one_failing_replica_of_several_with_retries(self, kit: Kit) -> None:
+        n = self.replicas
+        steps: list[Step] = [Out(f"replica {macros.replica_id}"), Fail(n - 1, 7, after=1)]
+        app_id = kit.run(kit.builder.role("main", steps, n, max_retries=1))
+        desc = kit.wait_terminal(app_id)
+        assert desc.state == AppState.FAILED, f"a replica failed on every attempt, yet: {desc}"
+        if kit.lacks(Capability.RETRIES):
+            assert desc.num_restarts <= 0, desc
+        else:
+            assert desc.num_restarts == 1, desc
+        self._check_exits(kit, desc, {n - 1: 7})
 
     def test_two_roles_of_n_replicas_with_macros(self, kit: Kit) -> None:
         n = self.replicas
@@ -755,8 +936,12 @@ class SchedulerConformance:
     # -- following --------------------------------------------------------------------------
 
     def test_cancel_reaches_cancelled(self, kit: Kit) -> None:
-        app_id = kit.run(kit.builder.role("main", [Out("started"), Sleep(600)], 2))
+        n = self.replicas
+        app_id = kit.run(kit.builder.role("main", [Out("started"), Tick(0.1)], n))
         kit.wait_running(app_id)
+        if not kit.lacks(Capability.LOGS):
+            for k in range(n):  # the output grows while the app runs
+                self._wait_log(kit, app_id, k, lambda lines: "tick 2\n" in lines, "ticking")
         started = time.monotonic()
         kit.scheduler.cancel(app_id)
         desc = kit.wait_for(
@@ -764,6 +949,23 @@ class SchedulerConformance:
         )
         assert desc.state == AppState.CANCELLED, desc
         assert time.monotonic() - started < self.cancel_timeout
+        if kit.lacks(Capability.LOGS):
+            with pytest.raises(NotImplementedError):
+                kit.logs(app_id, "main", 0)
+            return
+        # CANCELLED means stopped: each replica's output stops growing (within the bound)
+        for k in range(n):
+            self._wait_quiet(kit, app_id, k, deadline=started + self.cancel_timeout)
+
+    def test_cancel_right_after_submit_is_not_lost(self, kit: Kit) -> None:
+        # cancelled while the app may still be SUBMITTED or PENDING: it must not run on
+        steps: list[Step] = [Sleep(5), Out("ran to the end"), Exit(0)]
+        app_id = kit.run(kit.builder.role("main", steps, self.replicas))
+        kit.scheduler.cancel(app_id)
+        desc = kit.wait_for(
+            app_id, lambda d: d.state.is_terminal(), "CANCELLED", self.cancel_timeout
+        )
+        assert desc.state == AppState.CANCELLED, f"the cancel right after submit was lost: {desc}"
 
     def test_cancel_is_idempotent(self, kit: Kit) -> None:
         app_id = kit.run(kit.builder.role("main", [Sleep(600)]))
@@ -789,17 +991,20 @@ class SchedulerConformance:
         _in_thread(lambda: sched.delete(unknown_app_id), limit, "delete")
         assert time.monotonic() - started < limit
 
-    def test_list_has_the_app_with_its_state(self, kit: Kit) -> None:
-        app_id = kit.run(kit.builder.role("main", [Sleep(600)]))
-        kit.wait_running(app_id)
+    def test_list_has_every_app_with_its_state(self, kit: Kit) -> None:
+        app_ids = [kit.run(kit.builder.role("main", [Sleep(600)])) for _ in range(2)]
+        for app_id in app_ids:
+            kit.wait_running(app_id)
         if kit.lacks(Capability.LIST):
             with pytest.raises(NotImplementedError):
                 kit.scheduler.list(kit.cfg)
             return
-        assert self._listed(kit, app_id) == AppState.RUNNING
-        kit.scheduler.cancel(app_id)
-        kit.wait_for(app_id, lambda d: d.state.is_terminal(), "CANCELLED", self.cancel_timeout)
-        assert self._listed(kit, app_id) == AppState.CANCELLED
+        assert self._listed(kit, app_ids) == [AppState.RUNNING] * 2
+        for app_id in app_ids:
+            kit.scheduler.cancel(app_id)
+        for app_id in app_ids:
+            kit.wait_for(app_id, lambda d: d.state.is_terminal(), "CANCELLED", self.cancel_timeout)
+        assert self._listed(kit, app_ids) == [AppState.CANCELLED] * 2
 
     def test_delete_removes_the_app(self, kit: Kit) -> None:
         app_id = kit.run(kit.builder.role("main", [Out("hi")]))
@@ -830,8 +1035,61 @@ class SchedulerConformance:
             return None
         return {a.app_id for a in _in_thread(lambda: kit.scheduler.list(kit.cfg), 60, "list")}
 
-    def _listed(self, kit: Kit, app_id: str) -> AppState:
+    def _listed(self, kit: Kit, app_ids: Sequence[str]) -> list[AppState]:
+        """The state ``list()`` gives each of ``app_ids`` (each must be there once)."""
         listed = _in_thread(lambda: kit.scheduler.list(kit.cfg), self.timeout, "list")
-        states = [a.state for a in listed if a.app_id == app_id]
-        assert len(states) == 1, f"list() has app {app_id} {len(states)} times: {listed}"
-        return states[0]
+        found = []
+        for app_id in app_ids:
+            states = [a.state for a in listed if a.app_id == app_id]
+            assert len(states) == 1, f"list() has app {app_id} {len(states)} times: {listed}"
+            found.append(states[0])
+        return found
+
+    @staticmethod
+    def _stdout(kit: Kit) -> Stream | None:
+        """The stream to read a replica's stdout from (both, on a backend that has one log)."""
+        return None if kit.lacks(Capability.SEPARATE_STREAMS) else Stream.STDOUT
+
+    def _check_exits(self, kit: Kit, desc: DescribeAppResponse, exits: Mapping[int, int]) -> None:
+        """Replica k of the one role ended as exit code ``exits[k]`` says, with that code."""
+        (role,) = desc.roles_statuses
+        by_id = {rep.id: rep for rep in role.replicas}
+        assert sorted(by_id) == list(range(self.replicas)), role
+        for k, code in exits.items():
+            rep = by_id[k]
+            assert rep.state == (AppState.SUCCEEDED if code == 0 else AppState.FAILED), rep
+            expected = None if kit.lacks(Capability.EXIT_CODES) else code
+            assert rep.exit_code == expected, f"replica {k} exited with {code}, yet: {rep}"
+
+    def _wait_log(
+        self, kit: Kit, app_id: str, k: int, done: Callable[[list[str]], bool], what: str
+    ) -> list[str]:
+        """Reads replica k's log of role ``main`` (0.1 s apart) until ``done(lines)``."""
+        deadline = time.monotonic() + self.timeout
+        while not done(lines := kit.logs(app_id, "main", k)):
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f"replica main/{k} of app {app_id} not {what} within "
+                    f"{self.timeout:g} s; its log: {lines[-5:]}"
+                )
+            time.sleep(0.1)  # a poll interval: output comes with no event to wait on
+        return lines
+
+    def _wait_quiet(self, kit: Kit, app_id: str, k: int, deadline: float) -> None:
+        """Fails unless replica k's log stops growing (no new line for 1.5 s) by ``deadline``.
+
+        A replica that still runs prints a tick every 0.1 s: 1.5 s without one means
+        it has stopped.
+        """
+        lines = kit.logs(app_id, "main", k)
+        quiet_since = time.monotonic()
+        while time.monotonic() - quiet_since < QUIET:
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f"app {app_id} is CANCELLED, yet replica main/{k} still prints: its log "
+                    f"has {len(lines)} lines and grows; last: {lines[-1:]}"
+                )
+            time.sleep(0.25)  # a poll interval: we wait for output *not* to come
+            now = kit.logs(app_id, "main", k)
+            if now != lines:
+                lines, quiet_since = now, time.monotonic()
