@@ -309,7 +309,7 @@ def integration_slurm(session: nox.Session) -> None:
     """The torchx-slurm integration tests against a real Slurm cluster on this machine.
 
     ``dev/slurm up`` installs Slurm, munge, slurmdbd and MariaDB (Debian packages; root)
-    and starts a 3-node cluster on loopback; the tests in
+    and starts a 4-node cluster on loopback; the tests in
     plugins/torchx-slurm/tests/integration then go through Slurm's commands, the ``torchx``
     command and the Runner, run the conformance kit and the README's DDP example (real
     torch, installed with pip as in ``e2e``). ``dev/slurm down`` stops the cluster

@@ -12,9 +12,9 @@ PROGRAMS = Path(__file__).parent / "programs"
 MET = re.compile(r"rank (\d)/2 met \[0, 1\] on (n\d) via (n\d)")
 
 
-def test_three_idle_nodes() -> None:
+def test_four_idle_nodes() -> None:
     nodes = dict(line.split() for line in slurm("sinfo", "-h", "-N", "-o", "%N %t").splitlines())
-    assert nodes == {"n1": "idle", "n2": "idle", "n3": "idle"}
+    assert nodes == {"n1": "idle", "n2": "idle", "n3": "idle", "n4": "idle"}
 
 
 def test_two_node_batch_job_rendezvous_by_node_name(tmp_path: Path) -> None:

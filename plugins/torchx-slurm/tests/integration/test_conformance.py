@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from torchx_slurm.scheduler import create_scheduler
 
-from torchx.schedulers.testing import Kit, SchedulerConformance
+from torchx.schedulers.testing import SchedulerConformance
 
 
 class TestSlurmConformance(SchedulerConformance):
@@ -35,10 +35,3 @@ class TestSlurmConformance(SchedulerConformance):
     @pytest.fixture
     def unknown_app_id(self) -> str:
         return "987654321"
-
-    def test_two_roles_of_n_replicas_with_macros(self, kit: Kit) -> None:
-        """Two roles of one replica each here: each replica is a heterogeneous group with a
-        node of its own, and the cluster has 3 nodes (2 roles of 2 would wait for a 4th
-        forever). Apps of 2 replicas on 2 nodes are checked by the other tests."""
-        self.replicas = 1  # this test's instance only
-        super().test_two_roles_of_n_replicas_with_macros(kit)
