@@ -162,7 +162,10 @@ CAUGHT_BY = {
     "NoRoles": ["test_describe_gives_back_the_appdef"],
     "NoName": ["test_describe_gives_back_the_appdef"],
     "OneExitCode": ["test_one_failing_replica_of_several_fails_the_app"],
-    "AnySuccess": ["test_one_failing_replica_of_several_fails_the_app"],
+    "AnySuccess": [
+        "test_one_failing_replica_of_several_fails_the_app",
+        "test_one_failing_replica_of_several_with_retries",
+    ],
     "CancelledInName": ["test_cancel_reaches_cancelled"],
     "LostEarlyCancel": ["test_cancel_right_after_submit_is_not_lost"],
 }
