@@ -326,6 +326,8 @@ def test_a_replica_whose_log_files_cannot_be_made_fails_the_app_and_stops_the_ot
     desc = wait(sched, app_id)
     assert desc.state == AppState.FAILED
     assert "NotADirectoryError" in desc.msg and str(blocker) in desc.msg, desc.msg
+    states = [r.state for r in desc.roles_statuses[0].replicas]
+    assert states == [AppState.CANCELLED, AppState.CANCELLED, AppState.FAILED], states
     # replicas 0 and 1 were started before: none of the app's processes is left
 
     def app_processes() -> list[int]:

@@ -233,6 +233,7 @@ class Supervisor:
         self.unstamped: list[_Replica] = []  # started, start time not read yet
         self.cgroup: str | None = None  # the app's cgroup, where available (see cgroup)
         self.prepare_error: OSError | None = None  # why a replica's files could not be made
+        self.prepare_failed: _Replica | None = None  # ... and whose (the thread runs ahead)
 
     # -- records ----------------------------------------------------------------------------
 
@@ -412,10 +413,30 @@ class Supervisor:
                             os.close(os.open(path, flags, 0o600))
                     except OSError as e:
                         self.prepare_error = e
+                        self.prepare_failed = rep
                 lock.release()
 
         _thread.start_new_thread(prepare, ())
         return ready
+
+    def on_prepare_error(self, rep: _Replica, err: OSError) -> None:
+        """Fails the app: ``rep``'s log files could not be made, so it cannot start.
+
+        The replicas already started are stopped by the main loop, as for any failure
+        (their group signalled, then whatever they left below this subreaper killed):
+        raising from here instead left it to the crash handler, which knows only the
+        sessions on record, and none is on record before the first write after the start.
+        """
+        why = f"{type(err).__name__}: {err}"
+        if err.errno in NO_SPACE:
+            why = f"disk full: {err}"
+        self.msg = f"replica {rep.role.name}/{rep.id} could not start: its log files: {why}"
+        rep.state = "FAILED"
+        rep.error = self.msg
+        self.final = "FAILED"
+        self.to_relaunch = []
+        self.begin_stop(self.replicas)
+        self.dirty = True
 
     def launch(self, rep: _Replica) -> None:
         spec = rep.spec
@@ -630,7 +651,8 @@ class Supervisor:
         for rep, ready in zip(self.replicas, prepared):
             ready.acquire()  # its files are there
             if self.prepare_error is not None:
-                raise self.prepare_error
+                self.on_prepare_error(self.prepare_failed or rep, self.prepare_error)
+                break
             if self.final is None and not self.cancel_requested:
                 self.launch(rep)
         self.make_reserve()  # after the replicas started: it matters only for the final state
@@ -700,7 +722,8 @@ class Supervisor:
         self.kill_descendants()
         for rep in self.replicas:  # after the kill: what the background wrote is indexed too
             try:
-                rep.index.pump(time.time(), final=True)
+                if rep.started is not None:  # else its log files may not exist (on_prepare_error)
+                    rep.index.pump(time.time(), final=True)
             except OSError as e:  # readers deliver unindexed bytes last: nothing is lost
                 if e.errno not in NO_SPACE:
                     raise
