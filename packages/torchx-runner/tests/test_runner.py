@@ -432,12 +432,12 @@ def test_run_status_describe_list_logs_cancel_delete(runner: Runner, factories: 
 def test_request_carries_resolved_cfg(runner: Runner) -> None:
     info = runner.dryrun(app(), "fake", cfg={"priority": 3})
     assert info.request["cfg"] == {"queue": "default", "priority": 3, "tags": []}
-    assert info._scheduler == "fake"
+    assert info.scheduler == "fake"
 
 
 def test_alias_name_is_kept_in_the_handle(runner: Runner) -> None:
     info = runner.dryrun(app(), "fake_alias")
-    assert info._scheduler == "fake_alias"
+    assert info.scheduler == "fake_alias"
     assert runner.schedule(info).startswith("fake_alias://sess/")
 
 
@@ -609,7 +609,7 @@ def test_schedule_builds_a_workspace_recorded_by_dryrun(tmp_path: Path) -> None:
 
 def test_workspace_ignored_by_a_scheduler_without_workspaces(runner: Runner) -> None:
     info = runner.dryrun(app(), "fake", workspace="/src/proj")
-    assert info._app is not None and info._app.roles[0].workspace is None
+    assert info.app.roles[0].workspace is None
 
 
 def test_schedule_needs_a_dryrun_info(runner: Runner) -> None:

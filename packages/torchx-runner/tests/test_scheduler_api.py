@@ -83,8 +83,8 @@ def test_submit_dryrun_resolves_cfg_copies_app_and_runs_pre_proc() -> None:
     assert app.roles[0].args == ["x"], "the caller's AppDef must not change"
     assert info.request["app"].roles[0].args == ["x", "--mutated-copy"]
     assert info.request["tagged_by"] == "mem"
-    assert info._cfg == {"queue": "q"} and info._scheduler == "mem" and info._app is not app
-    assert (info.cfg, info.scheduler, info.app) == (info._cfg, "mem", info._app)
+    assert info.cfg == {"queue": "q"} and info.scheduler == "mem" and info.app is not app
+    assert info.app.roles[0].args == ["x", "--mutated-copy"]
     with pytest.raises(InvalidRunConfigException, match="required run option 'queue'"):
         sched.submit_dryrun(app, {})
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 
@@ -20,6 +21,7 @@ from torchx.specs import (
     RetryPolicy,
     Role,
     RoleStatus,
+    SpecError,
     is_terminal,
     macros,
     resource,
@@ -50,6 +52,33 @@ def test_defaults_are_not_shared() -> None:
 def test_pre_proc_default_is_identity() -> None:
     info: AppDryRunInfo[dict[str, int]] = AppDryRunInfo({"a": 1}, str)
     assert Role("r", "i").pre_proc("local", info) is info
+
+
+def test_dryrun_info_is_filled_through_public_setters() -> None:
+    info: AppDryRunInfo[dict[str, int]] = AppDryRunInfo({"a": 1}, str)
+    with pytest.raises(SpecError, match="has no app: it was not made by Scheduler.submit_dryrun"):
+        info.app  # noqa: B018
+    app = AppDef("x", [Role("r", "i")])
+    info.app, info.cfg, info.scheduler = app, {"queue": "q"}, "my_sched"
+    assert (info.app, info.cfg, info.scheduler) == (app, {"queue": "q"}, "my_sched")
+    # upstream TorchX's names read the same values, for callers written against it
+    assert (info._app, info._cfg, info._scheduler) == (app, {"queue": "q"}, "my_sched")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("app", {"name": "x"}, "AppDryRunInfo.app must be an AppDef, got dict"),
+        ("cfg", ["queue=q"], "AppDryRunInfo.cfg must be a mapping of run options, got list"),
+        ("scheduler", "", "AppDryRunInfo.scheduler must be a scheduler's name, got ''"),
+        ("scheduler", None, "AppDryRunInfo.scheduler must be a scheduler's name, got None"),
+    ],
+)
+def test_dryrun_info_setters_refuse_wrong_types(field: str, value: object, message: str) -> None:
+    info: AppDryRunInfo[dict[str, int]] = AppDryRunInfo({"a": 1}, str)
+    with pytest.raises(SpecError, match=f"^{re.escape(message)}$"):
+        setattr(info, field, value)
+    assert getattr(info, "_" + field) is None, "a refused value is not kept"
 
 
 def test_resource_helpers() -> None:

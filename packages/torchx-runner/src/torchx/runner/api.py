@@ -360,7 +360,7 @@ class Runner:
             info = sched.prepare(app, merged, workspace=_workspace(workspace), dryrun=not build)
         except InvalidRunConfigException as e:
             raise InvalidRunConfigException(_named(scheduler, sched.backend, e)) from None
-        info._scheduler = scheduler  # the name the caller used (an alias stays an alias)
+        info.scheduler = scheduler  # the name the caller used (an alias stays an alias)
         return info
 
     def _merge_cfg(
@@ -430,17 +430,13 @@ class Runner:
         it created (the Scheduler contract); the error propagates. Never retried: a
         submit is not idempotent.
         """
-        backend = dryrun_info._scheduler
-        if backend is None or dryrun_info._app is None:
-            raise SpecError(
-                "this AppDryRunInfo did not come from Runner.dryrun or Scheduler.submit_dryrun: "
-                "dry-run the app first"
-            )
+        backend = dryrun_info.scheduler  # SpecError if it was not made by a dry run
+        dryrun_info.app  # noqa: B018 (the same check for the app)
         sched = self._scheduler(backend)
         if dryrun_info.needs_workspace_build:
             # a copy is built: the caller's dryrun info stays as it was
             dryrun_info = sched.build_workspaces_of(dryrun_info)
-            dryrun_info._scheduler = backend
+            dryrun_info.scheduler = backend
         app_id = sched.schedule(dryrun_info)
         try:
             handle = make_app_handle(backend, self._name, app_id)

@@ -323,9 +323,9 @@ class Scheduler(abc.ABC, Generic[T]):
         info = self._submit_dryrun(app, resolved)
         for role in app.roles:
             info = role.pre_proc(self.backend, info)
-        info._app = app
-        info._cfg = resolved
-        info._scheduler = self.backend
+        info.app = app
+        info.cfg = resolved
+        info.scheduler = self.backend
         return info
 
     @abc.abstractmethod

@@ -412,11 +412,16 @@ T = TypeVar("T")
 class AppDryRunInfo(Generic[T]):
     """What ``Scheduler.submit_dryrun`` returns: the native request that would be submitted.
 
-    ``print(info)`` shows the request through ``fmt``. The scheduler fills in the app
-    (its private copy, as the request was made from it), the resolved run options and
-    its name, so that ``schedule(info)`` needs nothing else: read them as the read-only
-    :attr:`app`, :attr:`cfg` and :attr:`scheduler`. (``_app``, ``_cfg`` and
-    ``_scheduler`` are the same values under upstream TorchX's names, for old callers.)
+    ``print(info)`` shows the request through ``fmt``. ``Scheduler.submit_dryrun`` fills
+    in the app (the scheduler's private copy, as the request was made from it), the
+    resolved run options and the scheduler's name, so that ``schedule(info)`` needs
+    nothing else: read them as :attr:`app`, :attr:`cfg` and :attr:`scheduler`. Code that
+    builds a request in several steps (a scheduler assembling it from parts, a
+    ``Role.pre_proc`` returning a new info, the Runner naming an alias) sets them the same
+    way, ``info.app = app``; each setter checks the type, so a wrong value fails where it
+    is set rather than in ``schedule``. (``_app``, ``_cfg`` and ``_scheduler`` hold the
+    same values under upstream TorchX's names, for old callers; new code does not touch
+    them.)
 
     :attr:`needs_workspace_build` is True when the request came from a dry run of an app
     with a workspace to build: ``Runner.schedule`` builds it (and makes the request
@@ -448,6 +453,12 @@ class AppDryRunInfo(Generic[T]):
             raise self._not_filled("app")
         return self._app
 
+    @app.setter
+    def app(self, app: AppDef) -> None:
+        if not isinstance(app, AppDef):
+            raise SpecError(f"AppDryRunInfo.app must be an AppDef, got {type(app).__name__}")
+        self._app = app
+
     @property
     def cfg(self) -> Mapping[str, CfgVal]:
         """The run options, resolved against the scheduler's ``run_opts`` (defaults filled in)."""
@@ -455,12 +466,28 @@ class AppDryRunInfo(Generic[T]):
             raise self._not_filled("cfg")
         return self._cfg
 
+    @cfg.setter
+    def cfg(self, cfg: Mapping[str, CfgVal]) -> None:
+        if not isinstance(cfg, Mapping):
+            raise SpecError(
+                f"AppDryRunInfo.cfg must be a mapping of run options, got {type(cfg).__name__}"
+            )
+        self._cfg = cfg
+
     @property
     def scheduler(self) -> str:
         """The name of the scheduler that made the request (as the caller named it)."""
         if self._scheduler is None:
             raise self._not_filled("scheduler")
         return self._scheduler
+
+    @scheduler.setter
+    def scheduler(self, scheduler: str) -> None:
+        if not isinstance(scheduler, str) or not scheduler:
+            raise SpecError(
+                f"AppDryRunInfo.scheduler must be a scheduler's name, got {scheduler!r}"
+            )
+        self._scheduler = scheduler
 
     def _not_filled(self, what: str) -> SpecError:
         return SpecError(
