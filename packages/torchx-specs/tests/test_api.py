@@ -56,7 +56,7 @@ def test_pre_proc_default_is_identity() -> None:
 
 def test_dryrun_info_is_filled_through_public_setters() -> None:
     info: AppDryRunInfo[dict[str, int]] = AppDryRunInfo({"a": 1}, str)
-    with pytest.raises(SpecError, match="has no app: it was not made by Scheduler.submit_dryrun"):
+    with pytest.raises(SpecError, match="has no app: it was not made by Scheduler"):
         info.app  # noqa: B018
     app = AppDef("x", [Role("r", "i")])
     info.app, info.cfg, info.scheduler = app, {"queue": "q"}, "my_sched"

@@ -430,8 +430,8 @@ class Runner:
         it created (the Scheduler contract); the error propagates. Never retried: a
         submit is not idempotent.
         """
-        backend = dryrun_info.scheduler  # SpecError if it was not made by a dry run
-        dryrun_info.app  # noqa: B018 (the same check for the app)
+        # each raises SpecError ("dry-run the app first") on an info no dry run made
+        backend, _app = dryrun_info.scheduler, dryrun_info.app
         sched = self._scheduler(backend)
         if dryrun_info.needs_workspace_build:
             # a copy is built: the caller's dryrun info stays as it was
