@@ -111,6 +111,28 @@ def test_malformed_handles(cli: Cli, bad: str) -> None:
     assert "handle" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("command", ["status", "describe", "cancel", "delete"])
+def test_a_slash_in_an_app_id_is_refused_in_one_line(cli: Cli, command: str) -> None:
+    # no app id has a '/': "a/b" is no app's id, and no command reads it as one
+    err = cli(command, "local://session/a/b", rc=2).stderr
+    assert len(err.strip().splitlines()) == 1
+    assert "malformed app handle 'local://session/a/b': its app id 'a/b' contains '/'" in err
+    assert "expected {scheduler}://{session_name}/{app_id}" in err
+
+
+def test_a_handle_followed_by_a_role_reads_back_as_that_app(cli: Cli) -> None:
+    handle = _finished(cli, "utils.echo", "--num_replicas", "2")
+    # `torchx log HANDLE/ROLE`: the app of the handle, narrowed to the role
+    assert cli("log", f"{handle}/echo").stdout.split("\n")[0].startswith("echo/")
+    assert {line.split()[0] for line in cli("log", f"{handle}/echo/1").stdout.splitlines()} == {
+        "echo/1"
+    }
+    # other commands take the handle alone: the role is a mistake, said in one line
+    err = cli("status", f"{handle}/echo", rc=2).stderr
+    assert f"its app id '{handle.rsplit('/', 1)[1]}/echo' contains '/'" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_unknown_scheduler_in_handle(cli: Cli) -> None:
     err = cli("status", "slrum://torchx/app", rc=2).stderr
     assert "unknown scheduler 'slrum'" in err

@@ -29,12 +29,12 @@ def test_split_handle_round_trips(
     assert got == (handle, role, ids if role is not None and ids else None)
 
 
-@given(st.text(max_size=20))
+@given(st.text(max_size=30))
 def test_split_handle_never_crashes(text: str) -> None:
     try:
         split_handle(text)
-    except ValueError:  # SpecError and CliError are ValueErrors: one-line user errors
-        pass
+    except CliError as e:  # the one user error it raises: one line saying what is expected
+        assert "\n" not in str(e) and "expected" in str(e)
 
 
 @given(st.integers(0, 10_000), st.sampled_from("smhd"))
@@ -62,6 +62,16 @@ def test_bad_replica_ids() -> None:
         split_handle("local://s/app/role/a,b")
     with pytest.raises(CliError, match="HANDLE"):
         split_handle("local://s/app/role/0/extra")
+
+
+@pytest.mark.parametrize("bad", ["local", "local://", "local://s", "local://s/", "local://s//w"])
+def test_bad_handles_name_the_form(bad: str) -> None:
+    with pytest.raises(CliError) as e:
+        split_handle(bad)
+    assert str(e.value) == (
+        f"bad handle {bad!r}: expected HANDLE[/ROLE[/N,M]], HANDLE being "
+        "{scheduler}://{session_name}/{app_id}, e.g. local://torchx/echo-abc123/worker/0,1"
+    )
 
 
 @pytest.mark.parametrize(

@@ -690,14 +690,30 @@ def test_failed_submit_leaves_nothing(runner: Runner, factories: Factories) -> N
     assert runner._apps == {}
 
 
-def test_app_id_that_no_handle_can_carry_is_removed(runner: Runner) -> None:
+@pytest.mark.parametrize("bad_id", ["has space", "queue/job-1"])
+def test_app_id_that_no_handle_can_carry_is_removed(runner: Runner, bad_id: str) -> None:
     sched = runner._scheduler("fake")
     assert isinstance(sched, FakeScheduler)
-    sched.bad_app_id = "has space"
+    sched.bad_app_id = bad_id
     with pytest.raises(SchedulerError, match="the app was removed"):
         runner.run(app(), "fake")
-    assert ("delete", ("has space",)) in sched.calls
+    assert ("delete", (bad_id,)) in sched.calls
     assert runner.list("fake") == []
+
+
+def test_listed_app_id_that_no_handle_can_carry_is_one_line(
+    runner: Runner, factories: Factories
+) -> None:
+    factories.state_file.write_text(
+        json.dumps({"queue/job-1": {"step": 0, "request": {"name": "x", "roles": []}}})
+    )
+    with pytest.raises(SchedulerError) as e:
+        runner.list("fake")
+    assert str(e.value).startswith(
+        "scheduler 'fake' listed app id 'queue/job-1', which no handle can carry "
+        "(a scheduler's app ids have no '/' and no whitespace): "
+    )
+    assert "\n" not in str(e.value)
 
 
 # --- transient failures --------------------------------------------------------------

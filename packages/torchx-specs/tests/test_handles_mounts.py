@@ -22,9 +22,28 @@ from torchx.specs import (
 
 
 def test_parse_handle() -> None:
-    assert parse_app_handle("local://me/app/with/slash") == ParsedAppHandle(
-        "local", "me", "app/with/slash"
+    assert parse_app_handle("k8s://me/team-a:trainer-x1") == ParsedAppHandle(
+        "k8s", "me", "team-a:trainer-x1"
     )
+
+
+@pytest.mark.parametrize(
+    ("handle", "app_id"),
+    [("local://me/app/with/slash", "app/with/slash"), ("sched://session/a/b", "a/b")],
+)
+def test_an_app_id_with_a_slash_is_refused_naming_it(handle: str, app_id: str) -> None:
+    with pytest.raises(MalformedAppHandleException) as e:
+        parse_app_handle(handle)
+    message = str(e.value)
+    assert "\n" not in message
+    assert message.startswith(
+        f"malformed app handle {handle!r}: its app id {app_id!r} contains '/'"
+    )
+    assert message.endswith(
+        "expected {scheduler}://{session_name}/{app_id}, e.g. local://default/echo-abc123"
+    )
+    with pytest.raises(MalformedAppHandleException, match="the session and the app id no '/'"):
+        make_app_handle("local", "me", app_id)
 
 
 @pytest.mark.parametrize(
@@ -52,11 +71,27 @@ _part = st.text(
 @given(
     _part.filter(lambda s: ":" not in s and "/" not in s),
     _part.filter(lambda s: "/" not in s) | st.just(""),
-    _part,
+    _part.filter(lambda s: "/" not in s),
 )
 def test_handle_round_trip(scheduler: str, session: str, app_id: str) -> None:
     handle = make_app_handle(scheduler, session, app_id)
     assert parse_app_handle(handle) == (scheduler, session, app_id)
+
+
+@given(
+    _part.filter(lambda s: ":" not in s and "/" not in s),
+    _part.filter(lambda s: "/" not in s) | st.just(""),
+    _part.filter(lambda s: "/" not in s),
+    _part,
+)
+def test_no_handle_carries_a_slash_in_its_app_id(
+    scheduler: str, session: str, head: str, tail: str
+) -> None:
+    app_id = f"{head}/{tail}"
+    with pytest.raises(MalformedAppHandleException):
+        make_app_handle(scheduler, session, app_id)
+    with pytest.raises(MalformedAppHandleException, match="contains '/'"):
+        parse_app_handle(f"{scheduler}://{session}/{app_id}")
 
 
 def test_parse_mounts_all_kinds() -> None:

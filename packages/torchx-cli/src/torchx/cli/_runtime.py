@@ -67,24 +67,41 @@ def scheduler_cfg(
     return cfg
 
 
-def split_handle(handle: str) -> tuple[str, str | None, list[int] | None]:
-    """``local://s/app[/role[/0,1]]`` -> (app handle, role or None, replica ids or None)."""
-    from torchx.specs import parse_app_handle
+def split_handle(text: str) -> tuple[str, str | None, list[int] | None]:
+    """``local://s/app[/role[/0,1]]`` -> (app handle, role or None, replica ids or None).
 
-    parsed = parse_app_handle(handle)
-    parts = parsed.app_id.split("/")
-    app_handle = f"{parsed.scheduler_backend}://{parsed.session_name}/{parts[0]}"
-    role = parts[1] if len(parts) > 1 and parts[1] else None
+    No app id contains ``/`` (``torchx.specs.handles`` refuses one where a handle is
+    made), so what follows the app id's slash is always a role: every handle reads back
+    as the app it names.
+    """
+    from torchx.specs import MalformedAppHandleException, parse_app_handle
+
+    scheme, _, rest = text.partition("://")
+    session, _, path = rest.partition("/")
+    app_id, _, narrowing = path.partition("/")
+    try:
+        parsed = parse_app_handle(f"{scheme}://{session}/{app_id}")
+    except MalformedAppHandleException:
+        raise CliError(
+            f"bad handle {text!r}: expected HANDLE[/ROLE[/N,M]], HANDLE being "
+            "{scheduler}://{session_name}/{app_id}, e.g. local://torchx/echo-abc123/worker/0,1"
+        ) from None
+    app_handle = f"{parsed.scheduler_backend}://{parsed.session_name}/{parsed.app_id}"
+    parts = narrowing.split("/") if narrowing else []
+    role = parts[0] if parts and parts[0] else None
     replicas: list[int] | None = None
-    if len(parts) > 2 and parts[2]:
+    if len(parts) > 1 and parts[1]:
         try:
-            replicas = [int(x) for x in parts[2].split(",")]
+            replicas = [int(x) for x in parts[1].split(",")]
         except ValueError:
             raise CliError(
-                f"bad replica ids {parts[2]!r} in {handle!r}: expected numbers such as 0 or 0,1"
+                f"bad replica ids {parts[1]!r} in {text!r}: expected numbers such as 0 or 0,1"
             ) from None
-    if len(parts) > 3:
-        raise CliError(f"bad handle {handle!r}: expected HANDLE[/ROLE[/N,M]]")
+    if len(parts) > 2:
+        raise CliError(
+            f"bad handle {text!r}: expected HANDLE[/ROLE[/N,M]], e.g. "
+            f"{app_handle}/{role or 'trainer'}/0,1"
+        )
     return app_handle, role, replicas
 
 

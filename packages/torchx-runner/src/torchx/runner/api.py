@@ -612,7 +612,15 @@ class Runner:
             lambda: sched.list(None if cfg is None else _as_dict(cfg)),
         )
         for app in apps:
-            app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
+            try:
+                app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
+            except SpecError as e:
+                from torchx.schedulers.api import SchedulerError
+
+                raise SchedulerError(
+                    f"scheduler '{scheduler}' listed app id {app.app_id!r}, which no handle "
+                    f"can carry (a scheduler's app ids have no '/' and no whitespace): {e}"
+                ) from None
         return apps
 
 
