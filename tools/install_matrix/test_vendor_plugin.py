@@ -128,6 +128,11 @@ def test_run_and_follow_an_app_from_later_processes(env: Env) -> None:
     assert refused.stdout.count("use streams=combined") == 2, refused.stdout
     listed = json.loads(ok(env.torchx("list", "-s", "acme", "--json")))["data"]
     assert {"handle": handle, "state": "SUCCEEDED", "name": "hello"} in listed, listed
+    # listed by queue, as submitted: the app ran on the default queue, none on "gpu"
+    by_queue = ["list", "-s", "acme", "--json", "-cfg"]
+    listed = json.loads(ok(env.torchx(*by_queue, "queue=default")))["data"]
+    assert handle in {a["handle"] for a in listed}, listed
+    assert json.loads(ok(env.torchx(*by_queue, "queue=gpu")))["data"] == []
 
 
 def test_run_with_log_follows_the_output_until_the_app_ends(env: Env) -> None:

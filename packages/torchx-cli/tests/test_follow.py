@@ -65,6 +65,44 @@ def test_list_newest_first_and_json(cli: Cli) -> None:
     assert "did you mean 'local'" in err
 
 
+def test_list_lists_where_its_run_options_say(cli: Cli) -> None:
+    # the local scheduler's state_dir run option, given after submit as at submit
+    elsewhere = cli.root / "elsewhere"
+    here = _finished(cli, "utils.echo")
+    there = _finished(cli, "-cfg", f"state_dir={elsewhere}", "utils.sh", "true")
+    assert [line.split()[0] for line in cli("list").stdout.splitlines()[1:]] == [there, here]
+    listed = cli("list", "-s", "local", "-cfg", f"state_dir={elsewhere}").stdout.splitlines()
+    assert [line.split()[0] for line in listed[1:]] == [there]
+    doc = json.loads(cli("list", "--json", "--scheduler_args", f"state_dir={elsewhere}").stdout)
+    assert [a["handle"] for a in doc["data"]] == [there]
+    # the same from the [local] section of .torchxconfig; -cfg over it
+    (cli.work / ".torchxconfig").write_text(f"[local]\nstate_dir = {elsewhere}\n")
+    assert [line.split()[0] for line in cli("list").stdout.splitlines()[1:]] == [there]
+    listed = cli("list", "-cfg", f"state_dir={cli.state}").stdout.splitlines()
+    assert [line.split()[0] for line in listed[1:]] == [there, here]
+
+
+@pytest.mark.parametrize(
+    ("cfg", "message"),
+    [
+        ("stat_dir=/x", "unknown run option 'stat_dir' in 'stat_dir=/x'"),
+        ("state_dir", "malformed run config 'state_dir': 'state_dir' is not KEY=VALUE"),
+        ("prepend_cwd=maybe", "run option 'prepend_cwd' expects a bool"),
+    ],
+)
+def test_list_with_a_bad_run_option_is_one_line(cli: Cli, cfg: str, message: str) -> None:
+    err = cli("list", "-s", "local", "-cfg", cfg, rc=2).stderr
+    assert err.startswith(f"torchx list: error: {message}")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_list_with_a_bad_torchxconfig_is_one_line(cli: Cli) -> None:
+    (cli.work / ".torchxconfig").write_text("[local]\nstat_dir = /x\n")
+    err = cli("list", "-s", "local", rc=2).stderr
+    assert "[local] unknown key 'stat_dir' (did you mean 'state_dir'?)" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_cancel_then_delete(cli: Cli) -> None:
     handle = cli.start("utils.sh", "sleep", "60")
     err = cli("delete", handle, rc=2).stderr

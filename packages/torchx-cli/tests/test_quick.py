@@ -188,6 +188,7 @@ def test_log_of_several_replicas_has_the_same_lines(both: Both, pair: str) -> No
         ("log", "--regex", "out", "{h}/a/0"),
         ("list", "--json"),
         ("list", "-s", "local_cwd"),
+        ("list", "-cfg", "grace_period=1"),
         ("--log_level", "INFO", "status", "{h}"),
     ],
 )
@@ -221,7 +222,8 @@ def test_errors_are_the_full_commands(both: Both, pair: str, args: tuple[str, ..
 def test_a_torchxconfig_sends_list_the_full_way(both: Both, cli: Cli, pair: str) -> None:
     (cli.work / ".torchxconfig").write_text("[cli:run]\nscheduler = local\n")
     both.same("list", taken=False)
-    both.same("list", "-s", "local")  # explicit: the config is not read
+    # explicit too: its [local] section may name another state_dir to list
+    both.same("list", "-s", "local", taken=False)
     (cli.work / ".torchxconfig").unlink()
     both.same("list")
     (cli.home / ".torchxconfig").write_text("[cli:run]\nscheduler = local\n")

@@ -685,6 +685,20 @@ def test_list_newest_first(sched: LocalScheduler) -> None:
     assert listed[0].app_handle == f"local://test/{ids[2]}" and listed[0].name == "n2"
 
 
+def test_list_of_the_state_dir_run_option_lists_the_apps_run_there(
+    sched: LocalScheduler, tmp_path: Path
+) -> None:
+    here = run(sched, sh("w", "true"), name="here")
+    elsewhere = str(tmp_path / "elsewhere")
+    there = run(sched, sh("w", "true"), name="there", state_dir=elsewhere)
+    for app_id in (here, there):
+        wait(sched, app_id)
+    listed = sched.list({"state_dir": elsewhere})
+    assert [(x.app_id, x.name) for x in listed] == [(there, "there")]
+    assert here in {x.app_id for x in sched.list()}
+    assert sched.list({"state_dir": str(tmp_path / "empty")}) == []
+
+
 # ----------------------------------------------------------------------------- from other processes
 
 _OTHER = textwrap.dedent(

@@ -979,6 +979,51 @@ def test_config_bad_key_fails_the_dryrun(
         r.dryrun(app(), "fake")
 
 
+def _listed_with(r: Runner, scheduler: str, cfg: Mapping[str, CfgVal] | None = None) -> Any:
+    """The cfg the scheduler's ``list`` got from ``r.list(scheduler, cfg)``."""
+    r.list(scheduler, cfg)
+    sched = r._scheduler(scheduler)
+    assert isinstance(sched, FakeScheduler)
+    return [args[0] for name, args in sched.calls if name == "list"][-1]
+
+
+def test_list_gets_the_options_given_over_the_config_and_no_default(
+    factories: Factories, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "nohome"))
+    factories_ = {"fake": factories.make(), "needs": factories.make(required=True)}
+    with Runner("s", factories_, use_config=True) as r:
+        assert _listed_with(r, "fake") is None  # no default queue narrows the listing
+        # a required option is for submitting: listing does not ask for it
+        assert _listed_with(r, "needs") is None
+        assert _listed_with(r, "fake", {"priority": 3}) == {"priority": 3}
+        (tmp_path / ".torchxconfig").write_text("[fake]\nqueue = from-file\npriority = 7\n")
+        assert _listed_with(r, "fake") == {"queue": "from-file", "priority": 7}
+        assert _listed_with(r, "fake", {"queue": "given", "priority": None}) == {
+            "queue": "given",
+            "priority": 7,
+        }
+    with Runner("s", {"fake": factories.make()}, use_config=False) as r:
+        assert _listed_with(r, "fake") is None
+
+
+@pytest.mark.parametrize(
+    ("cfg", "message"),
+    [
+        ({"priorty": 1}, "scheduler 'fake': unknown run option 'priorty'"),
+        ({"priority": "high"}, "scheduler 'fake': run option 'priority' expects int, got 'high'"),
+    ],
+)
+def test_list_with_a_bad_option_is_one_line_and_asks_nothing(
+    runner: Runner, factories: Factories, cfg: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidRunConfigException) as e:
+        runner.list("fake", cfg)
+    assert str(e.value).startswith(message) and "\n" not in str(e.value)
+    assert not any(name == "list" for s in factories.created for name, _ in s.calls)
+
+
 def test_config_of_a_schedulers_other_name_applies_to_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

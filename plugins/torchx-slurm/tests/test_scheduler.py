@@ -250,6 +250,34 @@ def test_list_groups_components_newest_first(fake_slurm: FakeSlurm, sched: Slurm
     assert argv[:5] == ["-h", "-t", "all", "-u", getpass.getuser()]
 
 
+def test_list_is_narrowed_by_the_run_options_given(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
+    fake_slurm.answer("squeue", stdout=_squeue_line("12", "COMPLETED", "b-2:echo:0", "/j"))
+    assert [a.app_id for a in sched.list({"partition": "gpu", "qos": "high", "time": "1:00"})] == [
+        "12"
+    ]
+    [argv] = fake_slurm.calls("squeue")
+    assert argv[-2:] == ["--partition=gpu", "--qos=high"]  # time says nothing about where
+
+
+def test_list_with_the_partition_of_torchxconfig_through_the_runner(
+    fake_slurm: FakeSlurm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.runner import get_runner
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".torchxconfig").write_text("[slurm]\npartition = debug\naccount = ml\n")
+    fake_slurm.answer("squeue", stdout="")
+    with get_runner() as runner:
+        assert runner.list("slurm") == []
+        assert runner.list("slurm", {"partition": "gpu"}) == []
+    first, second = fake_slurm.calls("squeue")
+    assert first[-2:] == ["--partition=debug", "--account=ml"]
+    assert second[-2:] == ["--partition=gpu", "--account=ml"]
+
+
 def test_cancel_runs_scancel(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
     fake_slurm.answer("squeue", stdout=_squeue_line("5", "RUNNING", "a-1:w:0", "/j"))
     sched.cancel("5")

@@ -116,6 +116,8 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
         from acme_torchx import batch
 
+        # the queue given to `torchx list -s acme -cfg queue=q` (or in [acme] of
+        # .torchxconfig); none given: every queue (no default is filled in for a list)
         queue = cfg.get("queue") if cfg else None
         apps = []
         for job in batch.jobs(None if queue is None else str(queue)):

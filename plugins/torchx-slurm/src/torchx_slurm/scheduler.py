@@ -70,6 +70,8 @@ from torchx_slurm.parse import (
 from torchx_slurm.script import STATE_DIR, SlurmRequest, build_request
 
 _JOB_ID = re.compile(r"\d+")
+#: Run options that narrow ``list`` (each is also an ``squeue`` option of the same name).
+LIST_FILTERS = ("partition", "account", "qos")
 #: Seconds between two status calls of a followed log (``log_iter(should_tail=True)``).
 STATUS_INTERVAL = 1.0
 _EXIT_FILE = re.compile(r"(.+)\.(\d+)\.exit")
@@ -330,11 +332,19 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         )
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
-        """The user's jobs Slurm still knows (``squeue``), newest first, one per app."""
-        out = commands.run(
-            ["squeue", "-h", "-t", "all", "-u", getpass.getuser(), "-o", SQUEUE_FORMAT],
-            what="list the user's jobs",
-        )
+        """The user's jobs Slurm still knows (``squeue``), newest first, one per app.
+
+        The run options ``partition``, ``account`` and ``qos``, when given
+        (``torchx list -s slurm -cfg partition=gpu``, or the ``[slurm]`` section of
+        ``.torchxconfig``), narrow the list to the jobs submitted with them, as
+        ``squeue --partition`` and the like do.
+        """
+        argv = ["squeue", "-h", "-t", "all", "-u", getpass.getuser(), "-o", SQUEUE_FORMAT]
+        for option in LIST_FILTERS:
+            value = cfg.get(option) if cfg else None
+            if value:
+                argv.append(f"--{option}={value}")
+        out = commands.run(argv, what="list the user's jobs")
         leaders: dict[str, JobRecord] = {}
         for rec in parse_squeue_text(out):
             have = leaders.get(rec.job_id)

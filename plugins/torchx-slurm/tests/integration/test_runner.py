@@ -44,6 +44,9 @@ def test_runner_describe_and_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert {r.name: r.num_replicas for r in app.roles} == {"ps": 1, "worker": 2}
         listed = {a.app_handle: a for a in runner.list("slurm")}
         assert handle in listed, list(listed)
+        # narrowed by a run option, as `torchx list -s slurm -cfg partition=debug` does
+        in_debug = {a.app_handle for a in runner.list("slurm", {"partition": "debug"})}
+        assert handle in in_debug, in_debug
         status = runner.wait(handle, wait_interval=0.5, timeout=120)
         assert status is not None and status.state == AppState.SUCCEEDED, status
         assert listed[handle].state in {

@@ -293,10 +293,11 @@ def _list(args: Sequence[str]) -> Callable[[], int]:
     scheduler = options.get("-s") or options.get("--scheduler")
     if positionals or len(options) > 1:
         raise _Decline("arguments")
-    if scheduler is None and _config_files_exist():
-        raise _Decline("[cli:run] may name another scheduler")
     if scheduler not in (None, SCHEDULER):
         raise _Decline(str(scheduler))
+    if _config_files_exist():
+        # [cli:run] may name another scheduler, [local] another state_dir to list
+        raise _Decline("config files")
     from torchx.cli.output import format_app_list
 
     text = format_app_list(

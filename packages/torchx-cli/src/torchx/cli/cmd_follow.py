@@ -103,15 +103,32 @@ class DescribeCommand:
 
 class ListCommand:
     help = "list the apps a scheduler knows of, newest first"
+    description = """\
+List the apps a scheduler knows of, newest first.
+
+Schedulers that route by a run option (a Kubernetes namespace, an AWS queue and
+region) list where the options say: -cfg as for 'torchx run', over the [SCHEDULER]
+section of .torchxconfig. No default is assumed for an option not given.
+
+  torchx list -s local
+  torchx list -s kubernetes -cfg namespace=team-a
+"""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("-s", "--scheduler", help="scheduler to ask (default: local)")
+        from torchx.cli.cmd_run import add_cfg_argument
+
+        parser.add_argument(
+            "-s", "--scheduler", help="scheduler to ask (default: local, or [cli:run])"
+        )
+        add_cfg_argument(parser, "run options that say where to look")
         parser.add_argument("--json", action="store_true", help="print as JSON")
 
     def run(self, args: argparse.Namespace) -> int:
-        from torchx.cli._runtime import default_scheduler, get_runner
+        from torchx.cli._runtime import default_scheduler, get_runner, scheduler_cfg
 
-        apps = get_runner(one_shot=True).list(args.scheduler or default_scheduler())
+        runner = get_runner(one_shot=True)
+        scheduler = args.scheduler or default_scheduler()
+        apps = runner.list(scheduler, scheduler_cfg(runner, scheduler, args.cfg))
         if args.json:
             from torchx.cli.output import print_json
 

@@ -27,6 +27,23 @@ examples:
 _APPDEF_SUFFIXES = (".yaml", ".yml", ".json")
 
 
+def add_cfg_argument(parser: argparse.ArgumentParser, what: str = "run options") -> None:
+    """``-cfg K=V,...`` (also ``--scheduler_args``; may repeat): the scheduler's run options.
+
+    ``run`` and ``list`` share it, so that what routes a submission (a namespace, a
+    queue and region) is given the same way when asking where the apps are.
+    """
+    parser.add_argument(
+        "-cfg",
+        "--scheduler_args",
+        dest="cfg",
+        action="append",
+        metavar="K=V,...",
+        help=f"scheduler {what}, e.g. -cfg log_dir=/tmp,prepend_cwd=true (may repeat; "
+        "over the [SCHEDULER] section of .torchxconfig; see 'torchx runopts SCHEDULER')",
+    )
+
+
 class RunCommand:
     help = "run a component or an AppDef file on a scheduler"
     description = _DESCRIPTION
@@ -35,15 +52,7 @@ class RunCommand:
         parser.add_argument(
             "-s", "--scheduler", help="scheduler to run on (default: local, or [cli:run])"
         )
-        parser.add_argument(
-            "-cfg",
-            "--scheduler_args",
-            dest="cfg",
-            action="append",
-            metavar="K=V,...",
-            help="scheduler run options, e.g. -cfg log_dir=/tmp,prepend_cwd=true (may repeat; "
-            "see 'torchx runopts SCHEDULER')",
-        )
+        add_cfg_argument(parser)
         parser.add_argument(
             "--dryrun", action="store_true", help="print the AppDef and the request; submit nothing"
         )

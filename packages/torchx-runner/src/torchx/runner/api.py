@@ -605,11 +605,25 @@ class Runner:
     def list(
         self, scheduler: str, cfg: Mapping[str, CfgVal] | None = None
     ) -> list[ListAppResponse]:
-        """The apps ``scheduler`` knows of, each with its ``app_handle`` filled in."""
+        """The apps ``scheduler`` knows of, each with its ``app_handle`` filled in.
+
+        ``cfg`` says where to look, for backends that route by a run option (a k8s
+        namespace, an AWS queue and region): it goes over the ``[scheduler]`` section of
+        ``.torchxconfig`` files as for :meth:`dryrun`, and is checked the same way (an
+        unknown option names the nearest one, a wrong type is an error). Unlike a
+        submission, no default is filled in and no required option is asked for: the
+        scheduler gets only the options given (None when there are none), so that a
+        default queue does not narrow the listing.
+        """
         sched = self._scheduler(scheduler)
+        opts = sched.run_opts()
+        merged = self._merge_cfg(scheduler, opts, _as_dict(cfg))
+        try:
+            given = opts.resolve(merged, strict=True, fill_defaults=False)
+        except InvalidRunConfigException as e:
+            raise InvalidRunConfigException(_named(scheduler, sched.backend, e)) from None
         apps: list[ListAppResponse] = self._retrying(
-            f"list apps of scheduler '{scheduler}'",
-            lambda: sched.list(None if cfg is None else _as_dict(cfg)),
+            f"list apps of scheduler '{scheduler}'", lambda: sched.list(given or None)
         )
         for app in apps:
             try:

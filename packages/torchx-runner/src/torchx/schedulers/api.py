@@ -355,8 +355,12 @@ class Scheduler(abc.ABC, Generic[T]):
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
         """Every app this scheduler knows of (newest first where the backend can tell).
 
-        ``cfg`` is the same scheduler config passed to run/dryrun, for backends that
-        route by it.
+        ``cfg`` holds the run options the user gave to say where to look (``torchx list
+        -s X -cfg namespace=team-a``, or the ``[X]`` section of ``.torchxconfig``), for
+        backends that route by them: checked against :meth:`run_opts` and with canonical
+        names, but, unlike a submission's, with no default filled in and no required
+        option asked for (a default queue would narrow the listing). None or empty: list
+        everything the backend shows this user.
         """
 
     def exists(self, app_id: str) -> bool:

@@ -990,8 +990,12 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
         """Every app in the state directory (and the ones linked from it), newest first.
 
+        The ``state_dir`` run option, if given (``torchx list -s local -cfg
+        state_dir=DIR``), names another state directory to list: the apps run there.
         An app whose record this version cannot read is listed as UNKNOWN.
         """
+        given = cfg.get("state_dir") if cfg else None
+        state_dir = os.path.abspath(str(given)) if given else self.state_dir
         return [
             ListAppResponse(
                 app_id=app_id,
@@ -999,7 +1003,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                 app_handle=f"{self.backend}://{self.session_name}/{app_id}",
                 name=name,
             )
-            for app_id, state, name in _rec.list_states(self.state_dir, _settle)
+            for app_id, state, name in _rec.list_states(state_dir, _settle)
         ]
 
     def _app_dirs(self) -> Iterable[tuple[str, str]]:

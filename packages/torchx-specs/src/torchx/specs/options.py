@@ -339,7 +339,9 @@ class runopts:
             return True
         return isinstance(tp, type) and isinstance(obj, tp)
 
-    def resolve(self, cfg: Mapping[str, CfgVal], *, strict: bool = False) -> dict[str, CfgVal]:
+    def resolve(
+        self, cfg: Mapping[str, CfgVal], *, strict: bool = False, fill_defaults: bool = True
+    ) -> dict[str, CfgVal]:
         """Validates ``cfg`` against the registered options and fills in defaults.
 
         Keys may be aliases or camelCase; the result uses the registered names. Raises
@@ -347,6 +349,17 @@ class runopts:
         option or a value of the wrong type. Unknown keys are passed through as they
         are, unless ``strict`` is set, in which case the first one is an error naming
         the nearest valid key. ``cfg`` itself is never modified.
+
+        ``fill_defaults=False`` checks only the options given: nothing is added and a
+        missing required option is no error. That is what a call that is not a
+        submission wants (``Runner.list`` of a queue): a default meant for submitting
+        would narrow it, and an option only a submission needs is not asked for.
+
+        >>> opts = runopts()
+        >>> opts.add("queue", type_=str, required=True, help="the queue")
+        >>> opts.add("priority", type_=int, default=0, help="job priority")
+        >>> opts.resolve({"priority": 2}, fill_defaults=False)
+        {'priority': 2}
         """
         resolved: dict[str, CfgVal] = {}
         for key, value in cfg.items():
@@ -362,6 +375,9 @@ class runopts:
         for name, opt in self._opts.items():
             value = resolved.get(name)
             if value is None:
+                if not fill_defaults:
+                    resolved.pop(name, None)  # None is "not given"
+                    continue
                 if opt.is_required:
                     raise InvalidRunConfigException(
                         f"required run option '{name}' ({type_name(opt.opt_type)}) is missing: "
