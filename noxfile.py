@@ -10,7 +10,8 @@ Default sessions (``nox`` with no arguments) need no root and no services:
   the conformance kit of ``torchx-runner[testing]`` against its scheduler.
 * ``lint``: ruff check and ruff format --check over the whole tree.
 * ``typecheck-<dist>``: mypy --strict, one distribution at a time.
-* ``repo``: tools/check_imports.py (no undeclared sibling imports) and tools/tests.
+* ``repo``: tools/check_imports.py (no undeclared sibling imports, nothing private of a
+  sibling: modules, names, attributes; examples/ too) and tools/tests.
 * ``e2e``: local end-to-end runs of a real distributed PyTorch job (``dist.ddp`` of
   examples/ddp/train.py through the ``torchx`` command; installs torch with pip).
 

@@ -187,10 +187,14 @@ def write_version(path: Path, version: str) -> None:
     path.write_text(new, encoding="utf-8")
 
 
-def distributions(root: Path = ROOT) -> dict[str, Dist]:
-    """Every distribution folder under ``packages/`` and ``plugins/``, by normalized name."""
+def distributions(root: Path = ROOT, groups: Iterable[str] = DIST_GROUPS) -> dict[str, Dist]:
+    """Every distribution folder under ``packages/`` and ``plugins/``, by normalized name.
+
+    ``groups``: other folders to look in instead (``("examples",)``: the example vendor
+    plugin, which the import checks read too but the release tools leave alone).
+    """
     found: dict[str, Dist] = {}
-    for group in DIST_GROUPS:
+    for group in groups:
         for pyproject in sorted((root / group).glob("*/pyproject.toml")):
             try:
                 data = tomllib.loads(pyproject.read_text(encoding="utf-8"))

@@ -1,4 +1,5 @@
-"""Check that no distribution imports a sibling it does not declare, nor a plugin's SDK.
+"""Check that no distribution imports a sibling it does not declare, nor a plugin's SDK,
+nor uses a sibling's private names.
 
 Each distribution must work with only itself and its declared dependencies
 installed (DESIGN.md). The per-distribution test sessions catch an undeclared
@@ -21,6 +22,13 @@ Rules, all derived from the tree (see ``_layout``):
   starts with ``_``, dunders such as ``__version__`` aside): what one distribution
   needs from another must be public API (``torchx.specs.__version__``, not
   ``torchx.specs._version``), or it could change under it in any release.
+* Nor does it use a sibling's private attribute, ``info._scheduler = name`` on an
+  object of a class of torchx-specs (see ``_private_attrs`` for how that is told from
+  names alone, with few false alarms).
+
+The example distributions under ``examples/`` (the vendor plugin) are checked by the
+same rules; loose example scripts (``examples/ddp/train.py``) may import any
+distribution, but nothing private of any.
 
 Imports counted: ``import a.b``, ``from a.b import c`` (``c`` is checked as the
 module ``a.b.c`` too, so ``from torchx import runner`` counts), and
@@ -35,10 +43,14 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from _layout import ROOT, Dist, LayoutError, distributions, owner_of, owners
+from _private_attrs import Definitions, collect_definitions, problems_in
+
+#: Folders whose sub-folders with a pyproject are example distributions, checked too.
+EXAMPLE_GROUPS = ("examples",)
 
 #: Third-party SDK -> the only distribution allowed to import it.
 SDK_OWNERS: Mapping[str, str] = {
@@ -100,69 +112,115 @@ def _python_files(folder: Path) -> Iterator[Path]:
                 yield path
 
 
-def check_dist(
-    dist: Dist, dists: Mapping[str, Dist], package_owners: Mapping[str, str], root: Path
+Parsed = list[tuple[Path, ast.AST]]
+
+
+def _shown(path: Path, root: Path) -> Path:
+    return path.relative_to(root) if path.is_relative_to(root) else path
+
+
+def parse_files(paths: Iterable[Path], root: Path, problems: list[str]) -> Parsed:
+    """``(path, tree)`` of each file; one that does not parse is a problem."""
+    parsed: Parsed = []
+    for path in paths:
+        try:
+            parsed.append((path, ast.parse(path.read_bytes(), str(path))))
+        except SyntaxError as e:
+            problems.append(f"{_shown(path, root)}:{e.lineno}: cannot parse: {e.msg}")
+    return parsed
+
+
+def dist_files(dist: Dist) -> list[Path]:
+    """The Python files of a distribution that are checked: ``src/`` and ``tests/``."""
+    return [p for folder in (dist.src, dist.folder / "tests") for p in _python_files(folder)]
+
+
+def import_problems(
+    tree: ast.AST,
+    shown: str,
+    name: str,
+    may_import: Iterable[str],
+    package_owners: Mapping[str, str],
 ) -> list[str]:
-    """Problems in one distribution's ``src/`` and ``tests/``."""
+    """The import problems of one file of distribution ``name``.
+
+    ``may_import``: the siblings it may import. Required and optional siblings alike:
+    an import of an extra's package is expected to be lazy or guarded, which reading
+    the source cannot judge.
+    """
+    allowed = set(may_import)
     problems: list[str] = []
-    # Required and optional siblings alike: an import of an extra's package is
-    # expected to be lazy or guarded, which reading the source cannot judge.
-    allowed = set(dist.sibling_closure(dists, extras=("*",)))
-    for folder in (dist.src, dist.folder / "tests"):
-        for path in _python_files(folder):
-            shown = path.relative_to(root) if path.is_relative_to(root) else path
-            try:
-                tree = ast.parse(path.read_bytes(), str(path))
-            except SyntaxError as e:
-                problems.append(f"{shown}:{e.lineno}: cannot parse: {e.msg}")
-                continue
-            reported: set[tuple[int, str]] = set()
-            for line, module in sorted(imported_modules(tree)):
-                owner = owner_of(module, package_owners)
-                top = module.split(".")[0]
-                sdk_owner = SDK_OWNERS.get(top)
-                if owner is not None and owner != dist.name and owner not in allowed:
-                    if (line, owner) not in reported:
-                        reported.add((line, owner))
-                        problems.append(
-                            f"{shown}:{line}: imports {module} (owned by {owner}), which "
-                            f"{dist.name} does not declare as a dependency; add "
-                            f'"{owner}" to its pyproject dependencies or drop the import'
-                        )
-                elif (
-                    owner is not None
-                    and owner != dist.name
-                    and private_part(module) is not None
-                    and (line, owner) not in reported
-                ):
-                    reported.add((line, owner))
-                    problems.append(
-                        f"{shown}:{line}: imports {module}, private to {owner} "
-                        f"({private_part(module)!r} starts with '_'); use {owner}'s public "
-                        "API, or make what is needed public there"
-                    )
-                elif (
-                    sdk_owner is not None and sdk_owner != dist.name and (line, top) not in reported
-                ):
-                    reported.add((line, top))
-                    problems.append(
-                        f"{shown}:{line}: imports {top}, which only {sdk_owner} may import "
-                        f"(the SDK of that plugin); use {sdk_owner}'s public API instead"
-                    )
+    reported: set[tuple[int, str]] = set()
+    for line, module in sorted(imported_modules(tree)):
+        owner = owner_of(module, package_owners)
+        top = module.split(".")[0]
+        sdk_owner = SDK_OWNERS.get(top)
+        if owner is not None and owner != name and owner not in allowed:
+            if (line, owner) not in reported:
+                reported.add((line, owner))
+                problems.append(
+                    f"{shown}:{line}: imports {module} (owned by {owner}), which "
+                    f"{name} does not declare as a dependency; add "
+                    f'"{owner}" to its pyproject dependencies or drop the import'
+                )
+        elif (
+            owner is not None
+            and owner != name
+            and private_part(module) is not None
+            and (line, owner) not in reported
+        ):
+            reported.add((line, owner))
+            problems.append(
+                f"{shown}:{line}: imports {module}, private to {owner} "
+                f"({private_part(module)!r} starts with '_'); use {owner}'s public "
+                "API, or make what is needed public there"
+            )
+        elif sdk_owner is not None and sdk_owner != name and (line, top) not in reported:
+            reported.add((line, top))
+            problems.append(
+                f"{shown}:{line}: imports {top}, which only {sdk_owner} may import "
+                f"(the SDK of that plugin); use {sdk_owner}'s public API instead"
+            )
     return problems
 
 
 def check(root: Path = ROOT) -> list[str]:
     """Every problem in the repository at ``root``, one line each."""
     try:
-        dists = distributions(root)
+        dists = {**distributions(root), **distributions(root, groups=EXAMPLE_GROUPS)}
         package_owners = owners(dists)
     except LayoutError as e:
         return [str(e)]
     problems: list[str] = []
-    for dist in dists.values():
-        problems.extend(check_dist(dist, dists, package_owners, root))
+    parsed = {name: parse_files(dist_files(d), root, problems) for name, d in dists.items()}
+    defined = {name: _definitions(files) for name, files in parsed.items()}
+    for name, dist in dists.items():
+        siblings = dist.sibling_closure(dists, extras=("*",))
+        theirs = {sibling: defined[sibling] for sibling in siblings}
+        for path, tree in parsed[name]:
+            shown = str(_shown(path, root))
+            problems += import_problems(tree, shown, name, siblings, package_owners)
+            problems += problems_in(tree, shown, defined[name], theirs, name)
+    # Example scripts outside any distribution (examples/ddp/train.py) are a user's
+    # code: they may import every distribution's public API, and nothing private of any.
+    folders = [dist.folder for dist in dists.values()]
+    for group in EXAMPLE_GROUPS:
+        scripts = [
+            path
+            for path in _python_files(root / group)
+            if not any(path.is_relative_to(folder) for folder in folders)
+        ]
+        for path, tree in parse_files(scripts, root, problems):
+            shown = str(_shown(path, root))
+            problems += import_problems(tree, shown, shown, dists, package_owners)
+            problems += problems_in(tree, shown, _definitions([(path, tree)]), defined, shown)
     return problems
+
+
+def _definitions(files: Parsed) -> Definitions:
+    found = Definitions()
+    collect_definitions((tree for _, tree in files), (path for path, _ in files), found)
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         print(f"check_imports: {len(problems)} problem(s)", file=sys.stderr)
         return 1
-    print(f"check_imports: OK ({len(distributions(args.root.resolve()))} distributions)")
+    found = distributions(args.root.resolve()) | distributions(args.root.resolve(), EXAMPLE_GROUPS)
+    print(f"check_imports: OK ({len(found)} distributions)")
     return 0
 
 

@@ -173,3 +173,156 @@ def test_private_part() -> None:
     assert check_imports.private_part("torchx.schedulers._local.state") == "_local"
     assert check_imports.private_part("torchx.specs.__version__") is None
     assert check_imports.private_part("_top.public") is None  # the top package is not judged
+
+
+# --- private attributes of a sibling ------------------------------------------------------
+
+_DRYRUN_INFO = """
+    class AppDryRunInfo:
+        def __init__(self, request):
+            self.request = request
+            self._fmt = str
+            self._scheduler = None
+
+        @property
+        def scheduler(self):
+            return self._scheduler
+    """
+
+
+def _attr_problem(path: str, line: int, verb: str, name: str, owner: str, dist: str) -> str:
+    return (
+        f"{path}:{line}: {verb} .{name}, private to {owner} (defined there, not in {dist}); "
+        "use the public API, or make what is needed public there"
+    )
+
+
+def test_a_siblings_private_attribute_is_rejected(fake_repo: Path) -> None:
+    write(_src(fake_repo, "packages", "torchx-specs", "torchx.specs") / "api.py", _DRYRUN_INFO)
+    write(
+        _src(fake_repo, "packages", "torchx-runner", "torchx.runner") / "api.py",
+        """
+        class Runner:
+            def __init__(self):
+                self._apps = {}  # its own private attribute: fine
+
+            def _scheduler(self, name):  # a method that shares the field's name
+                return name
+
+            def dryrun(self, info, name):
+                info._scheduler = name  # writes torchx-specs' field
+                _fmt = repr  # a local variable defines no attribute
+                print(info._fmt(info.request), self._apps, self._scheduler(name))
+                return info.scheduler
+        """,
+    )
+    path = "packages/torchx-runner/src/torchx/runner/api.py"
+    assert check_imports.check(fake_repo) == [
+        _attr_problem(path, 9, "writes", "_scheduler", "torchx-specs", "torchx-runner"),
+        _attr_problem(path, 11, "uses", "_fmt", "torchx-specs", "torchx-runner"),
+    ]
+
+
+def test_only_siblings_it_depends_on_and_no_public_underscore_names_are_judged(
+    fake_repo: Path,
+) -> None:
+    write(
+        _src(fake_repo, "packages", "torchx-runner", "torchx.runner") / "api.py",
+        """
+        import collections
+        import enum
+        import os
+
+        class Color(enum.Enum):
+            RED = 1
+
+        def _exit(): ...  # names the standard library's public ones use: never judged
+        def _replace(): ...
+        _only_the_runner_has_this = 1
+
+        Point = collections.namedtuple("Point", "x y")
+        print(Point(1, 2)._replace(x=3), Color.RED._value_, os._exit)
+        """,
+    )
+    write(
+        _src(fake_repo, "packages", "torchx-specs", "torchx.specs") / "api.py",
+        """
+        def describe(obj):
+            # torchx-specs does not depend on torchx-runner: obj is none of its objects
+            return obj._only_the_runner_has_this
+        """,
+    )
+    write(
+        _src(fake_repo, "packages", "torchx-cli", "torchx.cli") / "main.py",
+        """
+        def main(obj):
+            return obj._no_distribution_defines_this, obj.__dict__, obj.__mangled
+        """,
+    )
+    assert check_imports.check(fake_repo) == []
+
+
+def test_a_plugin_and_the_examples_are_checked_too(fake_repo: Path) -> None:
+    write(_src(fake_repo, "packages", "torchx-specs", "torchx.specs") / "api.py", _DRYRUN_INFO)
+    write(
+        _src(fake_repo, "plugins", "torchx-aws", "torchx_aws") / "batch.py",
+        """
+        def schedule(info):
+            return info._scheduler  # no _scheduler of its own: a read is caught too
+        """,
+    )
+    make_dist(
+        fake_repo,
+        "acme-torchx",
+        ["acme_torchx"],
+        ["torchx-runner>=0.1,<0.2"],
+        group="examples",
+    )
+    write(
+        fake_repo / "examples" / "acme-torchx" / "tests" / "test_acme.py",
+        """
+        from torchx.cli import main  # not declared by the example distribution
+
+        def test_it(info):
+            info._scheduler = "acme"
+        """,
+    )
+    write(
+        fake_repo / "examples" / "ddp" / "train.py",
+        """
+        import torchx.cli  # a user's script may use any distribution
+        from torchx.specs._version import __version__
+
+        def main(info):
+            return info._fmt, torchx.cli
+        """,
+    )
+    problems = check_imports.check(fake_repo)
+    assert problems == [
+        _attr_problem(
+            "plugins/torchx-aws/src/torchx_aws/batch.py",
+            2,
+            "uses",
+            "_scheduler",
+            "torchx-specs",
+            "torchx-aws",
+        ),
+        "examples/acme-torchx/tests/test_acme.py:1: imports torchx.cli (owned by "
+        "torchx-cli), which acme-torchx does not declare as a dependency; add "
+        '"torchx-cli" to its pyproject dependencies or drop the import',
+        _attr_problem(
+            "examples/acme-torchx/tests/test_acme.py",
+            4,
+            "writes",
+            "_scheduler",
+            "torchx-specs",
+            "acme-torchx",
+        ),
+        "examples/ddp/train.py:2: imports torchx.specs._version, private to torchx-specs "
+        "('_version' starts with '_'); use torchx-specs's public API, or make what is "
+        "needed public there",
+        _attr_problem(
+            "examples/ddp/train.py", 5, "uses", "_fmt", "torchx-specs", "examples/ddp/train.py"
+        ),
+    ]
+    assert check_imports.main(["--root", str(fake_repo)]) == 1
