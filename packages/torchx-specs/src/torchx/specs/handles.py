@@ -67,12 +67,12 @@ def parse_app_handle(app_handle: AppHandle) -> ParsedAppHandle:
 def _what_is_wrong(app_handle: str) -> str:
     """The reason a handle of the right shape but for a ``/`` in its app id is refused."""
     scheme, sep, rest = app_handle.partition("://")
-    _session, _slash, app_id = rest.partition("/")
+    session, _, app_id = rest.partition("/")
     if (
         sep
         and "/" in app_id
         and not any(c.isspace() for c in app_id)
-        and _HANDLE.fullmatch(f"{scheme}://{_session}/x")
+        and _HANDLE.fullmatch(f"{scheme}://{session}/x")
     ):
         return (
             f"its app id {app_id!r} contains '/', which no app id may (a role is given "
