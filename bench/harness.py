@@ -26,6 +26,12 @@ Targets are short strings, so the README and the code say the same thing:
 A case with no target is informational (a baseline): its verdict is ``info``. A case
 raises :class:`Skip` when what it measures does not exist yet (``skipped: not
 implemented``) or when upstream is unavailable; any other exception is an ``error``.
+
+A case may be *run* several times (``run.py --runs N``, or several results files given
+to ``run.py --report``): one run is one call of the case function (:func:`run_case`),
+and the case's verdict is :func:`combine_runs` of all its recorded runs: the median of
+the runs' values (of their ratios for an ``x upstream`` target) against the target,
+stated with the runs' min-max spread. No single run, first or last, decides a verdict.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 class Skip(Exception):
@@ -219,6 +225,8 @@ def run_case(c: Case, ctx: Context) -> dict[str, Any]:
         "target": c.target.text if c.target else None,
         "side_by_side": c.upstream,
     }
+    row["started"] = now_utc()
+    row["loadavg"] = _loadavg()
     started = time.perf_counter()
     try:
         m = c.func(ctx)
@@ -246,6 +254,128 @@ def run_case(c: Case, ctx: Context) -> dict[str, Any]:
         row.update(verdict="error", reason=f"{type(exc).__name__}: {exc}")
     row["elapsed_s"] = round(time.perf_counter() - started, 3)
     return row
+
+
+#: What one run keeps in the results file (the case's name and target are the case's).
+_RUN_KEYS = (
+    "value",
+    "unit",
+    "statistic",
+    "upstream",
+    "ratio",
+    "ratio_min",
+    "stats",
+    "upstream_stats",
+    "details",
+    "verdict",
+    "reason",
+    "elapsed_s",
+    "started",
+    "loadavg",
+)
+
+
+def combine_runs(c: Case | dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The case's result row from all its recorded runs: one verdict for them all.
+
+    The judged quantity of each run is its ratio to upstream for an ``x upstream``
+    target, its value otherwise. The verdict is the **median** of the runs' judged
+    quantities against the target, and ``spread`` is their [min, max]: a case whose
+    runs straddle the target says so, whichever run came last. A run that errored makes
+    the case ``error`` (a crash is never outvoted); skipped runs are left out, and a case
+    with no measured run is ``skipped``. ``c`` is the registered case or, for rows read
+    back from a results file, a row holding name, description, target and side_by_side.
+    """
+    if isinstance(c, Case):
+        head = {
+            "name": c.name,
+            "description": c.description,
+            "target": c.target.text if c.target else None,
+            "side_by_side": c.upstream,
+        }
+    else:
+        head = {k: c.get(k) for k in ("name", "description", "target", "side_by_side")}
+    target = parse_target(head["target"]) if head["target"] else None
+    kept = [{k: r[k] for k in _RUN_KEYS if k in r} for r in runs]
+    row: dict[str, Any] = {**head, "runs": kept, "n_runs": 0}
+    errors = [(i, r) for i, r in enumerate(kept, 1) if r.get("verdict") == "error"]
+    measured = [r for r in kept if r.get("value") is not None and r.get("verdict") != "error"]
+    if measured:
+        first = measured[0]
+        row.update(unit=first.get("unit"), statistic=first.get("statistic"))
+        row["value"] = statistics.median(r["value"] for r in measured)
+        ups = [r["upstream"] for r in measured if r.get("upstream") is not None]
+        row["upstream"] = statistics.median(ups) if ups else None
+        ratios = [r["ratio"] for r in measured if r.get("ratio") is not None]
+        row["ratio"] = statistics.median(ratios) if ratios else None
+        row["n_runs"] = len(measured)
+        if len(measured) == 1:  # one run: its own sample summary is all there is
+            for key in ("stats", "upstream_stats", "ratio_min"):
+                if first.get(key) is not None:
+                    row[key] = first[key]
+        judged = ratios if target is not None and target.relative else None
+        if judged is None:
+            judged = [r["value"] for r in measured]
+        row["judged"] = "ratio" if target is not None and target.relative else "value"
+        row["spread"] = [min(judged), max(judged)] if judged else None
+    if errors:
+        i, first_error = errors[0]
+        row["verdict"] = "error"
+        row["reason"] = f"run {i} of {len(kept)}: {first_error.get('reason')}"
+    elif not measured:
+        row["verdict"] = "skipped"
+        row["reason"] = next((r["reason"] for r in kept if r.get("reason")), "no run")
+    elif target is None:
+        row["verdict"] = "info"
+    else:
+        try:
+            met = target.met(row["value"], row["ratio"])
+            row["verdict"] = "met" if met else "missed"
+            # how many runs on their own would have said otherwise: a split record shows
+            row["runs_against"] = sum(
+                1 for r in measured if target.met(r["value"], r.get("ratio")) != met
+            )
+        except Skip as skip:
+            row.update(verdict="skipped", reason=str(skip))
+    return row
+
+
+def merge_results(files: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several results files as one: every case's runs from all of them, re-judged.
+
+    A case's rows from each file are pooled (format 1 files hold one run per case), so a
+    re-run adds to the record instead of replacing it. The machine is the first file's;
+    ``sessions`` lists each file's date and load averages.
+    """
+    merged_runs: dict[str, list[dict[str, Any]]] = {}
+    heads: dict[str, dict[str, Any]] = {}
+    sessions: list[dict[str, Any]] = []
+    for results in files:
+        version = results.get("format_version")
+        if version not in (1, FORMAT_VERSION):
+            raise ValueError(f"results file format {version!r}: this harness reads 1 and 2")
+        if version == 1:
+            sessions.append(
+                {
+                    "date": results["date"],
+                    "loadavg_start": results["machine"].get("loadavg_start"),
+                    "loadavg_end": results["machine"].get("loadavg_end"),
+                    "settings": results.get("settings"),
+                }
+            )
+        else:
+            sessions.extend(results["sessions"])
+        for row in results["cases"]:
+            heads.setdefault(row["name"], row)
+            runs = row.get("runs") if version == FORMAT_VERSION else [row]
+            merged_runs.setdefault(row["name"], []).extend(runs or [])
+    return {
+        "format_version": FORMAT_VERSION,
+        "date": files[0]["date"],
+        "machine": files[0]["machine"],
+        "sessions": sessions,
+        "cases": [combine_runs(heads[name], runs) for name, runs in merged_runs.items()],
+    }
 
 
 # ------------------------------------------------------------- running interpreters
@@ -425,25 +555,73 @@ def _with_min(value: float | None, stats: dict[str, float] | None, unit: str, st
     return f"{_num(value, unit)} (min {_num(stats['min'])})"
 
 
+def _measured_runs(row: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in row.get("runs") or []
+        if r.get("value") is not None and r.get("verdict") != "error"
+    ]
+
+
+def _range(values: list[float], fmt: Callable[[float], str]) -> str:
+    return f" [{fmt(min(values))}, {fmt(max(values))}]" if values else ""
+
+
 def _row_cells(row: dict[str, Any]) -> list[str]:
+    """The table's cells of a case row (from :func:`combine_runs`).
+
+    With one run, a value shows that run's fastest sample ``(min ...)``; with several,
+    the value is the median over the runs and ``[lo, hi]`` their range.
+    """
     unit = row.get("unit") or ""
     stat = row.get("statistic") or ""
-    value_s = _with_min(row.get("value"), row.get("stats"), unit, stat)
+    runs = _measured_runs(row)
+    several = len(runs) > 1
+    if several:
+        value_s = _num(row.get("value"), unit) + _range([r["value"] for r in runs], _num)
+    else:
+        value_s = _with_min(row.get("value"), row.get("stats"), unit, stat)
     upstream = ""
     if row.get("side_by_side") and row.get("upstream") is not None:
-        upstream = _with_min(row["upstream"], row.get("upstream_stats"), unit, stat)
+        if several:
+            ups = [r["upstream"] for r in runs if r.get("upstream") is not None]
+            upstream = _num(row["upstream"], unit) + _range(ups, _num)
+        else:
+            upstream = _with_min(row["upstream"], row.get("upstream_stats"), unit, stat)
     ratio = ""
     if row.get("ratio") is not None:
         ratio = f"{row['ratio']:.2f}x"
-        if row.get("ratio_min") is not None and stat != "min":
+        if several:
+            ratios = [r["ratio"] for r in runs if r.get("ratio") is not None]
+            ratio += _range(ratios, lambda x: f"{x:.2f}x")
+        elif row.get("ratio_min") is not None and stat != "min":
             ratio += f" (min {row['ratio_min']:.2f}x)"
     verdict = row["verdict"]
     if row.get("reason"):
         verdict = f"{verdict}: {row['reason']}"
-    return [row["name"], value_s, upstream, ratio, row.get("target") or "", verdict]
+    elif row.get("runs_against"):
+        other = "met" if verdict == "missed" else "missed"
+        verdict = f"{verdict} ({row['runs_against']} of {len(runs)} runs {other})"
+    n = str(len(runs)) if runs else "-"
+    return [row["name"], value_s, upstream, ratio, row.get("target") or "", n, verdict]
 
 
-HEADERS = ["case", "value", "upstream 0.7.0", "ratio", "target", "verdict"]
+HEADERS = ["case", "value", "upstream 0.7.0", "ratio", "target", "runs", "verdict"]
+
+LEGEND = (
+    "Verdict: the median over the case's runs (of the ratio for an `x upstream` target) "
+    "against the target; value, upstream and ratio are medians over the runs, "
+    "[min, max] their spread. With one run, (min ...) is that run's fastest sample."
+)
+
+
+def single_run_cases(rows: list[dict[str, Any]]) -> list[str]:
+    """Cases with a target judged on one run only: their verdict is not yet a verdict."""
+    return [
+        r["name"]
+        for r in rows
+        if r.get("target") and r["verdict"] in ("met", "missed") and r.get("n_runs", 1) < 2
+    ]
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
@@ -458,18 +636,36 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _loads(results: dict[str, Any]) -> str:
+    """The 1-minute load averages the runs started under, as ``lo to hi``."""
+    loads = [
+        r["loadavg"][0]
+        for row in results["cases"]
+        for r in row.get("runs") or []
+        if r.get("loadavg")
+    ]
+    if not loads:
+        start = results["machine"].get("loadavg_start")
+        return f"load average (1/5/15 min) at start {start}"
+    return f"1-minute load average at the runs' starts {min(loads):g} to {max(loads):g}"
+
+
 def format_markdown(results: dict[str, Any]) -> str:
-    """The README table: one Markdown row per case, plus a line naming the machine."""
+    """The README table: one Markdown row per case, plus lines naming machine and runs."""
     m = results["machine"]
+    sessions = results.get("sessions") or [{"date": results["date"]}]
+    dates = sorted({s["date"][:10] for s in sessions})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
     out = [
-        f"Measured {results['date'][:10]} on {m['cpu_model']}, {m['cores']} cores, "
+        f"Measured {when} ({len(sessions)} session{'s' if len(sessions) > 1 else ''}) on "
+        f"{m['cpu_model']}, {m['cores']} cores, "
         f"{m['ram_gib']} GiB RAM, Python {m.get('python')}"
         + (
             f", upstream torchx {m['upstream_torchx_version']}"
             if m.get("upstream_torchx_version")
             else ""
         )
-        + f"; load average (1/5/15 min) at start {m.get('loadavg_start')}.",
+        + f"; {_loads(results)}.",
         "",
         "| " + " | ".join(HEADERS) + " |",
         "|" + "|".join(" --- " for _ in HEADERS) + "|",
@@ -478,6 +674,7 @@ def format_markdown(results: dict[str, Any]) -> str:
         cells = [c.replace("|", "\\|") for c in _row_cells(row)]
         cells[0] = f"`{cells[0]}`"
         out.append("| " + " | ".join(cells) + " |")
+    out += ["", LEGEND]
     return "\n".join(out)
 
 

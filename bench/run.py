@@ -7,12 +7,20 @@ Usage (from the repository root)::
     python bench/run.py -k specs.import -k serialize   # cases whose name contains a word
     python bench/run.py --list                   # the registered cases and targets
     python bench/run.py --markdown               # also print the README table
+    python bench/run.py -k cli.start_128 --runs 10   # ten runs, one verdict from all
     python bench/run.py --report bench/results/latest.json   # README table, no re-run
+    python bench/run.py --report a.json b.json   # one table from the runs of both files
 
 ``--python`` is the interpreter of the venv holding our distributions (default: the one
 running this script). Results go to ``bench/results/latest.json`` (gitignored) and a table
 to stdout. The exit status is 1 when a case errors (a harness or product crash), and with
 ``--fail-on-miss`` also when a target is missed.
+
+A verdict is the median of a case's recorded runs against its target, printed with the
+runs' min-max spread (see ``harness.combine_runs``): ``--runs N`` runs every selected case
+N times (round by round, so a busy spell of the machine falls on every case, not one),
+and ``--report`` pools the runs of several results files, so a re-run adds to the record
+and never replaces a run that went the other way.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import harness
 
@@ -54,6 +63,12 @@ def main(argv: list[str] | None = None) -> int:
         "--inner", type=int, default=20, help="repetitions for in-process timings (default 20)"
     )
     parser.add_argument(
+        "--runs",
+        type=int,
+        default=1,
+        help="runs of each case; the verdict is the median of them all (default 1)",
+    )
+    parser.add_argument(
         "--json",
         type=Path,
         default=BENCH / "results" / "latest.json",
@@ -67,8 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--report",
         type=Path,
+        nargs="+",
         metavar="JSON",
-        help="print the Markdown table of an earlier results file and exit",
+        help="print the Markdown table of earlier results files (their runs pooled) and exit",
     )
     parser.add_argument(
         "--fail-on-miss", action="store_true", help="exit 1 when a target is missed"
@@ -76,8 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.report:
-        print(harness.format_markdown(json.loads(args.report.read_text())))
+        files = [json.loads(path.read_text()) for path in args.report]
+        print(harness.format_markdown(harness.merge_results(files)))
         return 0
+    if args.runs < 1:
+        parser.error(f"--runs {args.runs}: give 1 or more runs per case")
 
     harness.load_cases()
     selected = [
@@ -100,24 +119,36 @@ def main(argv: list[str] | None = None) -> int:
         inner=args.inner,
         workdir=BENCH.parent,
     )
-    results = {
+    results: dict[str, Any] = {
         "format_version": harness.FORMAT_VERSION,
         "date": harness.now_utc(),
         "machine": harness.machine_info(ctx),
-        "settings": {"repeat": args.repeat, "inner": args.inner},
+        "sessions": [],
         "cases": [],
     }
+    session = {
+        "date": results["date"],
+        "loadavg_start": results["machine"]["loadavg_start"],
+        "settings": {"repeat": args.repeat, "inner": args.inner, "runs": args.runs},
+    }
+    results["sessions"].append(session)
     for python in filter(None, (ctx.python, ctx.upstream_python)):
         harness.precompile(python)
-    for c in selected:
-        print(f"running {c.name} ...", file=sys.stderr, flush=True)
-        row = harness.run_case(c, ctx)
-        results["cases"].append(row)
-        if row["verdict"] == "error":
-            print(f"  error: {row['reason']}", file=sys.stderr)
+    runs: dict[str, list[dict[str, Any]]] = {c.name: [] for c in selected}
+    for i in range(1, args.runs + 1):
+        ctx.memo.clear()  # a measurement shared by cases is shared within a run only
+        for c in selected:
+            of = f" (run {i} of {args.runs})" if args.runs > 1 else ""
+            print(f"running {c.name}{of} ...", file=sys.stderr, flush=True)
+            row = harness.run_case(c, ctx)
+            runs[c.name].append(row)
+            if row["verdict"] == "error":
+                print(f"  error: {row['reason']}", file=sys.stderr)
+            # written after every run, so an interrupted session keeps what it measured
+            results["cases"] = [harness.combine_runs(k, runs[k.name]) for k in selected]
+            session["loadavg_end"] = results["machine"]["loadavg_end"] = harness.loadavg()
+            harness.write_json(args.json, results)
 
-    results["machine"]["loadavg_end"] = harness.loadavg()
-    harness.write_json(args.json, results)
     m = results["machine"]
     print()
     print(
@@ -128,10 +159,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(harness.format_table(results["cases"]))
     for row in results["cases"]:
-        for key, value in (row.get("details") or {}).items():
-            if key.startswith("_"):
-                continue
-            print(f"  {row['name']}: {key} = {value}")
+        several = len(row["runs"]) > 1
+        for i, run in enumerate(row["runs"], 1):
+            tag = f" [run {i}]" if several else ""
+            for key, value in (run.get("details") or {}).items():
+                if not key.startswith("_"):
+                    print(f"  {row['name']}{tag}: {key} = {value}")
+    print()
+    print(harness.LEGEND)
+    single = harness.single_run_cases(results["cases"])
+    if single and args.runs == 1:
+        print(
+            f"{len(single)} verdict(s) rest on one run: before quoting one, record more "
+            "(--runs N, or --report over several results files)."
+        )
     print(f"\nresults written to {args.json}")
     if args.markdown:
         print()
