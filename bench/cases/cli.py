@@ -173,12 +173,18 @@ def cli_dryrun_ddp(ctx: Context) -> Measurement:
     )
 
 
+_TORCH_READY: list[Path] = []  # the venv, once this process has installed into it
+
+
 def _torch_venv(ctx: Context) -> Path:
     """A pip venv with torch and our distributions (uv cannot install the local torch build).
 
     Created once under bench/.venvs/ (gitignored) with torch; our distributions are
-    re-installed (non-editable) on every run, so what is measured is the current tree.
+    re-installed (non-editable) by the first run of each bench process, so what is
+    measured is the current tree (later runs of the same process reuse that install).
     """
+    if _TORCH_READY:
+        return _TORCH_READY[0]
     python = TORCH_VENV / "bin" / "python"
     env = child_env()
     if not python.exists():
@@ -215,7 +221,8 @@ def _torch_venv(ctx: Context) -> Path:
         capture_output=True,
         env=env,
     )
-    return TORCH_VENV / "bin"
+    _TORCH_READY.append(TORCH_VENV / "bin")
+    return _TORCH_READY[0]
 
 
 @case("cli.ddp_1x2_overhead", target="<= 3 %")
