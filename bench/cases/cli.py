@@ -519,20 +519,41 @@ def cli_start_128_replicas(ctx: Context) -> Measurement:
         "upstream": [_upstream(ctx), "run", "-s", "local_cwd", "--wait", "--log", *app],
     }
 
-    def once(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    def once(label: str, cwd: Path, env: dict[str, str]) -> float | None:
+        """ms to the last replica's first act; None when upstream's output lost a replica."""
         t0 = time.time()
         out = subprocess.run(
-            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=True
+            commands[label],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            check=True,
         ).stdout
         acts = [float(m) for m in _EPOCH.findall(out)]
-        assert len(acts) == 128, f"{len(acts)} replicas printed their start: {out[-300:]!r}"
+        if len(acts) != 128:
+            # upstream's local_cwd log streaming drops a replica's line now and then (see
+            # cli.run_echo_wait_log's hi_shown_upstream); ours must show every one
+            assert label == "upstream", f"{len(acts)} replicas printed: {out[-300:]!r}"
+            return None
         return (max(acts) - t0) * 1000.0
 
+    pairs = max(ctx.repeat // 4, 5)
+    dropped = 0
     with _world() as (work, env):
-        for argv in commands.values():
-            once(argv, work, env)  # warm-up: caches, page cache
+        for label in commands:
+            once(label, work, env)  # warm-up: caches, page cache
         samples: dict[str, list[float]] = {label: [] for label in commands}
-        for _ in range(max(ctx.repeat // 4, 5)):
-            for label, argv in commands.items():
-                samples[label].append(once(argv, work, env))
-    return Measurement.from_times(samples["ours"], upstream=samples["upstream"])
+        while len(samples["ours"]) < pairs:
+            ours_ms, upstream_ms = once("ours", work, env), once("upstream", work, env)
+            if upstream_ms is None:  # the pair is measured again, both sides
+                dropped += 1
+                if dropped > pairs:
+                    raise RuntimeError(f"upstream lost a replica's output in {dropped} runs")
+                continue
+            assert ours_ms is not None
+            samples["ours"].append(ours_ms)
+            samples["upstream"].append(upstream_ms)
+    return Measurement.from_times(
+        samples["ours"], upstream=samples["upstream"], upstream_runs_lost_a_line=dropped
+    )
