@@ -367,8 +367,15 @@ def merge_results(files: list[dict[str, Any]]) -> dict[str, Any]:
             sessions.extend(results["sessions"])
         for row in results["cases"]:
             heads.setdefault(row["name"], row)
-            runs = row.get("runs") if version == FORMAT_VERSION else [row]
-            merged_runs.setdefault(row["name"], []).extend(runs or [])
+            if version == FORMAT_VERSION:
+                runs = row.get("runs") or []
+            else:  # one run, started with the session under its load
+                start = {
+                    "started": results["date"],
+                    "loadavg": results["machine"].get("loadavg_start"),
+                }
+                runs = [{**start, **row}]
+            merged_runs.setdefault(row["name"], []).extend(runs)
     return {
         "format_version": FORMAT_VERSION,
         "date": files[0]["date"],
