@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -269,12 +270,12 @@ def cli_ddp_overhead(ctx: Context) -> Measurement:
     )
     ours, direct = sorted(times["torchx"]), sorted(times["torchrun"])
     return Measurement(
-        value=pairs[len(pairs) // 2],
+        value=statistics.median(pairs),
         unit="%",
         statistic="median of pairs",
         details={
-            "torchx_median_ms": round(ours[len(ours) // 2], 1),
-            "torchrun_median_ms": round(direct[len(direct) // 2], 1),
+            "torchx_median_ms": round(statistics.median(ours), 1),
+            "torchrun_median_ms": round(statistics.median(direct), 1),
             "torchx_min_ms": round(ours[0], 1),
             "torchrun_min_ms": round(direct[0], 1),
             "overhead_of_mins_pct": round((ours[0] / direct[0] - 1) * 100, 2),
@@ -470,8 +471,8 @@ def _versus_python(ctx: Context, label: str) -> Measurement:
     data = ctx.cached("cli.follow", lambda: _follow_times(ctx))
     times: dict[str, list[float]] = data["times"]  # type: ignore[index]
     ours, bare = sorted(times[label]), sorted(times["python"])
-    median = ours[len(ours) // 2]
-    bare_median = bare[len(bare) // 2]
+    median = statistics.median(ours)
+    bare_median = statistics.median(bare)
     return Measurement(
         value=round(median / bare_median, 2),
         unit="x",

@@ -18,6 +18,7 @@ Every snippet runs in a fresh interpreter with its own ``TORCHX_HOME`` in a temp
 
 from __future__ import annotations
 
+import statistics
 import tempfile
 import textwrap
 from pathlib import Path
@@ -211,7 +212,7 @@ def status_new_process(ctx: Context) -> Measurement:
     return Measurement.from_times(
         [r["first"] for r in runs],
         statistic="min",
-        median_ms=round(sorted(r["first"] for r in runs)[len(runs) // 2], 3),
+        median_ms=round(statistics.median(r["first"] for r in runs), 3),
         import_ms=round(min(r["import"] for r in runs), 2),
         describe_ms=round(min(r["describe"] for r in runs), 3),
         second_call_ms=round(min(r["second"] for r in runs), 3),
