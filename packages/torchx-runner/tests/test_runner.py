@@ -787,6 +787,41 @@ def test_other_errors_are_not_retried(runner: Runner) -> None:
     assert [c[0] for c in sched.calls].count("describe") == 1
 
 
+class SdkThrottled(Exception):
+    """An SDK's own exception, which only the scheduler's classify_error knows."""
+
+
+class SdkForbidden(Exception):
+    pass
+
+
+def classify_sdk(e: BaseException) -> SchedulerError | None:
+    if isinstance(e, SdkThrottled):
+        return TransientSchedulerError("throttled", retry_after=0.5)
+    if isinstance(e, SdkForbidden):
+        return SchedulerError("the backend refused: forbidden")
+    return None
+
+
+def test_the_scheduler_classifies_its_sdk_errors_for_the_runner(runner: Runner) -> None:
+    """classify_error is the one map: a transient SDK error is retried (waiting at least
+    its retry_after), a permanent one is one SchedulerError, chained to the SDK's."""
+    sleeps = fake_clock(runner)
+    handle = runner.run(app(), "fake")
+    sched = runner._scheduler("fake")
+    assert isinstance(sched, FakeScheduler)
+    sched.classify_error = classify_sdk  # type: ignore[method-assign]
+    sched.transient["describe"] = [SdkThrottled(), SdkThrottled()]
+    status = runner.status(handle)
+    assert status is not None and status.state == AppState.PENDING
+    assert sleeps == [0.5, 0.5]
+    sched.transient["cancel"] = [SdkForbidden()]
+    with pytest.raises(SchedulerError, match="refused: forbidden") as e:
+        runner.cancel(handle)
+    assert isinstance(e.value.__cause__, SdkForbidden)
+    assert [c[0] for c in sched.calls].count("cancel") == 1
+
+
 @pytest.mark.parametrize("method", ["list", "cancel", "log_iter"])
 def test_list_cancel_logs_retry_too(runner: Runner, method: str) -> None:
     fake_clock(runner)

@@ -21,7 +21,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from torchx.runner._retry import Backoff, RetriesExhaustedError
     from torchx.runner.api import (
         AppWaitTimeout,
         InvalidAppError,
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
         get_runner,
     )
     from torchx.runner.config import ConfigError
+    from torchx.schedulers.retry import Backoff, RetriesExhaustedError
 
 _LAZY: dict[str, str] = {
     "AppWaitTimeout": "torchx.runner.api",
@@ -39,8 +39,8 @@ _LAZY: dict[str, str] = {
     "UnknownAppError": "torchx.runner.api",
     "UnknownSchedulerError": "torchx.runner.api",
     "get_runner": "torchx.runner.api",
-    "Backoff": "torchx.runner._retry",
-    "RetriesExhaustedError": "torchx.runner._retry",
+    "Backoff": "torchx.schedulers.retry",
+    "RetriesExhaustedError": "torchx.schedulers.retry",
     "ConfigError": "torchx.runner.config",
 }
 

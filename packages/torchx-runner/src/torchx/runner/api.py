@@ -25,7 +25,8 @@ What each call does:
   needed. ``list(scheduler)`` lists a scheduler's apps with their handles.
 * A transient failure of the backend (``TransientSchedulerError``, ``TimeoutError``,
   ``ConnectionError``) while following an app is retried with exponential backoff
-  (:class:`~torchx.runner._retry.Backoff`); when retries run out, a
+  (:class:`~torchx.schedulers.retry.Backoff`), after the scheduler's
+  ``classify_error`` mapped its SDK's exceptions; when retries run out, a
   ``RetriesExhaustedError`` is raised: an app is never reported FAILED because its
   scheduler could not be reached. Submitting is never retried (not idempotent).
 
@@ -53,8 +54,8 @@ if TYPE_CHECKING:
     import logging
     from datetime import datetime
 
-    from torchx.runner._retry import Backoff
     from torchx.schedulers.api import ListAppResponse, Scheduler, SchedulerFactory, Stream
+    from torchx.schedulers.retry import Backoff
     from torchx.specs.api import AppDef, AppDryRunInfo, AppStatus
     from torchx.specs.options import CfgVal, runopts
     from torchx.specs.workspace import Workspace
@@ -265,12 +266,17 @@ class Runner:
         backend, _session, app_id = parse_app_handle(app_handle)
         return self._scheduler(backend), backend, app_id
 
-    def _retrying(self, what: str, fn: Callable[[], Any]) -> Any:
-        from torchx.runner._retry import Backoff, call_with_retries
+    def _retrying(self, sched: Scheduler[Any], what: str, fn: Callable[[], Any]) -> Any:
+        from torchx.schedulers.retry import call_with_retries
 
-        if self._backoff is None:
-            self._backoff = Backoff()
-        return call_with_retries(fn, what, self._backoff, self._sleep, self._clock)
+        return call_with_retries(
+            fn,
+            what,
+            self._backoff,
+            classify=sched.classify_error,
+            sleep=self._sleep,
+            clock=self._clock,
+        )
 
     # -- submitting ---------------------------------------------------------------------
 
@@ -466,7 +472,7 @@ class Runner:
         from torchx.specs.api import AppStatus
 
         sched, _backend, app_id = self._resolve(app_handle)
-        desc = self._retrying(f"status of {app_handle}", lambda: sched.describe(app_id))
+        desc = self._retrying(sched, f"status of {app_handle}", lambda: sched.describe(app_id))
         if desc is None:
             self._apps.pop(app_handle, None)
             return None
@@ -522,7 +528,7 @@ class Runner:
         from torchx.specs.api import AppDef
 
         sched, _backend, app_id = self._resolve(app_handle)
-        desc = self._retrying(f"describe {app_handle}", lambda: sched.describe(app_id))
+        desc = self._retrying(sched, f"describe {app_handle}", lambda: sched.describe(app_id))
         if desc is None:
             self._apps.pop(app_handle, None)
             return None
@@ -541,7 +547,7 @@ class Runner:
         Returns without waiting for the app to stop: follow with :meth:`wait`.
         """
         sched, _backend, app_id = self._resolve(app_handle)
-        self._retrying(f"cancel {app_handle}", lambda: sched.cancel(app_id))
+        self._retrying(sched, f"cancel {app_handle}", lambda: sched.cancel(app_id))
 
     def stop(self, app_handle: AppHandle) -> None:
         """Deprecated name of :meth:`cancel` (upstream TorchX's), kept for old callers."""
@@ -560,7 +566,7 @@ class Runner:
         cancel it and :meth:`wait` first) rather than kill a live app by surprise.
         """
         sched, _backend, app_id = self._resolve(app_handle)
-        self._retrying(f"delete {app_handle}", lambda: sched.delete(app_id))
+        self._retrying(sched, f"delete {app_handle}", lambda: sched.delete(app_id))
         self._apps.pop(app_handle, None)
 
     def log_lines(
@@ -581,13 +587,14 @@ class Runner:
         propagate to the caller (a log cannot be resumed where it broke).
         """
         sched, _backend, app_id = self._resolve(app_handle)
-        exists = self._retrying(f"logs of {app_handle}", lambda: sched.exists(app_id))
+        exists = self._retrying(sched, f"logs of {app_handle}", lambda: sched.exists(app_id))
         if not exists:
             raise UnknownAppError(
                 f"unknown app {app_handle}: its scheduler does not know it "
                 "(never submitted, or deleted); `torchx list -s <scheduler>` shows the apps"
             )
         lines: Iterable[str] = self._retrying(
+            sched,
             f"logs of {app_handle}",
             lambda: sched.log_iter(
                 app_id,
@@ -623,7 +630,7 @@ class Runner:
         except InvalidRunConfigException as e:
             raise InvalidRunConfigException(_named(scheduler, sched.backend, e)) from None
         apps: list[ListAppResponse] = self._retrying(
-            f"list apps of scheduler '{scheduler}'", lambda: sched.list(given or None)
+            sched, f"list apps of scheduler '{scheduler}'", lambda: sched.list(given or None)
         )
         for app in apps:
             try:

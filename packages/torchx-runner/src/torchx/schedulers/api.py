@@ -45,8 +45,10 @@ What a scheduler must guarantee:
 * A failure of the backend raises :class:`SchedulerError` with a one-line message; a
   transient one (timeout, throttling, 5xx) raises :class:`TransientSchedulerError` (or
   ``TimeoutError``/``ConnectionError``) so that the Runner retries it with backoff
-  instead of reporting a failed app. Map the SDK's exceptions to these in one helper
-  (see :mod:`torchx.schedulers.errors` for the pattern).
+  instead of reporting a failed app. Map the SDK's exceptions to these in one place,
+  :meth:`Scheduler.classify_error` (see :mod:`torchx.schedulers.errors`), and retry the
+  plugin's own calls with :func:`torchx.schedulers.retry.call_with_retries` (whose
+  docstring also states what a multi-step ``schedule`` may retry).
 
 Run options: every method receives them as the resolved ``Mapping[str, CfgVal]``
 (defaults filled in, types checked, canonical names); subclass
@@ -205,6 +207,21 @@ class Scheduler(abc.ABC, Generic[T]):
 
         Only schedulers with local state need to override it.
         """
+
+    def classify_error(self, e: BaseException) -> SchedulerError | None:
+        """The contract's error that ``e`` (raised by the backend's SDK) stands for.
+
+        The one place where a plugin says which of its SDK's exceptions are transient
+        (a :class:`TransientSchedulerError`, with ``retry_after`` if the backend said how
+        long to wait) and which are permanent (a :class:`SchedulerError` with a one-line
+        message); None leaves ``e`` as it is (the default, for every exception). The
+        Runner applies it to what escapes ``describe``, ``list``, ``cancel``, ``delete``
+        and opening a log, and retries the transient ones; pass it as ``classify`` to
+        :func:`torchx.schedulers.retry.call_with_retries` around the plugin's own calls.
+        ``TimeoutError`` and ``ConnectionError`` are transient without it.
+        """
+        del e
+        return None
 
     # -- submitting -------------------------------------------------------------------------
 

@@ -4,29 +4,30 @@ A scheduler raises :class:`SchedulerError` when the backend refused or failed wh
 asked (a submit rejected, a queue that does not exist), with a one-line message saying
 what and why. :class:`TransientSchedulerError` is the subclass for failures that may go
 away when retried (a timeout, throttling, a 5xx answer): the Runner retries those with
-backoff and never reports an app as FAILED because of one.
+backoff (:mod:`torchx.schedulers.retry`) and never reports an app as FAILED because of
+one. When the backend said how long to wait (HTTP 429 or 503 with ``Retry-After``, an
+AWS throttling error with a suggested delay), pass it as ``retry_after`` (seconds): no
+retry starts sooner.
 
-How a plugin maps its SDK's errors, in one place: wrap each call into the SDK in one
-helper that turns the SDK's exceptions into these, so that every method of the
-scheduler reports failures the same way::
-
-    from contextlib import contextmanager
+How a plugin maps its SDK's errors, in one place: override
+:meth:`Scheduler.classify_error <torchx.schedulers.api.Scheduler.classify_error>`. It
+gets any exception that escaped a call into the scheduler and returns the contract's
+error it stands for (or None: not the SDK's, leave it alone). The Runner applies it to
+everything that escapes ``describe``, ``list``, ``cancel``, ``delete`` and opening a
+log, and the plugin passes it to :func:`~torchx.schedulers.retry.call_with_retries`
+around its own calls, so every method reports failures the same way::
 
     from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
+    from torchx.schedulers.retry import parse_retry_after
 
-    @contextmanager
-    def _backend_errors(what: str):
-        try:
-            yield
-        except (sdk.Throttled, sdk.Timeout, ConnectionError) as e:
-            raise TransientSchedulerError(f"{what}: {e} (retried)") from e
-        except sdk.HTTPError as e:
-            if e.status >= 500:
-                raise TransientSchedulerError(f"{what}: backend answered {e.status}") from e
-            raise SchedulerError(f"{what}: {e.reason}") from e
-
-    with _backend_errors(f"describe {app_id}"):
-        job = client.get_job(app_id)
+    class MyScheduler(Scheduler[Mapping[str, CfgVal]]):
+        def classify_error(self, e: BaseException) -> SchedulerError | None:
+            if isinstance(e, sdk.HTTPError):
+                if e.status == 429 or e.status >= 500:
+                    wait = parse_retry_after(e.headers.get("Retry-After"))
+                    return TransientSchedulerError(f"{e.status} {e.reason}", retry_after=wait)
+                return SchedulerError(f"the backend refused: {e.status} {e.reason}")
+            return None
 
 The ``torchx`` CLI prints a :class:`SchedulerError` (and any ``torchx.specs``
 ``SpecError``) as one line and exits 1; any *other* exception escaping a plugin is
@@ -50,8 +51,16 @@ class TransientSchedulerError(SchedulerError):
     """A failure that may go away if retried: timeout, throttling, a 5xx from the backend.
 
     The Runner retries calls that raise it with backoff, and never reports the app as
-    failed because of it.
+    failed because of it. ``retry_after`` (seconds, or None) is how long the backend
+    asked to be left alone (HTTP ``Retry-After``, a throttling error's delay): the next
+    attempt waits at least that long.
     """
+
+    def __init__(self, *args: object, retry_after: float | None = None) -> None:
+        super().__init__(*args)
+        if retry_after is not None and not retry_after >= 0:  # also refuses NaN
+            raise ValueError(f"retry_after must be >= 0 seconds or None, got {retry_after!r}")
+        self.retry_after = retry_after
 
 
 class InvalidAppIdError(SchedulerError, ValueError):
