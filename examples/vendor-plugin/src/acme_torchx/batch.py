@@ -106,7 +106,7 @@ def tasks(job_id: str) -> list[Task] | None:
     record = job(job_id)
     if record is None:
         return None
-    cancelled = (home() / job_id / "cancelled").exists()
+    cancelled = was_cancelled(job_id)
     found = []
     for task in record["tasks"]:
         exit_code = _exit_code(job_id, task["role"], task["replica"])
@@ -123,13 +123,9 @@ def tasks(job_id: str) -> list[Task] | None:
     return found
 
 
-def job_state(job_tasks: list[Task]) -> str:
-    """A job is running while a task is, then cancelled, failed or succeeded."""
-    states = {t.state for t in job_tasks}
-    for state in ("RUNNING", "CANCELLED", "FAILED"):
-        if state in states:
-            return state
-    return "SUCCEEDED"
+def was_cancelled(job_id: str) -> bool:
+    """True once the job was cancelled (Acme Batch keeps a task killed by then as it ended)."""
+    return (home() / job_id / "cancelled").exists()
 
 
 def jobs(queue: str | None = None) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from torchx.schedulers.api import (
 from torchx.schedulers.capabilities import Capability
 from torchx.schedulers.follow import follow_file
 from torchx.schedulers.ids import make_app_id
+from torchx.schedulers.states import rollup, settle_cancelled, to_app_state
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -34,6 +35,14 @@ from torchx.specs import (
     macros,
     runopts,
 )
+
+#: Acme Batch's task states; one it adds later is UNKNOWN (never FAILED) until listed here.
+TASK_STATES: Mapping[str, AppState] = {
+    "RUNNING": AppState.RUNNING,
+    "SUCCEEDED": AppState.SUCCEEDED,
+    "FAILED": AppState.FAILED,
+    "CANCELLED": AppState.CANCELLED,
+}
 
 
 class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
@@ -91,15 +100,18 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
         job, tasks = batch.job(app_id), batch.tasks(app_id)
         if job is None or tasks is None:
             return None
+        # a task that ended failing after the job was cancelled was stopped by the cancel
+        cancelled = batch.was_cancelled(app_id)
         roles: dict[str, RoleStatus] = {}
         failed = []
         for task in tasks:
-            if task.state == "FAILED":
+            state = settle_cancelled(to_app_state(task.state, TASK_STATES), cancelled)
+            if state == AppState.FAILED:
                 how = "was killed" if task.exit_code is None else f"exited with {task.exit_code}"
                 failed.append(f"task {task.role}/{task.replica} {how}")
             replica = ReplicaStatus(
                 id=task.replica,
-                state=AppState[task.state],
+                state=state,
                 role=task.role,
                 hostname="localhost",
                 exit_code=task.exit_code,
@@ -107,7 +119,8 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
             roles.setdefault(task.role, RoleStatus(task.role)).replicas.append(replica)
         return DescribeAppResponse(
             app_id=app_id,
-            state=AppState[batch.job_state(tasks)],
+            # Acme Batch has no job state: the tasks' states roll up (one failed: FAILED)
+            state=rollup(r.state for role in roles.values() for r in role.replicas),
             msg="; ".join(failed),
             roles_statuses=list(roles.values()),
             name=str(job["name"]),
@@ -121,8 +134,11 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
         queue = cfg.get("queue") if cfg else None
         apps = []
         for job in batch.jobs(None if queue is None else str(queue)):
+            cancelled = batch.was_cancelled(job["id"])
             tasks = batch.tasks(job["id"]) or []
-            state = AppState[batch.job_state(tasks)]
+            state = rollup(
+                settle_cancelled(to_app_state(t.state, TASK_STATES), cancelled) for t in tasks
+            )
             apps.append(ListAppResponse(app_id=job["id"], state=state, name=job["name"]))
         return apps
 

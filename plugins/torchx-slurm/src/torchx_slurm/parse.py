@@ -27,6 +27,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from torchx.schedulers.states import to_app_state
 from torchx.specs.api import AppState
 
 #: Field separator of the text formats asked for (ASCII unit separator).
@@ -130,7 +131,7 @@ def normalize_state(raw: object) -> str:
 
 def app_state(state: str) -> AppState:
     """The AppState of a normalized Slurm state (``UNKNOWN`` for one Slurm may add later)."""
-    return SLURM_STATES.get(state, AppState.UNKNOWN)
+    return to_app_state(state, SLURM_STATES)
 
 
 def split_job_id(raw: str) -> tuple[str, int] | None:

@@ -48,6 +48,7 @@ from torchx.schedulers.api import (
 )
 from torchx.schedulers.capabilities import Capability
 from torchx.schedulers.ids import make_app_id
+from torchx.schedulers.states import rollup
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus, RoleStatus, runopts
 from torchx.specs.errors import SpecError
 from torchx.workspace.dir_workspace import DirWorkspaceMixin
@@ -258,7 +259,9 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     def _response(self, app_id: str, records: list[JobRecord]) -> DescribeAppResponse:
         records = sorted(records, key=lambda r: r.offset)
         leader = records[0]
-        state = app_state(leader.state)
+        # one component per replica: their states roll up (a failed one fails the app;
+        # one still completing keeps it RUNNING)
+        state = rollup(app_state(r.state) for r in records)
         job_dir = leader.work_dir
         state_dir = os.path.join(job_dir, STATE_DIR, app_id) if job_dir else ""
         restarts = _read_int(os.path.join(state_dir, "restarts")) if state_dir else None

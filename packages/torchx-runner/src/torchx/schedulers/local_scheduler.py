@@ -102,6 +102,7 @@ from torchx.schedulers.api import (
 )
 from torchx.schedulers.errors import InvalidAppIdError
 from torchx.schedulers.ids import make_app_id, validate_app_id
+from torchx.schedulers.states import to_app_state
 from torchx.specs import (
     NONE,
     AppDef,
@@ -131,6 +132,8 @@ RANK0_ENV = "TORCHX_RANK0_HOST"
 READY_TIMEOUT = 30.0
 #: A record with no supervisor pid this long after its creation was never started.
 START_TIMEOUT = _rec.START_TIMEOUT
+#: The records hold states by name; a name this release does not know is UNKNOWN.
+_APP_STATES = AppState.__members__
 
 default_state_dir = _st.default_state_dir
 
@@ -963,7 +966,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                 [
                     ReplicaStatus(
                         id=rep_id,
-                        state=AppState[rep_state],
+                        state=to_app_state(rep_state, _APP_STATES),
                         role=role,
                         hostname="localhost",
                         exit_code=exit_code,
@@ -976,7 +979,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         app = self._appdef(app_dir)
         return DescribeAppResponse(
             app_id=app_id,
-            state=AppState[fields["state"]],
+            state=to_app_state(fields["state"], _APP_STATES),
             num_restarts=fields["num_restarts"],
             msg=fields["msg"] or NONE,
             structured_error_msg=NONE,
@@ -999,7 +1002,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         return [
             ListAppResponse(
                 app_id=app_id,
-                state=AppState[state],
+                state=to_app_state(state, _APP_STATES),
                 app_handle=f"{self.backend}://{self.session_name}/{app_id}",
                 name=name,
             )

@@ -117,7 +117,7 @@ def _is_int(value: object) -> bool:
 
 
 def _check_states(names: Iterable[object]) -> None:
-    """Raises Unsure for a state that is not an ``AppState`` name (the scheduler raises)."""
+    """Raises Unsure for a state that is not an ``AppState`` name (the scheduler says UNKNOWN)."""
     for name in names:
         if name not in _STATES:
             raise Unsure(f"unknown state {name!r} in the record")
