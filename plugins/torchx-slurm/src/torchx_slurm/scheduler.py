@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import getpass
 import os
-import queue
 import re
 import shutil
-import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
@@ -44,10 +42,12 @@ from torchx.schedulers.api import (
     SchedulerError,
     Stream,
     TransientSchedulerError,
-    filter_regex,
 )
 from torchx.schedulers.capabilities import Capability
+from torchx.schedulers.follow import follow_file
 from torchx.schedulers.ids import make_app_id
+from torchx.schedulers.merge import merge_lines
+from torchx.schedulers.polling import Polled, matching_lines
 from torchx.schedulers.states import rollup
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus, RoleStatus, runopts
 from torchx.specs.errors import SpecError
@@ -393,9 +393,10 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         """Lines of replica ``k`` of ``role_name`` from the job directory.
 
         ``streams`` picks ``slurm-<id>-<role>-<k>.out`` (stdout) or ``.err`` (stderr);
-        None or combined reads both, lines in the order they are read. With
-        ``should_tail`` the files are followed until the job ends and both are read to
-        their end. ``since``/``until`` are not supported (Slurm's files hold no times).
+        None or combined merges both (``torchx.schedulers.merge``: each file's lines in
+        their order, the two files' in the order they are read). With ``should_tail``
+        the files are followed until the job ends and both are read to their end. The
+        result can be polled (``torchx.schedulers.polling.Polled``). ``since``/``until`` are not supported (Slurm's files hold no times).
         """
         desc = self.describe(app_id)
         if desc is None:
@@ -424,7 +425,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         asked = time.monotonic()
 
         def is_done() -> bool:
-            # asked at every idle poll of a followed file (50 times a second): Slurm is
+            # asked at every idle poll of a followed file (up to 50 times a second): Slurm is
             # asked at most once per STATUS_INTERVAL, so tailing never floods the controller
             nonlocal ended, asked
             if ended or time.monotonic() - asked < STATUS_INTERVAL:
@@ -437,8 +438,16 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             ended = now is None or now.state.is_terminal()
             return ended
 
-        lines = _follow_all(paths, should_tail, is_done)
-        return filter_regex(regex, lines) if regex else lines
+        def lines() -> Iterator[str]:
+            # both files on this one thread, each file's lines in order; "" where a
+            # followed file has nothing new, so the CLI follows many replicas on one thread
+            sources = [
+                follow_file(p, should_tail=should_tail, is_done=is_done, polled=True) for p in paths
+            ]
+            merged = merge_lines(sources) if len(sources) > 1 else sources[0]
+            return matching_lines(regex, merged) if regex else merged
+
+        return Polled(lines)
 
 
 def _exit_files(state_dir: str) -> list[tuple[str, int, int]]:
@@ -462,56 +471,6 @@ def _exit_files(state_dir: str) -> list[tuple[str, int, int]]:
 def _sort_key(app_id: str) -> tuple[int, str]:
     head = app_id.split("_", 1)[0]
     return (int(head) if head.isdigit() else -1, app_id)
-
-
-def _follow_all(paths: list[str], should_tail: bool, is_done: Any) -> Iterator[str]:
-    """The lines of every file in ``paths``; several are read side by side (threads)."""
-    from torchx.schedulers.follow import follow_file
-
-    if len(paths) == 1:
-        yield from follow_file(paths[0], should_tail=should_tail, is_done=is_done)
-        return
-    if not should_tail:
-        for path in paths:
-            yield from follow_file(path, should_tail=False, is_done=is_done)
-        return
-    lock = threading.Lock()
-
-    def done() -> bool:
-        with lock:  # one status query at a time, whichever follower asks
-            return bool(is_done())
-
-    lines: queue.Queue[str | None] = queue.Queue(maxsize=1024)
-    stop = threading.Event()
-
-    def pump(path: str) -> None:
-        try:
-            for line in follow_file(
-                path, should_tail=True, is_done=lambda: stop.is_set() or done()
-            ):
-                lines.put(line)
-        finally:
-            lines.put(None)
-
-    threads = [threading.Thread(target=pump, args=(p,), daemon=True) for p in paths]
-    for t in threads:
-        t.start()
-    open_followers = len(threads)
-    try:
-        while open_followers:
-            line = lines.get()
-            if line is None:
-                open_followers -= 1
-            else:
-                yield line
-    finally:
-        stop.set()
-        # unblock followers waiting on a full queue
-        while any(t.is_alive() for t in threads):
-            try:
-                lines.get(timeout=0.05)
-            except queue.Empty:
-                pass
 
 
 def create_scheduler(session_name: str, **kwargs: Any) -> SlurmScheduler:

@@ -19,6 +19,11 @@ everything the writer will ever write is in the file (e.g. the app's terminal st
 recorded after its output was flushed). It is called only when the reader has caught
 up with the file, so an expensive check (a status call) runs at most once per poll.
 
+With ``polled=True`` it never sleeps: where it would wait for more, it yields ``""``
+and its caller looks elsewhere (the polled sources of :mod:`torchx.schedulers.polling`,
+which :class:`~torchx.schedulers.polling.Polled` turns into a log one thread can follow
+among many, and :func:`~torchx.schedulers.merge.merge_lines` merges).
+
 Files are read in 1 MiB chunks and decoded as UTF-8 (bad bytes replaced); memory is
 bounded by the chunk size and the longest line, and a long line is yielded whole.
 Polling rather than inotify: the standard library has no file-change notification.
@@ -43,19 +48,24 @@ def follow_file(
     should_tail: bool,
     is_done: Callable[[], bool],
     poll_interval: float = POLL_INTERVAL,
+    polled: bool = False,
 ) -> Iterator[str]:
     """Yields the lines of ``path``, each ending in ``\\n``, following it while ``should_tail``.
 
     Without ``should_tail`` it reads what is there (nothing if the file does not exist)
     and stops. With it, it keeps reading until ``is_done()`` is true *and* the file has
     been read to its end. A final line without ``\\n`` is yielded (with one) at the end.
+    ``polled``: yield ``""`` instead of sleeping ``poll_interval`` (see the module).
     """
     while not os.path.exists(path):
         if not should_tail or is_done():
             if not os.path.exists(path):  # it may have appeared just before the end
                 return
             break
-        time.sleep(poll_interval)
+        if polled:
+            yield ""
+        else:
+            time.sleep(poll_interval)
     with open(path, "rb", buffering=0) as f:
         partial: list[bytes] = []  # pieces of a line not ended yet (a long line grows here)
         finishing = False
@@ -82,6 +92,9 @@ def follow_file(
             if is_done():
                 finishing = True  # one more pass: read what was written before the end
                 continue
-            time.sleep(poll_interval)
+            if polled:
+                yield ""
+            else:
+                time.sleep(poll_interval)
         if partial:
             yield b"".join(partial).decode("utf-8", "replace") + "\n"
