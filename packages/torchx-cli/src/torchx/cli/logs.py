@@ -4,13 +4,15 @@ Lines of one replica stay in order and lines of different replicas never interle
 mid-line. Prefixes are colored when stdout is a terminal.
 
 Text moves in blocks, not lines: when a scheduler's log iterable offers ``blocks(size)``
-(the local scheduler's does: the same text in blocks of whole lines), each block is
+(the optional protocol ``torchx.runner.logs.BlockLog``/``PolledLog``, which the local and
+Slurm schedulers' logs and any ``torchx.schedulers.polling.Polled`` keep: the same text
+in blocks of whole lines), each block is
 prefixed with one ``str.replace`` and written at once, so a million-line log prints in
 a fraction of a second. Other schedulers' iterables are read line by line.
 
 One replica is read on the calling thread. Several replicas whose iterables can be
-polled without waiting (``poll(size)``, which yields ``""`` when nothing is new: the
-local scheduler's) are all read on the calling thread too, in turn, which sleeps only
+polled without waiting (``poll(size)``, which yields ``""`` when nothing is new) are
+all read on the calling thread too, in turn, which sleeps only
 when none had anything (20 ms, doubling up to 100 ms while all stay quiet): following
 128 replicas costs one thread, not 128 polling threads. Other schedulers' replicas are
 read by one thread each, feeding a bounded queue the calling thread prints from. A line
