@@ -28,6 +28,7 @@ DEPENDENT = {
     Capability.LIST: "test_list_has_every_app_with_its_state",
     Capability.RANK0_ENV: "test_two_roles_of_n_replicas_with_macros",
     Capability.DESCRIBE_APPDEF: "test_describe_gives_back_the_appdef",
+    Capability.REPLICA_STATUS: "test_one_failing_replica_of_several_fails_the_app",
 }
 
 HEADER = """
@@ -143,6 +144,12 @@ def test_declarations_are_checked() -> None:
 
     with pytest.raises(ValueError, match="must map Capability to a reason"):
         missing(NotAMapping)
+
+    class NoReplicaStatusButExitCodes:
+        missing_capabilities = {Capability.REPLICA_STATUS: "one state per job"}
+
+    with pytest.raises(ValueError, match="declares REPLICA_STATUS missing but not EXIT_CODES"):
+        missing(NoReplicaStatusButExitCodes)
 
 
 def test_the_table_escapes_pipes_and_lists_schedulers_lacking_nothing() -> None:

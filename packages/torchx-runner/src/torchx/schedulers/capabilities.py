@@ -63,6 +63,9 @@ class Capability(StrEnum):
     #: ``DescribeAppResponse.name``/``roles``/``metadata``: ``describe`` gives back the
     #: submitted AppDef
     DESCRIBE_APPDEF = "describe_appdef"
+    #: ``ReplicaStatus.state`` per replica: each replica's own state (SageMaker reports one
+    #: state per training job, none per instance)
+    REPLICA_STATUS = "replica_status"
 
 
 #: What the contract does on a backend that lacks each capability (what the kit checks).
@@ -79,6 +82,8 @@ LACKING: Mapping[Capability, str] = {
     Capability.RANK0_ENV: "${rank0_env} is left as it is (not substituted)",
     Capability.DESCRIBE_APPDEF: "describe's roles are empty and its name is the app's "
     "name or the job name made from it",
+    Capability.REPLICA_STATUS: "every replica is reported in the app's state, with no exit "
+    "code (torchx.schedulers.states.replicas_in_app_state); declare exit_codes missing too",
 }
 
 
@@ -104,6 +109,12 @@ def missing(scheduler: object) -> dict[Capability, str]:
         if not isinstance(reason, str) or not reason.strip() or "\n" in reason:
             raise ValueError(f"{where}[{cap.name}]: the reason must be a one-line string")
         found[cap] = reason.strip()
+    if Capability.REPLICA_STATUS in found and Capability.EXIT_CODES not in found:
+        raise ValueError(
+            f"{where}: declares {Capability.REPLICA_STATUS.name} missing but not "
+            f"{Capability.EXIT_CODES.name}: a backend without per-replica status has no "
+            "per-replica exit codes either; declare both"
+        )
     return found
 
 

@@ -1051,10 +1051,18 @@ class SchedulerConformance:
         return None if kit.lacks(Capability.SEPARATE_STREAMS) else Stream.STDOUT
 
     def _check_exits(self, kit: Kit, desc: DescribeAppResponse, exits: Mapping[int, int]) -> None:
-        """Replica k of the one role ended as exit code ``exits[k]`` says, with that code."""
+        """Replica k of the one role ended as exit code ``exits[k]`` says, with that code.
+
+        Without per-replica status (``Capability.REPLICA_STATUS``), each replica is in
+        the app's state instead, with no exit code.
+        """
         (role,) = desc.roles_statuses
         by_id = {rep.id: rep for rep in role.replicas}
         assert sorted(by_id) == list(range(self.replicas)), role
+        if kit.lacks(Capability.REPLICA_STATUS):
+            for rep in role.replicas:
+                assert rep.state == desc.state and rep.exit_code is None, (desc.state, rep)
+            return
         for k, code in exits.items():
             rep = by_id[k]
             assert rep.state == (AppState.SUCCEEDED if code == 0 else AppState.FAILED), rep
