@@ -34,7 +34,6 @@ EXAMPLES = [
     "torchx.components.finder",
     "torchx.components.structured_arg",
     "torchx.components.utils",
-    "torchx.runner._retry",
     "torchx.runner.api",
     "torchx.runner.config",
     "torchx.schedulers._local.retention",
@@ -44,6 +43,9 @@ EXAMPLES = [
     "torchx.schedulers.follow",
     "torchx.schedulers.ids",
     "torchx.schedulers.local_scheduler",
+    "torchx.schedulers.retry",
+    "torchx.schedulers.states",
+    "torchx.schedulers.window",
 ]
 
 
