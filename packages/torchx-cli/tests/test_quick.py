@@ -36,17 +36,22 @@ from torchx.specs import AppDef, Role
 def pair(secret: str = "tok12345") -> AppDef:
     '''Role a: 2 replicas printing to both streams; role b fails, printing the secret.
 
-    b fails once both replicas of a are done (a failed replica ends the app, and the
-    others with it): each of a leaves a file in the shared working directory.
+    b fails once both replicas of a have exited (a failed replica ends the app, and the
+    others with it): each of a leaves its pid in a file of the shared working directory,
+    and b waits for the files, then for those processes to be gone.
 
     Args:
         secret: a value to keep secret
     '''
     script = (
         'echo "out $TORCHX_REPLICA_ID"; echo "err $TORCHX_REPLICA_ID" >&2; echo last; '
-        'touch "done.$TORCHX_REPLICA_ID"'
+        'echo $$ > "pid.$TORCHX_REPLICA_ID"; mv "pid.$TORCHX_REPLICA_ID" "done.$TORCHX_REPLICA_ID"'
     )
-    wait = "until [ -e done.0 ] && [ -e done.1 ]; do sleep 0.01; done; "
+    wait = (
+        "until [ -e done.0 ] && [ -e done.1 ]; do sleep 0.01; done; "
+        "while kill -0 $(cat done.0) 2>/dev/null || kill -0 $(cat done.1) 2>/dev/null; "
+        "do sleep 0.01; done; "
+    )
     return AppDef(
         "pair",
         [
