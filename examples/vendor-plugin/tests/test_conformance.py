@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from acme_torchx.scheduler import AcmeScheduler, create_scheduler
 
+from torchx.schedulers.errors import SchedulerError
 from torchx.schedulers.testing import SchedulerConformance
+from torchx.specs import AppDef, Role
 
 
 class TestAcmeConformance(SchedulerConformance):
@@ -28,3 +30,20 @@ class TestAcmeConformance(SchedulerConformance):
     @pytest.fixture
     def watched_paths(self, tmp_path: Path) -> list[Path]:
         return [tmp_path]
+
+
+def test_a_refused_submit_is_one_scheduler_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Acme Batch's own error reaches users as the contract's (classify_error maps it)."""
+    from acme_torchx import batch
+
+    monkeypatch.setenv("ACME_BATCH_HOME", str(tmp_path / "batch"))
+    scheduler = create_scheduler("test")
+    (tmp_path / "batch" / "taken").mkdir(parents=True)  # a job of that id exists already
+    info = scheduler.submit_dryrun(AppDef("taken", [Role("r", "img", "true")]), {})
+    info.request["id"] = "taken"
+    with pytest.raises(SchedulerError, match="Acme Batch refused: job taken exists") as e:
+        scheduler.schedule(info)
+    assert isinstance(e.value.__cause__, batch.BatchError)
+    assert scheduler.classify_error(KeyError("not Acme's")) is None

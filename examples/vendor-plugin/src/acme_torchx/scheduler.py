@@ -17,6 +17,7 @@ from torchx.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
+    SchedulerError,
     Stream,
     filter_regex,
 )
@@ -89,10 +90,25 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
         request = {"id": job_id, "name": app.name, "queue": cfg["queue"], "tasks": tasks}
         return AppDryRunInfo(request, lambda r: json.dumps(r, indent=2))
 
+    def classify_error(self, e: BaseException) -> SchedulerError | None:
+        # The one place Acme Batch's errors become the contract's: the Runner applies it
+        # to what escapes describe, list, cancel, delete and log_iter, schedule below.
+        from acme_torchx import batch
+
+        if isinstance(e, batch.BatchError):
+            return SchedulerError(f"Acme Batch refused: {e}")
+        return None
+
     def schedule(self, dryrun_info: AppDryRunInfo[dict[str, Any]]) -> str:
         from acme_torchx import batch  # the "SDK": needed to submit, not to dry-run
 
-        return batch.submit(dryrun_info.request)
+        try:
+            return batch.submit(dryrun_info.request)  # it removes what it made on failure
+        except Exception as e:
+            mapped = self.classify_error(e)
+            if mapped is None:
+                raise
+            raise mapped from e
 
     def describe(self, app_id: str) -> DescribeAppResponse | None:
         from acme_torchx import batch
