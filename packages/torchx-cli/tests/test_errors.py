@@ -55,6 +55,7 @@ def _faulty_plugin(root: Path) -> dict[str, str]:
 
             from torchx.schedulers.api import Scheduler
             from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
+            from torchx.specs import AppDryRunInfo
 
 
             class Faulty(Scheduler):
@@ -62,10 +63,10 @@ def _faulty_plugin(root: Path) -> dict[str, str]:
                     super().__init__("faulty", session_name)
 
                 def _submit_dryrun(self, app, cfg):
-                    raise NotImplementedError
+                    return AppDryRunInfo({"app": app.name}, str)
 
                 def schedule(self, dryrun_info):
-                    raise NotImplementedError
+                    return "down"  # submitted; its backend then stops answering
 
                 def describe(self, app_id):
                     if app_id == "down":  # a backend that does not answer, however often asked
@@ -198,10 +199,10 @@ def test_a_backend_that_stays_down_is_retried_with_backoff_then_one_answer(
 ) -> None:
     """status retries a transient failure with growing waits for the one-shot budget
     (10 s, at most 6 calls), says so at once, then says the state is unknown (not
-    failed) in one line, exit 1. How long that takes in seconds is the bench's to time:
+    failed) in one line, exit 4 (not 1: the app did not fail). How long that takes in seconds is the bench's to time:
     here, on a loaded machine, only what was done is asserted."""
     calls = cli.root / "calls"
-    proc = cli("status", "faulty://s/down", env={**env, "FAULTY_CALLS": str(calls)}, rc=1)
+    proc = cli("status", "faulty://s/down", env={**env, "FAULTY_CALLS": str(calls)}, rc=4)
     lines = proc.stderr.strip().splitlines()
     assert "Traceback" not in proc.stderr
     assert lines[0] == "status of faulty://s/down: controller down; retrying for up to 10 s"
@@ -217,3 +218,22 @@ def test_a_backend_that_stays_down_is_retried_with_backoff_then_one_answer(
     # never shorter than asked, however loaded the machine
     waits = [b - a for a, b in itertools.pairwise(made)]
     assert all(w >= 0.8 * 0.25 * 2**n for n, w in enumerate(waits)), waits
+
+
+def test_wait_that_gives_up_on_an_outage_exits_4_not_1(cli: Cli, env: dict[str, str]) -> None:
+    """1 says the app failed: a wait that lost the backend says the state is unknown."""
+    proc = cli("run", "-s", "faulty", "--wait", "utils.echo", env=env, rc=4)
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("torchx run: error: status of faulty://torchx/down: "), proc.stderr
+    assert "the app's state is unknown, not failed" in last
+    assert "deleted" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_log_of_an_app_whose_state_is_unknown_exits_4(cli: Cli, env: dict[str, str]) -> None:
+    proc = cli("log", "faulty://s/down", env=env, rc=4)
+    assert "the app's state is unknown, not failed" in proc.stderr.strip().splitlines()[-1]
+
+
+def test_help_lists_the_exit_status_of_an_outage(cli: Cli) -> None:
+    out = cli("--help").stdout
+    assert "4 the scheduler could not be reached" in " ".join(out.split())

@@ -36,7 +36,8 @@ examples:
 
 exit status: 0 success (a waited-on app SUCCEEDED), 1 the app did not succeed or
 the scheduler refused, 2 usage or input error, 3 unexpected error of a plugin (or
-torchx), 130 interrupted (the app keeps running).
+torchx), 4 the scheduler could not be reached: the app's state is unknown (not
+failed), 130 interrupted (the app keeps running).
 Set TORCHX_DEBUG=1 (or --log_level DEBUG) to see tracebacks."""
 
 

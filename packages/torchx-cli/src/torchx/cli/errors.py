@@ -10,6 +10,10 @@ Exit statuses (``torchx --help`` lists them too):
 * :data:`EXIT_PLUGIN_FAILED` (3): an unexpected exception: a bug, or a case a plugin
   (or torchx) does not handle. One line names who raised it; ``--log_level DEBUG``
   (or ``TORCHX_DEBUG=1``) shows the traceback.
+* :data:`EXIT_UNKNOWN` (4): the scheduler's backend could not be asked (down, throttled,
+  timing out: a ``TransientSchedulerError``, or retries that ran out), so the app's
+  state is unknown: ``run --wait`` gave up waiting, ``status``/``log`` could not say.
+  The app did not fail for it; asking again later may answer.
 * :data:`EXIT_INTERRUPTED` (130): Ctrl-C (an app launched keeps running).
 
 A plugin's command reports a user mistake by raising :class:`CliError` (or a
@@ -24,6 +28,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_PLUGIN_FAILED",
+    "EXIT_UNKNOWN",
     "EXIT_USAGE",
     "CliError",
 ]
@@ -35,6 +40,8 @@ EXIT_APP_FAILED = 1
 EXIT_USAGE = 2
 #: An unexpected exception of a plugin (or of torchx): see the traceback with debug logging.
 EXIT_PLUGIN_FAILED = 3
+#: The scheduler could not be asked (an outage): the app's state is unknown, not failed.
+EXIT_UNKNOWN = 4
 #: Interrupted (Ctrl-C).
 EXIT_INTERRUPTED = 130
 

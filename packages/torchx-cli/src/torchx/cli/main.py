@@ -37,6 +37,7 @@ from torchx.cli.errors import (
     EXIT_APP_FAILED,
     EXIT_INTERRUPTED,
     EXIT_PLUGIN_FAILED,
+    EXIT_UNKNOWN,
     EXIT_USAGE,
     CliError,
 )
@@ -176,12 +177,32 @@ def _report(command: str, e: BaseException) -> int:
         message = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
         if isinstance(e, OSError) and e.strerror and e.filename:
             message = f"{e.filename}: {e.strerror}"
+    elif _is_outage(e):
+        status, message = EXIT_UNKNOWN, str(e)
     elif isinstance(e, SchedulerError) or _is_wait_timeout(e):
         status, message = EXIT_APP_FAILED, str(e)
     else:
         status, message = EXIT_PLUGIN_FAILED, _unexpected(e)
     print(f"torchx {command}: error: {_one_line(message)}", file=sys.stderr)
     return status
+
+
+def _is_outage(e: BaseException) -> bool:
+    """The backend could not be asked: a transient error, or the Runner's retries ran out.
+
+    Told apart by type: ``RetriesExhaustedError`` is looked up where the Runner keeps it
+    (only a Runner can have raised it, so no module is imported here for it).
+    """
+    from torchx.schedulers.errors import TransientSchedulerError
+
+    if isinstance(e, TransientSchedulerError):
+        return True
+    for name in ("torchx.schedulers.retry", "torchx.runner._retry"):
+        module = sys.modules.get(name)
+        exhausted = getattr(module, "RetriesExhaustedError", None)
+        if isinstance(exhausted, type) and isinstance(e, exhausted):
+            return True
+    return False
 
 
 def _is_wait_timeout(e: BaseException) -> bool:
