@@ -144,7 +144,27 @@ def test_dryrun_creates_nothing(tmp_path: Path) -> None:
     job_dir = tmp_path / "job"
     info = DirScheduler().prepare(_app(), {"job_dir": str(job_dir)}, workspace=str(ws), dryrun=True)
     assert not job_dir.exists() and info.needs_workspace_build
-    assert info.request == {"cwd": "orig"}
+    # the request already names where the copy will be (plan_workspaces)
+    assert info.request == {"cwd": str(job_dir)}
+
+
+def test_building_a_dryrun_keeps_its_request(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _tree(ws, {"train.py": ""})
+    job_dir = tmp_path / "job"
+    sched = DirScheduler()
+    info = sched.prepare(_app(), {"job_dir": str(job_dir)}, workspace=str(ws), dryrun=True)
+    built = sched.build_workspaces_of(info)
+    assert (job_dir / "train.py").exists() and not built.needs_workspace_build
+    assert built.request is info.request and built.app.roles[0].image == str(job_dir)
+    assert info.needs_workspace_build  # the dry run's info is as it was
+
+
+def test_a_dryrun_without_job_dir_plans_nothing(tmp_path: Path) -> None:
+    sched = DirScheduler()
+    info = sched.prepare(_app(), {}, workspace=str(tmp_path), dryrun=True)
+    assert info.request == {"cwd": "orig"} and info.needs_workspace_build
+    assert sched.build_workspaces_of(info).request is info.request
 
 
 def test_without_job_dir_nothing_is_copied(tmp_path: Path) -> None:

@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 
 from torchx.runner import Runner
+from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler
 from torchx.schedulers.local_scheduler import LocalScheduler
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, Role, Workspace, resource
 from torchx.specs.handles import parse_app_handle
 from torchx.specs.options import runopts
 from torchx.workspace.api import WorkspaceMixin
+from torchx.workspace.dir_workspace import DirWorkspaceMixin
 
 
 class Counting(LocalScheduler):
@@ -155,3 +157,51 @@ def test_build_workspaces_of_an_info_with_nothing_to_build_is_that_info(
     runner, sched = local
     info = runner.dryrun(_app(), "local")
     assert sched.build_workspaces_of(info) is info and sched.dryruns == 1
+
+
+class JobDirScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
+    """A scheduler with the directory workspace whose request names the role's directory."""
+
+    def __init__(self) -> None:
+        super().__init__("jobdir", "test")
+        self.dryruns = 0
+        self.scheduled: list[AppDryRunInfo[Any]] = []
+
+    def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
+        self.dryruns += 1
+        return AppDryRunInfo({"id": f"{app.name}-{self.dryruns}", "cwd": app.roles[0].image}, str)
+
+    def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
+        self.scheduled.append(dryrun_info)
+        return str(dryrun_info.request["id"])
+
+    def describe(self, app_id: str) -> DescribeAppResponse | None:
+        return None
+
+    def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
+        return []
+
+    def _cancel_existing(self, app_id: str) -> None:
+        pass
+
+
+def test_a_dryrun_with_a_planned_workspace_is_submitted_as_it_was_made(
+    tmp_path: Path, resolves: list[Mapping[str, CfgVal]]
+) -> None:
+    # the directory workspace plans its job_dir on the dry run: schedule copies the
+    # workspace there and submits the dry run's request (same app id), made once
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("")
+    job_dir = tmp_path / "job"
+    sched = JobDirScheduler()
+    runner = Runner("test", {"jobdir": lambda session_name, **kw: sched})
+    info = runner.dryrun(_app(), "jobdir", cfg={"job_dir": str(job_dir)}, workspace=str(project))
+    assert not job_dir.exists() and info.needs_workspace_build
+    assert info.request == {"id": "one-1", "cwd": str(job_dir)}
+    handle = runner.schedule(info)
+    assert (job_dir / "train.py").exists()
+    assert (sched.dryruns, len(resolves)) == (1, 1)
+    assert sched.scheduled[0].request is info.request
+    assert parse_app_handle(handle).app_id == "one-1"
+    assert sched.scheduled[0].app.roles[0].image == str(job_dir)

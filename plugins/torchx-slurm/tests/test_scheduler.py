@@ -8,6 +8,7 @@ from __future__ import annotations
 import getpass
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FakeSlurm
@@ -363,6 +364,56 @@ def test_a_failed_submit_removes_the_workspace_copy(
     with pytest.raises(SchedulerError, match="Invalid account"):
         sched.submit(app, {"job_dir": str(job_dir)}, workspace=str(project))
     assert not job_dir.exists()
+
+
+def test_a_dryrun_with_a_workspace_is_the_script_submitted(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the dry run already names the job dir the workspace will be copied into: the
+    # Runner's schedule copies it and submits the dry run's own request, not a new one
+    from torchx.runner import Runner
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("print('hi')\n")
+    job_dir = tmp_path / "jobs" / "run2"
+    fake_slurm.answer("sbatch", stdout="77\n")
+    app = AppDef("ws", [Role("main", image="x", entrypoint="python", args=["train.py"])])
+    app.roles[0].resource = Resource(cpu=1, gpu=0, memMB=64)
+    made: list[str] = []
+    real = sched._submit_dryrun
+
+    def counted(app: AppDef, cfg: Any) -> Any:
+        made.append(app.name)
+        return real(app, cfg)
+
+    monkeypatch.setattr(sched, "_submit_dryrun", counted)
+    runner = Runner("t", {"slurm": lambda session_name, **kw: sched})
+    info = runner.dryrun(app, "slurm", {"job_dir": str(job_dir)}, workspace=str(project))
+    assert not job_dir.exists() and info.needs_workspace_build
+    assert runner.schedule(info) == "slurm://t/77"
+    assert made == ["ws"]  # the request was made once
+    assert (job_dir / "train.py").read_text() == "print('hi')\n"
+    assert fake_slurm.stdin("sbatch") == [info.request.script]
+    assert f"#SBATCH --chdir={job_dir}" in info.request.script
+
+
+def test_schedule_of_a_dryrun_still_to_build_removes_no_files_on_failure(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    # the dry run named the job dir, but nothing was built into it: a failed submit
+    # must not take the directory (and files there) for its own copy
+    job_dir = tmp_path / "mine"
+    job_dir.mkdir()
+    (job_dir / "notes.txt").write_text("keep")
+    fake_slurm.answer("sbatch", returncode=1, stderr="sbatch: error: Invalid account\n")
+    app = AppDef("ws", [Role("main", image="x", entrypoint="python", args=["train.py"])])
+    app.roles[0].resource = Resource(cpu=1, gpu=0, memMB=64)
+    info = sched.prepare(app, {"job_dir": str(job_dir)}, workspace=str(tmp_path), dryrun=True)
+    assert info.app.roles[0].image == str(job_dir)
+    with pytest.raises(SchedulerError, match="Invalid account"):
+        sched.schedule(info)
+    assert (job_dir / "notes.txt").read_text() == "keep"
 
 
 # -- logs -----------------------------------------------------------------------------------

@@ -161,8 +161,11 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         except SpecError:  # an AppDryRunInfo made by hand, not by prepare/submit_dryrun
             app = None
         # the workspace build made the job directory for this job: a failed submit removes it
-        built = app is not None and any(
-            r.workspace is not None and r.image == request.job_dir for r in app.roles
+        # (a dry run's info still to build only names the directory: it made nothing)
+        built = (
+            app is not None
+            and not dryrun_info.needs_workspace_build
+            and any(r.workspace is not None and r.image == request.job_dir for r in app.roles)
         )
         created = not os.path.isdir(request.job_dir)
         if created:

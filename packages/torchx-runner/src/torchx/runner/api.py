@@ -429,12 +429,11 @@ class Runner:
         """Submits the request of a :meth:`dryrun` and returns the app handle.
 
         The request is submitted as the dry run made it (same app id, same request; the
-        app is not prepared again), unless the dry run recorded a workspace to build:
-        that is built first and the request made again from the dry run's resolved run
-        options, so that it points at the built workspace
-        (``Scheduler.build_workspaces_of``). If the scheduler fails, it has removed what
-        it created (the Scheduler contract); the error propagates. Never retried: a
-        submit is not idempotent.
+        app is not prepared again). A workspace the dry run left to build is built first
+        (``Scheduler.build_workspaces_of``, with the dry run's resolved run options); the
+        request is made again only if the build put it elsewhere than the dry run
+        planned. If the scheduler fails, it has removed what it created (the Scheduler
+        contract); the error propagates. Never retried: a submit is not idempotent.
         """
         # each raises SpecError ("dry-run the app first") on an info no dry run made
         backend, _app = dryrun_info.scheduler, dryrun_info.app

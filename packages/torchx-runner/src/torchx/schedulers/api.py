@@ -246,9 +246,10 @@ class Scheduler(abc.ABC, Generic[T]):
         3. :meth:`_pre_build_validate`;
         4. the workspace of each role that has one is built
            (:meth:`WorkspaceMixin.build_workspaces`), only when ``dryrun`` is False.
-           On a dry run nothing is built: the returned info has
-           ``needs_workspace_build`` set, and the request still names the unbuilt
-           workspace;
+           On a dry run nothing is built: the roles are pointed where the build will
+           put the workspace if the scheduler can tell
+           (:meth:`WorkspaceMixin.plan_workspaces`), and the returned info has
+           ``needs_workspace_build`` set (:meth:`build_workspaces_of` finishes it);
         5. :meth:`_validate`;
         6. the request is made as :meth:`submit_dryrun` makes it.
 
@@ -272,6 +273,9 @@ class Scheduler(abc.ABC, Generic[T]):
                 )
         has_ws = builds and any(role.workspace is not None for role in work.roles)
         self._pre_build_validate(work, self.backend, resolved)
+        if has_ws and dryrun:
+            assert isinstance(self, WorkspaceMixin)
+            self.plan_workspaces(work.roles, resolved)
         info = self._build_and_request(work, resolved, build=has_ws and not dryrun)
         info.needs_workspace_build = has_ws and dryrun
         return info
@@ -279,18 +283,28 @@ class Scheduler(abc.ABC, Generic[T]):
     def build_workspaces_of(self, dryrun_info: AppDryRunInfo[Any]) -> AppDryRunInfo[Any]:
         """Finishes a dry run that left a workspace to build: builds it, makes the request.
 
-        Goes on where :meth:`prepare` with ``dryrun=True`` stopped (steps 4 to 6) on a
-        copy of ``dryrun_info.app`` (the caller's info stays as it was), with the dry
-        run's run options: they were resolved once, and are not again. The request is
-        made anew because it has to name what was built (an image, a job directory); a
-        scheduler that picks the app id while making it picks a new one. An info
-        without ``needs_workspace_build`` (nothing to build) comes back as it is: it is
-        submitted exactly as the dry run made it.
+        Builds on a copy of ``dryrun_info.app`` (the caller's info stays as it was) with
+        the dry run's run options: they were resolved once, and are not again. When the
+        build leaves the roles as the dry run planned them
+        (:meth:`WorkspaceMixin.plan_workspaces`: a job directory, a content-addressed
+        image), the dry run's request is kept: same request, same app id, no second
+        ``submit_dryrun``. Otherwise the request is made again (steps 5 and 6 of
+        :meth:`prepare`), as it has to name what was built, and a scheduler that picks
+        the app id while making it picks a new one. An info without
+        ``needs_workspace_build`` (nothing to build) comes back as it is.
         """
         if not dryrun_info.needs_workspace_build:
             return dryrun_info
+        assert isinstance(self, WorkspaceMixin)
+        cfg = dict(dryrun_info.cfg)
         work = copy.deepcopy(dryrun_info.app)
-        return self._build_and_request(work, dict(dryrun_info.cfg), build=True)
+        self.build_workspaces(work.roles, cfg)
+        if work.roles == dryrun_info.app.roles:  # built where the dry run said it would be
+            built = copy.copy(dryrun_info)
+            built.app = work
+            built.needs_workspace_build = False
+            return built
+        return self._build_and_request(work, cfg, build=False)
 
     def _build_and_request(
         self, work: AppDef, resolved: dict[str, CfgVal], *, build: bool

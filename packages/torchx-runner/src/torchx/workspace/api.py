@@ -10,7 +10,8 @@ When a build runs, exactly: in :meth:`Scheduler.prepare
 after ``_pre_build_validate`` and before ``_validate`` and ``submit_dryrun``, on the
 scheduler's private copy of the app, once per role that has a workspace. Never on a
 dry run (``Runner.dryrun``, ``torchx run --dryrun``): nothing is built or written
-then, and the request names the unbuilt workspace.
+then; :meth:`~WorkspaceMixin.plan_workspaces` may point the roles where the build will
+put the workspace, so that the dry run's request is the one submitted.
 
 :func:`walk_workspace` lists a workspace's files honouring its ignore file
 (:data:`TORCHX_IGNORE`); :class:`~torchx.workspace.dir_workspace.DirWorkspaceMixin`
@@ -61,6 +62,17 @@ class WorkspaceMixin(Generic[T]):
         for role in roles:
             if role.workspace is not None:
                 self.build_workspace_and_update_role(role, role.workspace, cfg)
+
+    def plan_workspaces(self, roles: list[Role], cfg: Mapping[str, CfgVal]) -> None:
+        """Points each role that has a workspace where its build will put it; builds nothing.
+
+        Called on a dry run in place of :meth:`build_workspaces`, with no side effect
+        allowed. When the roles then name the build's result (a job directory given by
+        a run option, an image tag computed from the workspace's content), the build at
+        submission changes nothing the request was made from, and the dry run's request
+        is submitted as it is (``Scheduler.build_workspaces_of``). The default plans
+        nothing: the request is then made again after the build.
+        """
 
 
 def walk_workspace(

@@ -7,7 +7,9 @@ overwrites, another job's files), copies each workspace project into it (honouri
 project's ``.torchxignore``, see :func:`walk_workspace`), and sets each role's
 ``image`` to it: the scheduler then starts the role there. Without ``job_dir`` nothing
 is copied and roles run from their image as given. As for every workspace, the copy is
-made only for a real submission, never on a dry run.
+made only for a real submission, never on a dry run; a dry run already points the roles
+at ``job_dir`` (:meth:`~DirWorkspaceMixin.plan_workspaces`), so that its request is the
+one submitted.
 
 A scheduler mixes it in next to :class:`~torchx.schedulers.api.Scheduler`::
 
@@ -68,6 +70,19 @@ class DirWorkspaceMixin(WorkspaceMixin[Any]):
         except BaseException:
             shutil.rmtree(job_dir, ignore_errors=True)
             raise
+
+    def plan_workspaces(self, roles: list[Role], cfg: Mapping[str, CfgVal]) -> None:
+        """On a dry run: each role with a workspace runs in ``job_dir``; nothing is created.
+
+        The request of the dry run then names the job directory, as the one made after
+        the copy would: it is submitted as it is.
+        """
+        job_dir = _job_dir(cfg)
+        if job_dir is None:
+            return
+        for role in roles:
+            if role.workspace is not None:
+                role.image = job_dir
 
     def build_workspace_and_update_role(
         self, role: Role, workspace: Workspace, cfg: Mapping[str, CfgVal]

@@ -424,8 +424,8 @@ class AppDryRunInfo(Generic[T]):
     them.)
 
     :attr:`needs_workspace_build` is True when the request came from a dry run of an app
-    with a workspace to build: ``Runner.schedule`` builds it (and makes the request
-    again) before submitting.
+    with a workspace to build: ``Runner.schedule`` builds it before submitting (and
+    makes the request again if the build went elsewhere than the dry run planned).
 
     >>> info = AppDryRunInfo({"cmd": ["echo", "hi"]}, lambda r: f"run {r['cmd']}")
     >>> print(info)
