@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 __all__ = ["BLOCK", "POLL_MAX", "POLL_MIN", "Polled", "PolledSource", "matching_lines"]
 
@@ -60,19 +60,17 @@ class Polled:
         self.sleep = sleep
 
     def __iter__(self) -> Iterator[str]:
-        pause = POLL_MIN
-        for line in self.source():
-            if line:
-                pause = POLL_MIN
-                yield line
-            else:
-                self.sleep(pause)
-                pause = min(pause * 2, POLL_MAX)
+        return self._waiting(self.source())
 
     def blocks(self, size: int = BLOCK) -> Iterator[str]:
         """The text in blocks of whole lines of about ``size`` characters, waiting as needed."""
+        return self._waiting(self.poll(size))
+
+    def _waiting(self, polled: Iterable[str]) -> Iterator[str]:
+        """``polled`` without its ``""`` (nothing right now): a wait instead, doubling from
+        :data:`POLL_MIN` to :data:`POLL_MAX` while nothing comes, short again once it does."""
         pause = POLL_MIN
-        for text in self.poll(size):
+        for text in polled:
             if text:
                 pause = POLL_MIN
                 yield text
