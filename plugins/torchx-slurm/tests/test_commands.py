@@ -16,9 +16,31 @@ def test_the_timeout_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch)
     assert commands.timeout() == commands.DEFAULT_TIMEOUT
     monkeypatch.setenv(commands.TIMEOUT_ENV, "2.5")
     assert commands.timeout() == 2.5
-    monkeypatch.setenv(commands.TIMEOUT_ENV, "soon")
-    with pytest.raises(SchedulerError, match="TORCHX_SLURM_TIMEOUT='soon' is not a number"):
+    monkeypatch.setenv(commands.TIMEOUT_ENV, "86400")
+    assert commands.timeout() == 86400
+
+
+@pytest.mark.parametrize("raw", ["soon", "inf", "-inf", "nan", "1e400", "1e10", "0", "-5"])
+def test_a_timeout_no_call_could_use_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, raw: str
+) -> None:
+    """inf or 1e400 once reached subprocess as an OverflowError 'not caused by your input'."""
+    monkeypatch.setenv(commands.TIMEOUT_ENV, raw)
+    with pytest.raises(SchedulerError) as info:
         commands.timeout()
+    assert str(info.value) == (
+        f"TORCHX_SLURM_TIMEOUT={raw!r} is not a number of seconds from 0 to 86400: "
+        "set it to e.g. 30, or unset it for the default of 10"
+    )
+
+
+def test_an_infinite_timeout_is_refused_before_any_call(
+    fake_slurm: FakeSlurm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(commands.TIMEOUT_ENV, "inf")
+    with pytest.raises(SchedulerError, match="TORCHX_SLURM_TIMEOUT='inf'"):
+        commands.run(["squeue"])
+    assert fake_slurm.calls("squeue") == []
 
 
 def test_the_telling_line_of_stderr() -> None:

@@ -17,6 +17,7 @@ reached).
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
@@ -27,6 +28,8 @@ from torchx.schedulers.api import SchedulerError, TransientSchedulerError
 #: Environment variable overriding the timeout (seconds) of every Slurm command.
 TIMEOUT_ENV = "TORCHX_SLURM_TIMEOUT"
 DEFAULT_TIMEOUT = 10.0
+#: The longest timeout ``TORCHX_SLURM_TIMEOUT`` may ask for (a day): every call must end.
+MAX_TIMEOUT = 86400.0
 
 # Phrases of Slurm client errors that mean "the controller could not be reached".
 DEFAULT_CONF = "/etc/slurm/slurm.conf"
@@ -62,13 +65,20 @@ class TransientSlurmCommandError(SlurmCommandError, TransientSchedulerError):
 def timeout() -> float:
     """The timeout of each Slurm command, in seconds (``TORCHX_SLURM_TIMEOUT`` or 10)."""
     raw = os.environ.get(TIMEOUT_ENV, "")
+    if not raw:
+        return DEFAULT_TIMEOUT
     try:
-        value = float(raw) if raw else DEFAULT_TIMEOUT
+        value = float(raw)
     except ValueError:
+        value = math.nan
+    # inf, nan and huge values would reach the OS as an unusable timeout (OverflowError)
+    if not 0 < value <= MAX_TIMEOUT:
         raise SchedulerError(
-            f"{TIMEOUT_ENV}={raw!r} is not a number of seconds: set it to e.g. 30, or unset it"
-        ) from None
-    return value if value > 0 else DEFAULT_TIMEOUT
+            f"{TIMEOUT_ENV}={raw!r} is not a number of seconds from 0 to {MAX_TIMEOUT:g}: "
+            "set it to e.g. 30, or unset it for the default of "
+            f"{DEFAULT_TIMEOUT:g}"
+        )
+    return value
 
 
 def check_environment(tool: str) -> str:
