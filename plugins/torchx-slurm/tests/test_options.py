@@ -84,3 +84,30 @@ def test_extra_sbatch_args_are_checked() -> None:
         with pytest.raises(InvalidRunConfigException, match="sbatch_args") as info:
             extra_sbatch_args({"sbatch_args": [bad]})
         assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("arg", "message"),
+    [
+        ("--chd=/elsewhere", "--chd (sbatch reads it as --chdir) is set by the slurm scheduler"),
+        ("--ch=/elsewhere", "--ch (sbatch reads it as --chdir)"),
+        ("--out=/x", "--out (sbatch reads it as --output)"),
+        ("--part=gpu", "use the run option 'partition' instead"),
+        ("--job-n=x", "(sbatch reads it as --job-name)"),
+        ("--p=x", "is set by the slurm scheduler itself"),
+        ("--exclus", "use the run option 'exclusive' instead"),
+    ],
+)
+def test_an_abbreviated_reserved_option_is_refused(arg: str, message: str) -> None:
+    """sbatch takes any unambiguous beginning of a long option for the option (getopt_long)."""
+    with pytest.raises(InvalidRunConfigException, match="sbatch_args") as info:
+        extra_sbatch_args({"sbatch_args": [arg]})
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "arg", ["--gpus=2", "--reservation=maint", "--mem-per-cpu=100", "--time-min=5", "--res=x"]
+)
+def test_options_in_full_and_other_abbreviations_pass(arg: str) -> None:
+    # --gpus begins --gpus-per-node but is an option of its own in full
+    assert extra_sbatch_args({"sbatch_args": [arg]}) == [arg]

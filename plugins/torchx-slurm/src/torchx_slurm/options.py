@@ -91,6 +91,42 @@ RESERVED_SBATCH = frozenset(
 )
 
 
+#: sbatch's long options (Slurm 22.05 ``sbatch --help``): a name given in full is that
+#: option even where it also begins a longer one (``--gpus`` is not ``--gpus-per-node``).
+SBATCH_LONG_OPTIONS = frozenset(
+    """account array bb bbf begin chdir cluster-constraint clusters comment constraint
+    container contiguous core-spec cores-per-socket cpu-freq cpus-per-gpu cpus-per-task
+    deadline delay-boot dependency distribution error exclude exclusive export export-file
+    extra-node-info get-user-env gid gpu-bind gpu-freq gpus gpus-per-node gpus-per-socket
+    gpus-per-task gres gres-flags help hold ignore-pbs input job-name licenses mail-type
+    mail-user mcs-label mem mem-per-cpu mem-per-gpu mincpus nice no-kill no-requeue nodefile
+    nodelist nodes ntasks ntasks-per-core ntasks-per-node ntasks-per-socket output overcommit
+    oversubscribe parsable partition power priority profile propagate qos quiet reboot
+    requeue reservation signal sockets-per-node spread-job switches thread-spec
+    threads-per-core time time-min tmp uid usage use-min-nodes verbose version wait wckey
+    wrap""".split()
+)
+
+
+def reserved_meaning(name: str) -> str | None:
+    """The reserved sbatch option that ``--name`` would be, as sbatch reads it; else None.
+
+    sbatch reads its options with getopt_long, which takes any unambiguous beginning of a
+    long option for the option (``--chd`` is ``--chdir``) and refuses an ambiguous one. A
+    name that is not an option in full but begins a reserved one is therefore refused:
+    sbatch would either read it as that option or fail on it.
+
+    >>> reserved_meaning("chd"), reserved_meaning("gpus"), reserved_meaning("reservation")
+    ('chdir', None, None)
+    """
+    if name in RESERVED_SBATCH:
+        return name
+    if name in SBATCH_LONG_OPTIONS:
+        return None
+    begun = sorted(r for r in RESERVED_SBATCH if r.startswith(name))
+    return begun[0] if begun else None
+
+
 def slurm_runopts() -> runopts:
     """The run options of the ``slurm`` scheduler (see ``torchx runopts slurm``)."""
     opts = runopts()
@@ -175,12 +211,14 @@ def check_sbatch_arg(arg: str) -> str:
             "--NAME or --NAME=VALUE, e.g. --reservation=maint"
         )
     name, value = match.group(1), match.group(3)
-    if name in RESERVED_SBATCH:
+    reserved = reserved_meaning(name)
+    if reserved is not None:
+        said = f"--{name}" if name == reserved else f"--{name} (sbatch reads it as --{reserved})"
         raise InvalidRunConfigException(
-            f"run option 'sbatch_args': --{name} is set by the slurm scheduler itself; "
+            f"run option 'sbatch_args': {said} is set by the slurm scheduler itself; "
             + (
-                f"use the run option '{name}' instead"
-                if name in (*GROUP_OPTIONS, *JOB_OPTIONS, "exclusive")
+                f"use the run option '{reserved}' instead"
+                if reserved in (*GROUP_OPTIONS, *JOB_OPTIONS, "exclusive")
                 else "leave it out"
             )
         )
