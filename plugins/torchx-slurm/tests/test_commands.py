@@ -21,9 +21,7 @@ def test_the_timeout_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.mark.parametrize("raw", ["soon", "inf", "-inf", "nan", "1e400", "1e10", "0", "-5"])
-def test_a_timeout_no_call_could_use_is_one_line(
-    monkeypatch: pytest.MonkeyPatch, raw: str
-) -> None:
+def test_a_timeout_no_call_could_use_is_one_line(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
     """inf or 1e400 once reached subprocess as an OverflowError 'not caused by your input'."""
     monkeypatch.setenv(commands.TIMEOUT_ENV, raw)
     with pytest.raises(SchedulerError) as info:

@@ -10,7 +10,12 @@ import pytest
 import torchx_slurm
 
 #: The modules whose docstrings show examples; each must have at least one.
-MODULES = ["torchx_slurm.options", "torchx_slurm.parse", "torchx_slurm.scheduler"]
+MODULES = [
+    "torchx_slurm.options",
+    "torchx_slurm.parse",
+    "torchx_slurm.scheduler",
+    "torchx_slurm.script",
+]
 
 
 def test_the_modules_with_examples_are_the_listed_ones() -> None:

@@ -347,8 +347,8 @@ def test_workspace_is_copied_into_the_job_dir(
     [script] = fake_slurm.stdin("sbatch")
     assert f"#SBATCH --chdir={job_dir}" in script
     # the replica runs in the job dir (the role's image is now the job dir)
-    [run] = [line for line in script.splitlines() if line.startswith("_run main 0 ")]
-    assert "--chdir" not in run and run.endswith(" python train.py &")
+    [run] = [line for line in script.splitlines() if line.startswith("  _run main 0 ")]
+    assert "--chdir" not in run and run.endswith(" -- python train.py; } &")
 
 
 def test_a_failed_submit_removes_the_workspace_copy(
@@ -459,7 +459,10 @@ def fast_status(monkeypatch: pytest.MonkeyPatch) -> float:
 def test_log_iter_tails_until_the_job_ends(
     fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, fast_status: float
 ) -> None:
-    out = tmp_path / "slurm-5-w-0.out"
+    (tmp_path / ".torchx-slurm" / "5").mkdir(parents=True)
+    out = tmp_path / ".torchx-slurm" / "5" / "slurm-5-w-0.out"
+    # what another user planted in the (shared) job directory is not the log
+    (tmp_path / "slurm-5-w-0.out").symlink_to("/etc/hostname")
     running = _squeue_line("5", "RUNNING", "a-1:w:0", str(tmp_path))
     done = _squeue_line("5", "COMPLETED", "a-1:w:0", str(tmp_path))
     fake_slurm.answer(
@@ -479,6 +482,7 @@ def test_log_iter_tails_until_the_job_ends(
 def test_log_iter_tails_both_streams(
     fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, fast_status: float
 ) -> None:
+    # a job of an older torchx-slurm: its logs in the job directory itself
     (tmp_path / "slurm-5-w-0.out").write_text("o1\no2\n")
     (tmp_path / "slurm-5-w-0.err").write_text("e1\n")
     running = _squeue_line("5", "RUNNING", "a-1:w:0", str(tmp_path))

@@ -55,6 +55,7 @@ def test_one_group_per_replica_with_its_resources() -> None:
     assert _header(req.script) == [
         "#SBATCH --job-name=app-1234:trainer:0",
         "#SBATCH --chdir=/jobs/a",
+        "#SBATCH --output=/jobs/a/.torchx-slurm/slurm-%j.out",
         '#SBATCH --comment="hi there"',
         "#SBATCH --nodes=1",
         "#SBATCH --ntasks-per-node=1",
@@ -86,14 +87,14 @@ def test_one_group_per_replica_with_its_resources() -> None:
         ("trainer", 1, 1),
         ("ps", 0, 2),
     ]
-    runs = [line for line in req.script.splitlines() if line.startswith("_run ")]
+    runs = [line for line in req.script.splitlines() if line.startswith("  _run ")]
     assert [line.split()[:4] for line in runs] == [
         ["_run", "trainer", "0", "--het-group=0"],
         ["_run", "trainer", "1", "--het-group=1"],
         ["_run", "ps", "0", "--het-group=2"],
     ]
-    assert '--output=/jobs/a/slurm-"$_job"-ps-0.out' in runs[2]
-    assert '--error=/jobs/a/slurm-"$_job"-ps-0.err' in runs[2]
+    assert "_state=$_top/$_job\n_logs=$_state\n" in req.script
+    assert "_top=/jobs/a/.torchx-slurm\n" in req.script
 
 
 def test_the_sbatch_header_comes_before_any_command() -> None:
@@ -102,7 +103,7 @@ def test_the_sbatch_header_comes_before_any_command() -> None:
     last_directive = max(i for i, line in enumerate(lines) if line.startswith("#SBATCH"))
     assert all(line.startswith("#") or not line.strip() for line in lines[: last_directive + 1])
     assert lines[0] == "#!/bin/bash"
-    assert lines[1].startswith("# torchx-slurm script v1:")
+    assert lines[1].startswith("# torchx-slurm script v2:")
 
 
 def test_a_single_replica_is_a_plain_job() -> None:
@@ -153,10 +154,13 @@ def test_macros_are_substituted_and_quoted() -> None:
     r1 = req.replicas[1]
     assert r1.argv[3:] == ["--r", "1", "--root", "/"]
     assert r1.env == {"RANK0": f"${RANK0_ENV}", "ID": "x-\x00app_id\x00"}
-    run = next(line for line in req.script.splitlines() if line.startswith("_run trainer 1 "))
+    lines = req.script.splitlines()
+    at = lines.index(next(line for line in lines if line.startswith("  _run trainer 1 ")))
+    run, env = lines[at], lines[at - 1]
     assert ' --id "$_job" ' in run
-    assert ' ID=x-"$_job" ' in run
-    assert " 'RANK0=$TORCHX_RANK0_HOST' " in run
+    assert env.startswith("{ export TORCHX_ROLE_NAME=trainer TORCHX_REPLICA_ID=1 ")
+    assert ' ID=x-"$_job"' in env
+    assert " RANK0='$TORCHX_RANK0_HOST'" in env
 
 
 @pytest.mark.parametrize(
@@ -203,6 +207,9 @@ def test_a_dryrun_of_128_nodes_has_one_group_per_node() -> None:
 _SRUN = r"""#!{python}
 import os, signal, subprocess, sys
 args = sys.argv[1:]
+if os.environ.get("FAKE_SRUN_ARGV"):  # every srun command line, as ps would show it
+    with open(os.environ["FAKE_SRUN_ARGV"], "a") as f:
+        f.write(repr(sys.argv) + "\n")
 out = err = cwd = None
 while args and args[0] != "--":
     opt = args.pop(0)
@@ -210,8 +217,14 @@ while args and args[0] != "--":
     elif opt.startswith("--error="): err = opt.split("=", 1)[1]
     elif opt.startswith("--chdir="): cwd = opt.split("=", 1)[1]
 args.pop(0)
+# a backslash in a file name turns srun's %-expansion off and is dropped
+out, err = out.replace("\\", ""), err.replace("\\", "")
 with open(out, "w") as o, open(err, "w") as e:
-    child = subprocess.Popen(args, stdout=o, stderr=e, cwd=cwd)
+    try:
+        child = subprocess.Popen(args, stdout=o, stderr=e, cwd=cwd)
+    except OSError as exc:  # like slurmstepd: execve failed, the task exits 2
+        print("execve(): %s: %s" % (args[0], exc.strerror), file=e)
+        sys.exit(2)
     # like srun: a SIGTERM is passed on to the task
     signal.signal(signal.SIGTERM, lambda *_: child.send_signal(signal.SIGTERM))
     code = child.wait()
@@ -252,10 +265,11 @@ def run_script(tmp_path: Path):  # type: ignore[no-untyped-def]
             "SLURM_JOB_NODELIST_HET_GROUP_0": "n[1-2]",
             "SLURM_RESTART_COUNT": str(restart_count),
             "FAKE_SCONTROL_LOG": str(log),
+            "FAKE_SRUN_ARGV": str(tmp_path / "srun-argv.log"),
         }
         # like sbatch: the script runs in its --chdir
         chdir = next(
-            line.split("=", 1)[1].strip('"')
+            line.split("=", 1)[1].strip('"').replace('\\"', '"').replace("\\\\", "\\")
             for line in script.splitlines()
             if line.startswith("#SBATCH --chdir=")
         )
@@ -270,6 +284,7 @@ def run_script(tmp_path: Path):  # type: ignore[no-untyped-def]
         )
 
     run.scontrol_log = log  # type: ignore[attr-defined]
+    run.srun_argv = tmp_path / "srun-argv.log"  # type: ignore[attr-defined]
     return run
 
 
@@ -348,8 +363,8 @@ def test_a_replica_that_cannot_start_fails_the_job(tmp_path: Path, run_script) -
     # the recorded exit code still fails the job
     req = _request(_role(entrypoint="/nonexistent/program", args=[]), job_dir=str(tmp_path))
     proc = run_script(req.script)
-    assert proc.returncode == 127
-    assert (tmp_path / ".torchx-slurm" / "4242" / "trainer.0.exit").read_text() == "127\n"
+    assert proc.returncode == 2
+    assert (tmp_path / ".torchx-slurm" / "4242" / "trainer.0.exit").read_text() == "2\n"
 
 
 def test_all_replicas_succeeding_is_success(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
@@ -358,3 +373,121 @@ def test_all_replicas_succeeding_is_success(tmp_path: Path, run_script) -> None:
     assert proc.returncode == 0, proc.stderr
     state = tmp_path / ".torchx-slurm" / "4242"
     assert sorted(p.name for p in state.glob("*.exit")) == [f"trainer.{k}.exit" for k in range(3)]
+
+
+# -- a shared job directory; the command lines every user sees ------------------------------
+
+
+def test_env_values_are_on_no_command_line(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    """``ps`` shows every user each process's command line: values go by the environment."""
+    secret = "s3cr3t-token-value"
+    role = _role(entrypoint=sys.executable, args=["-c", _PROG], env={"MY_VAR": secret})
+    req = _request(role, job_dir=str(tmp_path))
+    assert secret in req.script  # exported by the script, which only the user can read
+    proc = run_script(req.script)
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        json.loads((tmp_path / "slurm-4242-trainer-0.out").read_text())["env"]["MY_VAR"] == secret
+    )
+    argv = run_script.srun_argv.read_text()
+    assert "--export=ALL" in argv and secret not in argv
+
+
+def test_an_entrypoint_with_an_equals_sign_is_the_program(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    """``env`` took ``A=1`` for an assignment and ran the first argument instead."""
+    canary = tmp_path / "canary"
+    req = _request(_role(entrypoint="A=1", args=["touch", str(canary)]), job_dir=str(tmp_path))
+    proc = run_script(req.script)
+    assert proc.returncode == 2  # the program A=1 does not exist: srun could not run it
+    assert not canary.exists()
+    assert "A=1" in (tmp_path / "slurm-4242-trainer-0.err").read_text()
+
+
+def test_carriage_returns_reach_the_program(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    """sbatch refuses a script holding CR LF ("DOS line breaks"): they are escaped."""
+    args = ["a\r\nb", "tab\there", "bell\x07", "it's\r"]
+    role = _role(entrypoint=sys.executable, args=["-c", _PROG, *args], env={"MY_VAR": "x\r\ny"})
+    req = _request(role, job_dir=str(tmp_path))
+    assert "\r" not in req.script
+    proc = run_script(req.script)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads((tmp_path / "slurm-4242-trainer-0.out").read_text())
+    assert seen["argv"] == args and seen["env"]["MY_VAR"] == "x\r\ny"
+
+
+def test_hash_and_percent_in_the_job_dir(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    job_dir = tmp_path / "run %j #1"
+    job_dir.mkdir()
+    req = _request(
+        _role(entrypoint=sys.executable, args=["-c", _PROG]),
+        job_dir=str(job_dir),
+        job_opts=[("comment", "hello#world")],
+    )
+    header = _header(req.script)
+    # sbatch's reader of these lines would cut at '#'; %% is a '%' in sbatch's --output
+    assert f'#SBATCH --chdir="{job_dir}"' in header
+    assert f'#SBATCH --output="{tmp_path}/run %%j #1/.torchx-slurm/slurm-%j.out"' in header
+    assert '#SBATCH --comment="hello#world"' in header
+    # srun would expand %j in a file name: a backslash turns that off
+    assert f"_logs='{tmp_path}/run \\%j #1/.torchx-slurm'/\"$_job\"" in req.script
+    proc = run_script(req.script)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((job_dir / "slurm-4242-trainer-0.out").read_text())["cwd"] == str(job_dir)
+
+
+def test_logs_and_state_are_private_and_linked(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    req = _request(_role(entrypoint=sys.executable, args=["-c", _PROG]), job_dir=str(tmp_path))
+    assert run_script(req.script).returncode == 0
+    top = tmp_path / ".torchx-slurm"
+    state = top / "4242"
+    assert [oct(p.stat().st_mode & 0o777) for p in (top, state)] == ["0o700", "0o700"]
+    for name in ("slurm-4242-trainer-0.out", "slurm-4242-trainer-0.err", "trainer.0.exit"):
+        assert (state / name).stat().st_mode & 0o777 == 0o600, name
+    link = tmp_path / "slurm-4242-trainer-0.out"
+    assert os.readlink(link) == ".torchx-slurm/4242/slurm-4242-trainer-0.out"
+
+
+def test_shared_logs_are_readable_by_others(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    req = _request(_role(entrypoint="true", args=[]), job_dir=str(tmp_path), shared_logs=True)
+    assert run_script(req.script).returncode == 0
+    state = tmp_path / ".torchx-slurm" / "4242"
+    assert state.stat().st_mode & 0o777 == 0o755
+    assert (state / "trainer.0.exit").stat().st_mode & 0o777 == 0o644
+
+
+def test_links_planted_in_the_job_dir_are_never_written_through(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    victim = tmp_path / "precious"
+    victim.write_text("mine\n")
+    job_dir = tmp_path / "scratch"
+    job_dir.mkdir()
+    for name in ("slurm-4242-trainer-0.out", "slurm-4242-trainer-0.err", "slurm-4242.out"):
+        (job_dir / name).symlink_to(victim)
+    req = _request(_role(entrypoint=sys.executable, args=["-c", _PROG]), job_dir=str(job_dir))
+    proc = run_script(req.script)
+    assert proc.returncode == 0, proc.stderr
+    assert victim.read_text() == "mine\n"
+    log = job_dir / ".torchx-slurm" / "4242" / "slurm-4242-trainer-0.out"
+    assert json.loads(log.read_text())["argv"] == []
+
+
+@pytest.mark.parametrize("plant", ["link", "writable"])
+def test_a_state_dir_someone_else_could_write_stops_the_job(  # type: ignore[no-untyped-def]
+    tmp_path: Path, run_script, plant: str
+) -> None:
+    """A pre-made .torchx-slurm/<id>/ let another user rewrite the exit codes status reads."""
+    attacker = tmp_path / "attacker"
+    attacker.mkdir()
+    job_dir = tmp_path / "job"
+    job_dir.mkdir()
+    top = job_dir / ".torchx-slurm"
+    if plant == "link":
+        top.symlink_to(attacker)
+    else:
+        top.mkdir()
+        top.chmod(0o777)
+    canary = tmp_path / "ran"
+    req = _request(_role(entrypoint="touch", args=[str(canary)]), job_dir=str(job_dir))
+    proc = run_script(req.script)
+    assert proc.returncode == 1
+    assert "is not a directory of" in proc.stderr and "that only they can write" in proc.stderr
+    assert not canary.exists() and list(attacker.iterdir()) == []

@@ -94,17 +94,19 @@ RESERVED_SBATCH = frozenset(
 #: sbatch's long options (Slurm 22.05 ``sbatch --help``): a name given in full is that
 #: option even where it also begins a longer one (``--gpus`` is not ``--gpus-per-node``).
 SBATCH_LONG_OPTIONS = frozenset(
-    """account array bb bbf begin chdir cluster-constraint clusters comment constraint
+    """
+    account array bb bbf begin chdir cluster-constraint clusters comment constraint
     container contiguous core-spec cores-per-socket cpu-freq cpus-per-gpu cpus-per-task
-    deadline delay-boot dependency distribution error exclude exclusive export export-file
-    extra-node-info get-user-env gid gpu-bind gpu-freq gpus gpus-per-node gpus-per-socket
-    gpus-per-task gres gres-flags help hold ignore-pbs input job-name licenses mail-type
-    mail-user mcs-label mem mem-per-cpu mem-per-gpu mincpus nice no-kill no-requeue nodefile
-    nodelist nodes ntasks ntasks-per-core ntasks-per-node ntasks-per-socket output overcommit
-    oversubscribe parsable partition power priority profile propagate qos quiet reboot
-    requeue reservation signal sockets-per-node spread-job switches thread-spec
-    threads-per-core time time-min tmp uid usage use-min-nodes verbose version wait wckey
-    wrap""".split()
+    deadline delay-boot dependency distribution error exclude exclusive export export-
+    file extra-node-info get-user-env gid gpu-bind gpu-freq gpus gpus-per-node gpus-per-
+    socket gpus-per-task gres gres-flags help hold ignore-pbs input job-name licenses
+    mail-type mail-user mcs-label mem mem-per-cpu mem-per-gpu mincpus nice no-kill no-
+    requeue nodefile nodelist nodes ntasks ntasks-per-core ntasks-per-node ntasks-per-
+    socket output overcommit oversubscribe parsable partition power priority profile
+    propagate qos quiet reboot requeue reservation signal sockets-per-node spread-job
+    switches thread-spec threads-per-core time time-min tmp uid usage use-min-nodes
+    verbose version wait wckey wrap
+    """.split()  # noqa: SIM905 (one list to read, as sbatch --help prints it)
 )
 
 
@@ -162,6 +164,12 @@ def slurm_runopts() -> runopts:
         type_=bool,
         default=False,
         help="give each replica its node(s) alone, shared with no other job (sbatch --exclusive)",
+    )
+    opts.add(
+        "shared_logs",
+        type_=bool,
+        default=False,
+        help="let other users read the job's logs and exit codes (default: only you can)",
     )
     opts.add(
         "sbatch_args",

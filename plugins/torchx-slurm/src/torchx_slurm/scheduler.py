@@ -17,8 +17,8 @@ What each call runs (every one with a timeout, see :mod:`torchx_slurm.commands`)
   without accounting). One command per call in the common case. Per-replica exit
   codes and the restart count come from the job directory (the script records them);
 * ``list``: ``squeue`` for the user's jobs; ``cancel``: ``scancel``;
-* ``log_iter``: reads ``slurm-<id>-<role>-<k>.out``/``.err`` in the job directory,
-  following them until the job ends when tailing.
+* ``log_iter``: reads ``slurm-<id>-<role>-<k>.out``/``.err`` in the job's own directory
+  ``.torchx-slurm/<id>/``, following them until the job ends when tailing.
 
 A status call that times out raises ``TransientSchedulerError`` (retried by the
 Runner), never a FAILED app.
@@ -30,6 +30,7 @@ import getpass
 import os
 import re
 import shutil
+import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
@@ -52,7 +53,7 @@ from torchx.schedulers.states import rollup
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus, RoleStatus, runopts
 from torchx.specs.errors import SpecError
 from torchx.workspace.dir_workspace import DirWorkspaceMixin
-from torchx_slurm import commands
+from torchx_slurm import commands, jobdir
 from torchx_slurm.options import (
     JOB_DIR_HELP,
     extra_sbatch_args,
@@ -144,6 +145,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             extra=extra_sbatch_args(cfg),
             nomem=bool(cfg.get("nomem")),
             exclusive=bool(cfg.get("exclusive")),
+            shared_logs=bool(cfg.get("shared_logs")),
         )
         return AppDryRunInfo(request, str)
 
@@ -175,6 +177,12 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 raise SchedulerError(
                     f"cannot create the job directory {request.job_dir}: {e.strerror}"
                 ) from None
+        try:
+            made_top = jobdir.prepare(request.job_dir, shared_logs=request.shared_logs)
+        except SchedulerError:
+            if created:
+                jobdir.remove_if_empty(request.job_dir)
+            raise
         first = request.replicas[0]
         try:
             out = commands.run(
@@ -197,6 +205,8 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 except SchedulerError:
                     pass
                 e = SchedulerError(f"{e}; any job it created was cancelled")
+            if made_top:
+                jobdir.remove_if_empty(os.path.join(request.job_dir, STATE_DIR))
             if built:
                 shutil.rmtree(request.job_dir, ignore_errors=True)
             elif created:
@@ -418,7 +428,12 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             raise SchedulerError(f"Slurm does not say where job {app_id} runs (no work dir)")
         job_dir = desc.ui_url.removeprefix("file://")
         stream = Stream(streams) if streams is not None else Stream.COMBINED
-        base = os.path.join(job_dir, f"slurm-{app_id}-{role_name}-{k}")
+        # the job's private copy, never a link of that name in the (shared) job directory;
+        # a job submitted before the logs moved there has them in the job directory
+        name = f"slurm-{app_id}-{role_name}-{k}"
+        base = os.path.join(job_dir, STATE_DIR, app_id, name)
+        if not os.path.exists(base + ".out") and _is_file(os.path.join(job_dir, name + ".out")):
+            base = os.path.join(job_dir, name)
         paths = {
             Stream.STDOUT: [base + ".out"],
             Stream.STDERR: [base + ".err"],
@@ -451,6 +466,14 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             return matching_lines(regex, merged) if regex else merged
 
         return Polled(lines)
+
+
+def _is_file(path: str) -> bool:
+    """Whether ``path`` is a regular file itself (not a link to one)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _exit_files(state_dir: str) -> list[tuple[str, int, int]]:

@@ -14,23 +14,36 @@ The script, group by group (each group gets one node, so each replica its own)::
     #SBATCH hetjob
     #SBATCH --job-name=APP:ROLE:1
     ...
-    _run ROLE 0 --het-group=0 --output=JOB_DIR/slurm-$JOB-ROLE-0.out ... -- env ... CMD ARGS &
+    { export TORCHX_ROLE_NAME=ROLE TORCHX_REPLICA_ID=0 KEY=VALUE ...
+      _run ROLE 0 --het-group=0 -- CMD ARGS; } &
 
-Each replica's stdout and stderr go to ``slurm-<job id>-<role>-<replica>.out``/``.err``
-in the job directory (upstream TorchX's names). Each replica's exit code is recorded
-in ``.torchx-slurm/<job id>/<role>.<replica>.exit`` and the restart count in
-``.torchx-slurm/<job id>/restarts``, so ``describe`` reports per-replica exit codes
-from any shell that sees the job directory. The first replica to fail stops the
-others and the script exits with its code (Slurm then marks the job FAILED); when
-the app has retries left, the script first asks Slurm to requeue the job (``scontrol
-requeue``), which reruns it with ``SLURM_RESTART_COUNT`` one higher.
+Each replica's environment is exported by the script, never put on a command line
+(``ps`` shows those to every user), and srun runs the entrypoint as the program.
+
+Everything the job writes is in its own directory ``.torchx-slurm/<job id>/`` of the
+job directory: each replica's stdout and stderr (``slurm-<job id>-<role>-<replica>.out``
+and ``.err``, upstream TorchX's names, also linked from the job directory), its exit
+code (``<role>.<replica>.exit``) and the restart count (``restarts``); the batch
+script's own output is ``.torchx-slurm/slurm-<job id>.out``. ``.torchx-slurm`` must be
+a directory of the user's that no one else can write (the scheduler makes or checks it
+at submit, the script checks again when it starts), so another user who can write a
+shared job directory has nowhere to plant a link that the job would write through.
+Unless the run option ``shared_logs`` is set, logs and state are private (files 0600,
+directories 0700). The first replica to fail stops the others and the script exits
+with its code (Slurm then marks the job FAILED); when the app has retries left, the
+script first asks Slurm to requeue the job (``scontrol requeue``), which reruns it
+with ``SLURM_RESTART_COUNT`` one higher.
 
 Quoting: every string that comes from the user (entrypoint, args, env values, paths,
-names) is quoted for the shell with :func:`shlex.quote`, so an argument like
-``"; rm -rf ~`` reaches the program verbatim. The only expansions are the ones the
-scheduler puts there: the ``app_id`` macro becomes the job id (``"$_job"``), and the
-rank-0 host is computed once by the script into ``TORCHX_RANK0_HOST`` (the variable
-:data:`RANK0_ENV` that ``macros.rank0_env`` names).
+names) is quoted for the shell by :func:`shell_quote` (``$'...'`` for control
+characters: sbatch refuses a script holding a CR LF), so an argument like
+``"; rm -rf ~`` reaches the program verbatim. In ``#SBATCH`` lines, which sbatch reads
+itself, a value with blanks, ``#`` (where sbatch's comments start), quotes or
+backslashes is double-quoted and escaped (:func:`sbatch_line`); a ``%`` in a file name
+given to srun is escaped (srun would expand ``%j``). The only expansions are the ones
+the scheduler puts there: the ``app_id`` macro becomes the job id (``"$_job"``), and
+the rank-0 host is computed once by the script into ``TORCHX_RANK0_HOST`` (the
+variable :data:`RANK0_ENV` that ``macros.rank0_env`` names).
 """
 
 from __future__ import annotations
@@ -51,7 +64,7 @@ RANK0_ENV = "TORCHX_RANK0_HOST"
 #: The sub-directory of the job directory holding each job's exit codes and restarts.
 STATE_DIR = ".torchx-slurm"
 #: The format version of the generated script (its first comment line says it).
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2
 
 # Names that end up in file names and job names: kept simple so no quoting is needed.
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
@@ -60,7 +73,35 @@ _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The app id is only known once sbatch has answered: the macro becomes this marker,
 # which is then replaced by the shell's "$_job" outside the quoted text.
 _APP_ID_MARK = "\x00app_id\x00"
-_quote = shlex.quote
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# what makes sbatch's own reader of #SBATCH lines split, cut or unescape a value
+_SBATCH_SPECIAL = re.compile(r"[\s#\"\\]")
+
+
+def shell_quote(text: str) -> str:
+    r"""``text`` quoted for bash, verbatim; control characters as ``$'\xHH'`` escapes.
+
+    sbatch refuses a script holding a CR LF ("DOS line breaks"), so a control character
+    never appears in the script as itself:
+
+    >>> print(shell_quote("a b"), shell_quote("it's\r\n"))
+    'a b' $'it\'s\x0d\x0a'
+    """
+    if not _CONTROL.search(text):
+        return shlex.quote(text)
+    return "$'" + "".join(_ANSI_C.get(c) or _escape_control(c) for c in text) + "'"
+
+
+# inside $'...': a backslash and a quote are escaped, every other character but the
+# control characters stands for itself
+_ANSI_C = {"\\": "\\\\", "'": "\\'"}
+
+
+def _escape_control(c: str) -> str:
+    return f"\\x{ord(c):02x}" if _CONTROL.match(c) else c
+
+
+_quote = shell_quote
 
 
 class InvalidAppException(SpecError):
@@ -93,19 +134,35 @@ class SlurmRequest:
     script: str
     replicas: list[SlurmReplica]
     max_retries: int = 0
+    shared_logs: bool = False
 
     def __str__(self) -> str:
         return self.script
 
 
-def _sbatch_line(option: str, value: str | None = None) -> str:
+def sbatch_line(option: str, value: str | None = None) -> str:
+    """``#SBATCH --option=value``, the value as sbatch's own reader of these lines reads it.
+
+    That reader splits at blanks, takes ``#`` for the start of a comment (silently
+    dropping the rest: ``--partition=debug#nope`` would run in ``debug``), and
+    unescapes quotes and backslashes; such a value is double-quoted and escaped:
+
+    >>> print(sbatch_line("comment", "hello#world"))
+    #SBATCH --comment="hello#world"
+    """
     if value is None:
         return f"#SBATCH --{option}"
-    # sbatch reads #SBATCH lines itself: a value with blanks must be double-quoted
-    # (values holding quotes or backslashes were refused by the option checks)
-    if any(c.isspace() for c in value):
-        value = f'"{value}"'
+    if _SBATCH_SPECIAL.search(value):
+        value = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return f"#SBATCH --{option}={value}"
+
+
+def srun_file_name(path: str) -> str:
+    """``path`` as srun reads a file name: a ``%`` escaped (srun would expand ``%j``).
+
+    A backslash anywhere in the name turns srun's expansion off and is dropped (job
+    directories holding one are refused)."""
+    return path.replace("%", "\\%")
 
 
 def _check_name(kind: str, name: str, where: str) -> str:
@@ -143,10 +200,10 @@ def group_sbatch(
         lines.append(f"#SBATCH --gpus-per-node={res.gpu}")
     if exclusive:
         lines.append("#SBATCH --exclusive")
-    lines.extend(_sbatch_line(k, v) for k, v in group_opts)
+    lines.extend(sbatch_line(k, v) for k, v in group_opts)
     for arg in extra:
         name, sep, value = arg[2:].partition("=")
-        lines.append(_sbatch_line(name, value if sep else None))
+        lines.append(sbatch_line(name, value if sep else None))
     return lines
 
 
@@ -161,6 +218,7 @@ def build_request(
     extra: Sequence[str] = (),
     nomem: bool = False,
     exclusive: bool = False,
+    shared_logs: bool = False,
     is_dir: Any = None,
 ) -> SlurmRequest:
     """The sbatch request of ``app``: one heterogeneous group per replica.
@@ -168,7 +226,8 @@ def build_request(
     ``job_dir`` is absolute: the job's working directory, where logs and state go.
     ``job_name`` (unique, checked) prefixes every group's Slurm job name. ``is_dir``
     (a callable, default :func:`os.path.isdir`) tells whether a role's image is a
-    directory to run in; otherwise replicas run in ``job_dir``.
+    directory to run in; otherwise replicas run in ``job_dir``. ``shared_logs``: logs
+    and state as readable as the user's files usually are (else only by the user).
     """
     import os
 
@@ -243,33 +302,53 @@ def build_request(
         job_name=job_name,
         job_opts=job_opts,
         max_retries=max_retries,
+        shared_logs=shared_logs,
     )
     return SlurmRequest(
-        name=job_name, job_dir=job_dir, script=script, replicas=replicas, max_retries=max_retries
+        name=job_name,
+        job_dir=job_dir,
+        script=script,
+        replicas=replicas,
+        max_retries=max_retries,
+        shared_logs=shared_logs,
     )
 
 
 # The part of the script after the #SBATCH lines that does not depend on the app.
 _PROLOGUE = """\
 set -o pipefail
+umask {umask}
+export SLURM_UMASK={umask}
 _job=$SLURM_JOB_ID
-_state={state}/$_job
-mkdir -p "$_state" && rm -f "$_state"/*.exit
+_top={top}
+_state=$_top/$_job
+_logs={logs}
+# the job writes only in $_state, inside a directory of this user's that no one else
+# can write: no other user can have planted a link there for the job to write through
+[ -e "$_top" ] || [ -L "$_top" ] || mkdir -m {dir_mode} -- "$_top"
+if [ -L "$_top" ] || [ ! -d "$_top" ] || [ ! -O "$_top" ] || [ -n "$(find "$_top" -maxdepth 0 -perm /022)" ]; then
+  echo "torchx: $_top is not a directory of $(id -un) that only they can write: not running" >&2
+  exit 1
+fi
+mkdir -p -- "$_state" && rm -f -- "$_state"/*.exit || exit 1
 echo "${{SLURM_RESTART_COUNT:-0}}" > "$_state/restarts"
 export {rank0}="$(scontrol show hostnames "${{SLURM_JOB_NODELIST_HET_GROUP_0:-$SLURM_JOB_NODELIST}}" | head -n 1)"
 export TORCHX_APP_ID="$_job" TORCHX_JOB_ID={handle_prefix}"$_job"
 
-# _run ROLE REPLICA SRUN_ARGS...: runs one replica, records its exit code
+# _run ROLE REPLICA SRUN_ARGS... -- CMD ARGS: one replica, its env exported by the caller
+# (srun passes it on); logs to $_state (linked from the job directory), records its exit
 _run() {{
-  local name=$1.$2 rc child
+  local name=$1-$2 record=$1.$2.exit rc child
   shift 2
-  srun "$@" &
+  ln -sT -- "{state_dir}/$_job/slurm-$_job-$name.out" {qdir}/"slurm-$_job-$name.out" 2>/dev/null
+  ln -sT -- "{state_dir}/$_job/slurm-$_job-$name.err" {qdir}/"slurm-$_job-$name.err" 2>/dev/null
+  srun --export=ALL --output="$_logs/slurm-$_job-$name.out" --error="$_logs/slurm-$_job-$name.err" "$@" &
   child=$!
   trap 'kill -TERM "$child" 2>/dev/null' TERM
   wait "$child"
   rc=$?
   if kill -0 "$child" 2>/dev/null; then wait "$child"; rc=$?; fi
-  echo "$rc" > "$_state/$name.exit"
+  echo "$rc" > "$_state/$record"
   return "$rc"
 }}
 
@@ -316,9 +395,10 @@ def _render(
     job_name: str,
     job_opts: Sequence[tuple[str, str]],
     max_retries: int,
+    shared_logs: bool,
 ) -> str:
     q = _quote
-    qdir = q(job_dir)
+    top = f"{job_dir.rstrip('/')}/{STATE_DIR}"
     roles = sorted({r.role for r in replicas})
     lines = [
         "#!/bin/bash",
@@ -332,40 +412,41 @@ def _render(
             lines.append("#SBATCH hetjob")
         lines.append(f"#SBATCH --job-name={job_name}:{r.role}:{r.replica_id}")
         if r.group == 0:
-            lines.append(_sbatch_line("chdir", job_dir))
+            lines.append(sbatch_line("chdir", job_dir))
+            # the batch script's own output, in the user's private directory (%j: job id)
+            lines.append(sbatch_line("output", f"{top.replace('%', '%%')}/slurm-%j.out"))
             if max_retries:
                 lines.append("#SBATCH --requeue")
-            lines.extend(_sbatch_line(k, v) for k, v in job_opts)
+            lines.extend(sbatch_line(k, v) for k, v in job_opts)
         # replicas of one role share their group lines: reuse the list, not a copy
         lines.extend(r.sbatch if r.sbatch is not previous else previous)
         previous = r.sbatch
     lines.append("")
+    logs = srun_file_name(top)
     lines.append(
         _PROLOGUE.format(
-            state=f"{qdir}/{STATE_DIR}",
+            umask="0022" if shared_logs else "0077",
+            dir_mode="755" if shared_logs else "700",
+            top=q(top),
+            logs=f'{q(logs)}/"$_job"' if logs != top else "$_state",
+            state_dir=STATE_DIR,
+            qdir=q(job_dir),
             rank0=RANK0_ENV,
             handle_prefix=q(f"slurm://{session}/"),
         )
     )
     for r in replicas:
-        out = f'{qdir}/slurm-"$_job"-{r.role}-{r.replica_id}'
-        parts = ["_run", r.role, str(r.replica_id)]
+        exports = [f"TORCHX_ROLE_NAME={r.role}", f"TORCHX_REPLICA_ID={r.replica_id}"]
+        exports += [f"{k}={_quote_with_app_id(v)}" for k, v in r.env.items()]
+        parts = ["  _run", r.role, str(r.replica_id)]
         if het:
             parts.append(f"--het-group={r.group}")
-        parts += [f"--output={out}.out", f"--error={out}.err"]
         if r.cwd != job_dir:
             parts.append(f"--chdir={q(r.cwd)}")
-        parts += [
-            "--",
-            "env",
-            "--",
-            f"TORCHX_ROLE_NAME={r.role}",
-            f"TORCHX_REPLICA_ID={r.replica_id}",
-        ]
-        parts += [_quote_with_app_id(f"{k}={v}") for k, v in r.env.items()]
+        parts.append("--")
         parts += [_quote_with_app_id(a) for a in r.argv]
-        parts.append("&")
-        lines.append(" ".join(parts))
+        lines.append("{ export " + " ".join(exports))
+        lines.append(" ".join(parts) + "; } &")
         lines.append("_pids+=($!)")
     lines.append(_EPILOGUE)
     if max_retries:
