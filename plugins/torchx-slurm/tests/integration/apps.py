@@ -85,3 +85,13 @@ def flaky(max_retries: int = 1) -> AppDef:
             )
         ],
     )
+
+
+def equals_entrypoint(canary: str) -> AppDef:
+    """An entrypoint holding '=' (``env`` once took it for an assignment and ran ``touch``).
+
+    Args:
+        canary: the file ``touch`` would create if it ran
+    """
+    role = Role(name="eq", image="/", entrypoint="X=1", args=["touch", canary], resource=SMALL)
+    return AppDef(name="equals", roles=[role])
