@@ -170,6 +170,7 @@ def test_macros_are_substituted_and_quoted() -> None:
         (_role(num_replicas=0), "needs at least 1"),
         (_role(entrypoint=""), "has no entrypoint"),
         (_role(env={"1X": "y"}), "env name '1X'"),
+        (_role(env={"UID": "7"}), "env name 'UID' is one bash keeps for itself"),
         (_role(args=["a\x00b"]), "NUL"),
     ],
 )
@@ -491,3 +492,12 @@ def test_a_state_dir_someone_else_could_write_stops_the_job(  # type: ignore[no-
     assert proc.returncode == 1
     assert "is not a directory of" in proc.stderr and "that only they can write" in proc.stderr
     assert not canary.exists() and list(attacker.iterdir()) == []
+
+
+def test_a_path_in_the_env_is_the_programs_not_the_scripts(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    """The env is exported before srun runs: srun and ln were found before that."""
+    role = _role(entrypoint=sys.executable, args=["-c", _PROG], env={"PATH": "/nonexistent"})
+    req = _request(role, job_dir=str(tmp_path))
+    proc = run_script(req.script)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "slurm-4242-trainer-0.out").is_symlink()

@@ -70,6 +70,8 @@ SCRIPT_VERSION = 2
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 _BAD_PATH = re.compile(r"[\"'\\\x00-\x1f\x7f]")
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# the script exports each replica's env: bash refuses to set these
+_BASH_READONLY = frozenset({"BASHOPTS", "BASH_VERSINFO", "EUID", "PPID", "SHELLOPTS", "UID"})
 # The app id is only known once sbatch has answered: the macro becomes this marker,
 # which is then replaced by the shell's "$_job" outside the quoted text.
 _APP_ID_MARK = "\x00app_id\x00"
@@ -266,6 +268,11 @@ def build_request(
                     f"role {role.name!r}: env name {key!r} is not a valid variable name "
                     "(letters, digits and '_', not starting with a digit)"
                 )
+            if key in _BASH_READONLY:
+                raise InvalidAppException(
+                    f"role {role.name!r}: env name {key!r} is one bash keeps for itself, so the "
+                    "job script cannot pass it on: give the variable another name"
+                )
         for text in (role.entrypoint, *role.args, *role.env.values()):
             if "\x00" in text:
                 raise InvalidAppException(
@@ -323,6 +330,8 @@ _job=$SLURM_JOB_ID
 _top={top}
 _state=$_top/$_job
 _logs={logs}
+# found before any replica's env is exported (it may set PATH)
+_srun=$(command -v srun) && _ln=$(command -v ln) || {{ echo "torchx: srun or ln is not on PATH" >&2; exit 1; }}
 # the job writes only in $_state, inside a directory of this user's that no one else
 # can write: no other user can have planted a link there for the job to write through
 [ -e "$_top" ] || [ -L "$_top" ] || mkdir -m {dir_mode} -- "$_top"
@@ -340,9 +349,9 @@ export TORCHX_APP_ID="$_job" TORCHX_JOB_ID={handle_prefix}"$_job"
 _run() {{
   local name=$1-$2 record=$1.$2.exit rc child
   shift 2
-  ln -sT -- "{state_dir}/$_job/slurm-$_job-$name.out" {qdir}/"slurm-$_job-$name.out" 2>/dev/null
-  ln -sT -- "{state_dir}/$_job/slurm-$_job-$name.err" {qdir}/"slurm-$_job-$name.err" 2>/dev/null
-  srun --export=ALL --output="$_logs/slurm-$_job-$name.out" --error="$_logs/slurm-$_job-$name.err" "$@" &
+  "$_ln" -sT -- "{state_dir}/$_job/slurm-$_job-$name.out" {qdir}/"slurm-$_job-$name.out" 2>/dev/null
+  "$_ln" -sT -- "{state_dir}/$_job/slurm-$_job-$name.err" {qdir}/"slurm-$_job-$name.err" 2>/dev/null
+  "$_srun" --export=ALL --output="$_logs/slurm-$_job-$name.out" --error="$_logs/slurm-$_job-$name.err" "$@" &
   child=$!
   trap 'kill -TERM "$child" 2>/dev/null' TERM
   wait "$child"
