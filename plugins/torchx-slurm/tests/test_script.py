@@ -218,6 +218,8 @@ while args and args[0] != "--":
     elif opt.startswith("--error="): err = opt.split("=", 1)[1]
     elif opt.startswith("--chdir="): cwd = opt.split("=", 1)[1]
 args.pop(0)
+if os.environ.get("SLURM_UMASK"):  # like slurmstepd: the task's umask
+    os.umask(int(os.environ["SLURM_UMASK"], 8))
 # a backslash in a file name turns srun's %-expansion off and is dropped
 out, err = out.replace("\\", ""), err.replace("\\", "")
 with open(out, "w") as o, open(err, "w") as e:
@@ -258,7 +260,9 @@ def run_script(tmp_path: Path):  # type: ignore[no-untyped-def]
         (bin_dir / tool).chmod(0o755)
     log = tmp_path / "scontrol.log"
 
-    def run(script: str, restart_count: int = 0) -> subprocess.CompletedProcess[str]:
+    def run(
+        script: str, restart_count: int = 0, umask: int = 0o022
+    ) -> subprocess.CompletedProcess[str]:
         env = {
             **os.environ,
             "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
@@ -267,6 +271,7 @@ def run_script(tmp_path: Path):  # type: ignore[no-untyped-def]
             "SLURM_RESTART_COUNT": str(restart_count),
             "FAKE_SCONTROL_LOG": str(log),
             "FAKE_SRUN_ARGV": str(tmp_path / "srun-argv.log"),
+            "SLURM_UMASK": f"{umask:04o}",  # sbatch gives the batch script the submitter's
         }
         # like sbatch: the script runs in its --chdir
         chdir = next(
@@ -437,13 +442,17 @@ def test_hash_and_percent_in_the_job_dir(tmp_path: Path, run_script) -> None:  #
 
 
 def test_logs_and_state_are_private_and_linked(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
-    req = _request(_role(entrypoint=sys.executable, args=["-c", _PROG]), job_dir=str(tmp_path))
-    assert run_script(req.script).returncode == 0
+    prog = "import os; m = os.umask(0); print(oct(m))"
+    req = _request(_role(entrypoint=sys.executable, args=["-c", prog]), job_dir=str(tmp_path))
+    proc = run_script(req.script, umask=0o002)
+    assert proc.returncode == 0, proc.stderr
+    # the program keeps the submitter's umask (srun gives the task SLURM_UMASK)
+    assert (tmp_path / "slurm-4242-trainer-0.out").read_text() == "0o2\n"
     top = tmp_path / ".torchx-slurm"
     state = top / "4242"
     assert [oct(p.stat().st_mode & 0o777) for p in (top, state)] == ["0o700", "0o700"]
-    for name in ("slurm-4242-trainer-0.out", "slurm-4242-trainer-0.err", "trainer.0.exit"):
-        assert (state / name).stat().st_mode & 0o777 == 0o600, name
+    assert (state / "trainer.0.exit").stat().st_mode & 0o777 == 0o600
+    assert (state / "restarts").stat().st_mode & 0o777 == 0o600
     link = tmp_path / "slurm-4242-trainer-0.out"
     assert os.readlink(link) == ".torchx-slurm/4242/slurm-4242-trainer-0.out"
 

@@ -28,8 +28,8 @@ script's own output is ``.torchx-slurm/slurm-<job id>.out``. ``.torchx-slurm`` m
 a directory of the user's that no one else can write (the scheduler makes or checks it
 at submit, the script checks again when it starts), so another user who can write a
 shared job directory has nowhere to plant a link that the job would write through.
-Unless the run option ``shared_logs`` is set, logs and state are private (files 0600,
-directories 0700). The first replica to fail stops the others and the script exits
+Unless the run option ``shared_logs`` is set, logs and state are private (directories
+0700, the script's own files 0600); the replicas keep the submitter's umask. The first replica to fail stops the others and the script exits
 with its code (Slurm then marks the job FAILED); when the app has retries left, the
 script first asks Slurm to requeue the job (``scontrol requeue``), which reruns it
 with ``SLURM_RESTART_COUNT`` one higher.
@@ -324,8 +324,10 @@ def build_request(
 # The part of the script after the #SBATCH lines that does not depend on the app.
 _PROLOGUE = """\
 set -o pipefail
+# the replicas keep the submitter's umask (their own files are theirs to share); what
+# the script writes itself is private unless shared_logs
+export SLURM_UMASK="${{SLURM_UMASK:-$(umask)}}"
 umask {umask}
-export SLURM_UMASK={umask}
 _job=$SLURM_JOB_ID
 _top={top}
 _state=$_top/$_job

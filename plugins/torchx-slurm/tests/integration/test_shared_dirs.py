@@ -87,7 +87,7 @@ def test_links_planted_in_a_sticky_scratch_dir_are_not_written_through(
     state = scratch / ".torchx-slurm" / job_id(handle)
     log = state / f"slurm-{job_id(handle)}-sh-0.out"
     assert oct(state.stat().st_mode & 0o777) == "0o700"
-    assert oct(log.stat().st_mode & 0o777) == "0o600"
+    assert oct((state / "sh.0.exit").stat().st_mode & 0o777) == "0o600"
     peek = as_user(attacker, "cat", str(log))
     assert peek.returncode != 0 and "job output" not in peek.stdout
     listing = as_user(attacker, "ls", str(state))
