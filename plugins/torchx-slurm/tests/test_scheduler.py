@@ -6,6 +6,7 @@ The real cluster tests are in tests/integration (``nox -s integration_slurm``).
 from __future__ import annotations
 
 import getpass
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -570,3 +571,14 @@ def test_a_requeued_job_shows_no_exit_codes_of_the_run_before(
     assert [(r.state, r.exit_code) for r in desc.roles_statuses[0].replicas] == [
         (AppState.PENDING, None)
     ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a file of another user")
+def test_a_log_another_user_put_in_the_job_dir_is_never_read(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    fake = tmp_path / "slurm-5-w-0.out"
+    fake.write_text("forged\n")
+    os.chown(fake, 65534, 65534)
+    fake_slurm.answer("squeue", stdout=_squeue_line("5", "COMPLETED", "a-1:w:0", str(tmp_path)))
+    assert list(sched.log_iter("5", "w", 0, streams=Stream.STDOUT)) == []

@@ -428,11 +428,11 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             raise SchedulerError(f"Slurm does not say where job {app_id} runs (no work dir)")
         job_dir = desc.ui_url.removeprefix("file://")
         stream = Stream(streams) if streams is not None else Stream.COMBINED
-        # the job's private copy, never a link of that name in the (shared) job directory;
-        # a job submitted before the logs moved there has them in the job directory
+        # the job's private copy, never what another user put in the (shared) job directory
+        # under that name; a job submitted before the logs moved has them in the job dir
         name = f"slurm-{app_id}-{role_name}-{k}"
         base = os.path.join(job_dir, STATE_DIR, app_id, name)
-        if not os.path.exists(base + ".out") and _is_file(os.path.join(job_dir, name + ".out")):
+        if not os.path.exists(base + ".out") and _is_own_file(os.path.join(job_dir, name + ".out")):
             base = os.path.join(job_dir, name)
         paths = {
             Stream.STDOUT: [base + ".out"],
@@ -468,12 +468,13 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         return Polled(lines)
 
 
-def _is_file(path: str) -> bool:
-    """Whether ``path`` is a regular file itself (not a link to one)."""
+def _is_own_file(path: str) -> bool:
+    """Whether ``path`` is a regular file itself (not a link to one) of this user's."""
     try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
+        st = os.lstat(path)
     except OSError:
         return False
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
 
 
 def _exit_files(state_dir: str) -> list[tuple[str, int, int]]:
