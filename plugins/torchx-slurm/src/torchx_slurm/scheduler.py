@@ -154,8 +154,10 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
         A job directory that did not exist is created, and removed again (when still
         empty) if sbatch fails; one the workspace build made for this job is removed
-        with its copy. If sbatch does not answer in time, any job it may have
-        created under the app's unique name is cancelled before the error is raised.
+        with its copy. ``.torchx-slurm`` in it is made private or checked first
+        (:mod:`torchx_slurm.jobdir`): one another user could have planted in submits
+        nothing. If sbatch does not answer in time, any job it may have created under
+        the app's unique name is cancelled before the error is raised.
         """
         request: SlurmRequest = dryrun_info.request
         try:
