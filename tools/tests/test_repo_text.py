@@ -1,0 +1,58 @@
+"""Checks of the repository's tracked text files that no other tool makes.
+
+A merge-conflict marker once landed in a CHANGELOG (a rebase resolved in a hurry): the
+packaging and lint checks read Markdown as prose and let it through. And the repository
+must stand alone: no file points at notes kept outside it.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+_MARKER = re.compile(r"^(<{7}|>{7}) |^={7}$|^\|{7} ")
+
+
+def _tracked_text_files() -> list[Path]:
+    out = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    paths = [ROOT / p for p in out.decode().split("\0") if p]
+    texts = []
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            continue  # deleted in the working tree, or a submodule
+        if b"\0" not in data[:8192]:
+            texts.append(path)
+    return texts
+
+
+def test_no_merge_conflict_markers() -> None:
+    found = []
+    for path in _tracked_text_files():
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if _MARKER.match(line):
+                found.append(f"{path.relative_to(ROOT)}:{n}: {line[:40]}")
+    assert not found, "merge-conflict markers left in:\n" + "\n".join(found)
+
+
+def test_the_marker_pattern_finds_each_kind_of_marker() -> None:
+    for line in ("<<<<<<< HEAD", ">>>>>>> 3a72698 (x)", "=======", "||||||| base"):
+        assert _MARKER.match(line), line
+    for line in ("=" * 8, "<<< not one", "a ======="):
+        assert not _MARKER.match(line), line
+
+
+def test_no_file_points_outside_the_repository() -> None:
+    """The repository stands alone: its files never point at a shared folder beside it."""
+    found = []
+    for path in _tracked_text_files():
+        text = path.read_text(errors="replace")
+        for n, line in enumerate(text.splitlines(), 1):
+            if re.search(r"(\.\./|/work/)shared/|\bshared/(notes|reference|k8s-crds)\b", line):
+                found.append(f"{path.relative_to(ROOT)}:{n}")
+    assert not found, "files pointing outside the repository:\n" + "\n".join(found)
