@@ -165,6 +165,7 @@ def test_describe_after_the_queue_asks_sacct(
 def test_without_accounting_the_completion_file_is_read(
     fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
+    (tmp_path / ".torchx-slurm" / "9").mkdir(parents=True)  # made by the job's script
     fake_slurm.answer("squeue", returncode=1, stderr="Invalid job id specified\n")
     fake_slurm.answer(
         "sacct",

@@ -15,7 +15,8 @@ What each call runs (every one with a timeout, see :mod:`torchx_slurm.commands`)
 * ``describe``: ``squeue -j ID`` while Slurm still knows the job; once it has left
   the queue, ``sacct -j ID`` (or ``sacct -c``, the job-completion file, on clusters
   without accounting). One command per call in the common case. Per-replica exit
-  codes and the restart count come from the job directory (the script records them);
+  codes and the restart count come from the job directory (the script records them),
+  the AppDef from the file ``schedule`` kept there (:mod:`torchx_slurm.appstore`);
 * ``list``: ``squeue`` for the user's jobs; ``cancel``: ``scancel``;
 * ``log_iter``: reads ``slurm-<id>-<role>-<k>.out``/``.err`` in the job's own directory
   ``.torchx-slurm/<id>/``, following them until the job ends when tailing.
@@ -32,6 +33,7 @@ import re
 import shutil
 import stat
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, ClassVar
@@ -53,7 +55,7 @@ from torchx.schedulers.states import rollup
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus, RoleStatus, runopts
 from torchx.specs.errors import SpecError
 from torchx.workspace.dir_workspace import DirWorkspaceMixin
-from torchx_slurm import commands, jobdir
+from torchx_slurm import appstore, commands, jobdir
 from torchx_slurm.options import (
     JOB_DIR_HELP,
     extra_sbatch_args,
@@ -109,7 +111,6 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     missing_capabilities: ClassVar[Mapping[Capability, str]] = {
         Capability.LOG_TIME_WINDOW: "Slurm's output files hold no times: since/until are ignored",
         Capability.DELETE: "Slurm keeps every job in its records: delete only cancels",
-        Capability.DESCRIBE_APPDEF: "squeue and sacct give the job's name, not its AppDef",
     }
 
     def __init__(self, session_name: str, **kwargs: object) -> None:
@@ -220,6 +221,22 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         job_id = out.strip().split(";", 1)[0]
         if not _JOB_ID.fullmatch(job_id):
             raise SchedulerError(f"sbatch answered {out.strip()!r}, not a job id")
+        if app is not None:
+            # kept with the job for describe; the job runs without it, so a failure to
+            # write it (a full disk) costs describe its roles, never the submitted job
+            try:
+                appstore.save(
+                    os.path.join(request.job_dir, STATE_DIR, job_id),
+                    app,
+                    # the job's directory, which its logs go to, as its script makes it
+                    dir_mode=0o755 if request.shared_logs else 0o700,
+                )
+            except OSError as e:
+                warnings.warn(
+                    f"job {job_id} was submitted, but its AppDef could not be kept in "
+                    f"{request.job_dir} ({e.strerror}): describe will show no roles",
+                    stacklevel=2,
+                )
         return job_id
 
     # -- following an app -------------------------------------------------------------------
@@ -231,7 +248,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 ["squeue", "-h", "-t", "all", "-j", app_id, "-o", SQUEUE_FORMAT],
                 what=f"status of job {app_id}",
             )
-            records = [r for r in parse_squeue_text(out) if r.job_id == app_id]
+            records = _own(app_id, parse_squeue_text(out), self.session_name)
         except commands.SlurmCommandError as e:
             if isinstance(e, TransientSchedulerError):
                 raise
@@ -248,7 +265,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             try:
                 out = commands.run([*base, "-j", app_id], what=what)
                 self._accounting = True
-                return [r for r in parse_sacct_text(out) if r.job_id == app_id]
+                return _own(app_id, parse_sacct_text(out), self.session_name)
             except commands.SlurmCommandError as e:
                 if isinstance(e, TransientSchedulerError):
                     raise
@@ -261,7 +278,49 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             if isinstance(e, TransientSchedulerError):
                 raise
             return []
-        return [r for r in parse_sacct_text(out) if r.job_id == app_id]
+        records = _own(app_id, parse_sacct_text(out), self.session_name)
+        if len(records) == 1:
+            self._check_not_a_component(app_id, records[0], base)
+        return records
+
+    def _check_not_a_component(self, app_id: str, rec: JobRecord, base: list[str]) -> None:
+        """Raises if ``app_id`` is a later component of a heterogeneous job (``sacct -c``).
+
+        The job-completion file records each component under its own job id, with
+        nothing sacct reads to tie it to its leader: a component's id would read as an
+        app of one replica. The job script made the leader's state directory, so a job
+        of ours that has one is a leader; otherwise the ids just before it (components
+        have consecutive ids) tell: the first of the run of jobs of the same app is
+        the leader.
+        """
+        parsed = _split_name(rec.name)
+        if parsed is None or not rec.work_dir:
+            return
+        if os.path.isdir(os.path.join(rec.work_dir, STATE_DIR, app_id)):
+            return
+        start = int(app_id)
+        before = [str(i) for i in range(start - 1, max(start - 257, 0), -1)]
+        if not before:
+            return
+        try:
+            out = commands.run(
+                [*base, "-c", "-j", ",".join(before)], what=f"the app of job {app_id}"
+            )
+        except commands.SlurmCommandError as e:
+            if isinstance(e, TransientSchedulerError):
+                raise
+            return
+        same = {r.job_id: r for r in parse_sacct_text(out) if _split_name(r.name)}
+        leader = None
+        for job in before:  # walk back while the jobs are of the same app
+            other = same.get(job)
+            named = _split_name(other.name) if other else None
+            if named is None or named[0] != parsed[0]:
+                break
+            leader = job
+        if leader is not None:
+            offset = start - int(leader)
+            raise _component_error(app_id, leader, offset, rec, self.session_name)
 
     def describe(self, app_id: str) -> DescribeAppResponse | None:
         if not _JOB_ID.fullmatch(app_id):
@@ -339,13 +398,17 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             msg = (
                 f"{msg} (exit code {leader.exit_code})" if msg else f"exit code {leader.exit_code}"
             )
+        # the AppDef submitted (kept by schedule), else only the name Slurm has
+        app = appstore.load(state_dir) if state_dir else None
         return DescribeAppResponse(
             app_id=app_id,
             state=state,
             num_restarts=restarts,
             msg=msg,
             roles_statuses=list(roles.values()),
-            name=app_name,
+            roles=list(app.roles) if app else [],
+            metadata=dict(app.metadata) if app else {},
+            name=app.name if app else app_name,
             ui_url=f"file://{job_dir}" if job_dir else None,
         )
 
@@ -477,6 +540,31 @@ def _is_own_file(path: str) -> bool:
     except OSError:
         return False
     return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
+
+
+def _own(app_id: str, records: list[JobRecord], session: str) -> list[JobRecord]:
+    """The records of job ``app_id``; raises if it is a component of another job.
+
+    Asked for a later component of a heterogeneous job (``1235`` of ``1234+1``),
+    squeue and sacct answer with that component under its leader's id: it is not an
+    app of its own, and saying so beats "no such app".
+    """
+    own = [r for r in records if r.job_id == app_id]
+    if not own and len(records) == 1 and records[0].offset:
+        rec = records[0]
+        raise _component_error(app_id, rec.job_id, rec.offset, rec, session)
+    return own
+
+
+def _component_error(
+    app_id: str, leader: str, offset: int, rec: JobRecord, session: str
+) -> SchedulerError:
+    parsed = _split_name(rec.name)
+    what = f" (replica {parsed[1]}/{parsed[2]} of its app)" if parsed else ""
+    return SchedulerError(
+        f"Slurm job {app_id} is component {offset} of heterogeneous job {leader}{what}, "
+        f"not an app of its own: use its app, slurm://{session}/{leader}"
+    )
 
 
 def _exit_files(state_dir: str) -> list[tuple[str, int, int]]:
