@@ -199,6 +199,22 @@ def test_a_job_dir_inside_the_workspace_is_not_copied_into_itself(tmp_path: Path
     assert list((job_dir / "runs").iterdir()) == []
 
 
+def test_a_scheduler_leaves_out_its_own_files_from_the_copy(tmp_path: Path) -> None:
+    _tree(tmp_path / "ws", {"train.py": "", "job.log": "", "old/state": "", "old/x.py": ""})
+    seen: list[tuple[str, bool]] = []
+
+    class Leaving(DirScheduler):
+        def workspace_leaves_out(self, path: str, is_dir: bool) -> bool:
+            seen.append((os.path.relpath(path, tmp_path / "ws"), is_dir))
+            return path.endswith(".log") or os.path.exists(os.path.join(path, "state"))
+
+    job_dir = tmp_path / "job"
+    Leaving().submit(_app(), {"job_dir": str(job_dir)}, workspace=str(tmp_path / "ws"))
+    assert sorted(p.name for p in job_dir.iterdir()) == ["train.py"]
+    # asked with absolute paths, each once; nothing inside a left-out directory
+    assert sorted(seen) == [("job.log", False), ("old", True), ("train.py", False)]
+
+
 def test_copy_workspace_maps_projects_to_subdirectories(tmp_path: Path) -> None:
     _tree(tmp_path / "a", {"x.py": "a"})
     _tree(tmp_path / "b", {"y.py": "b", ".torchxignore": "y.py\n"})

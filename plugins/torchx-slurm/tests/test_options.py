@@ -23,7 +23,7 @@ UPSTREAM_NAMES = {
 
 def test_upstream_names_and_ours() -> None:
     names = {name for name, _ in slurm_runopts()}
-    assert names == UPSTREAM_NAMES | {"exclusive", "sbatch_args", "shared_logs"}
+    assert names == UPSTREAM_NAMES | {"exclusive", "sbatch_args", "shared_logs", "list_since"}
 
 
 def test_an_upstream_torchxconfig_section_resolves() -> None:

@@ -583,3 +583,118 @@ def test_a_log_another_user_put_in_the_job_dir_is_never_read(
     os.chown(fake, 65534, 65534)
     fake_slurm.answer("squeue", stdout=_squeue_line("5", "COMPLETED", "a-1:w:0", str(tmp_path)))
     assert list(sched.log_iter("5", "w", 0, streams=Stream.STDOUT)) == []
+
+
+# -- list: jobs that ended lately, from accounting ------------------------------------------
+
+
+def test_list_shows_jobs_that_left_the_queue(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
+    fake_slurm.answer("squeue", stdout=_squeue_line("21", "RUNNING", "new-1:w:0", "/j"))
+    fake_slurm.answer(
+        "sacct",
+        stdout=_sacct_line("21", "PENDING", "0:0", "new-1:w:0", "/j")  # squeue knows better
+        + _sacct_line("20+0", "COMPLETED", "0:0", "old-2:w:0", "/j")
+        + _sacct_line("20+1", "COMPLETED", "0:0", "old-2:w:1", "/j")
+        + _sacct_line("19", "FAILED", "3:0", "x-3:echo:0", "/j"),
+    )
+    apps = sched.list()
+    assert [(a.app_id, a.state, a.name) for a in apps] == [
+        ("21", AppState.RUNNING, "new-1"),
+        ("20", AppState.SUCCEEDED, "old-2"),
+        ("19", AppState.FAILED, "x-3"),
+    ]
+    [argv] = fake_slurm.calls("sacct")
+    assert argv[-4:] == ["-u", getpass.getuser(), "-S", "now-1days"]
+
+
+def test_list_since_bounds_what_accounting_gives(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
+    sched.list({"list_since": "2h", "partition": "gpu", "account": "ml"})
+    [argv] = fake_slurm.calls("sacct")
+    assert argv[-4:] == ["-S", "now-2hours", "--partition=gpu", "--accounts=ml"]
+    sched.list({"list_since": "2026-01-31T08:00"})
+    assert fake_slurm.calls("sacct")[-1][-2:] == ["-S", "2026-01-31T08:00"]
+
+
+def test_a_bad_list_since_is_one_line_before_any_call(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
+    from torchx.specs.errors import InvalidRunConfigException
+
+    with pytest.raises(InvalidRunConfigException) as err:
+        sched.list({"list_since": "yesterday"})
+    assert str(err.value) == (
+        "run option 'list_since'='yesterday' is not a duration or a date: use e.g. 30m, 2h, "
+        "7d, 2w or 2026-01-31 or 2026-01-31T08:00"
+    )
+    assert fake_slurm.all_calls() == []
+
+
+def test_list_without_accounting_reads_the_completion_file_one_app_per_job(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
+    fake_slurm.answer(
+        "sacct",
+        returncode=1,
+        stderr="sacct: error: Slurm accounting storage is disabled\n",
+        # each component of job 30 under its own id, as the completion file has them
+        then=[
+            {
+                "stdout": _sacct_line("30", "COMPLETED", "0:0", "het-1:w:0", "/j")
+                + _sacct_line("31", "COMPLETED", "0:0", "het-1:w:1", "/j")
+                + _sacct_line("32", "CANCELLED", "0:15", "mine", "/j")
+            }
+        ],
+    )
+    apps = sched.list()
+    assert [(a.app_id, a.name) for a in apps] == [("32", "mine"), ("30", "het-1")]
+    assert "-c" in fake_slurm.calls("sacct")[-1]
+
+
+def test_replicas_run_where_the_app_is_submitted_from(
+    sched: SlurmScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # with job_dir elsewhere (as in .torchxconfig), the command line's relative paths
+    # still name files of the submit directory, as with sbatch itself
+    submit = tmp_path / "project"
+    submit.mkdir()
+    monkeypatch.chdir(submit)
+    app = AppDef("t", [Role("main", image="ignored", entrypoint="python", args=["a/train.py"])])
+    info = sched.submit_dryrun(app, {"job_dir": str(tmp_path / "jobs")})
+    script = info.request.script
+    assert f"#SBATCH --chdir={tmp_path / 'jobs'}" in script
+    [run] = [line for line in script.splitlines() if line.startswith("_run main 0 ")]
+    assert f"--chdir={submit}" in run and run.endswith(" python a/train.py &"), run
+    assert [r.cwd for r in info.request.replicas] == [str(submit)]
+
+
+def test_a_workspace_copy_leaves_out_job_directories_and_logs(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "train.py").write_text("")
+    (project / "slurm-12.out").write_text("old batch log\n")
+    (project / "slurm-12-main-0.err").write_text("old replica log\n")
+    (project / ".torchx-slurm" / "12").mkdir(parents=True)  # jobs that ran in it
+    (project / "runs" / "old" / ".torchx-slurm").mkdir(parents=True)  # an older job_dir
+    (project / "runs" / "old" / "result.txt").write_text("")
+    (project / "runs" / "notes.txt").write_text("kept\n")
+    (project / "slurm-notes.out").write_text("not a job's log\n")
+    fake_slurm.answer("sbatch", stdout="99\n")
+    app = AppDef("ws", [Role("main", image="x", entrypoint="python", args=["src/train.py"])])
+    app.roles[0].resource = Resource(cpu=1, gpu=0, memMB=64)
+    job_dir = tmp_path / "jobs" / "run1"
+    sched.submit(app, {"job_dir": str(job_dir)}, workspace=str(project))
+    copied = sorted(str(p.relative_to(job_dir)) for p in job_dir.rglob("*"))
+    assert copied == [
+        ".torchx-slurm",  # this job's own (its kept AppDef)
+        ".torchx-slurm/99",
+        ".torchx-slurm/99/appdef.pickle",
+        "runs",
+        "runs/notes.txt",
+        "slurm-notes.out",
+        "src",
+        "src/train.py",
+    ]

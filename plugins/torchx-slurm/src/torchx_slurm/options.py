@@ -59,6 +59,11 @@ _TIME = re.compile(r"\d+(:\d+){0,2}|\d+-\d+(:\d+){0,2}|UNLIMITED|INFINITE|infini
 # what an #SBATCH value may hold: printable, no quotes or backslashes (sbatch's own
 # directive parser treats them specially), no leading '-' (it would read as an option)
 _SAFE_VALUE = re.compile(r"[^\s\"'\\\-\x00-\x1f\x7f][^\"'\\\x00-\x1f\x7f]*")
+_DURATION = re.compile(r"(\d{1,6})\s*([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?)?")
+#: How far back ``list`` looks for jobs that ended, unless ``list_since`` says otherwise.
+DEFAULT_LIST_SINCE = "1d"
 _SBATCH_ARG = re.compile(r"--([a-z][a-z0-9-]*)(=(.*))?", re.DOTALL)
 
 #: sbatch options the scheduler sets itself; ``sbatch_args`` may not override them.
@@ -172,6 +177,13 @@ def slurm_runopts() -> runopts:
         help="let other users read the job's logs and exit codes (default: only you can)",
     )
     opts.add(
+        "list_since",
+        type_=str,
+        help="list only: also show the jobs that ended within this time, from accounting "
+        "(sacct): a duration such as 30m, 2h, 7d, or a date YYYY-MM-DD[THH:MM[:SS]]; "
+        f"default {DEFAULT_LIST_SINCE}",
+    )
+    opts.add(
         "sbatch_args",
         type_=list[str],
         default=[],
@@ -258,6 +270,24 @@ def sbatch_values(cfg: Mapping[str, CfgVal]) -> dict[str, list[tuple[str, str]]]
             (key, check_mail_type(value) if key == "mail-type" else _check_value(key, value))
         )
     return {"job": job, "group": group}
+
+
+def list_starttime(value: CfgVal | None) -> str:
+    """``sacct --starttime`` of the run option ``list_since`` (a duration or a date).
+
+    >>> list_starttime("2h"), list_starttime(None), list_starttime("2026-01-31T08:00")
+    ('now-2hours', 'now-1days', '2026-01-31T08:00')
+    """
+    text = str(value).strip() if value is not None and value != "" else DEFAULT_LIST_SINCE
+    duration = _DURATION.fullmatch(text)
+    if duration:
+        return f"now-{int(duration.group(1))}{_UNITS[duration.group(2)]}"
+    if _DATE.fullmatch(text):
+        return text
+    raise InvalidRunConfigException(
+        f"run option 'list_since'={text!r} is not a duration or a date: use e.g. 30m, 2h, 7d, "
+        "2w or 2026-01-31 or 2026-01-31T08:00"
+    )
 
 
 def extra_sbatch_args(cfg: Mapping[str, CfgVal]) -> list[str]:

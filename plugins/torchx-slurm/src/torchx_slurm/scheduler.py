@@ -59,6 +59,7 @@ from torchx_slurm import appstore, commands, jobdir
 from torchx_slurm.options import (
     JOB_DIR_HELP,
     extra_sbatch_args,
+    list_starttime,
     sbatch_values,
     slurm_runopts,
 )
@@ -79,6 +80,8 @@ LIST_FILTERS = ("partition", "account", "qos")
 #: Seconds between two status calls of a followed log (``log_iter(should_tail=True)``).
 STATUS_INTERVAL = 1.0
 _EXIT_FILE = re.compile(r"(.+)\.(\d+)\.exit")
+# a Slurm job's log file: sbatch's default (slurm-<id>.out) or a replica's (slurm-<id>-<role>-<k>.err)
+_SLURM_LOG = re.compile(r"slurm-\d+(_\d+)?(-.*)?\.(out|err)")
 
 
 def _split_name(name: str) -> tuple[str, str, int] | None:
@@ -130,15 +133,34 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 opt.help = JOB_DIR_HELP
         return opts
 
+    def workspace_leaves_out(self, path: str, is_dir: bool) -> bool:
+        """Job directories and Slurm logs stay out of a workspace copy.
+
+        Jobs write into directories a workspace often holds (by default the submit
+        directory): a copy leaves out every job directory (one holding a
+        ``.torchx-slurm`` directory, or ``.torchx-slurm`` itself) and the log files of
+        Slurm jobs (``slurm-<job id>[-...].out``/``.err``), never shipping the logs,
+        exit codes and kept AppDefs of earlier jobs with the next one.
+        """
+        if is_dir:
+            return os.path.basename(path) == STATE_DIR or os.path.isdir(
+                os.path.join(path, STATE_DIR)
+            )
+        return _SLURM_LOG.fullmatch(os.path.basename(path)) is not None
+
     # -- submitting -------------------------------------------------------------------------
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmRequest]:
+        # replicas run where the app is submitted from (sbatch's own default), so the
+        # paths of the command line work as typed; logs and state go to job_dir
+        submit_dir = os.getcwd()
         job_dir = cfg.get("job_dir")
-        job_dir = os.path.abspath(os.path.expanduser(str(job_dir))) if job_dir else os.getcwd()
+        job_dir = os.path.abspath(os.path.expanduser(str(job_dir))) if job_dir else submit_dir
         values = sbatch_values(cfg)
         request = build_request(
             app,
             job_dir=job_dir,
+            run_dir=submit_dir,
             session=self.session_name,
             job_name=make_app_id(app.name),
             job_opts=values["job"],
@@ -412,25 +434,69 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             ui_url=f"file://{job_dir}" if job_dir else None,
         )
 
-    def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
-        """The user's jobs Slurm still knows (``squeue``), newest first, one per app.
+    def _sacct_since(self, starttime: str, user: str, cfg: Mapping[str, CfgVal]) -> list[JobRecord]:
+        """The user's jobs accounting knows since ``starttime`` (a ``sacct -S`` value)."""
+        argv = [
+            "sacct", "-X", "-n", "--parsable2", f"--delimiter={SEP}", "-o", SACCT_FIELDS,
+            "-u", user, "-S", starttime,
+        ]  # fmt: skip
+        for option, flag in (("partition", "--partition"), ("account", "--accounts")):
+            value = cfg.get(option)
+            if value:
+                argv.append(f"{flag}={value}")
+        if cfg.get("qos"):
+            argv.append(f"--qos={cfg['qos']}")
+        what = "list the user's jobs that ended"
+        if self._accounting is not False:
+            try:
+                out = commands.run(argv, what=what)
+                self._accounting = True
+                return parse_sacct_text(out)
+            except commands.SlurmCommandError as e:
+                if isinstance(e, TransientSchedulerError):
+                    raise
+                if "accounting storage is disabled" not in e.stderr.lower():
+                    raise
+                self._accounting = False
+        # the job-completion file holds each component of a heterogeneous job as a job
+        # of its own (consecutive ids): one per app, the first
+        out = commands.run([*argv[:1], "-c", *argv[1:]], what=what)
+        firsts: dict[str, JobRecord] = {}
+        plain = []
+        for rec in parse_sacct_text(out):
+            parsed = _split_name(rec.name)
+            if parsed is None:
+                plain.append(rec)
+                continue
+            have = firsts.get(parsed[0])
+            if have is None or _sort_key(rec.job_id) < _sort_key(have.job_id):
+                firsts[parsed[0]] = rec
+        return [*plain, *firsts.values()]
 
-        The run options ``partition``, ``account`` and ``qos``, when given
-        (``torchx list -s slurm -cfg partition=gpu``, or the ``[slurm]`` section of
-        ``.torchxconfig``), narrow the list to the jobs submitted with them, as
-        ``squeue --partition`` and the like do.
+    def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
+        """The user's jobs: in the queue (``squeue``) or ended lately (``sacct``), newest first.
+
+        Slurm's queue forgets a job soon after it ends (``MinJobAge``, 300 s by
+        default), so the jobs that ended within the run option ``list_since`` (default
+        :data:`~torchx_slurm.options.DEFAULT_LIST_SINCE`: a day) come from accounting
+        (``sacct --starttime``; the job-completion file without it). One app per
+        heterogeneous job. The run options ``partition``, ``account`` and ``qos``, when
+        given (``torchx list -s slurm -cfg partition=gpu,list_since=2h``, or the
+        ``[slurm]`` section of ``.torchxconfig``), narrow both to the jobs submitted
+        with them, as ``squeue --partition`` and the like do.
         """
-        argv = ["squeue", "-h", "-t", "all", "-u", getpass.getuser(), "-o", SQUEUE_FORMAT]
+        cfg = cfg or {}
+        starttime = list_starttime(cfg.get("list_since"))
+        user = getpass.getuser()
+        argv = ["squeue", "-h", "-t", "all", "-u", user, "-o", SQUEUE_FORMAT]
         for option in LIST_FILTERS:
-            value = cfg.get(option) if cfg else None
+            value = cfg.get(option)
             if value:
                 argv.append(f"--{option}={value}")
         out = commands.run(argv, what="list the user's jobs")
-        leaders: dict[str, JobRecord] = {}
-        for rec in parse_squeue_text(out):
-            have = leaders.get(rec.job_id)
-            if have is None or rec.offset < have.offset:
-                leaders[rec.job_id] = rec
+        leaders = _leaders(self._sacct_since(starttime, user, cfg))
+        # the queue knows best what is still there
+        leaders.update(_leaders(parse_squeue_text(out)))
         apps = []
         for job_id, rec in leaders.items():
             parsed = _split_name(rec.name)
@@ -540,6 +606,16 @@ def _is_own_file(path: str) -> bool:
     except OSError:
         return False
     return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
+
+
+def _leaders(records: Iterable[JobRecord]) -> dict[str, JobRecord]:
+    """One record per job: each heterogeneous job's leader (its component 0)."""
+    leaders: dict[str, JobRecord] = {}
+    for rec in records:
+        have = leaders.get(rec.job_id)
+        if have is None or rec.offset < have.offset:
+            leaders[rec.job_id] = rec
+    return leaders
 
 
 def _own(app_id: str, records: list[JobRecord], session: str) -> list[JobRecord]:

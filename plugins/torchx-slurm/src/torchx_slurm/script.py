@@ -221,6 +221,7 @@ def build_request(
     nomem: bool = False,
     exclusive: bool = False,
     shared_logs: bool = False,
+    run_dir: str | None = None,
     is_dir: Any = None,
 ) -> SlurmRequest:
     """The sbatch request of ``app``: one heterogeneous group per replica.
@@ -228,8 +229,10 @@ def build_request(
     ``job_dir`` is absolute: the job's working directory, where logs and state go.
     ``job_name`` (unique, checked) prefixes every group's Slurm job name. ``is_dir``
     (a callable, default :func:`os.path.isdir`) tells whether a role's image is a
-    directory to run in; otherwise replicas run in ``job_dir``. ``shared_logs``: logs
-    and state as readable as the user's files usually are (else only by the user).
+    directory to run in; otherwise replicas run in ``run_dir`` (the directory the app
+    was submitted from, so relative paths work as typed; default ``job_dir``).
+    ``shared_logs``: logs and state as readable as the user's files usually are (else
+    only by the user).
     """
     import os
 
@@ -243,6 +246,8 @@ def build_request(
             f"run option 'job_dir'={job_dir!r} cannot be the job's directory: use an absolute "
             "path without quotes, backslashes or control characters"
         )
+    # srun's --chdir is shell-quoted: any absolute path will do
+    default_cwd = run_dir if run_dir and os.path.isabs(run_dir) else job_dir
     seen: set[str] = set()
     replicas: list[SlurmReplica] = []
     max_retries = 0
@@ -280,7 +285,7 @@ def build_request(
                     "which no program can receive"
                 )
         max_retries = max(max_retries, role.max_retries)
-        cwd = role.image if os.path.isabs(role.image) and is_dir(role.image) else job_dir
+        cwd = role.image if os.path.isabs(role.image) and is_dir(role.image) else default_cwd
         sbatch = group_sbatch(
             role, group_opts=group_opts, extra=extra, nomem=nomem, exclusive=exclusive
         )

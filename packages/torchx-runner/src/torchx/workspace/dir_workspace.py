@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from torchx.specs import CfgVal, InvalidRunConfigException, Role, Workspace, runopts
@@ -49,6 +49,15 @@ class DirWorkspaceMixin(WorkspaceMixin[Any]):
         )
         return opts
 
+    def workspace_leaves_out(self, path: str, is_dir: bool) -> bool:
+        """Whether the workspace copy leaves out ``path`` (absolute), beyond ``.torchxignore``.
+
+        None by default. A scheduler whose jobs write into the directories a workspace
+        may hold (job directories, logs) leaves those out here, so that a job never
+        ships the logs and state of the jobs before it.
+        """
+        return False
+
     def build_workspaces(self, roles: list[Role], cfg: Mapping[str, CfgVal]) -> None:
         """Creates ``job_dir`` once and copies every role's workspace into it.
 
@@ -64,7 +73,7 @@ class DirWorkspaceMixin(WorkspaceMixin[Any]):
                 if role.workspace is None:
                     continue
                 if role.workspace not in copied:
-                    copy_workspace(role.workspace, job_dir)
+                    copy_workspace(role.workspace, job_dir, leave_out=self.workspace_leaves_out)
                     copied.append(role.workspace)
                 role.image = job_dir
         except BaseException:
@@ -93,18 +102,26 @@ class DirWorkspaceMixin(WorkspaceMixin[Any]):
             return
         _make_job_dir(job_dir)
         try:
-            copy_workspace(workspace, job_dir)
+            copy_workspace(workspace, job_dir, leave_out=self.workspace_leaves_out)
         except BaseException:
             shutil.rmtree(job_dir, ignore_errors=True)
             raise
         role.image = job_dir
 
 
-def copy_workspace(workspace: Workspace, dest: str, ignore_name: str = TORCHX_IGNORE) -> None:
+def copy_workspace(
+    workspace: Workspace,
+    dest: str,
+    ignore_name: str = TORCHX_IGNORE,
+    *,
+    leave_out: Callable[[str, bool], bool] | None = None,
+) -> None:
     """Copies each project of ``workspace`` into ``dest/<its target>``, leaving out ignored files.
 
     Files keep their permission bits and times; symbolic links are copied as links.
-    A project that is a single file is copied into its target directory.
+    A project that is a single file is copied into its target directory. ``leave_out``
+    (absolute path, is a directory) -> True leaves out more than the ignore file does
+    (a left-out directory is not entered).
     """
     for src, target in workspace.projects.items():
         source = os.path.abspath(os.path.expanduser(src))
@@ -127,9 +144,13 @@ def copy_workspace(workspace: Workspace, dest: str, ignore_name: str = TORCHX_IG
                 from_path = os.path.join(source, rel, name)
                 if os.path.islink(from_path):
                     os.symlink(os.readlink(from_path), os.path.join(here, name))
-                elif os.path.realpath(from_path) == skip:
+                elif os.path.realpath(from_path) == skip or (
+                    leave_out and leave_out(from_path, True)
+                ):
                     dirnames.remove(name)
             for name in filenames:
+                if leave_out and leave_out(os.path.join(source, rel, name), False):
+                    continue
                 shutil.copy2(
                     os.path.join(source, rel, name),
                     os.path.join(here, name),

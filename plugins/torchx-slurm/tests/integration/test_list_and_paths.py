@@ -1,0 +1,51 @@
+"""What an HPC user expects of ``list`` and of paths: finished jobs stay listed, and a
+``job_dir`` in ``.torchxconfig`` does not change what relative paths name."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from slurmcmd import slurm
+from torchxcmd import Cli, job_id
+
+FINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
+
+
+def _listed(cli: Cli, *cfg: str) -> dict[str, dict[str, str]]:
+    out = json.loads(cli("list", "-s", "slurm", *cfg, "--json").stdout)
+    assert out["kind"] == "AppList", out
+    return {a["handle"]: a for a in out["data"]}
+
+
+def test_list_keeps_jobs_that_left_the_queue(cli: Cli) -> None:
+    handle = cli.start("utils.echo", "--msg", "listed", "--num_replicas", "2")
+    assert cli.wait_state(handle, FINAL)["state"] == "SUCCEEDED"
+    jid = job_id(handle)
+    # MinJobAge is 10 s on this cluster; slurmctld forgets the job at its next purge
+    deadline = time.monotonic() + 150
+    while slurm("squeue", "-h", "-t", "all", "-o", "%A").split().count(jid):
+        assert time.monotonic() < deadline, f"job {jid} still in squeue"
+        time.sleep(1)
+    listed = _listed(cli)
+    assert listed.get(handle) == {"handle": handle, "state": "SUCCEEDED", "name": "echo"}, listed
+    # one app per heterogeneous job: its other component's id is no app of its own
+    component = handle.rsplit("/", 1)[0] + f"/{int(jid) + 1}"
+    assert component not in listed, listed
+    # a bound in the future leaves it out; a bad bound is one clear line
+    later = _listed(cli, "-cfg", "list_since=2099-01-01")
+    assert handle not in later, later
+    bad = cli("list", "-s", "slurm", "-cfg", "list_since=yesterday", rc=1)
+    assert "run option 'list_since'='yesterday' is not a duration or a date" in bad.stderr
+
+
+def test_relative_paths_name_files_of_the_submit_directory_with_job_dir_set(cli: Cli) -> None:
+    (cli.work / ".torchxconfig").write_text("[slurm]\njob_dir = jobs\n")
+    (cli.work / "data").mkdir()
+    (cli.work / "data" / "msg.txt").write_text("read from the submit directory\n")
+    proc = cli("run", "-s", "slurm", "--log", "utils.sh", "cat", "data/msg.txt", timeout=180)
+    assert "read from the submit directory" in proc.stdout, proc.stdout + proc.stderr
+    assert "SUCCEEDED" in proc.stderr, proc.stderr
+    handle = proc.stdout.strip().splitlines()[0]
+    # the logs went to the job directory of .torchxconfig
+    assert list((cli.work / "jobs").glob(f"slurm-{job_id(handle)}-sh-0.out")), handle
