@@ -24,7 +24,7 @@ from torchx.specs import AppDef, BindMount, Resource, Role, macros
 from torchx.specs.errors import UnknownNamedResourceException
 from torchx.specs.file_linter import validate
 
-MULTI_NODE_ENDPOINT = "$${${rank0_env}:=localhost}:29500"
+MULTI_NODE_ENDPOINT = "$${${rank0_env}:=localhost}:$${TORCHX_RDZV_PORT:-29500}"
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +39,9 @@ def _torchrun(*middle: str, tail: str = "main.py") -> str:
     return " ".join(["torchrun", *middle, tail])
 
 
-def _argv_after_bash(role: Role, rank0_host: str | None = None) -> list[str]:
+def _argv_after_bash(
+    role: Role, rank0_host: str | None = None, env_extra: dict[str, str] | None = None
+) -> list[str]:
     """What torchrun would receive: the role's command run by bash with torchrun replaced."""
     values = macros.Values(
         img_root="/img", app_id="app-1", replica_id="3", rank0_env="TORCHX_RANK0_HOST"
@@ -50,6 +52,7 @@ def _argv_after_bash(role: Role, rank0_host: str | None = None) -> list[str]:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     if rank0_host is not None:
         env["TORCHX_RANK0_HOST"] = rank0_host
+    env.update(env_extra or {})
     out = subprocess.run(
         ["bash", "-c", script], env=env, capture_output=True, text=True, check=True
     ).stdout
@@ -145,6 +148,19 @@ def test_ddp_command_as_bash_runs_it() -> None:
     assert on_rank0 == [*expected_head, "localhost:1234", *expected_tail]
     elsewhere = _argv_after_bash(role, rank0_host="node-0.cluster")
     assert elsewhere == [*expected_head, "node-0.cluster:1234", *expected_tail]
+
+
+def test_ddp_default_port_is_the_jobs_own_where_the_scheduler_gives_one() -> None:
+    # two jobs whose rank 0 share a host must not share a rendezvous store
+    role = ddp(script="main.py", j="2x1").roles[0]
+    endpoint = _argv_after_bash(role, rank0_host="n1").index("--rdzv_endpoint") + 1
+    assert _argv_after_bash(role, rank0_host="n1")[endpoint] == "n1:29500"
+    given = _argv_after_bash(role, rank0_host="n1", env_extra={"TORCHX_RDZV_PORT": "41234"})
+    assert given[endpoint] == "n1:41234"
+    # a port given explicitly is used as given, whatever the scheduler offers
+    fixed = ddp(script="main.py", j="2x1", rdzv_port=4000).roles[0]
+    argv = _argv_after_bash(fixed, rank0_host="n1", env_extra={"TORCHX_RDZV_PORT": "41234"})
+    assert argv[endpoint] == "n1:4000"
 
 
 def test_ddp_module() -> None:

@@ -41,9 +41,11 @@ characters: sbatch refuses a script holding a CR LF), so an argument like
 itself, a value with blanks, ``#`` (where sbatch's comments start), quotes or
 backslashes is double-quoted and escaped (:func:`sbatch_line`); a ``%`` in a file name
 given to srun is escaped (srun would expand ``%j``). The only expansions are the ones
-the scheduler puts there: the ``app_id`` macro becomes the job id (``"$_job"``), and
-the rank-0 host is computed once by the script into ``TORCHX_RANK0_HOST`` (the
-variable :data:`RANK0_ENV` that ``macros.rank0_env`` names).
+the scheduler puts there: the ``app_id`` macro becomes the job id (``"$_job"``), the
+rank-0 host is computed once by the script into ``TORCHX_RANK0_HOST`` (the variable
+:data:`RANK0_ENV` that ``macros.rank0_env`` names), and a free port of that node, the
+job's own, into ``TORCHX_RDZV_PORT`` (:data:`RDZV_PORT_ENV`, where ``dist.ddp`` hosts
+its rendezvous).
 """
 
 from __future__ import annotations
@@ -61,6 +63,21 @@ from torchx.specs.templating import macros
 
 #: The environment variable holding the rank-0 replica's host (``macros.rank0_env``).
 RANK0_ENV = "TORCHX_RANK0_HOST"
+#: The environment variable holding the job's own free port on rank 0's node, which
+#: ``dist.ddp`` uses for its rendezvous unless given ``--rdzv_port``.
+RDZV_PORT_ENV = "TORCHX_RDZV_PORT"
+# prints a free port of this host, outside the range of outgoing connections' ports
+# (32768 and up), so none of those takes it before the rendezvous listens there
+_FREE_PORT = (
+    "import random, socket\n"
+    "for port in random.sample(range(20000, 32000), 64):\n"
+    "    try:\n"
+    '        socket.socket().bind(("", port))\n'
+    "    except OSError:\n"
+    "        continue\n"
+    "    print(port)\n"
+    "    break"
+)
 #: The sub-directory of the job directory holding each job's exit codes and restarts.
 STATE_DIR = ".torchx-slurm"
 #: The format version of the generated script (its first comment line says it).
@@ -350,6 +367,10 @@ mkdir -p -- "$_state" && rm -f -- "$_state"/*.exit || exit 1
 echo "${{SLURM_RESTART_COUNT:-0}}" > "$_state/restarts"
 export {rank0}="$(scontrol show hostnames "${{SLURM_JOB_NODELIST_HET_GROUP_0:-$SLURM_JOB_NODELIST}}" | head -n 1)"
 export TORCHX_APP_ID="$_job" TORCHX_JOB_ID={handle_prefix}"$_job"
+# this job's own rendezvous port, free on this node (the batch script runs on rank 0's):
+# dist.ddp's c10d store listens there, so jobs whose rank 0 share a node never share it
+_port=$(python3 -c '{free_port}' 2>/dev/null)
+export {rdzv_port_env}="${{_port:-$(( 20000 + _job % 12000 ))}}"
 
 # _run ROLE REPLICA SRUN_ARGS... -- CMD ARGS: one replica, its env exported by the caller
 # (srun passes it on); logs to $_state (linked from the job directory), records its exit
@@ -449,6 +470,8 @@ def _render(
             qdir=q(job_dir),
             rank0=RANK0_ENV,
             handle_prefix=q(f"slurm://{session}/"),
+            rdzv_port_env=RDZV_PORT_ENV,
+            free_port=_FREE_PORT,
         )
     )
     for r in replicas:

@@ -4,6 +4,12 @@
 of the repository's examples (the working directory is the job directory): the two
 replicas find each other by rank 0's node name through torchrun's c10d rendezvous,
 train with DistributedDataParallel, and rank 0's loss goes down.
+
+It runs several times, two of them at once: on this cluster every node is this machine,
+so two jobs' rank 0 share a host, as jobs on shared nodes do. Each job has its own
+rendezvous port there (``TORCHX_RDZV_PORT``); with one fixed port (29500) an agent that
+found it taken joined the other job's store, and failed or logged c10d errors when that
+job ended.
 """
 
 from __future__ import annotations
@@ -28,23 +34,52 @@ except ImportError:
 REPO = Path(os.environ.get("TORCHX_REPO_ROOT") or Path(__file__).resolve().parents[4])
 RESULT = re.compile(r"train/(\d) .*rank (\d+)/(\d+): all_reduce sum = (\d+) \(expected (\d+)\)")
 TRAINED = re.compile(r"trained \d+ epochs on (\d+) ranks: loss ([\d.]+) -> ([\d.]+)")
+# what torchrun's agents log when their rendezvous store goes away under them
+C10D_TROUBLE = re.compile(r"RendezvousConnectionError|TCPStore|DistNetworkError|c10d")
+FINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
+README = ("dist.ddp", "-j", "2x1", "--script", "examples/ddp/train.py")
 
 
-def test_readme_ddp_example_on_two_nodes(cli: Cli) -> None:
-    shutil.copytree(REPO / "examples" / "ddp", cli.work / "examples" / "ddp")
-    proc = cli(
-        "run", "-s", "slurm", "--log", "dist.ddp", "-j", "2x1",
-        "--script", "examples/ddp/train.py", timeout=600,
-    )  # fmt: skip
+def _check_trained(out: str) -> None:
     ranks = {}
-    for m in RESULT.finditer(proc.stdout):
+    for m in RESULT.finditer(out):
         replica, rank, size, total, expected = map(int, m.groups())
         assert size == 2 and total == expected == 3, m.group(0)
         ranks[rank] = replica
     # one rank on each replica (each replica on its own node)
-    assert sorted(ranks) == [0, 1] and sorted(ranks.values()) == [0, 1], proc.stdout
-    trained = TRAINED.search(proc.stdout)
-    assert trained, proc.stdout
+    assert sorted(ranks) == [0, 1] and sorted(ranks.values()) == [0, 1], out
+    trained = TRAINED.search(out)
+    assert trained, out
     assert int(trained.group(1)) == 2
     assert float(trained.group(3)) < float(trained.group(2)), trained.group(0)
+
+
+def _check_quiet(cli: Cli, handle: str) -> None:
+    """No replica's stderr holds c10d errors (its rendezvous store was its own to the end)."""
+    for k in (0, 1):
+        err = cli("log", "--streams", "stderr", f"{handle}/train/{k}").stdout
+        trouble = [line for line in err.splitlines() if C10D_TROUBLE.search(line)]
+        assert not trouble, f"{handle} replica {k}:\n" + "\n".join(trouble[:20])
+
+
+def test_readme_ddp_example_on_two_nodes(cli: Cli) -> None:
+    shutil.copytree(REPO / "examples" / "ddp", cli.work / "examples" / "ddp")
+    proc = cli("run", "-s", "slurm", "--log", *README, timeout=600)
+    _check_trained(proc.stdout)
     assert "SUCCEEDED" in proc.stderr
+    _check_quiet(cli, proc.stdout.strip().splitlines()[0])
+
+
+def test_two_ddp_jobs_at_once_then_a_third(cli: Cli) -> None:
+    """Twice the README's example at the same time (2 x 2 of the 4 nodes), then again."""
+    shutil.copytree(REPO / "examples" / "ddp", cli.work / "examples" / "ddp")
+    handles = [cli.start(*README), cli.start(*README)]
+    for handle in handles:
+        status = cli.wait_state(handle, FINAL, timeout=600)
+        assert status["state"] == "SUCCEEDED", (handle, status, cli("log", handle).stdout)
+    for handle in handles:
+        _check_trained(cli("log", handle).stdout)
+        _check_quiet(cli, handle)
+    third = cli("run", "-s", "slurm", "--log", *README, timeout=600)
+    _check_trained(third.stdout)
+    _check_quiet(cli, third.stdout.strip().splitlines()[0])

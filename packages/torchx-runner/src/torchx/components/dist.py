@@ -22,12 +22,19 @@ elastic job, ``min_replicas=MIN``. On one node the rendezvous endpoint is
 variable the scheduler names through :attr:`torchx.specs.macros.rank0_env`, with
 ``localhost`` as a fallback for schedulers that leave it unset on rank 0 itself.
 
+Two jobs whose rank 0 share a host must not share a rendezvous port: an agent that
+finds the port taken joins the other job's store, and fails when that job ends. So
+with ``--rdzv_port`` left at its default (29500), the port is read at run time from
+:data:`RDZV_PORT_ENV` where the scheduler sets it to a free port of rank 0's host,
+one per job (Slurm does), and is 29500 where it does not. A port given explicitly is
+used as given.
+
 >>> app = ddp("--lr", "0.1", m="my_pkg.train", j="2x4")
 >>> role = app.roles[0]
 >>> app.name, role.name, role.entrypoint, role.num_replicas, role.min_replicas
 ('train', 'train', 'bash', 2, 2)
 >>> print(role.args[1])  # doctest: +NORMALIZE_WHITESPACE
-torchrun --rdzv_backend c10d --rdzv_endpoint $${${rank0_env}:=localhost}:29500
+torchrun --rdzv_backend c10d --rdzv_endpoint $${${rank0_env}:=localhost}:$${TORCHX_RDZV_PORT:-29500}
   --rdzv_id '${app_id}' --nnodes 2 --nproc_per_node 4 --tee 3 --role '' -m my_pkg.train --lr 0.1
 
 Bad input is refused before anything is submitted, with a
@@ -59,7 +66,14 @@ from torchx.components.structured_arg import (
 from torchx.specs.api import AppDef, Role, resource
 from torchx.specs.templating import macros
 
-__all__ = ["TORCH_DEBUG_FLAGS", "ddp", "parse_nnodes", "spmd"]
+__all__ = [
+    "DEFAULT_RDZV_PORT",
+    "RDZV_PORT_ENV",
+    "TORCH_DEBUG_FLAGS",
+    "ddp",
+    "parse_nnodes",
+    "spmd",
+]
 
 #: Environment variables that ``--debug true`` sets: synchronous CUDA launches,
 #: NCCL desync detection, detailed torch.distributed checks, C++ stack traces.
@@ -71,6 +85,12 @@ TORCH_DEBUG_FLAGS: Final[Mapping[str, str]] = {
 }
 
 _TEE_VALUES: Final = (0, 1, 2, 3)
+
+#: ``--rdzv_port``'s default: the port of rank 0's host for a multi-node rendezvous.
+DEFAULT_RDZV_PORT: Final = 29500
+#: The environment variable in which a scheduler gives a job its own free port on
+#: rank 0's host, used instead of the default ``--rdzv_port`` (never of one given).
+RDZV_PORT_ENV: Final = "TORCHX_RDZV_PORT"
 
 
 def ddp(
@@ -87,7 +107,7 @@ def ddp(
     env: dict[str, str] | None = None,
     metadata: dict[str, str] | None = None,
     max_retries: int = 0,
-    rdzv_port: int = 29500,
+    rdzv_port: int = DEFAULT_RDZV_PORT,
     rdzv_backend: str = "c10d",
     rdzv_conf: str | None = None,
     mounts: list[str] | None = None,
@@ -118,7 +138,8 @@ def ddp(
         env: environment variables for the job (e.g. ENV1=v1,ENV2=v2)
         metadata: metadata passed to the scheduler (e.g. KEY1=v1,KEY2=v2)
         max_retries: the number of scheduler retries allowed
-        rdzv_port: the port on rank 0's host for the c10d rendezvous store (multi-node only)
+        rdzv_port: the port on rank 0's host for the c10d rendezvous store (multi-node only;
+            with the default, a scheduler may give each job a free port of its own)
         rdzv_backend: the rendezvous backend (``static`` also passes each node's rank)
         rdzv_conf: additional rendezvous configuration (e.g. join_timeout=600,close_timeout=600)
         mounts: mounts for the job's containers (e.g. type=bind,src=/host,dst=/job[,readonly])
@@ -143,8 +164,14 @@ def ddp(
         endpoint = "localhost:0"
     else:
         # "$$" escapes the macro syntax: after substitution bash sees
-        # ${TORCHX_RANK0_HOST:=localhost}:29500 (or whatever the scheduler's variable is)
-        endpoint = f"$${{{macros.rank0_env}:=localhost}}:{rdzv_port}"
+        # ${TORCHX_RANK0_HOST:=localhost}:${TORCHX_RDZV_PORT:-29500} (the rank-0 host in
+        # whatever variable the scheduler names; the job's own port where it gives one)
+        port = (
+            f"$${{{RDZV_PORT_ENV}:-{rdzv_port}}}"
+            if rdzv_port == DEFAULT_RDZV_PORT
+            else str(rdzv_port)
+        )
+        endpoint = f"$${{{macros.rank0_env}:=localhost}}:{port}"
 
     quote = shlex.quote
     parts = [
@@ -214,7 +241,8 @@ def spmd(
     one process per GPU of a ``gpu.medium`` host. Use it for any distributed PyTorch
     program (DDP, FSDP, RPC); ``-j 1x1`` runs a single process that may still call
     ``torch.distributed.init_process_group``. Multi-node hosts must reach each
-    other on port 29500.
+    other on port 29500 (or on the job's own port, where the scheduler gives one in
+    ``TORCHX_RDZV_PORT``, as Slurm does).
 
     Args:
         args: the arguments to the main module or script
