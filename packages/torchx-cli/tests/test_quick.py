@@ -414,3 +414,21 @@ def test_a_finder_of_other_distributions_turns_it_off(monkeypatch: pytest.Monkey
     monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
     assert not _quick._sees_every_distribution()
     assert _quick.allowed() == frozenset()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status", "slurm://torchx/12"],
+        ["log", "slurm://torchx/12/train/0"],
+        ["list", "-s", "slurm"],
+        ["status", "local_cwd://torchx/app-1"],
+    ],
+)
+def test_another_schedulers_command_imports_nothing_here(argv: list[str]) -> None:
+    # declined before the local records' reader is imported: its cost is the local
+    # scheduler's alone, never added to a command for another scheduler
+    for name in [m for m in sys.modules if m.startswith("torchx.schedulers.local_view")]:
+        del sys.modules[name]
+    assert _quick.run(argv) is None
+    assert "torchx.schedulers.local_view" not in sys.modules

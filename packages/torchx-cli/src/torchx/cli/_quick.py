@@ -403,7 +403,14 @@ def run(argv: Sequence[str]) -> int | None:
     if not argv or argv[0] not in _RUN:
         return None
     try:
-        _options(argv[1:], _FLAGS[argv[0]])  # options it does not handle: decline at once
+        # options it does not handle, or another scheduler's handle: decline at once,
+        # before importing anything (the full command of a slurm:// handle pays nothing)
+        positionals, options = _options(argv[1:], _FLAGS[argv[0]])
+        if argv[0] == "list":
+            if options.get("-s", options.get("--scheduler", SCHEDULER)) != SCHEDULER:
+                return None
+        elif positionals and not positionals[0].startswith(f"{SCHEDULER}://"):
+            return None
         import torchx.schedulers.local_view  # noqa: F401  (an older torchx-runner lacks it)
     except (_Decline, ImportError):
         return None
