@@ -42,6 +42,6 @@ def test_a_component_job_id_names_its_app(cli: Cli) -> None:
         assert expected in proc.stderr, proc.stderr
         assert handle in proc.stderr, proc.stderr
     cli.wait_state(handle, FINAL)
-    # once the job has left the queue too (accounting answers)
+    # once it ended too
     proc = cli("status", component, rc=1)
     assert expected in proc.stderr, proc.stderr

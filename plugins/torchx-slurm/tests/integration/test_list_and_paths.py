@@ -28,14 +28,17 @@ def test_list_keeps_jobs_that_left_the_queue(cli: Cli) -> None:
         assert time.monotonic() < deadline, f"job {jid} still in squeue"
         time.sleep(1)
     listed = _listed(cli)
-    assert listed.get(handle) == {"handle": handle, "state": "SUCCEEDED", "name": "echo"}, listed
+    assert handle in listed, listed
+    assert listed[handle]["state"] == "SUCCEEDED", listed[handle]
+    assert listed[handle]["name"].startswith("echo-"), listed[handle]  # the job's name
     # one app per heterogeneous job: its other component's id is no app of its own
     component = handle.rsplit("/", 1)[0] + f"/{int(jid) + 1}"
     assert component not in listed, listed
-    # a bound in the future leaves it out; a bad bound is one clear line
-    later = _listed(cli, "-cfg", "list_since=2099-01-01")
+    # a bound after its end leaves it out (it ended 10 s or more ago); a bad bound is
+    # one clear line
+    later = _listed(cli, "-cfg", "list_since=2s")
     assert handle not in later, later
-    bad = cli("list", "-s", "slurm", "-cfg", "list_since=yesterday", rc=1)
+    bad = cli("list", "-s", "slurm", "-cfg", "list_since=yesterday", rc=2)  # a usage error
     assert "run option 'list_since'='yesterday' is not a duration or a date" in bad.stderr
 
 
