@@ -698,3 +698,21 @@ def test_a_workspace_copy_leaves_out_job_directories_and_logs(
         "src",
         "src/train.py",
     ]
+
+
+def test_a_dryrun_with_a_workspace_runs_the_replicas_in_the_copy(
+    sched: SlurmScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the job dir does not exist yet on the dry run, whose request is the one submitted:
+    # the replicas must run in the copy it will hold, not in the submit directory
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    job_dir = tmp_path / "jobs" / "run3"
+    app = AppDef("ws", [Role("main", image="x", entrypoint="python", args=["train.py"])])
+    app.roles[0].resource = Resource(cpu=1, gpu=0, memMB=64)
+    info = sched.prepare(app, {"job_dir": str(job_dir)}, workspace=str(project), dryrun=True)
+    assert not job_dir.exists()
+    assert [r.cwd for r in info.request.replicas] == [str(job_dir)]
+    [run] = [line for line in info.request.script.splitlines() if line.startswith("_run main 0 ")]
+    assert "--chdir" not in run, run

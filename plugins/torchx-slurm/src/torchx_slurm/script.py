@@ -302,7 +302,10 @@ def build_request(
                     "which no program can receive"
                 )
         max_retries = max(max_retries, role.max_retries)
-        cwd = role.image if os.path.isabs(role.image) and is_dir(role.image) else default_cwd
+        # the job directory itself (a workspace copied there, maybe not yet on a dry
+        # run), or another existing directory, is where the role runs
+        runs_in_image = os.path.isabs(role.image) and (role.image == job_dir or is_dir(role.image))
+        cwd = role.image if runs_in_image else default_cwd
         sbatch = group_sbatch(
             role, group_opts=group_opts, extra=extra, nomem=nomem, exclusive=exclusive
         )
