@@ -664,8 +664,8 @@ def test_replicas_run_where_the_app_is_submitted_from(
     info = sched.submit_dryrun(app, {"job_dir": str(tmp_path / "jobs")})
     script = info.request.script
     assert f"#SBATCH --chdir={tmp_path / 'jobs'}" in script
-    [run] = [line for line in script.splitlines() if line.startswith("_run main 0 ")]
-    assert f"--chdir={submit}" in run and run.endswith(" python a/train.py &"), run
+    [run] = [line for line in script.splitlines() if line.startswith("  _run main 0 ")]
+    assert f"--chdir={submit}" in run and run.endswith(" python a/train.py; } &"), run
     assert [r.cwd for r in info.request.replicas] == [str(submit)]
 
 
@@ -714,5 +714,6 @@ def test_a_dryrun_with_a_workspace_runs_the_replicas_in_the_copy(
     info = sched.prepare(app, {"job_dir": str(job_dir)}, workspace=str(project), dryrun=True)
     assert not job_dir.exists()
     assert [r.cwd for r in info.request.replicas] == [str(job_dir)]
-    [run] = [line for line in info.request.script.splitlines() if line.startswith("_run main 0 ")]
+    script = info.request.script
+    [run] = [line for line in script.splitlines() if line.startswith("  _run main 0 ")]
     assert "--chdir" not in run, run
