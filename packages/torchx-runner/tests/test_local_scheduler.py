@@ -365,6 +365,23 @@ def test_replica_process_is_set_up_like_a_fresh_one(
     assert sessions and all(start > 0 for start in sessions.values()), sessions
 
 
+def test_signals_the_launcher_ignored_are_not_ignored_in_replicas(sched: LocalScheduler) -> None:
+    """A launcher started as a shell script's background job has SIGINT and SIGQUIT
+    ignored (and under nohup, SIGHUP): replicas start with every signal at its default."""
+    inherited = (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGUSR1, signal.SIGTTOU)
+    before = {sig: signal.signal(sig, signal.SIG_IGN) for sig in inherited}
+    try:
+        app_id = run(
+            sched, Role("w", image="/", entrypoint="grep", args=["^SigIgn", "/proc/self/status"])
+        )
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+    assert wait(sched, app_id).state == AppState.SUCCEEDED
+    ignored = [line for line in logs(sched, app_id, "w") if line.startswith("SigIgn")]
+    assert ignored and int(ignored[0].split()[1], 16) == 0, ignored
+
+
 def test_replicas_that_exit_at_once_have_their_start_time_on_record(
     sched: LocalScheduler,
 ) -> None:

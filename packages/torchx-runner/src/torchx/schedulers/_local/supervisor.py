@@ -613,6 +613,7 @@ class Supervisor:
         signal.signal(signal.SIGTERM, self._on_term)
         signal.signal(signal.SIGINT, self._on_term)
         signal.signal(signal.SIGHUP, _ignore)  # caught, not SIG_IGN: replicas get the default
+        _catch_inherited_ignores()
 
         if early is None:  # run without boot.start (python -m): the same, in turn
             wd_read, wd_write = os.pipe()  # both close-on-exec: replicas never hold them
@@ -804,6 +805,26 @@ def _descendants(root: int) -> list[int]:
             out.append(child)
             todo.append(child)
     return out
+
+
+def _catch_inherited_ignores() -> None:
+    """Catches (with a no-op) every signal the launcher left ignored, so replicas get the default.
+
+    An ignored signal stays ignored across exec: ``torchx run`` from a script's background
+    job (SIGINT and SIGQUIT ignored by the shell) or under ``nohup`` would hand that to
+    every replica, which must start like a fresh process. A caught one is reset by exec.
+    SIGPIPE and SIGXFSZ are Python's own ignores, which the supervisor keeps (writes fail
+    with EPIPE and EFBIG instead) and ``subprocess`` resets in each replica.
+    """
+    keep = {signal.SIGKILL, signal.SIGSTOP, signal.SIGPIPE, signal.SIGXFSZ}
+    for sig in signal.valid_signals():
+        if sig in keep:
+            continue
+        try:
+            if signal.getsignal(sig) is signal.SIG_IGN:
+                signal.signal(sig, _ignore)
+        except (OSError, ValueError):  # one the kernel or Python will not let us catch
+            pass
 
 
 def _ignore(signum: int, frame: object) -> None:
