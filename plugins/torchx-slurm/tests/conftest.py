@@ -25,7 +25,7 @@ import pytest
 
 collect_ignore_glob = ["fixtures/*"]
 
-TOOLS = ("sbatch", "squeue", "sacct", "scancel", "scontrol")
+TOOLS = ("sbatch", "squeue", "sacct", "scancel", "scontrol", "sdiag", "sinfo")
 
 _FAKE = r"""#!{python}
 import json, os, sys, time

@@ -12,6 +12,7 @@ import torchx_slurm
 #: The modules whose docstrings show examples; each must have at least one.
 MODULES = [
     "torchx_slurm.appstore",
+    "torchx_slurm.commands",
     "torchx_slurm.options",
     "torchx_slurm.parse",
     "torchx_slurm.scheduler",

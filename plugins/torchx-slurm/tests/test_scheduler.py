@@ -153,7 +153,11 @@ def test_describe_after_the_queue_asks_sacct(
     desc = sched.describe("55")
     assert desc is not None
     assert desc.state == AppState.FAILED
-    assert desc.msg == "exit code 3"
+    # replica 1 recorded nothing (here: its file is missing): said, with where it was looked for
+    assert desc.msg == (
+        f"exit code 3; no exit code recorded for trainer/1 in {state} (the job directory "
+        "full, not writable or deleted?)"
+    )
     assert [(r.state, r.exit_code) for r in desc.roles_statuses[0].replicas] == [
         (AppState.FAILED, 3),
         (AppState.FAILED, None),
@@ -438,7 +442,40 @@ def test_log_iter_streams_and_regex(
     assert list(sched.log_iter("5", "w", 1, streams=Stream.STDERR)) == ["err 1\n"]
     assert sorted(sched.log_iter("5", "w", 1)) == ["err 1\n", "out 1\n", "out 2\n"]
     assert list(sched.log_iter("5", "w", 1, regex="2$", streams=Stream.STDOUT)) == ["out 2\n"]
-    assert list(sched.log_iter("5", "w", 0)) == []  # replica 0 wrote nothing (yet)
+    (tmp_path / "slurm-5-w-0.out").write_text("")
+    (tmp_path / "slurm-5-w-0.err").write_text("")
+    assert list(sched.log_iter("5", "w", 0)) == []  # replica 0 wrote nothing
+
+
+def test_log_of_a_replica_without_log_files_says_what_is_missing_and_why(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    """An ended job whose replica left no log: never an empty log and exit 0."""
+    _logs_setup(fake_slurm, tmp_path, state="FAILED")
+    (tmp_path / ".torchx-slurm").mkdir(exist_ok=True)
+    (tmp_path / ".torchx-slurm" / "slurm-5.out").write_text(
+        "srun: error: Could not open stdout file /gone/slurm-5-w-0.out: No such file or directory\n"
+        "srun: error: n1: task 0: Exited with exit code 1\n"
+    )
+    with pytest.raises(SchedulerError) as err:
+        list(sched.log_iter("5", "w", 0))
+    logs = tmp_path / ".torchx-slurm" / "5"
+    out, err_file = logs / "slurm-5-w-0.out", logs / "slurm-5-w-0.err"
+    assert str(err.value) == (
+        f"no log of replica w/0 of job 5: {out} and {err_file} do not exist; Slurm said: "
+        "srun: error: Could not open stdout file /gone/slurm-5-w-0.out: No such file or "
+        "directory | srun: error: n1: task 0: Exited with exit code 1"
+    )
+    # the same errors are the failure's message in status
+    desc = sched.describe("5")
+    assert desc is not None and "Could not open stdout file" in desc.msg, desc.msg
+
+
+def test_log_of_a_replica_that_has_not_started_is_empty(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    _logs_setup(fake_slurm, tmp_path, state="RUNNING")
+    assert list(sched.log_iter("5", "w", 0)) == []
 
 
 def test_log_iter_names_what_does_not_exist(
@@ -501,6 +538,7 @@ def test_tailing_asks_slurm_at_most_once_per_interval(
     running = _squeue_line("5", "RUNNING", "a-1:w:0", str(tmp_path))
     done = _squeue_line("5", "COMPLETED", "a-1:w:0", str(tmp_path))
     fake_slurm.answer("squeue", stdout=running, then=[{"stdout": running}] * 8 + [{"stdout": done}])
+    (tmp_path / "slurm-5-w-0.out").write_text("")
     start = time.monotonic()
     assert list(sched.log_iter("5", "w", 0, should_tail=True, streams=Stream.STDOUT)) == []
     elapsed = time.monotonic() - start
@@ -582,8 +620,10 @@ def test_a_log_another_user_put_in_the_job_dir_is_never_read(
     fake.write_text("forged\n")
     os.chown(fake, 65534, 65534)
     fake_slurm.answer("squeue", stdout=_squeue_line("5", "COMPLETED", "a-1:w:0", str(tmp_path)))
-    assert list(sched.log_iter("5", "w", 0, streams=Stream.STDOUT)) == []
-
+    # the job's own log is missing: said, and the forged one is not read instead
+    with pytest.raises(SchedulerError, match="no log of replica w/0 of job 5") as err:
+        list(sched.log_iter("5", "w", 0, streams=Stream.STDOUT))
+    assert "forged" not in str(err.value)
 
 # -- list: jobs that ended lately, from accounting ------------------------------------------
 
@@ -717,3 +757,83 @@ def test_a_dryrun_with_a_workspace_runs_the_replicas_in_the_copy(
     script = info.request.script
     [run] = [line for line in script.splitlines() if line.startswith("  _run main 0 ")]
     assert "--chdir" not in run, run
+
+
+
+# What Slurm 22.05's squeue prints with munged stopped on the submit host (captured).
+_MUNGE_DOWN = (
+    "squeue: error: If munged is up, restart with --num-threads=10\n"
+    'squeue: error: Munge encode failed: Failed to access "/run/munge/munge.socket.2": '
+    "No such file or directory (Did you start munged?)\n"
+    "squeue: error: slurm_send_node_msg: auth_g_create: REQUEST_JOB_INFO_SINGLE has "
+    "authentication error\n"
+    "slurm_load_jobs error: Protocol authentication error\n"
+)
+
+
+def test_munge_down_is_a_transient_error_not_no_such_job(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
+    fake_slurm.answer("squeue", stderr=_MUNGE_DOWN, returncode=1)
+    fake_slurm.answer("sacct", stdout="")
+    with pytest.raises(TransientSchedulerError) as err:
+        sched.describe("384")
+    assert str(err.value) == (
+        'squeue failed (status of job 384): squeue: error: Munge encode failed: Failed to access "'
+        '/run/munge/munge.socket.2": No such file or directory (Did you start munged?)'
+    )
+    assert fake_slurm.calls("sacct") == []
+
+
+def test_a_slurm_conf_that_does_not_parse_is_its_parse_error(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
+    stderr = (
+        'squeue: error: Parse error in file /x/slurm.conf line 1: "this is not"\n'
+        "squeue: error: ClusterName needs to be specified\n"
+        "squeue: fatal: Unable to process configuration file\n"
+    )
+    fake_slurm.answer("squeue", stderr=stderr, returncode=1)
+    with pytest.raises(SchedulerError, match=r"Parse error in file /x/slurm\.conf line 1") as err:
+        sched.describe("5")
+    assert not isinstance(err.value, TransientSchedulerError)
+
+
+def test_accounting_down_after_the_queue_is_transient(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
+    fake_slurm.answer("squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1)
+    fake_slurm.answer(
+        "sacct",
+        returncode=1,
+        stderr="sacct: error: slurm_persist_conn_open_without_init: failed to open persistent "
+        "connection to host:localhost:16819: Connection refused\n"
+        "sacct: error: Problem talking to the database: Connection refused\n",
+    )
+    with pytest.raises(TransientSchedulerError, match="persistent connection"):
+        sched.describe("7")
+
+
+def test_a_job_accounting_has_not_received_yet_is_not_gone(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
+    """slurmdbd restarted: the job's end waits in the controller's queue for it."""
+    fake_slurm.answer("squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1)
+    fake_slurm.answer("sacct", stdout="")
+    fake_slurm.answer("sdiag", stdout="Agent queue size:     0\nDBD Agent queue size: 3\n")
+    with pytest.raises(TransientSchedulerError, match="3 record.* for accounting"):
+        sched.describe("8")
+    # once accounting has caught up, a job no one knows is none
+    fake_slurm.answer("squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1)
+    fake_slurm.answer("sacct", stdout="")
+    fake_slurm.answer("sdiag", stdout="DBD Agent queue size: 0\n")
+    assert sched.describe("8") is None
+
+
+def test_other_failures_of_sacct_are_errors_not_no_such_job(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
+    fake_slurm.answer("squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1)
+    fake_slurm.answer("sacct", stderr="sacct: error: Invalid user id\n", returncode=1)
+    with pytest.raises(SchedulerError, match="sacct failed .*Invalid user id"):
+        sched.describe("9")

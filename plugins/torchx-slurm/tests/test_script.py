@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from torchx_slurm.script import RANK0_ENV, InvalidAppException, build_request
+from torchx_slurm.script import RANK0_ENV, UNWRITABLE_EXIT, InvalidAppException, build_request
 
 from torchx.specs import AppDef, Resource, Role, macros, resource
 from torchx.specs.errors import InvalidRunConfigException
@@ -510,3 +510,23 @@ def test_a_path_in_the_env_is_the_programs_not_the_scripts(tmp_path: Path, run_s
     proc = run_script(req.script)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "slurm-4242-trainer-0.out").is_symlink()
+
+
+def test_a_job_dir_that_cannot_be_written_fails_before_any_replica(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / ".torchx-slurm").mkdir(mode=0o700)
+    (tmp_path / ".torchx-slurm" / "4242").write_text("a file where the job's directory goes\n")
+    req = _request(_role(entrypoint="touch", args=["ran"]), job_dir=str(tmp_path))
+    proc = run_script(req.script)
+    assert proc.returncode == UNWRITABLE_EXIT
+    assert "torchx: error: cannot write to the job directory" in proc.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+def test_an_exit_code_that_cannot_be_recorded_fails_the_replica(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    # the app succeeds, but its exit code cannot be written (here: its state directory is
+    # replaced by a file; on a cluster, a full disk): not a success nobody can see
+    sabotage = "rm -rf .torchx-slurm/4242 && touch .torchx-slurm/4242"
+    req = _request(_role(entrypoint="sh", args=["-c", sabotage]), job_dir=str(tmp_path))
+    proc = run_script(req.script)
+    assert proc.returncode == UNWRITABLE_EXIT, proc.stderr
+    assert "cannot record the exit code (0) of replica trainer-0" in proc.stderr

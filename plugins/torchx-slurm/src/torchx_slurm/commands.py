@@ -11,8 +11,10 @@ is refused before anything runs:
   for 60 s): "SLURM_CONF=/x/slurm.conf does not exist: ...".
 
 A tool that runs and fails raises :class:`SlurmCommandError` whose message is the
-tool's own first error line (transient when it says the controller could not be
-reached).
+tool's own first error line: transient when it says the controller, accounting
+(slurmdbd) or the authentication service (munge) could not be reached, since those
+come back. Only Slurm's own "Invalid job id" answer (:func:`is_invalid_job_id`) means
+that Slurm does not know a job: every other failure is an error, never "no such job".
 """
 
 from __future__ import annotations
@@ -46,7 +48,16 @@ _UNREACHABLE = (
     "temporarily unavailable",
     "communication connection failure",
     "slurmctld may be down",
+    # munged stopped or restarting on this host: every request fails to authenticate
+    "munge",
+    "authentication error",
+    # slurmdbd down or restarting (sacct)
+    "problem talking to the database",
+    "persistent connection",
 )
+
+# Slurm's answer to a job id it does not know (squeue -j, scontrol, scancel)
+_INVALID_JOB_ID = "invalid job id specified"
 
 
 class SlurmCommandError(SchedulerError):
@@ -60,6 +71,18 @@ class SlurmCommandError(SchedulerError):
 
 class TransientSlurmCommandError(SlurmCommandError, TransientSchedulerError):
     """A Slurm tool failed because the controller could not be reached (worth a retry)."""
+
+
+def is_invalid_job_id(error: SlurmCommandError) -> bool:
+    """Whether the tool failed because Slurm does not know the job (nothing else).
+
+    >>> is_invalid_job_id(SlurmCommandError("x", returncode=1,
+    ...     stderr="slurm_load_jobs error: Invalid job id specified"))
+    True
+    """
+    return not isinstance(error, TransientSchedulerError) and (
+        _INVALID_JOB_ID in error.stderr.lower()
+    )
 
 
 def timeout() -> float:
@@ -118,9 +141,15 @@ def _no_config_hint(stderr: str) -> str:
 
 
 def first_error_line(stderr: str) -> str:
-    """The most telling line of a Slurm tool's stderr (its first ``error:`` line, else the first)."""
+    """The most telling line of a Slurm tool's stderr (its first ``error:`` line, else the first).
+
+    Slurm's hint "If munged is up, restart with --num-threads=10", printed before the
+    real error when munge cannot be reached, is skipped: the next line says what failed.
+    """
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     for line in lines:
+        if "if munged is up" in line.lower():
+            continue
         if "error" in line.lower() or "fatal" in line.lower():
             return line
     return lines[0] if lines else ""

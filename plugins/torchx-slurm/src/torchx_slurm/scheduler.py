@@ -34,7 +34,7 @@ import shutil
 import stat
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -82,6 +82,8 @@ STATUS_INTERVAL = 1.0
 _EXIT_FILE = re.compile(r"(.+)\.(\d+)\.exit")
 # a Slurm job's log file: sbatch's default (slurm-<id>.out) or a replica's (slurm-<id>-<role>-<k>.err)
 _SLURM_LOG = re.compile(r"slurm-\d+(_\d+)?(-.*)?\.(out|err)")
+# sdiag's count of the controller's messages still to send to slurmdbd
+_DBD_QUEUE = re.compile(r"DBD Agent queue size:\s*(\d+)")
 
 
 def _split_name(name: str) -> tuple[str, str, int] | None:
@@ -264,7 +266,12 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     # -- following an app -------------------------------------------------------------------
 
     def _records(self, app_id: str) -> list[JobRecord]:
-        """The app's job components: squeue while Slurm knows the job, else sacct."""
+        """The app's job components: squeue while Slurm knows the job, else sacct.
+
+        Only Slurm's "Invalid job id" (the job left the queue) sends the question to
+        accounting; any other failure is raised with Slurm's message (transient when
+        it may pass: controller, munge or slurmdbd down), never read as "no such job".
+        """
         try:
             out = commands.run(
                 ["squeue", "-h", "-t", "all", "-j", app_id, "-o", SQUEUE_FORMAT],
@@ -272,13 +279,16 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             )
             records = _own(app_id, parse_squeue_text(out), self.session_name)
         except commands.SlurmCommandError as e:
-            if isinstance(e, TransientSchedulerError):
+            if not commands.is_invalid_job_id(e):
                 raise
             # "Invalid job id specified": the job left the queue; ask accounting
             records = []
         if records:
             return records
-        return self._sacct(app_id)
+        records = self._sacct(app_id)
+        if not records:
+            self._check_accounting_caught_up(app_id)
+        return records
 
     def _sacct(self, app_id: str) -> list[JobRecord]:
         base = ["sacct", "-X", "-n", "--parsable2", f"--delimiter={SEP}", "-o", SACCT_FIELDS]
@@ -289,21 +299,39 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 self._accounting = True
                 return _own(app_id, parse_sacct_text(out), self.session_name)
             except commands.SlurmCommandError as e:
-                if isinstance(e, TransientSchedulerError):
-                    raise
                 if "accounting storage is disabled" not in e.stderr.lower():
-                    return []
+                    raise
                 self._accounting = False
-        try:
-            out = commands.run([*base, "-c", "-j", app_id], what=what)
-        except commands.SlurmCommandError as e:
-            if isinstance(e, TransientSchedulerError):
-                raise
-            return []
+        out = commands.run([*base, "-c", "-j", app_id], what=what)
         records = _own(app_id, parse_sacct_text(out), self.session_name)
         if len(records) == 1:
             self._check_not_a_component(app_id, records[0], base)
         return records
+
+    def _check_accounting_caught_up(self, app_id: str) -> None:
+        """Raises a transient error when accounting may not have recorded the job yet.
+
+        A job that ends while slurmdbd is down (or restarting) leaves the queue, but
+        reaches accounting only once the controller's queue of messages for slurmdbd
+        is sent: until then neither squeue nor sacct knows it. ``sdiag`` says how many
+        messages wait ("DBD Agent queue size"); with any waiting, "no such job" is not
+        known yet. Asked only for a job no one knows, so it costs nothing otherwise.
+        """
+        if self._accounting is False:
+            return
+        try:
+            out = commands.run(["sdiag"], what=f"status of job {app_id}")
+        except SchedulerError as e:
+            if isinstance(e, TransientSchedulerError):
+                raise
+            return  # no sdiag here, or it was refused: nothing more to learn
+        match = _DBD_QUEUE.search(out)
+        if match and int(match.group(1)) > 0:
+            raise TransientSchedulerError(
+                f"Slurm knows no job {app_id} yet: its controller has {match.group(1)} "
+                "record(s) for accounting (slurmdbd) still to send, so a job that ended "
+                "meanwhile may not be in sacct yet"
+            )
 
     def _check_not_a_component(self, app_id: str, rec: JobRecord, base: list[str]) -> None:
         """Raises if ``app_id`` is a later component of a heterogeneous job (``sacct -c``).
@@ -415,11 +443,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 for rep in rs.replicas:
                     if rep.state != AppState.SUCCEEDED:
                         rep.state = AppState.CANCELLED
-        msg = leader.reason or ""
-        if state == AppState.FAILED and leader.exit_code:
-            msg = (
-                f"{msg} (exit code {leader.exit_code})" if msg else f"exit code {leader.exit_code}"
-            )
+        msg = _message(state, leader, job_dir, app_id, roles.values(), state_dir)
         # the AppDef submitted (kept by schedule), else only the name Slurm has
         app = appstore.load(state_dir) if state_dir else None
         return DescribeAppResponse(
@@ -594,7 +618,8 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 follow_file(p, should_tail=should_tail, is_done=is_done, polled=True) for p in paths
             ]
             merged = merge_lines(sources) if len(sources) > 1 else sources[0]
-            return matching_lines(regex, merged) if regex else merged
+            checked = _then_check(merged, paths, lambda: ended, job_dir, app_id, f"{role_name}/{k}")
+            return matching_lines(regex, checked) if regex else checked
 
         return Polled(lines)
 
@@ -643,6 +668,69 @@ def _component_error(
     )
 
 
+def _message(
+    state: AppState,
+    leader: JobRecord,
+    job_dir: str,
+    app_id: str,
+    roles: Iterable[RoleStatus],
+    state_dir: str,
+) -> str:
+    """Why the app is in ``state``: Slurm's reason, the exit code, what was not recorded,
+    and Slurm's own errors from the job's output (``slurm-<id>.out``).
+
+    A pending job's reason ("Resources", "Priority") says why it waits; once the job
+    was cancelled it means nothing, and is not shown.
+    """
+    if state not in (AppState.PENDING, AppState.FAILED, AppState.UNKNOWN):
+        return ""
+    msg = leader.reason or ""
+    if state != AppState.FAILED:
+        return msg
+    parts = [msg] if msg else []
+    if leader.exit_code:
+        parts = [f"{msg} (exit code {leader.exit_code})" if msg else f"exit code {leader.exit_code}"]
+    unrecorded = [
+        f"{rs.role}/{rep.id}" for rs in roles for rep in rs.replicas if rep.exit_code is None
+    ]
+    if unrecorded and state_dir:
+        parts.append(
+            f"no exit code recorded for {', '.join(unrecorded)} in {state_dir} (the job "
+            "directory full, not writable or deleted?)"
+        )
+    parts.extend(slurm_errors(job_dir, app_id))
+    return "; ".join(parts)
+
+
+def slurm_errors(job_dir: str, app_id: str, limit: int = 5) -> list[str]:
+    """Slurm's (and the job script's) error lines in the job's ``.torchx-slurm/slurm-<id>.out``.
+
+    That file holds what the batch script and its ``srun`` said, e.g. ``srun: error:
+    Could not open stdout file ...`` when a replica could not start: the reason a
+    replica has no log or no exit code. The last ``limit`` such lines.
+    """
+    if not job_dir:
+        return []
+    # the job's own directory (the old layout: the job directory), never a file another
+    # user put there under that name
+    paths = [os.path.join(job_dir, STATE_DIR, f"slurm-{app_id}.out")]
+    paths.append(os.path.join(job_dir, f"slurm-{app_id}.out"))
+    path = next((p for p in paths if _is_own_file(p)), "")
+    if not path:
+        return []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return []
+    found = [
+        line.strip()
+        for line in text.splitlines()
+        if "error" in line.lower() or line.startswith("torchx:")
+    ]
+    return found[-limit:]
+
+
 def _exit_files(state_dir: str) -> list[tuple[str, int, int]]:
     """``(role, replica, exit code)`` of every exit code the job script recorded."""
     if not state_dir:
@@ -659,6 +747,33 @@ def _exit_files(state_dir: str) -> list[tuple[str, int, int]]:
             if code is not None:
                 found.append((match.group(1), int(match.group(2)), code))
     return found
+
+
+def _then_check(
+    lines: Iterator[str],
+    paths: list[str],
+    ended: Callable[[], bool],
+    job_dir: str,
+    app_id: str,
+    replica: str,
+) -> Iterator[str]:
+    """``lines``, then an error naming each log file of an ended job that does not exist.
+
+    A replica that never started (its ``srun`` failed), or a job directory deleted or
+    not writable, leaves no log file: that is said, with Slurm's own errors from
+    ``slurm-<id>.out``, rather than an empty log. While the job has not ended a missing
+    file is normal (not created yet).
+    """
+    yield from lines
+    missing = [p for p in paths if not os.path.exists(p)]
+    if not missing or not ended():
+        return
+    said = slurm_errors(job_dir, app_id)
+    raise SchedulerError(
+        f"no log of replica {replica} of job {app_id}: {' and '.join(missing)} "
+        f"{'does' if len(missing) == 1 else 'do'} not exist"
+        + (f"; Slurm said: {' | '.join(said)}" if said else "")
+    )
 
 
 def _sort_key(app_id: str) -> tuple[int, str]:

@@ -82,6 +82,8 @@ _FREE_PORT = (
 STATE_DIR = ".torchx-slurm"
 #: The format version of the generated script (its first comment line says it).
 SCRIPT_VERSION = 2
+#: The exit code of a job whose directory could not be written (no log, no exit code).
+UNWRITABLE_EXIT = 74  # EX_IOERR of sysexits.h
 
 # Names that end up in file names and job names: kept simple so no quoting is needed.
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
@@ -366,8 +368,13 @@ if [ -L "$_top" ] || [ ! -d "$_top" ] || [ ! -O "$_top" ] || [ -n "$(find "$_top
   echo "torchx: $_top is not a directory of $(id -un) that only they can write: not running" >&2
   exit 1
 fi
-mkdir -p -- "$_state" && rm -f -- "$_state"/*.exit || exit 1
-echo "${{SLURM_RESTART_COUNT:-0}}" > "$_state/restarts"
+# a job directory that cannot be written (disk full, read-only, deleted) would lose
+# the replicas' logs and exit codes: fail now, saying so, rather than run blind
+if ! {{ mkdir -p -- "$_state" && rm -f -- "$_state"/*.exit &&
+  echo "${{SLURM_RESTART_COUNT:-0}}" > "$_state/restarts"; }}; then
+  echo "torchx: error: cannot write to the job directory ($_state): no replica started" >&2
+  exit {unwritable}
+fi
 export {rank0}="$(scontrol show hostnames "${{SLURM_JOB_NODELIST_HET_GROUP_0:-$SLURM_JOB_NODELIST}}" | head -n 1)"
 export TORCHX_APP_ID="$_job" TORCHX_JOB_ID={handle_prefix}"$_job"
 # this job's own rendezvous port, free on this node (the batch script runs on rank 0's):
@@ -388,7 +395,12 @@ _run() {{
   wait "$child"
   rc=$?
   if kill -0 "$child" 2>/dev/null; then wait "$child"; rc=$?; fi
-  echo "$rc" > "$_state/$record"
+  # an exit code that cannot be recorded (disk full...) fails the replica: its output
+  # was most likely lost too, and "succeeded" could not be shown anyway
+  if ! echo "$rc" > "$_state/$record"; then
+    echo "torchx: error: cannot record the exit code ($rc) of replica $name in $_state" >&2
+    [ "$rc" -ne 0 ] || rc={unwritable}
+  fi
   return "$rc"
 }}
 
@@ -475,6 +487,7 @@ def _render(
             handle_prefix=q(f"slurm://{session}/"),
             rdzv_port_env=RDZV_PORT_ENV,
             free_port=_FREE_PORT,
+            unwritable=UNWRITABLE_EXIT,
         )
     )
     for r in replicas:
