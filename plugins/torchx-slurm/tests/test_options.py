@@ -23,7 +23,13 @@ UPSTREAM_NAMES = {
 
 def test_upstream_names_and_ours() -> None:
     names = {name for name, _ in slurm_runopts()}
-    assert names == UPSTREAM_NAMES | {"exclusive", "sbatch_args", "shared_logs", "list_since"}
+    assert names == UPSTREAM_NAMES | {
+        "exclusive",
+        "sbatch_args",
+        "shared_logs",
+        "list_since",
+        "allow_pending",
+    }
 
 
 def test_an_upstream_torchxconfig_section_resolves() -> None:

@@ -19,6 +19,7 @@ from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 
 from torchx.schedulers.api import SchedulerError, Stream, TransientSchedulerError
 from torchx.specs import AppDef, AppState, Resource, Role
+from torchx.specs.errors import InvalidRunConfigException
 
 
 def _app(replicas: int = 2) -> AppDef:
@@ -46,10 +47,46 @@ def sched() -> SlurmScheduler:
     return create_scheduler("me")
 
 
-def test_dryrun_runs_no_slurm_command(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
-    info = sched.submit_dryrun(_app(), {"job_dir": "/jobs/x", "partition": "debug"})
+def test_dryrun_runs_no_slurm_command_but_sinfo(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
+    info = sched.submit_dryrun(_app(1), {"job_dir": "/jobs/x", "partition": "debug"})
     assert "#SBATCH --partition=debug" in str(info)
     assert fake_slurm.all_calls() == []
+    # several replicas: sinfo says whether the partition has a node for each, once
+    for _ in range(2):
+        sched.submit_dryrun(_app(2), {"job_dir": "/jobs/x", "partition": "debug"})
+    assert [c["tool"] for c in fake_slurm.all_calls()] == ["sinfo"]
+
+
+_SINFO = "n1 debug*\nn2 debug*\nn3 debug*\nn4 debug*\nn1 big\ng1 gpu\n"
+
+
+def test_more_replicas_than_the_partition_has_nodes_is_refused_at_dryrun(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
+    fake_slurm.answer("sinfo", stdout=_SINFO)
+    with pytest.raises(InvalidRunConfigException) as err:
+        sched.submit_dryrun(_app(5), {"job_dir": "/jobs/x"})
+    assert str(err.value) == (
+        "app 'train' has 5 replicas, each on a node of its own, but the default partition "
+        "has 4 node(s) (sinfo): it would stay PENDING forever. Use at most 4 replicas or "
+        "another partition (-cfg partition=...), or submit it anyway with -cfg allow_pending=True"
+    )
+    with pytest.raises(InvalidRunConfigException, match="partition 'gpu' has 1 node"):
+        sched.submit_dryrun(_app(2), {"job_dir": "/jobs/x", "partition": "gpu"})
+    # enough nodes; a partition sinfo does not show (sbatch decides); the user insists
+    sched.submit_dryrun(_app(4), {"job_dir": "/jobs/x"})
+    sched.submit_dryrun(_app(5), {"job_dir": "/jobs/x", "partition": "other"})
+    info = sched.submit_dryrun(_app(5), {"job_dir": "/jobs/x", "allow_pending": True})
+    assert len(info.request.replicas) == 5
+    assert len(fake_slurm.calls("sinfo")) == 1
+
+
+def test_dryrun_without_slurm_skips_the_node_check(
+    sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    info = sched.submit_dryrun(_app(5), {"job_dir": "/jobs/x"})
+    assert len(info.request.replicas) == 5
 
 
 def test_schedule_submits_the_script_and_returns_the_job_id(
@@ -462,7 +499,7 @@ def test_log_of_a_replica_without_log_files_says_what_is_missing_and_why(
     logs = tmp_path / ".torchx-slurm" / "5"
     out, err_file = logs / "slurm-5-w-0.out", logs / "slurm-5-w-0.err"
     assert str(err.value) == (
-        f"no log of replica w/0 of job 5: {out} and {err_file} do not exist; Slurm said: "
+        f"no log of replica w/0 of job 5: {out} and {err_file} are missing; Slurm said: "
         "srun: error: Could not open stdout file /gone/slurm-5-w-0.out: No such file or "
         "directory | srun: error: n1: task 0: Exited with exit code 1"
     )
@@ -837,3 +874,18 @@ def test_other_failures_of_sacct_are_errors_not_no_such_job(
     fake_slurm.answer("sacct", stderr="sacct: error: Invalid user id\n", returncode=1)
     with pytest.raises(SchedulerError, match="sacct failed .*Invalid user id"):
         sched.describe("9")
+
+
+def test_a_cancelled_pending_job_shows_no_pending_reason(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    """squeue keeps the reason it waited for ("Resources"): meaningless once cancelled."""
+    line = SEP.join(["12", "CANCELLED", "alice", "", "Resources", "a-1:w:0", str(tmp_path)])
+    fake_slurm.answer("squeue", stdout=line + "\n")
+    desc = sched.describe("12")
+    assert desc is not None and desc.state == AppState.CANCELLED
+    assert desc.msg == ""
+    pending = SEP.join(["12", "PENDING", "alice", "", "Resources", "a-1:w:0", str(tmp_path)])
+    fake_slurm.answer("squeue", stdout=pending + "\n")
+    desc = sched.describe("12")
+    assert desc is not None and desc.msg == "Resources"

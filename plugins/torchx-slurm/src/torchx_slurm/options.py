@@ -184,6 +184,13 @@ def slurm_runopts() -> runopts:
         f"default {DEFAULT_LIST_SINCE}",
     )
     opts.add(
+        "allow_pending",
+        type_=bool,
+        default=False,
+        help="submit even an app of more replicas than the partition has nodes (sinfo), "
+        "which stays PENDING until nodes are added",
+    )
+    opts.add(
         "sbatch_args",
         type_=list[str],
         default=[],

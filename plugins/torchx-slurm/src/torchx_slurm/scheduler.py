@@ -53,7 +53,7 @@ from torchx.schedulers.merge import merge_lines
 from torchx.schedulers.polling import Polled, matching_lines
 from torchx.schedulers.states import rollup
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus, RoleStatus, runopts
-from torchx.specs.errors import SpecError
+from torchx.specs.errors import InvalidRunConfigException, SpecError
 from torchx.workspace.dir_workspace import DirWorkspaceMixin
 from torchx_slurm import appstore, commands, jobdir
 from torchx_slurm.options import (
@@ -123,6 +123,8 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         # whether plain sacct works here (None: not asked yet); without accounting the
         # job-completion file (sacct -c) is read instead
         self._accounting: bool | None = None
+        # each partition's nodes, from sinfo (None: not asked yet; see _partition_nodes)
+        self._nodes: dict[str, set[str]] | None = None
 
     def _run_opts(self) -> runopts:
         return slurm_runopts()
@@ -172,7 +174,49 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             exclusive=bool(cfg.get("exclusive")),
             shared_logs=bool(cfg.get("shared_logs")),
         )
+        if len(request.replicas) > 1 and not cfg.get("allow_pending"):
+            self._check_nodes(app.name, len(request.replicas), cfg.get("partition"))
         return AppDryRunInfo(request, str)
+
+    def _partition_nodes(self) -> dict[str, set[str]]:
+        """Each partition's nodes (``sinfo -N``), the default one also under ``""``.
+
+        Asked once per scheduler; empty when sinfo cannot be asked (no Slurm here: a dry
+        run on a laptop), so the check it serves is then skipped.
+        """
+        if self._nodes is None:
+            try:
+                out = commands.run(["sinfo", "-h", "-N", "-o", "%N %P"], what="count the nodes")
+            except SchedulerError:
+                out = ""
+            nodes: dict[str, set[str]] = {}
+            for line in out.splitlines():
+                node, _, partition = line.strip().partition(" ")
+                if not node or not partition:
+                    continue
+                nodes.setdefault(partition.rstrip("*"), set()).add(node)
+                if partition.endswith("*"):
+                    nodes.setdefault("", set()).add(node)
+            self._nodes = nodes
+        return self._nodes
+
+    def _check_nodes(self, app_name: str, replicas: int, partition: CfgVal) -> None:
+        """Refuses an app that cannot start: more replicas than its partition has nodes.
+
+        Each replica needs a node of its own (a heterogeneous job's groups never share
+        one), so such an app would stay PENDING forever and ``--wait`` never return.
+        """
+        wanted = str(partition) if partition else ""
+        nodes = self._partition_nodes().get(wanted)
+        if nodes is None or replicas <= len(nodes):
+            return  # unknown here (no sinfo, a partition sinfo does not show): sbatch decides
+        where = f"partition {wanted!r}" if wanted else "the default partition"
+        raise InvalidRunConfigException(
+            f"app {app_name!r} has {replicas} replicas, each on a node of its own, but {where} "
+            f"has {len(nodes)} node(s) (sinfo): it would stay PENDING forever. Use at most "
+            f"{len(nodes)} replicas or another partition (-cfg partition=...), or submit it "
+            "anyway with -cfg allow_pending=True"
+        )
 
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
         """Submits the script with ``sbatch --parsable``; returns the job id (the app id).
@@ -613,11 +657,14 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
         def lines() -> Iterator[str]:
             # both files on this one thread, each file's lines in order; "" where a
-            # followed file has nothing new, so the CLI follows many replicas on one thread
+            # followed file has nothing new, so the CLI follows many replicas on one thread.
+            # A log path that is there but is no file (a directory) is missing, not read.
             sources = [
-                follow_file(p, should_tail=should_tail, is_done=is_done, polled=True) for p in paths
+                follow_file(p, should_tail=should_tail, is_done=is_done, polled=True)
+                for p in paths
+                if os.path.isfile(p) or not os.path.exists(p)
             ]
-            merged = merge_lines(sources) if len(sources) > 1 else sources[0]
+            merged = merge_lines(sources) if len(sources) > 1 else next(iter(sources), iter(()))
             checked = _then_check(merged, paths, lambda: ended, job_dir, app_id, f"{role_name}/{k}")
             return matching_lines(regex, checked) if regex else checked
 
@@ -765,13 +812,13 @@ def _then_check(
     file is normal (not created yet).
     """
     yield from lines
-    missing = [p for p in paths if not os.path.exists(p)]
+    missing = [p for p in paths if not os.path.isfile(p)]
     if not missing or not ended():
         return
     said = slurm_errors(job_dir, app_id)
     raise SchedulerError(
         f"no log of replica {replica} of job {app_id}: {' and '.join(missing)} "
-        f"{'does' if len(missing) == 1 else 'do'} not exist"
+        f"{'is' if len(missing) == 1 else 'are'} missing"
         + (f"; Slurm said: {' | '.join(said)}" if said else "")
     )
 
