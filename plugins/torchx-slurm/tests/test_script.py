@@ -530,3 +530,15 @@ def test_an_exit_code_that_cannot_be_recorded_fails_the_replica(tmp_path: Path, 
     proc = run_script(req.script)
     assert proc.returncode == UNWRITABLE_EXIT, proc.stderr
     assert "cannot record the exit code (0) of replica trainer-0" in proc.stderr
+
+
+def test_a_rerun_keeps_the_log_of_each_attempt_before(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+    say = 'echo "attempt $SLURM_RESTART_COUNT"; echo "err $SLURM_RESTART_COUNT" >&2'
+    req = _request(_role(entrypoint="sh", args=["-c", say], max_retries=2), job_dir=str(tmp_path))
+    for attempt in range(3):
+        assert run_script(req.script, restart_count=attempt).returncode == 0
+    base = tmp_path / ".torchx-slurm" / "4242" / "slurm-4242-trainer-0"
+    assert Path(f"{base}.out").read_text() == "attempt 2\n"
+    assert Path(f"{base}.try0.out").read_text() == "attempt 0\n"
+    assert Path(f"{base}.try1.out").read_text() == "attempt 1\n"
+    assert Path(f"{base}.try1.err").read_text() == "err 1\n"

@@ -24,7 +24,10 @@ Everything the job writes is in its own directory ``.torchx-slurm/<job id>/`` of
 job directory: each replica's stdout and stderr (``slurm-<job id>-<role>-<replica>.out``
 and ``.err``, upstream TorchX's names, also linked from the job directory), its exit
 code (``<role>.<replica>.exit``) and the restart count (``restarts``); the batch
-script's own output is ``.torchx-slurm/slurm-<job id>.out``. ``.torchx-slurm`` must be
+script's own output is ``.torchx-slurm/slurm-<job id>.out``. A rerun (a retry) first
+renames the log files of the attempt before to ``slurm-<job id>-<role>-<replica>.try<N>.out``
+and ``.err`` there (N counting attempts from 0), so every attempt's log is kept.
+``.torchx-slurm`` must be
 a directory of the user's that no one else can write (the scheduler makes or checks it
 at submit, the script checks again when it starts), so another user who can write a
 shared job directory has nowhere to plant a link that the job would write through.
@@ -385,8 +388,16 @@ export {rdzv_port_env}="${{_port:-$(( 20000 + _job % 12000 ))}}"
 # _run ROLE REPLICA SRUN_ARGS... -- CMD ARGS: one replica, its env exported by the caller
 # (srun passes it on); logs to $_state (linked from the job directory), records its exit
 _run() {{
-  local name=$1-$2 record=$1.$2.exit rc child
+  local name=$1-$2 record=$1.$2.exit rc child ext
   shift 2
+  # a rerun (retry) keeps each earlier attempt's log: slurm-JOB-ROLE-K.tryN.out/.err
+  if [ "${{SLURM_RESTART_COUNT:-0}}" -gt 0 ]; then
+    for ext in out err; do
+      if [ -e "$_logs/slurm-$_job-$name.$ext" ]; then
+        mv -f -- "$_logs/slurm-$_job-$name.$ext" "$_logs/slurm-$_job-$name.try$(( SLURM_RESTART_COUNT - 1 )).$ext"
+      fi
+    done
+  fi
   "$_ln" -sT -- "{state_dir}/$_job/slurm-$_job-$name.out" {qdir}/"slurm-$_job-$name.out" 2>/dev/null
   "$_ln" -sT -- "{state_dir}/$_job/slurm-$_job-$name.err" {qdir}/"slurm-$_job-$name.err" 2>/dev/null
   "$_srun" --export=ALL --output="$_logs/slurm-$_job-$name.out" --error="$_logs/slurm-$_job-$name.err" "$@" &

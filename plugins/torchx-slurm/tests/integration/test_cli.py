@@ -96,8 +96,10 @@ def test_retry_by_requeue(cli: Cli) -> None:
     assert status["state"] == "SUCCEEDED", status
     assert status["num_restarts"] == 1, status
     out = cli("log", handle).stdout
-    # the rerun's log (Slurm overwrites the file of the first attempt)
-    assert "attempt 1" in out, out
+    # the last attempt's log by default; the first attempt's is kept beside it
+    assert "attempt 1" in out and "attempt 0" not in out, out
+    first = cli.work / f"slurm-{job_id(handle)}-flaky-0.try0.out"
+    assert first.read_text() == "attempt 0\n"
 
 
 def test_status_after_the_job_left_squeue_from_another_directory(cli: Cli, tmp_path: Path) -> None:
