@@ -47,7 +47,9 @@ def sched() -> SlurmScheduler:
     return create_scheduler("me")
 
 
-def test_dryrun_runs_no_slurm_command_but_sinfo(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
+def test_dryrun_runs_no_slurm_command_but_sinfo(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler
+) -> None:
     info = sched.submit_dryrun(_app(1), {"job_dir": "/jobs/x", "partition": "debug"})
     assert "#SBATCH --partition=debug" in str(info)
     assert fake_slurm.all_calls() == []
@@ -839,7 +841,9 @@ def test_a_slurm_conf_that_does_not_parse_is_its_parse_error(
 def test_accounting_down_after_the_queue_is_transient(
     fake_slurm: FakeSlurm, sched: SlurmScheduler
 ) -> None:
-    fake_slurm.answer("squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1)
+    fake_slurm.answer(
+        "squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1
+    )
     fake_slurm.answer(
         "sacct",
         returncode=1,
@@ -855,13 +859,17 @@ def test_a_job_accounting_has_not_received_yet_is_not_gone(
     fake_slurm: FakeSlurm, sched: SlurmScheduler
 ) -> None:
     """slurmdbd restarted: the job's end waits in the controller's queue for it."""
-    fake_slurm.answer("squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1)
+    fake_slurm.answer(
+        "squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1
+    )
     fake_slurm.answer("sacct", stdout="")
     fake_slurm.answer("sdiag", stdout="Agent queue size:     0\nDBD Agent queue size: 3\n")
-    with pytest.raises(TransientSchedulerError, match="3 record.* for accounting"):
+    with pytest.raises(TransientSchedulerError, match=r"3 record.* for accounting"):
         sched.describe("8")
     # once accounting has caught up, a job no one knows is none
-    fake_slurm.answer("squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1)
+    fake_slurm.answer(
+        "squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1
+    )
     fake_slurm.answer("sacct", stdout="")
     fake_slurm.answer("sdiag", stdout="DBD Agent queue size: 0\n")
     assert sched.describe("8") is None
@@ -870,9 +878,11 @@ def test_a_job_accounting_has_not_received_yet_is_not_gone(
 def test_other_failures_of_sacct_are_errors_not_no_such_job(
     fake_slurm: FakeSlurm, sched: SlurmScheduler
 ) -> None:
-    fake_slurm.answer("squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1)
+    fake_slurm.answer(
+        "squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1
+    )
     fake_slurm.answer("sacct", stderr="sacct: error: Invalid user id\n", returncode=1)
-    with pytest.raises(SchedulerError, match="sacct failed .*Invalid user id"):
+    with pytest.raises(SchedulerError, match=r"sacct failed .*Invalid user id"):
         sched.describe("9")
 
 

@@ -512,7 +512,9 @@ def test_a_path_in_the_env_is_the_programs_not_the_scripts(tmp_path: Path, run_s
     assert (tmp_path / "slurm-4242-trainer-0.out").is_symlink()
 
 
-def test_a_job_dir_that_cannot_be_written_fails_before_any_replica(tmp_path: Path, run_script) -> None:  # type: ignore[no-untyped-def]
+def test_a_job_dir_that_cannot_be_written_fails_before_any_replica(
+    tmp_path: Path, run_script
+) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / ".torchx-slurm").mkdir(mode=0o700)
     (tmp_path / ".torchx-slurm" / "4242").write_text("a file where the job's directory goes\n")
     req = _request(_role(entrypoint="touch", args=["ran"]), job_dir=str(tmp_path))

@@ -736,7 +736,9 @@ def _message(
         return msg
     parts = [msg] if msg else []
     if leader.exit_code:
-        parts = [f"{msg} (exit code {leader.exit_code})" if msg else f"exit code {leader.exit_code}"]
+        parts = [
+            f"{msg} (exit code {leader.exit_code})" if msg else f"exit code {leader.exit_code}"
+        ]
     unrecorded = [
         f"{rs.role}/{rep.id}" for rs in roles for rep in rs.replicas if rep.exit_code is None
     ]

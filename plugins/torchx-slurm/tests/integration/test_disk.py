@@ -36,7 +36,17 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 def test_a_full_disk_is_never_success_and_status_says_why(cli: Cli, small_disk: Path) -> None:
     job_dir = f"job_dir={small_disk}"
     proc = cli(
-        "run", "-s", "slurm", "-cfg", job_dir, "--wait", "utils.sh", "sh", "-c", CHATTY, rc=1,
+        "run",
+        "-s",
+        "slurm",
+        "-cfg",
+        job_dir,
+        "--wait",
+        "utils.sh",
+        "sh",
+        "-c",
+        CHATTY,
+        rc=1,
         timeout=180,
     )
     handle = proc.stdout.strip().splitlines()[-1]

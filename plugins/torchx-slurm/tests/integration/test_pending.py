@@ -17,8 +17,9 @@ def test_more_replicas_than_nodes_is_refused_at_dryrun_and_run(cli: Cli) -> None
         proc = cli("run", "-s", "slurm", *how, *FIVE, rc=2)
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1, proc.stderr
-        assert "has 5 replicas, each on a node of its own, but the default partition has 4" in (
-            lines[0]
+        assert (
+            "has 5 replicas, each on a node of its own, but the default partition has 4"
+            in (lines[0])
         )
         assert "-cfg allow_pending=True" in lines[0]
     assert cli("run", "-s", "slurm", "--dryrun", *FIVE[:-1], "4").returncode == 0
