@@ -4,68 +4,94 @@ A small tmpfs mounted as the job directory (``-cfg job_dir=``) is the full disk:
 replica's output fills it, and its exit code then cannot be written. Such a replica is
 not SUCCEEDED, and status says why; the next job on that disk fails before it runs
 anything, and ``log`` says its log files are missing rather than print nothing.
+
+The dev cluster's slurmds run in a mount namespace of their own (``dev/slurm``), so the
+tmpfs is mounted there, and the ``torchx`` commands of that test run there too (as a
+login node sees the cluster's shared filesystem).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from slurmcmd import slurm
-from torchxcmd import Cli, job_id, replicas
+from torchxcmd import TORCHX, Cli, job_id, replicas
 
 FINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 # prints 20,001 lines (about 200 kB) and ignores write errors, as many programs do
 CHATTY = "for i in $(seq 20001); do echo line $i; done 2>/dev/null; exit 0"
 
 
+def _nodes_namespace() -> list[str]:
+    """``nsenter`` into the mount namespace of the cluster's slurmds (node n1's)."""
+    pidfile = Path(os.environ["TORCHX_DEV_SLURM_DIR"]) / "run" / "slurmd-n1.pid"
+    return ["nsenter", "-t", pidfile.read_text().split()[0], "-m", "--"]
+
+
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 64 kB tmpfs, unmounted (lazily: a node may still hold a file) at the end."""
+    """A 64 kB tmpfs where the nodes see it, unmounted (lazily) at the end."""
     d = tmp_path / "small"
     d.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(d)], check=True)
+    ns = _nodes_namespace()
+    subprocess.run([*ns, "mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(d)], check=True)
     try:
         yield d
     finally:
-        subprocess.run(["umount", "-l", str(d)], check=False)
+        subprocess.run([*ns, "umount", "-l", str(d)], check=False)
+
+
+def _there(cli: Cli, *args: str, rc: int) -> subprocess.CompletedProcess[str]:
+    """``torchx ARGS`` in the nodes' mount namespace (where the small disk is)."""
+    proc = subprocess.run(
+        [*_nodes_namespace(), TORCHX, *args],
+        cwd=cli.work,
+        env=cli.env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == rc, (args, proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def _status(cli: Cli, handle: str) -> dict[str, Any]:
+    out = json.loads(_there(cli, "status", "--json", handle, rc=0).stdout)
+    return dict(out["data"]["status"])
 
 
 def test_a_full_disk_is_never_success_and_status_says_why(cli: Cli, small_disk: Path) -> None:
     job_dir = f"job_dir={small_disk}"
-    proc = cli(
-        "run",
-        "-s",
-        "slurm",
-        "-cfg",
-        job_dir,
-        "--wait",
-        "utils.sh",
-        "sh",
-        "-c",
-        CHATTY,
-        rc=1,
-        timeout=180,
-    )
+    run = ["run", "-s", "slurm", "-cfg", job_dir, "--wait", "utils.sh", "sh", "-c"]
+    proc = _there(cli, *run, CHATTY, rc=1)
     handle = proc.stdout.strip().splitlines()[-1]
-    status = cli.status(handle)
+    cli.started.append(handle)
+    status = _status(cli, handle)
     assert status["state"] == "FAILED", status
     [rep] = replicas(status).values()
     assert rep["state"] == "FAILED" and rep["exit_code"] is None, status
     assert "no exit code recorded for sh/0" in status["msg"], status
-    out = (small_disk / f"slurm-{job_id(handle)}-sh-0.out").read_text()
-    assert "line 20001" not in out  # the log was cut short: the reason for all this
+    log = _there(cli, "log", handle, rc=0).stdout
+    assert "line 1\n" in log and "line 20001" not in log  # cut short: the reason for all this
 
     # the next job on that disk: it fails before running anything, and says so
-    handle = cli.start("-cfg", job_dir, "utils.sh", "sh", "-c", "echo hello")
-    status = cli.wait_state(handle, FINAL)
+    proc = _there(cli, *run, "echo hello", rc=1)
+    handle = proc.stdout.strip().splitlines()[-1]
+    cli.started.append(handle)
+    status = _status(cli, handle)
     assert status["state"] == "FAILED", status
     assert "no exit code recorded for sh/0" in status["msg"], status
-    log = cli("log", handle, rc=1)
-    assert "no log of replica sh/0" in log.stderr and "missing" in log.stderr, log.stderr
-    assert log.stdout == ""
+    log = _there(cli, "log", handle, rc=1)
+    said = log.stdout + log.stderr
+    assert "no log of replica sh/0" in said and "missing" in said, said
+    assert "hello" not in said
 
 
 def test_log_of_a_job_whose_directory_was_deleted_says_what_slurm_said(
@@ -79,4 +105,5 @@ def test_log_of_a_job_whose_directory_was_deleted_says_what_slurm_said(
     status = cli.wait_state(handle, FINAL)
     assert status["state"] == "FAILED", status
     log = cli("log", handle, rc=1)
-    assert "no log of replica echo/0" in log.stderr and "missing" in log.stderr, log.stderr
+    said = log.stdout + log.stderr
+    assert "no log of replica sh/0" in said and "missing" in said, said
