@@ -98,7 +98,8 @@ def test_retry_by_requeue(cli: Cli) -> None:
     out = cli("log", handle).stdout
     # the last attempt's log by default; the first attempt's is kept beside it
     assert "attempt 1" in out and "attempt 0" not in out, out
-    first = cli.work / f"slurm-{job_id(handle)}-flaky-0.try0.out"
+    jid = job_id(handle)
+    first = cli.work / ".torchx-slurm" / jid / f"slurm-{jid}-flaky-0.try0.out"
     assert first.read_text() == "attempt 0\n"
 
 

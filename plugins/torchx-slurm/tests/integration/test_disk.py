@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,7 +101,7 @@ def test_log_of_a_job_whose_directory_was_deleted_says_what_slurm_said(
     """The job directory is removed while the job waits (held): its replica cannot start."""
     job_dir = tmp_path / "gone"
     handle = cli.start("-cfg", f"job_dir={job_dir},sbatch_args=--hold", "utils.sh", "echo", "hi")
-    job_dir.rmdir()
+    shutil.rmtree(job_dir)
     slurm("scontrol", "release", job_id(handle))
     status = cli.wait_state(handle, FINAL)
     assert status["state"] == "FAILED", status
