@@ -664,6 +664,7 @@ def test_a_log_another_user_put_in_the_job_dir_is_never_read(
         list(sched.log_iter("5", "w", 0, streams=Stream.STDOUT))
     assert "forged" not in str(err.value)
 
+
 # -- list: jobs that ended lately, from accounting ------------------------------------------
 
 
@@ -796,7 +797,6 @@ def test_a_dryrun_with_a_workspace_runs_the_replicas_in_the_copy(
     script = info.request.script
     [run] = [line for line in script.splitlines() if line.startswith("  _run main 0 ")]
     assert "--chdir" not in run, run
-
 
 
 # What Slurm 22.05's squeue prints with munged stopped on the submit host (captured).
