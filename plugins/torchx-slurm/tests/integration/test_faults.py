@@ -78,12 +78,7 @@ def _state(pid: int) -> str:
 def test_controller_down_status_is_unknown_not_failed(cli: Cli) -> None:
     handle = cli.start("utils.sh", "sh", "-c", "echo started; sleep 600")
     cli.wait_state(handle, {"RUNNING"})
-    # RUNNING is the batch script; its srun needs the controller to start the step, so
-    # wait for the program itself before stopping the controller (else srun fails, exit 1)
-    deadline = time.monotonic() + 60
-    while "started" not in cli("log", handle, rc=None).stdout:
-        assert time.monotonic() < deadline, "the replica did not start"
-        time.sleep(0.3)
+    cli.wait_output(handle, "started")  # else srun, without a controller, fails the step
     _stop_controller()
     try:
         t = time.monotonic()

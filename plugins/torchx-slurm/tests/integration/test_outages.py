@@ -59,11 +59,7 @@ def _dbd_pidfile() -> Path:
 def test_status_with_munged_stopped_is_munges_error_not_no_such_app(cli: Cli) -> None:
     handle = cli.start("utils.sh", "sh", "-c", "echo started; sleep 600")
     cli.wait_state(handle, {"RUNNING"})
-    # the batch script's srun needs munge to start the step: wait for the program itself
-    deadline = time.monotonic() + 60
-    while "started" not in cli("log", handle, rc=None).stdout:
-        assert time.monotonic() < deadline, "the replica did not start"
-        time.sleep(0.3)
+    cli.wait_output(handle, "started")  # srun needs munge to start the step
     _stop(_munged_pidfile())
     try:
         proc = cli("status", handle, rc=4, timeout=120)

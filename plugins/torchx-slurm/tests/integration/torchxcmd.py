@@ -63,6 +63,17 @@ class Cli:
         self.started.append(handle)
         return handle
 
+    def wait_output(self, handle: str, text: str, timeout: float = 60) -> None:
+        """Polls ``torchx log HANDLE`` until it shows ``text``: the program itself runs.
+
+        RUNNING is the batch script; its srun still needs the controller and munge to
+        start the step, so a fault made before the program prints would fail the step.
+        """
+        deadline = time.monotonic() + timeout
+        while text not in self("log", handle, rc=None).stdout:
+            assert time.monotonic() < deadline, f"{handle}: the replica did not print {text!r}"
+            time.sleep(0.3)
+
     def status(self, handle: str, cwd: Path | None = None) -> dict[str, Any]:
         """``torchx status --json HANDLE``: the AppStatus as a dict."""
         out = json.loads(self("status", "--json", handle, cwd=cwd).stdout)
