@@ -494,6 +494,41 @@ def test_log_lines_of_unknown_app(runner: Runner) -> None:
         runner.log_lines("fake://sess/nope", "train")
 
 
+def test_status_and_app_ask_the_scheduler_once(runner: Runner, factories: Factories) -> None:
+    handle = runner.run(app(), "fake")
+    sched = factories.created[0]
+    sched.calls.clear()
+    both = runner.status_and_app(handle)
+    assert both is not None
+    status, described = both
+    assert status.state == AppState.PENDING and status.msg == "step 1"
+    assert described.name == "trainer-0" and described.roles[0].entrypoint == "python"
+    assert [c[0] for c in sched.calls] == ["describe"]
+    runner.delete(handle)
+    assert runner.status_and_app(handle) is None
+
+
+def test_log_lines_right_after_status_asks_once(runner: Runner, factories: Factories) -> None:
+    """What ``torchx log`` does: status, then the log, one describe (not two)."""
+    fake_clock(runner)
+    handle = runner.run(app(), "fake")
+    sched = factories.created[0]
+    sched.calls.clear()
+    assert runner.status(handle) is not None
+    assert list(runner.log_lines(handle, "train")) == ["a\n", "b\n"]
+    assert [c[0] for c in sched.calls] == ["describe", "log_iter"]
+    # later than a second after the status, the runner asks again whether the app exists
+    runner._sleep(1.5)
+    sched.calls.clear()
+    assert list(runner.log_lines(handle, "train")) == ["a\n", "b\n"]
+    assert [c[0] for c in sched.calls] == ["describe", "log_iter"]
+    # an app found gone is not known any more: its logs are refused at once
+    runner.delete(handle)
+    assert runner.status(handle) is None
+    with pytest.raises(UnknownAppError):
+        runner.log_lines(handle, "train")
+
+
 def test_malformed_handle(runner: Runner) -> None:
     with pytest.raises(SpecError, match="malformed app handle"):
         runner.status("fake:/nope")

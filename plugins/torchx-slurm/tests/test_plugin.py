@@ -34,3 +34,17 @@ def test_the_plugin_module_imports_nothing_heavy() -> None:
     ).stdout.splitlines()
     assert out[0] == "torchx_slurm.scheduler:create_scheduler"
     assert out[1] == "['torchx_slurm._version', 'torchx_slurm.plugin']"
+
+
+def test_following_an_app_never_imports_the_script_generator(fake_slurm: object) -> None:
+    """status, log and cancel import what they use: not the sbatch script builder."""
+    code = (
+        "import sys; from torchx_slurm.scheduler import create_scheduler; "
+        "s = create_scheduler('t'); print(s.describe('5')); "
+        "print(sorted(m for m in sys.modules if m in ('torchx_slurm.script', "
+        "'torchx.specs.templating', 'shlex')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out == ["None", "[]"]

@@ -16,7 +16,11 @@ import os
 import stat
 
 from torchx.schedulers.api import SchedulerError
-from torchx_slurm.script import STATE_DIR
+
+#: The sub-directory of the job directory holding each job's exit codes and restarts.
+#: (Defined here, not in :mod:`torchx_slurm.script`, so that following an app never
+#: imports the script generator.)
+STATE_DIR = ".torchx-slurm"
 
 
 def prepare(job_dir: str, *, shared_logs: bool = False) -> bool:

@@ -30,13 +30,12 @@ from __future__ import annotations
 import getpass
 import os
 import re
-import shutil
 import stat
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from torchx.schedulers.api import (
     DescribeAppResponse,
@@ -56,6 +55,7 @@ from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus,
 from torchx.specs.errors import InvalidRunConfigException, SpecError
 from torchx.workspace.dir_workspace import DirWorkspaceMixin
 from torchx_slurm import appstore, commands, jobdir
+from torchx_slurm.jobdir import STATE_DIR
 from torchx_slurm.options import (
     JOB_DIR_HELP,
     extra_sbatch_args,
@@ -72,7 +72,10 @@ from torchx_slurm.parse import (
     parse_sacct_text,
     parse_squeue_text,
 )
-from torchx_slurm.script import STATE_DIR, SlurmRequest, build_request
+
+if TYPE_CHECKING:
+    # the script generator is imported when an app is submitted, not to follow one
+    from torchx_slurm.script import SlurmRequest
 
 _JOB_ID = re.compile(r"\d+")
 #: Run options that narrow ``list`` (each is also an ``squeue`` option of the same name).
@@ -157,6 +160,8 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmRequest]:
         # replicas run where the app is submitted from (sbatch's own default), so the
         # paths of the command line work as typed; logs and state go to job_dir
+        from torchx_slurm.script import build_request
+
         submit_dir = os.getcwd()
         job_dir = cfg.get("job_dir")
         job_dir = os.path.abspath(os.path.expanduser(str(job_dir))) if job_dir else submit_dir
@@ -279,6 +284,8 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             if made_top:
                 jobdir.remove_if_empty(os.path.join(request.job_dir, STATE_DIR))
             if built:
+                import shutil
+
                 shutil.rmtree(request.job_dir, ignore_errors=True)
             elif created:
                 try:

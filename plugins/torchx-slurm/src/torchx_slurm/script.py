@@ -63,6 +63,7 @@ import attrs
 from torchx.specs.api import AppDef, Role
 from torchx.specs.errors import InvalidRunConfigException, SpecError
 from torchx.specs.templating import macros
+from torchx_slurm.jobdir import STATE_DIR
 
 #: The environment variable holding the rank-0 replica's host (``macros.rank0_env``).
 RANK0_ENV = "TORCHX_RANK0_HOST"
@@ -81,8 +82,6 @@ _FREE_PORT = (
     "    print(port)\n"
     "    break"
 )
-#: The sub-directory of the job directory holding each job's exit codes and restarts.
-STATE_DIR = ".torchx-slurm"
 #: The format version of the generated script (its first comment line says it).
 SCRIPT_VERSION = 2
 #: The exit code of a job whose directory could not be written (no log, no exit code).

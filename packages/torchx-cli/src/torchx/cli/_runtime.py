@@ -11,7 +11,7 @@ from torchx.cli.errors import CliError
 
 if TYPE_CHECKING:
     from torchx.runner.api import Runner
-    from torchx.specs.api import AppStatus
+    from torchx.specs.api import AppDef, AppStatus
     from torchx.specs.options import CfgVal
 
 
@@ -105,8 +105,20 @@ def split_handle(text: str) -> tuple[str, str | None, list[int] | None]:
     return app_handle, role, replicas
 
 
+def _no_app(handle: str) -> CliError:
+    return CliError(f"no app {handle!r}: it does not exist (or was deleted); see 'torchx list'")
+
+
 def require_status(runner: Runner, handle: str) -> AppStatus:
     status = runner.status(handle)
     if status is None:
-        raise CliError(f"no app {handle!r}: it does not exist (or was deleted); see 'torchx list'")
+        raise _no_app(handle)
     return status
+
+
+def require_status_and_app(runner: Runner, handle: str) -> tuple[AppStatus, AppDef]:
+    """The app's status and AppDef from one question to its scheduler (see Runner)."""
+    both = runner.status_and_app(handle)
+    if both is None:
+        raise _no_app(handle)
+    return both

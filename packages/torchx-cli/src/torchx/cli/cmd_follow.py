@@ -25,10 +25,14 @@ class StatusCommand:
         )
 
     def run(self, args: argparse.Namespace) -> int:
-        from torchx.cli._runtime import get_runner, require_status
+        from torchx.cli._runtime import get_runner, require_status, require_status_and_app
 
         runner = get_runner(one_shot=True)
-        status = require_status(runner, args.app_handle)
+        app = None
+        if args.show_secrets:
+            status = require_status(runner, args.app_handle)
+        else:  # masking needs the app's env: one question to the scheduler for both
+            status, app = require_status_and_app(runner, args.app_handle)
         roles = args.roles.split(",") if args.roles and args.roles != "*" else None
         if roles:
             from torchx.cli.errors import CliError
@@ -54,12 +58,10 @@ class StatusCommand:
             text = buf.getvalue()
         else:
             text = f"AppHandle: {args.app_handle}\n{status.format(filter_roles=roles)}\n"
-        if not args.show_secrets:
+        if app is not None:
             from torchx.cli.output import mask_text
 
-            app = runner.describe(args.app_handle)
-            if app is not None:
-                text = mask_text(text, app)
+            text = mask_text(text, app)
         print(text, end="")
         return 0
 

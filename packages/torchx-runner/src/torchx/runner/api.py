@@ -54,7 +54,13 @@ if TYPE_CHECKING:
     import logging
     from datetime import datetime
 
-    from torchx.schedulers.api import ListAppResponse, Scheduler, SchedulerFactory, Stream
+    from torchx.schedulers.api import (
+        DescribeAppResponse,
+        ListAppResponse,
+        Scheduler,
+        SchedulerFactory,
+        Stream,
+    )
     from torchx.schedulers.retry import Backoff
     from torchx.specs.api import AppDef, AppDryRunInfo, AppStatus
     from torchx.specs.options import CfgVal, runopts
@@ -98,6 +104,9 @@ ENV_TORCHX_PARENT_RUN_ID = "TORCHX_PARENT_RUN_ID"
 # wait(): the first poll comes this soon after the first status, then the delay doubles
 # up to wait_interval, so a short app is not waited on for a whole interval.
 _FIRST_POLL_DELAY = 0.1
+#: For how long (seconds) an app the scheduler just described counts as known, so that
+#: ``log_lines`` right after ``status`` (what ``torchx log`` does) asks once, not twice.
+_KNOWN_FOR = 1.0
 
 
 def _broken_plugins_hint() -> str:
@@ -193,6 +202,8 @@ class Runner:
         self._schedulers: dict[str, Scheduler[Any]] = {}
         # apps this runner scheduled: handle -> AppDef as submitted (describe's fallback)
         self._apps: dict[AppHandle, AppDef] = {}
+        # handle -> when the scheduler last described it (see _KNOWN_FOR)
+        self._described_at: dict[AppHandle, float] = {}
         # replaced in tests to run wait()/retries on a fake clock
         self._sleep: Callable[[float], None] = time.sleep
         self._clock: Callable[[], float] = time.monotonic
@@ -468,21 +479,21 @@ class Runner:
 
         Transient scheduler failures are retried; see the module docstring.
         """
-        from torchx.specs.api import AppStatus
+        desc = self._describe_response(app_handle, f"status of {app_handle}")
+        return None if desc is None else _status_of(desc)
 
-        sched, _backend, app_id = self._resolve(app_handle)
-        desc = self._retrying(sched, f"status of {app_handle}", lambda: sched.describe(app_id))
+    def status_and_app(self, app_handle: AppHandle) -> tuple[AppStatus, AppDef] | None:
+        """The app's status and its definition (as :meth:`describe`), from one question.
+
+        What ``torchx status`` needs to print a status with the app's secret env values
+        masked: asking the scheduler once instead of twice matters where each question
+        is a command or an API call (``squeue``, a REST request). None if the scheduler
+        does not know the app.
+        """
+        desc = self._describe_response(app_handle, f"status of {app_handle}")
         if desc is None:
-            self._apps.pop(app_handle, None)
             return None
-        return AppStatus(
-            state=desc.state,
-            num_restarts=desc.num_restarts,
-            msg=desc.msg,
-            structured_error_msg=desc.structured_error_msg,
-            ui_url=desc.ui_url,
-            roles=desc.roles_statuses,
-        )
+        return _status_of(desc), self._app_of(app_handle, desc)
 
     def wait(
         self,
@@ -524,13 +535,26 @@ class Runner:
         id (as upstream TorchX does). Otherwise, an app submitted by this runner is
         described by what was submitted.
         """
-        from torchx.specs.api import AppDef
+        desc = self._describe_response(app_handle, f"describe {app_handle}")
+        return None if desc is None else self._app_of(app_handle, desc)
 
+    def _describe_response(self, app_handle: AppHandle, what: str) -> DescribeAppResponse | None:
+        """The scheduler's answer for the app (retried); forgets an app it does not know."""
         sched, _backend, app_id = self._resolve(app_handle)
-        desc = self._retrying(sched, f"describe {app_handle}", lambda: sched.describe(app_id))
+        desc: DescribeAppResponse | None = self._retrying(
+            sched, what, lambda: sched.describe(app_id)
+        )
         if desc is None:
             self._apps.pop(app_handle, None)
-            return None
+            self._described_at.pop(app_handle, None)
+        else:
+            self._described_at[app_handle] = self._clock()
+        return desc
+
+    def _app_of(self, app_handle: AppHandle, desc: DescribeAppResponse) -> AppDef:
+        from torchx.specs.api import AppDef
+
+        _backend, _session, app_id = parse_app_handle(app_handle)
         if desc.roles:
             return AppDef(
                 name=desc.name or app_id, roles=list(desc.roles), metadata=dict(desc.metadata)
@@ -581,13 +605,18 @@ class Runner:
     ) -> Iterable[str]:
         """Log lines of replica ``k`` of ``role_name`` (see ``Scheduler.log_iter``).
 
-        Raises :class:`UnknownAppError` if the scheduler does not know the app. A
-        transient failure while opening the log is retried; once lines flow, errors
+        Raises :class:`UnknownAppError` if the scheduler does not know the app (not
+        asked again when this runner described the app within the last second, as
+        ``torchx log`` does just before). A transient failure while opening the log is
+        retried; once lines flow, errors
         propagate to the caller (a log cannot be resumed where it broke).
         """
         sched, _backend, app_id = self._resolve(app_handle)
-        exists = self._retrying(sched, f"logs of {app_handle}", lambda: sched.exists(app_id))
-        if not exists:
+        described_at = self._described_at.get(app_handle)
+        known = described_at is not None and self._clock() - described_at < _KNOWN_FOR
+        if not known and not self._retrying(
+            sched, f"logs of {app_handle}", lambda: sched.exists(app_id)
+        ):
             raise UnknownAppError(
                 f"unknown app {app_handle}: its scheduler does not know it "
                 "(never submitted, or deleted); `torchx list -s <scheduler>` shows the apps"
@@ -711,4 +740,18 @@ def get_runner(
         scheduler_params,
         use_config=use_config,
         backoff=backoff,
+    )
+
+
+def _status_of(desc: DescribeAppResponse) -> AppStatus:
+    """The AppStatus a scheduler's describe answer says."""
+    from torchx.specs.api import AppStatus
+
+    return AppStatus(
+        state=desc.state,
+        num_restarts=desc.num_restarts,
+        msg=desc.msg,
+        structured_error_msg=desc.structured_error_msg,
+        ui_url=desc.ui_url,
+        roles=desc.roles_statuses,
     )
