@@ -1,0 +1,257 @@
+"""The engine's answers turned into an app's status: pure functions, no I/O.
+
+The scheduler asks the engine for every container of an app in one call (the list
+answer carries each container's labels, state and, in its status text, the exit
+code); :func:`seen_from_list` reads one entry of that answer and :func:`app_status`
+rolls them up. Only what the list cannot say needs a container's full record (an
+inspect): whether a container killed with 137 was killed for memory (``OOMKilled``)
+and how often the engine restarted a container of the ``REPLICA`` retry policy.
+
+Rules:
+
+* a replica's state is its container's: ``created`` is PENDING, ``running``,
+  ``restarting`` (the engine restarting it under the REPLICA policy) and ``paused``
+  are RUNNING, ``exited`` is SUCCEEDED with 0 and FAILED otherwise, ``dead`` FAILED;
+* after ``cancel`` (the ``cancelled`` marker), a replica that ended other than by
+  exiting 0 is CANCELLED;
+* while a restart of the ROLE or APPLICATION policy is under way (a ``restart``
+  marker not yet renamed ``done``), the replicas it restarts are PENDING, not FAILED;
+* one FAILED replica fails the app (:func:`torchx.schedulers.states.rollup`), and the
+  message names it, with ``out of memory`` when the engine says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from torchx.schedulers.states import rollup
+from torchx.specs import AppState, ReplicaStatus, RetryPolicy, RoleStatus
+from torchx_docker import labels
+
+_EXITED = re.compile(r"Exited \((-?\d+)\)")
+#: Version of the structured error messages (``structured_error_msg``, JSON).
+ERROR_FORMAT = 1
+
+_STATES = {
+    "created": AppState.PENDING,
+    "running": AppState.RUNNING,
+    "restarting": AppState.RUNNING,
+    "paused": AppState.RUNNING,
+    "removing": AppState.UNKNOWN,
+    "dead": AppState.FAILED,
+}
+
+
+@dataclass
+class Seen:
+    """One container of an app as the engine showed it."""
+
+    id: str
+    name: str
+    image: str
+    labels: dict[str, str]
+    state: str
+    exit_code: int | None = None
+    #: filled in from an inspect where needed
+    oom_killed: bool = False
+    restart_count: int = 0
+    error: str = ""
+
+    @property
+    def kind(self) -> str:
+        return self.labels.get(labels.KIND, labels.KIND_REPLICA)
+
+    @property
+    def role(self) -> str:
+        return self.labels.get(labels.ROLE, "")
+
+    @property
+    def replica(self) -> int:
+        try:
+            return int(self.labels.get(labels.REPLICA, "0"))
+        except ValueError:
+            return 0
+
+    @property
+    def retry_policy(self) -> str:
+        return self.labels.get(labels.RETRY_POLICY, RetryPolicy.APPLICATION.value)
+
+    @property
+    def max_retries(self) -> int:
+        try:
+            return int(self.labels.get(labels.MAX_RETRIES, "0"))
+        except ValueError:
+            return 0
+
+    @property
+    def failed(self) -> bool:
+        """Ended other than by exiting 0."""
+        return self.state == "dead" or (self.state == "exited" and self.exit_code != 0)
+
+    def needs_inspect(self) -> bool:
+        """Whether the list answer leaves out something the status needs."""
+        if self.kind != labels.KIND_REPLICA:
+            return False
+        if self.retry_policy == RetryPolicy.REPLICA.value and self.max_retries > 0:
+            return True  # the engine's restart count
+        return self.failed  # why: out of memory, the engine's error
+
+
+def seen_from_list(entry: Mapping[str, Any]) -> Seen:
+    """A container from one entry of the engine's list answer (``GET /containers/json``)."""
+    names = entry.get("Names") or ["/"]
+    status = str(entry.get("Status") or "")
+    match = _EXITED.search(status)
+    state = str(entry.get("State") or "")
+    return Seen(
+        id=str(entry.get("Id", "")),
+        name=str(names[0]).lstrip("/"),
+        image=str(entry.get("Image", "")),
+        labels=dict(entry.get("Labels") or {}),
+        state=state,
+        exit_code=int(match.group(1)) if match else (0 if state == "exited" else None),
+    )
+
+
+def add_inspect(seen: Seen, record: Mapping[str, Any]) -> None:
+    """Fills in what only a container's full record (``GET /containers/ID/json``) says."""
+    state = record.get("State") or {}
+    seen.state = str(state.get("Status") or seen.state)
+    if seen.state in ("exited", "dead"):
+        seen.exit_code = int(state.get("ExitCode") or 0)
+    seen.oom_killed = bool(state.get("OOMKilled"))
+    seen.error = str(state.get("Error") or "")
+    seen.restart_count = int(record.get("RestartCount") or 0)
+
+
+@dataclass
+class Markers:
+    """What the marker containers of an app record."""
+
+    cancelled: bool = False
+    #: restarts of every role (APPLICATION policy): how many, and whether one is under way
+    app_restarts: int = 0
+    #: restarts of one role (ROLE policy), by role
+    role_restarts: dict[str, int] = field(default_factory=dict)
+    #: roles ("" for every role) whose restart is under way
+    restarting: set[str] = field(default_factory=set)
+
+    @property
+    def num_restarts(self) -> int:
+        return self.app_restarts + sum(self.role_restarts.values())
+
+
+def read_markers(containers: Iterable[Seen]) -> Markers:
+    """The app's markers among its containers."""
+    out = Markers()
+    for c in containers:
+        if c.kind == labels.KIND_CANCELLED:
+            out.cancelled = True
+        elif c.kind == labels.KIND_RESTART:
+            role = c.labels.get(labels.RESTART_ROLE, "")
+            if role:
+                out.role_restarts[role] = out.role_restarts.get(role, 0) + 1
+            else:
+                out.app_restarts += 1
+            if not c.name.endswith("-done"):
+                out.restarting.add(role)
+    return out
+
+
+def replica_state(c: Seen, markers: Markers) -> AppState:
+    """The state of the replica in container ``c``."""
+    if c.state == "exited" and c.exit_code == 0:
+        return AppState.SUCCEEDED
+    if markers.cancelled and c.state in ("exited", "dead", "created"):
+        return AppState.CANCELLED
+    if markers.restarting & {"", c.role} and c.state != "running":
+        return AppState.PENDING
+    if c.state == "exited":
+        return AppState.FAILED
+    return _STATES.get(c.state, AppState.UNKNOWN)
+
+
+def failure_text(c: Seen) -> str:
+    """Why the replica in ``c`` failed, in a few words."""
+    where = f"replica {c.role}/{c.replica} (container {c.name})"
+    if c.oom_killed:
+        return f"{where} was killed for running out of memory (OOMKilled, exit {c.exit_code})"
+    if c.state == "dead":
+        return f"{where} is dead: the engine could not stop or remove it ({c.error or 'no reason given'})"
+    if c.error:
+        return f"{where} exited with {c.exit_code}: {c.error}"
+    return f"{where} exited with {c.exit_code}"
+
+
+def structured_error(c: Seen) -> str:
+    """The replica's failure as JSON (``structured_error_msg``), with its format version."""
+    return json.dumps(
+        {
+            "version": ERROR_FORMAT,
+            "message": failure_text(c),
+            "reason": "OOMKilled" if c.oom_killed else ("Dead" if c.state == "dead" else "Error"),
+            "exitCode": c.exit_code,
+            "role": c.role,
+            "replica": c.replica,
+            "container": c.name,
+        },
+        sort_keys=True,
+    )
+
+
+@dataclass
+class AppView:
+    """An app's status as computed from its containers."""
+
+    state: AppState
+    roles: list[RoleStatus]
+    num_restarts: int
+    msg: str
+    structured_error_msg: str
+    failed: list[Seen]
+
+
+def app_status(containers: list[Seen], role_order: list[str] | None = None) -> AppView:
+    """The status of an app from all its containers (replicas and markers)."""
+    markers = read_markers(containers)
+    replicas = [c for c in containers if c.kind == labels.KIND_REPLICA]
+    by_role: dict[str, RoleStatus] = {}
+    order = list(role_order or [])
+    for name in sorted({c.role for c in replicas} - set(order)):
+        order.append(name)
+    for name in order:
+        by_role[name] = RoleStatus(name)
+    failed: list[Seen] = []
+    states = []
+    for c in sorted(replicas, key=lambda c: (order.index(c.role), c.replica)):
+        state = replica_state(c, markers)
+        states.append(state)
+        ended = c.state in ("exited", "dead")
+        status = ReplicaStatus(
+            id=c.replica,
+            state=state,
+            role=c.role,
+            hostname=c.name,
+            exit_code=c.exit_code if ended else None,
+        )
+        if state == AppState.FAILED:
+            failed.append(c)
+            status.structured_error_msg = structured_error(c)
+        by_role[c.role].replicas.append(status)
+    state = rollup(states)
+    if markers.cancelled and state == AppState.FAILED:
+        state = AppState.CANCELLED
+    msg = "; ".join(failure_text(c) for c in failed) if state == AppState.FAILED else ""
+    restarts = markers.num_restarts + sum(c.restart_count for c in replicas)
+    return AppView(
+        state=state,
+        roles=[r for r in by_role.values() if r.replicas],
+        num_restarts=restarts,
+        msg=msg,
+        structured_error_msg=structured_error(failed[0]) if state == AppState.FAILED else "",
+        failed=failed,
+    )

@@ -1,0 +1,594 @@
+"""The ``docker`` scheduler: one container per replica on a Docker engine.
+
+``torchx run -s docker`` (or ``-s local_docker``, upstream TorchX's name) makes the
+containers :mod:`torchx_docker.request` describes, on the engine ``DOCKER_HOST`` names
+(else the local socket), and starts them. Everything about an app lives on the
+engine, in its containers' labels (:mod:`torchx_docker.labels`), so ``status``,
+``log``, ``list``, ``cancel`` and ``delete`` work from any later shell that reaches the
+same engine, and nothing is written on the submitting machine.
+
+How the contract maps onto the engine:
+
+* ``schedule``: creates the app's network (more than one replica), then every
+  container, then starts them, each step in parallel; on any failure it removes what
+  it created and raises one line naming the cause (engine not reachable, image
+  missing, a name taken, no GPU driver, privileged refused).
+* ``describe``: one list call for the app's containers (labels, states, exit codes);
+  a container's full record is read only for a failure (was it out of memory?) and
+  for the engine's restart count of the ``REPLICA`` retry policy.
+* retries: ``REPLICA`` is the engine's own ``on-failure`` restart policy;
+  ``ROLE`` and ``APPLICATION`` restart the role's (every role's) containers in place
+  when ``describe`` finds a failed replica with restarts left (the ``restart``
+  marker makes that happen once, whichever process notices). So these two policies
+  restart an app when something follows it (``torchx run --wait``, ``status``,
+  ``log -f``), not while nobody looks.
+* ``cancel``: records the ``cancelled`` marker, then stops every container (SIGTERM,
+  SIGKILL after ``stop_grace`` seconds); ``delete`` also removes the containers, the
+  markers and the app's network.
+* ``log_iter``: the engine's log of the replica's container, stdout and stderr
+  apart or together, bounded by ``since``/``until``, followed until the container
+  exits (the engine ends the stream then, after its last line).
+* An engine that cannot be reached while following an app is an outage
+  (``TransientSchedulerError``, retried by the Runner), never a FAILED app.
+
+The ``docker`` SDK is imported inside the methods that talk to the engine, so a dry
+run, ``torchx runopts docker`` and ``torchx --help`` never import it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import codecs
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from torchx.schedulers.api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    Stream,
+    split_lines_iterator,
+)
+from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
+from torchx.schedulers.ids import make_app_id
+from torchx.schedulers.polling import matching_lines
+from torchx.schedulers.window import window_lines
+from torchx.specs import NONE, AppDef, AppDryRunInfo, CfgVal, RetryPolicy, runopts
+from torchx.specs.errors import SpecError
+from torchx_docker import engine, labels
+from torchx_docker.engine import Seen
+from torchx_docker.options import docker_runopts, read
+from torchx_docker.request import (
+    DockerRequest,
+    container_name,
+    make_request,
+    marker_name,
+)
+
+if TYPE_CHECKING:
+    import docker
+
+T = TypeVar("T")
+
+#: Seconds an engine call (other than a followed log) may take before it is an outage.
+ENGINE_TIMEOUT = 30
+#: At most this many engine calls at once (creating, starting, stopping containers).
+PARALLEL = 16
+#: The engine's address when ``DOCKER_HOST`` is not set.
+DEFAULT_ENGINE = "unix:///var/run/docker.sock"
+
+
+def engine_address() -> str:
+    """The engine's address: ``DOCKER_HOST``, else the local socket."""
+    return os.environ.get("DOCKER_HOST") or DEFAULT_ENGINE
+
+
+class DockerScheduler(Scheduler[Mapping[str, CfgVal]]):
+    """Apps as containers on one Docker engine (see the module docstring).
+
+    Args:
+        session_name: the session the handles carry
+        client: a ``docker.APIClient`` to use (tests); default: one for
+            :func:`engine_address`, made on first use
+    """
+
+    #: The engine here runs every kind of request the contract makes.
+    missing_capabilities: Mapping[Any, str] = {}
+
+    def __init__(self, session_name: str, client: docker.APIClient | None = None) -> None:
+        super().__init__("docker", session_name)
+        self._client = client
+
+    # -- the engine ----------------------------------------------------------------------
+
+    def _api(self) -> docker.APIClient:
+        if self._client is None:
+            import docker
+            from docker.utils import kwargs_from_env
+
+            self._client = docker.APIClient(timeout=ENGINE_TIMEOUT, **kwargs_from_env())
+        return self._client
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                client.close()
+            except Exception:
+                pass
+
+    def classify_error(self, e: BaseException) -> SchedulerError | None:
+        """Engine errors in contract terms: unreachable or 5xx is an outage, else one line."""
+        if isinstance(e, SchedulerError):
+            return e
+        text = _unreachable(e)
+        if text is not None:
+            return TransientSchedulerError(text)
+        import docker.errors
+
+        if isinstance(e, docker.errors.APIError):
+            code = e.status_code or 0
+            reason = _engine_reason(e)
+            if code >= 500 and code != 501:
+                return TransientSchedulerError(f"the Docker engine answered {code}: {reason}")
+            return SchedulerError(f"the Docker engine refused: {reason}")
+        if isinstance(e, docker.errors.DockerException):
+            return SchedulerError(f"Docker: {e}")
+        return None
+
+    # -- submitting ----------------------------------------------------------------------
+
+    def _run_opts(self) -> runopts:
+        return docker_runopts()
+
+    def _submit_dryrun(
+        self, app: AppDef, cfg: Mapping[str, CfgVal]
+    ) -> AppDryRunInfo[DockerRequest]:
+        request = make_request(app, make_app_id(app.name), read(cfg), os.environ)
+        return AppDryRunInfo(request, DockerRequest.to_json)
+
+    def schedule(self, dryrun_info: AppDryRunInfo[DockerRequest]) -> str:
+        request = dryrun_info.request
+        try:
+            api = self._api()
+        except Exception as e:
+            raise self._submit_error(e, request) from e
+        network: str | None = None
+        created: list[str] = []
+        try:
+            if request.network is not None:
+                _create_network(api, request.network, request.app_id)
+                network = request.network
+
+            def create(c: Any) -> str:
+                host_config = api.create_host_config(**c.host_config)
+                answer = api.create_container(host_config=host_config, **c.config)
+                return str(answer["Id"])
+
+            outcomes = _parallel(create, request.containers)
+            created = [o for o in outcomes if isinstance(o, str)]
+            _raise_first(outcomes)
+            _raise_first(_parallel(api.start, created))
+        except BaseException as e:
+            _cleanup(api, created, network)
+            raise self._submit_error(e, request) from e
+        return request.app_id
+
+    def _submit_error(self, e: BaseException, request: DockerRequest) -> BaseException:
+        if isinstance(e, SchedulerError | SpecError):
+            return e
+        text = _unreachable(e)
+        if text is not None:
+            return SchedulerError(text)
+        try:
+            import docker.errors
+        except ImportError:  # pragma: no cover - docker is a dependency
+            return e
+        if not isinstance(e, docker.errors.DockerException):
+            return e
+        reason = _engine_reason(e)
+        low = reason.lower()
+        if isinstance(e, docker.errors.ImageNotFound) or "no such image" in low:
+            return SchedulerError(
+                f"image not found on the Docker engine at {engine_address()}: {reason}; "
+                "pull or build it there first (docker pull IMAGE)"
+            )
+        if "could not select device driver" in low:
+            return SchedulerError(
+                "the app asks for GPUs, but the Docker engine at "
+                f"{engine_address()} has no GPU driver ({reason}): install the NVIDIA "
+                "Container Toolkit there, or run without GPUs (-h cpu.* / gpu=0)"
+            )
+        if "operation not permitted" in low and any(
+            c.host_config.get("privileged") for c in request.containers
+        ):
+            return SchedulerError(
+                f"the Docker engine at {engine_address()} refused a privileged container "
+                f"({reason}): run without -cfg privileged=True, or on an engine that may"
+            )
+        if "conflict" in low and "already in use" in low:
+            return SchedulerError(
+                f"a name of app {request.app_id} is taken on the Docker engine: {reason}; "
+                "submit again (a new app id), or remove the old container"
+            )
+        return SchedulerError(f"the Docker engine refused app {request.app_id}: {reason}")
+
+    # -- following -----------------------------------------------------------------------
+
+    def _seen(self, app_id: str | None) -> builtins.list[Seen]:
+        """The app's containers (every app's with None): one list call, inspects if needed."""
+        api = self._api()
+        filters = labels.all_apps_filter() if app_id is None else labels.app_filter(app_id)
+        seen = [engine.seen_from_list(e) for e in api.containers(all=True, filters=filters)]
+        if app_id is not None:
+            self._inspect_where_needed(api, seen)
+        return seen
+
+    def _inspect_where_needed(self, api: docker.APIClient, seen: builtins.list[Seen]) -> None:
+        import docker.errors
+
+        def inspect(c: Seen) -> None:
+            try:
+                engine.add_inspect(c, api.inspect_container(c.id))
+            except docker.errors.NotFound:
+                c.state = "removing"
+
+        wanted = [c for c in seen if c.needs_inspect()]
+        for outcome in _parallel(inspect, wanted):
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+    def exists(self, app_id: str) -> bool:
+        """One list call: does any replica container of the app exist?"""
+        api = self._api()
+        found = api.containers(all=True, filters=labels.app_filter(app_id))
+        return any(engine.seen_from_list(e).kind == labels.KIND_REPLICA for e in found)
+
+    def describe(self, app_id: str) -> DescribeAppResponse | None:
+        seen = self._seen(app_id)
+        if self._restart_if_due(app_id, seen):
+            seen = self._seen(app_id)
+        replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
+        if not replicas:
+            return None
+        appdef = _appdef_of(replicas)
+        order = [r.name for r in appdef.roles] if appdef is not None else None
+        view = engine.app_status(seen, order)
+        return DescribeAppResponse(
+            app_id=app_id,
+            state=view.state,
+            num_restarts=view.num_restarts,
+            msg=view.msg or NONE,
+            structured_error_msg=view.structured_error_msg or NONE,
+            roles_statuses=view.roles,
+            roles=list(appdef.roles) if appdef is not None else [],
+            metadata=dict(appdef.metadata) if appdef is not None else {},
+            name=appdef.name if appdef is not None else _app_name(replicas),
+        )
+
+    def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
+        del cfg  # one engine: nothing to route by
+        by_app: dict[str, builtins.list[Seen]] = {}
+        for c in self._seen(None):
+            by_app.setdefault(c.labels.get(labels.APP_ID, ""), []).append(c)
+        out = []
+        for app_id, containers in by_app.items():
+            replicas = [c for c in containers if c.kind == labels.KIND_REPLICA]
+            if not app_id or not replicas:
+                continue
+            view = engine.app_status(containers)
+            out.append(ListAppResponse(app_id=app_id, state=view.state, name=_app_name(replicas)))
+        return out
+
+    # -- retries of the ROLE and APPLICATION policies ---------------------------------------
+
+    def _restart_if_due(self, app_id: str, seen: builtins.list[Seen]) -> bool:
+        """Restarts the role (or app) of a failed replica with restarts left; True if done."""
+        markers = engine.read_markers(seen)
+        if markers.cancelled or markers.restarting:
+            return False
+        replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
+        for c in replicas:
+            if not c.failed or c.max_retries <= 0:
+                continue
+            if c.retry_policy == RetryPolicy.APPLICATION.value:
+                scope, used = "", markers.app_restarts
+            elif c.retry_policy == RetryPolicy.ROLE.value:
+                scope, used = c.role, markers.role_restarts.get(c.role, 0)
+            else:
+                continue
+            if used >= c.max_retries:
+                continue
+            targets = [r for r in replicas if not scope or r.role == scope]
+            self._restart(app_id, scope, used + 1, c.image, targets)
+            return True
+        return False
+
+    def _restart(
+        self, app_id: str, scope: str, attempt: int, image: str, targets: builtins.list[Seen]
+    ) -> None:
+        import docker.errors
+
+        api = self._api()
+        name = marker_name(app_id, "restart", scope or "~app", attempt)
+        extra = {labels.ATTEMPT: str(attempt), labels.RESTART_ROLE: scope}
+        try:
+            marker = _create_marker(api, name, image, app_id, labels.KIND_RESTART, extra)
+        except docker.errors.APIError as e:
+            if e.status_code == 409:
+                return  # another process restarts it
+            raise
+
+        def restart(c: Seen) -> None:
+            grace = int(c.labels.get(labels.STOP_GRACE, "10") or 10)
+            api.restart(c.id, timeout=grace)
+
+        for outcome in _parallel(restart, targets):
+            if isinstance(outcome, BaseException):
+                raise outcome
+        api.rename(marker, f"{name}-done")
+
+    # -- cancel and delete -------------------------------------------------------------------
+
+    def _cancel_existing(self, app_id: str) -> None:
+        import docker.errors
+
+        api = self._api()
+        seen = self._seen_plain(app_id)
+        replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
+        if not replicas:
+            return
+        if not engine.read_markers(seen).cancelled:
+            try:
+                _create_marker(
+                    api,
+                    marker_name(app_id, "cancelled"),
+                    replicas[0].image,
+                    app_id,
+                    labels.KIND_CANCELLED,
+                    {},
+                )
+            except docker.errors.APIError as e:
+                if e.status_code != 409:  # 409: cancelled already
+                    raise
+
+        def stop(c: Seen) -> None:
+            try:
+                api.stop(c.id)  # the container's StopTimeout: stop_grace
+            except docker.errors.NotFound:
+                pass
+
+        live = [c for c in replicas if c.state not in ("exited", "dead")]
+        for outcome in _parallel(stop, live):
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+    def _delete_existing(self, app_id: str) -> None:
+        import docker.errors
+
+        self._cancel_existing(app_id)
+        api = self._api()
+
+        def remove(c: Seen) -> None:
+            try:
+                api.remove_container(c.id, v=True, force=True)
+            except docker.errors.NotFound:
+                pass
+
+        for outcome in _parallel(remove, self._seen_plain(app_id)):
+            if isinstance(outcome, BaseException):
+                raise outcome
+        for net in api.networks(filters=labels.app_filter(app_id)):
+            try:
+                api.remove_network(net["Id"])
+            except docker.errors.NotFound:
+                pass
+
+    def _seen_plain(self, app_id: str) -> builtins.list[Seen]:
+        api = self._api()
+        found = api.containers(all=True, filters=labels.app_filter(app_id))
+        return [engine.seen_from_list(e) for e in found]
+
+    # -- logs ----------------------------------------------------------------------------------
+
+    def log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[str]:
+        choice = Stream.COMBINED if streams is None else Stream(streams)
+        stdout = choice in (Stream.STDOUT, Stream.COMBINED)
+        stderr = choice in (Stream.STDERR, Stream.COMBINED)
+        name = container_name(app_id, role_name, k)
+        api = self._api()
+        import docker.errors
+
+        kwargs: dict[str, Any] = {}
+        if since is not None:
+            kwargs["since"] = max(since.timestamp() - 1.0, 0.001)
+        if until is not None:
+            kwargs["until"] = until.timestamp() + 1.0
+        try:
+            chunks = api.logs(
+                name,
+                stdout=stdout,
+                stderr=stderr,
+                timestamps=True,
+                stream=True,
+                follow=should_tail,
+                **kwargs,
+            )
+        except docker.errors.NotFound:
+            raise SpecError(
+                f"app {app_id} has no replica {k} of role {role_name!r} on the Docker engine "
+                f"(no container {name})"
+            ) from None
+        lines: Iterator[str] = window_lines(
+            split_lines_iterator(_decode(chunks)), since, until, ordered=True
+        )
+        return matching_lines(regex, lines) if regex else lines
+
+
+def create_scheduler(session_name: str, **kwargs: Any) -> DockerScheduler:
+    """The factory the plugin registers (``docker`` and ``local_docker``)."""
+    return DockerScheduler(session_name, client=kwargs.get("client"))
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _decode(chunks: Iterable[bytes]) -> Iterator[str]:
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    for chunk in chunks:
+        text = decoder.decode(chunk)
+        if text:
+            yield text
+    tail = decoder.decode(b"", final=True)
+    if tail:
+        yield tail
+
+
+def _parallel(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T | BaseException]:
+    """``fn`` of each item, at most :data:`PARALLEL` at once: each result or its exception."""
+    if not items:
+        return []
+    if len(items) == 1:
+        try:
+            return [fn(items[0])]
+        except Exception as e:
+            return [e]
+
+    def guarded(item: Any) -> T | BaseException:
+        try:
+            return fn(item)
+        except Exception as e:
+            return e
+
+    with ThreadPoolExecutor(min(PARALLEL, len(items))) as pool:
+        return list(pool.map(guarded, items))
+
+
+def _raise_first(outcomes: Sequence[object]) -> None:
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+
+
+def _unreachable(e: BaseException) -> str | None:
+    """The one line for an engine that cannot be reached, or None if ``e`` is not that."""
+    import requests.exceptions
+
+    chain: list[BaseException] = []
+    cur: BaseException | None = e
+    while cur is not None and len(chain) < 8:
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    for err in chain:
+        if isinstance(
+            err,
+            requests.exceptions.ConnectionError
+            | requests.exceptions.Timeout
+            | ConnectionError
+            | FileNotFoundError
+            | TimeoutError,
+        ) or "Error while fetching server API version" in str(err):
+            return (
+                f"cannot reach the Docker engine at {engine_address()} (is dockerd running? "
+                "DOCKER_HOST names another engine)"
+            )
+    return None
+
+
+def _engine_reason(e: BaseException) -> str:
+    explanation = getattr(e, "explanation", None)
+    text = explanation if explanation else str(e)
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return " ".join(str(text).split())
+
+
+def _create_network(api: docker.APIClient, name: str, app_id: str) -> None:
+    """Creates the app's network; one of that name already made for this app is reused."""
+    import docker.errors
+
+    try:
+        api.create_network(
+            name,
+            driver="bridge",
+            check_duplicate=True,
+            labels={labels.APP_ID: app_id, labels.VERSION: labels.FORMAT},
+        )
+    except docker.errors.APIError as e:
+        if e.status_code != 409:
+            raise
+        found = api.networks(names=[name])
+        if not any((n.get("Labels") or {}).get(labels.APP_ID) == app_id for n in found):
+            raise SchedulerError(
+                f"a network named {name} exists on the Docker engine but is not app "
+                f"{app_id}'s: remove it (docker network rm {name}) or submit again"
+            ) from None
+
+
+def _create_marker(
+    api: docker.APIClient,
+    name: str,
+    image: str,
+    app_id: str,
+    kind: str,
+    extra: Mapping[str, str],
+) -> str:
+    """Creates (never starts) a marker container; raises APIError 409 if it exists."""
+    host_config = api.create_host_config(network_mode="none")
+    answer = api.create_container(
+        image,
+        entrypoint=["true"],
+        name=name,
+        labels=labels.marker_labels(app_id, kind, **extra),
+        host_config=host_config,
+    )
+    return str(answer["Id"])
+
+
+def _cleanup(api: docker.APIClient, created: Sequence[str], network: str | None) -> None:
+    """Removes the containers and network a failed submit made (errors ignored)."""
+
+    def remove(cid: str) -> None:
+        api.remove_container(cid, v=True, force=True)
+
+    _parallel(remove, created)
+    if network is not None:
+        try:
+            api.remove_network(network)
+        except Exception:
+            pass
+
+
+def _appdef_of(replicas: Sequence[Seen]) -> AppDef | None:
+    for c in replicas:
+        text = c.labels.get(labels.APPDEF)
+        if text:
+            from torchx.specs.serialize import loads_json
+
+            try:
+                app = loads_json(text, AppDef)
+            except Exception:
+                return None
+            return app
+    return None
+
+
+def _app_name(replicas: Sequence[Seen]) -> str:
+    for c in replicas:
+        name = c.labels.get(labels.APP_NAME)
+        if name:
+            return name
+    return ""

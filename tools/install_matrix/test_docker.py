@@ -1,0 +1,68 @@
+"""Row: torchx-cli + torchx-docker. The docker SDK comes along, and stays unimported.
+
+No engine here (``nox -s integration_docker`` uses a real one): the row checks what the
+install gives, that ``torchx --help``, ``torchx run -s local`` and a docker dry run never
+import the SDK, and that an engine that is not there is one line.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import Env, MakeEnv
+
+_LOADED = (
+    "import sys, runpy; sys.argv = ['torchx', *{argv!r}];\n"
+    "try:\n"
+    "    runpy.run_module('torchx.cli.main', run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "print('LOADED=' + ','.join(m for m in ('docker', 'requests') if m in sys.modules))\n"
+)
+
+
+@pytest.fixture(scope="module")
+def env(make_env: MakeEnv) -> Env:
+    return make_env("docker", "torchx-cli", "torchx-docker")
+
+
+def _loaded(env: Env, *argv: str) -> str:
+    proc = env.python_code(_LOADED.format(argv=list(argv)))
+    [line] = [x for x in proc.stdout.splitlines() if x.startswith("LOADED=")]
+    return line.removeprefix("LOADED=")
+
+
+def test_the_sdk_is_installed_with_the_plugin(env: Env) -> None:
+    installed = env.installed()
+    assert {"torchx-docker", "docker", "torchx-cli"} <= installed, sorted(installed)
+    assert not {"kubernetes", "boto3"} & installed
+
+
+def test_both_names_are_schedulers(env: Env) -> None:
+    proc = env.torchx("plugins")
+    assert proc.returncode == 0, proc.stderr
+    assert "docker" in proc.stdout and "local_docker" in proc.stdout
+
+
+def test_help_local_runs_and_docker_dry_runs_never_import_the_sdk(env: Env) -> None:
+    assert _loaded(env, "--help") == ""
+    assert _loaded(env, "run", "-s", "local", "--wait", "utils.echo", "--msg", "hi") == ""
+    assert _loaded(env, "runopts", "docker") == ""
+    assert _loaded(env, "run", "-s", "docker", "--dryrun", "utils.echo", "--msg", "hi") == ""
+
+
+def test_a_dry_run_prints_the_containers(env: Env) -> None:
+    proc = env.torchx("run", "-s", "local_docker", "--dryrun", "utils.echo", "--msg", "hi")
+    assert proc.returncode == 0, proc.stderr
+    request = json.loads(proc.stdout[proc.stdout.index("{") :])
+    [container] = request["containers"]
+    assert container["config"]["command"] == ["hi"]
+
+
+def test_no_engine_is_one_line(env: Env) -> None:
+    engine = f"DOCKER_HOST=unix://{env.work}/no-such.sock"
+    proc = env.run("env", engine, env.bin / "torchx", "run", "-s", "docker", "utils.echo")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert f"cannot reach the Docker engine at unix://{env.work}/no-such.sock" in line
