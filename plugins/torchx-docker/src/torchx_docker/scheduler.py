@@ -432,6 +432,8 @@ class DockerScheduler(Scheduler[Mapping[str, CfgVal]]):
                 f"app {app_id} has no replica {k} of role {role_name!r} on the Docker engine "
                 f"(no container {name})"
             ) from None
+        if should_tail:
+            chunks = _then_wait(chunks, api, name)
         lines: Iterator[str] = window_lines(
             split_lines_iterator(_decode(chunks)), since, until, ordered=True
         )
@@ -444,6 +446,20 @@ def create_scheduler(session_name: str, **kwargs: Any) -> DockerScheduler:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+def _then_wait(chunks: Iterable[bytes], api: docker.APIClient, name: str) -> Iterator[bytes]:
+    """The followed log, ended only once the engine has the container stopped.
+
+    The engine closes a followed log when the container's output ends, a moment before
+    it records the container as exited: waiting for that (the engine's own wait call,
+    not a poll) makes a follower that ends see the app ended too.
+    """
+    yield from chunks
+    try:
+        api.wait(name, timeout=ENGINE_TIMEOUT, condition="not-running")
+    except Exception:
+        pass  # removed meanwhile, or the engine went away: the log ended anyway
 
 
 def _decode(chunks: Iterable[bytes]) -> Iterator[str]:
