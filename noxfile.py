@@ -302,7 +302,7 @@ def _machine_lock(session: nox.Session, path: Path) -> Iterator[None]:
 #: The integration sessions CI runs, in this order (.ci/run reads this literal through
 #: tools/ci_sessions.py, which fails if it disagrees with the ``integration*`` sessions
 #: defined here). A new backend: define ``integration_<backend>`` and add it here.
-INTEGRATION_SESSIONS = ("integration_slurm",)
+INTEGRATION_SESSIONS = ("integration_slurm", "integration_docker")
 
 
 @nox.session(name="integration_slurm", python=PYTHON, venv_backend="virtualenv")
@@ -341,6 +341,40 @@ def integration_slurm(session: nox.Session) -> None:
                 session,
                 *session.posargs,
                 env={**env, "TORCHX_SLURM_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)},
+            )
+        finally:
+            session.run(str(script), "down", external=True)
+
+
+@nox.session(name="integration_docker", python=PYTHON, venv_backend="virtualenv")
+def integration_docker(session: nox.Session) -> None:
+    """The torchx-docker integration tests against a real Docker engine on this machine.
+
+    ``dev/docker up`` installs Debian's docker.io (root), starts dockerd on a private
+    socket and data root and makes the test images; the tests in
+    plugins/torchx-docker/tests/integration then go through the ``torchx`` command and
+    the Runner: the conformance kit, replicas meeting over TCP, OOM kills, retries, logs,
+    and faults (the engine stopped during a run, absent at submit, a container removed
+    by hand). ``dev/docker down`` stops the engine afterwards, pass or fail.
+    """
+    wanted = {"torchx-runner": "testing", "torchx-docker": "test", "torchx-cli": ""}
+    args = [_rel(DISTS["torchx-specs"])]
+    args += [f"{_rel(DISTS[d])}[{x}]" if x else _rel(DISTS[d]) for d, x in wanted.items()]
+    session.install(*args, "pytest")
+    # a reused venv (-R) keeps an installed folder of the same version: reinstall ours
+    local = [_rel(DISTS[d]) for d in ("torchx-specs", *wanted)]
+    session.install("--no-deps", "--force-reinstall", "-q", *local)
+    script = ROOT / "dev" / "docker"
+    # One engine per machine (a fixed bridge and socket): a second run waits here.
+    state = os.environ.get("TORCHX_DEV_DOCKER_DIR", "/var/tmp/torchx-dev-docker")
+    with _machine_lock(session, Path(f"{state}.lock")):
+        env = _cluster_up(session, script)
+        try:
+            session.chdir(ROOT / "plugins" / "torchx-docker" / "tests" / "integration")
+            run_pytest(
+                session,
+                *session.posargs,
+                env={**env, "TORCHX_DOCKER_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)},
             )
         finally:
             session.run(str(script), "down", external=True)

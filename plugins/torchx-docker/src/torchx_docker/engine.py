@@ -177,7 +177,9 @@ def replica_state(c: Seen, markers: Markers) -> AppState:
 
 def failure_text(c: Seen) -> str:
     """Why the replica in ``c`` failed, in a few words."""
-    where = f"replica {c.role}/{c.replica} (container {c.name})"
+    where = f"replica {c.role}/{c.replica} (container {c.name or 'gone'})"
+    if not c.id:
+        return f"replica {c.role}/{c.replica} is gone: {c.error}"
     if c.oom_killed:
         return f"{where} was killed for running out of memory (OOMKilled, exit {c.exit_code})"
     if c.state == "dead":
@@ -215,10 +217,31 @@ class AppView:
     failed: list[Seen]
 
 
-def app_status(containers: list[Seen], role_order: list[str] | None = None) -> AppView:
-    """The status of an app from all its containers (replicas and markers)."""
+def app_status(
+    containers: list[Seen],
+    role_order: list[str] | None = None,
+    expected: Mapping[str, int] | None = None,
+) -> AppView:
+    """The status of an app from all its containers (replicas and markers).
+
+    ``expected``: the replicas each role was submitted with (from the AppDef). A replica
+    whose container is gone (removed by hand, not by ``delete``) is FAILED, saying so.
+    """
     markers = read_markers(containers)
     replicas = [c for c in containers if c.kind == labels.KIND_REPLICA]
+    present = {(c.role, c.replica) for c in replicas}
+    for role, n in (expected or {}).items():
+        for k in range(n):
+            if (role, k) not in present:
+                gone = Seen(
+                    id="",
+                    name="",
+                    image="",
+                    labels=labels.replica_labels("", role, k),
+                    state="dead",
+                    error="its container was removed from the engine",
+                )
+                replicas.append(gone)
     by_role: dict[str, RoleStatus] = {}
     order = list(role_order or [])
     for name in sorted({c.role for c in replicas} - set(order)):

@@ -256,7 +256,8 @@ class DockerScheduler(Scheduler[Mapping[str, CfgVal]]):
             return None
         appdef = _appdef_of(replicas)
         order = [r.name for r in appdef.roles] if appdef is not None else None
-        view = engine.app_status(seen, order)
+        expected = {r.name: r.num_replicas for r in appdef.roles} if appdef is not None else None
+        view = engine.app_status(seen, order, expected)
         return DescribeAppResponse(
             app_id=app_id,
             state=view.state,
