@@ -1,0 +1,106 @@
+"""The engine's answers turned into an app's status, without an engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torchx_docker import labels
+from torchx_docker.engine import add_inspect, app_status, seen_from_list
+
+from torchx.specs import AppState
+
+
+def _entry(role: str, k: int, state: str, status: str = "", **extra: str) -> dict[str, Any]:
+    lab = labels.replica_labels("app", role, k)
+    lab.update(extra)
+    return {
+        "Id": f"id-{role}-{k}",
+        "Names": [f"/app-{role}-{k}"],
+        "Image": "img",
+        "Labels": lab,
+        "State": state,
+        "Status": status,
+    }
+
+
+def _marker(kind: str, name: str, **extra: str) -> dict[str, Any]:
+    return {
+        "Id": name,
+        "Names": [f"/{name}"],
+        "Image": "img",
+        "Labels": labels.marker_labels("app", kind, **extra),
+        "State": "created",
+        "Status": "Created",
+    }
+
+
+def test_exit_codes_come_from_the_list_answer() -> None:
+    seen = seen_from_list(_entry("r", 0, "exited", "Exited (3) 2 seconds ago"))
+    assert seen.exit_code == 3 and seen.failed and seen.needs_inspect()
+    ok = seen_from_list(_entry("r", 1, "exited", "Exited (0) 1 second ago"))
+    assert ok.exit_code == 0 and not ok.failed and not ok.needs_inspect()
+    running = seen_from_list(_entry("r", 2, "running", "Up 3 seconds"))
+    assert running.exit_code is None and not running.needs_inspect()
+
+
+def test_one_failed_replica_fails_the_app_and_is_named() -> None:
+    seen = [
+        seen_from_list(_entry("r", 0, "exited", "Exited (0) now")),
+        seen_from_list(_entry("r", 1, "exited", "Exited (7) now")),
+    ]
+    view = app_status(seen)
+    assert view.state == AppState.FAILED
+    assert [(r.state, r.exit_code) for r in view.roles[0].replicas] == [
+        (AppState.SUCCEEDED, 0),
+        (AppState.FAILED, 7),
+    ]
+    assert view.msg == "replica r/1 (container app-r-1) exited with 7"
+
+
+def test_oom_is_named_from_the_inspect() -> None:
+    c = seen_from_list(_entry("r", 0, "exited", "Exited (137) now"))
+    add_inspect(c, {"State": {"Status": "exited", "ExitCode": 137, "OOMKilled": True}})
+    view = app_status([c])
+    assert "out of memory (OOMKilled, exit 137)" in view.msg
+    assert '"reason": "OOMKilled"' in view.structured_error_msg
+
+
+def test_after_cancel_ended_replicas_are_cancelled_but_a_success_stays() -> None:
+    seen = [
+        seen_from_list(_entry("r", 0, "exited", "Exited (0) now")),
+        seen_from_list(_entry("r", 1, "exited", "Exited (143) now")),
+        seen_from_list(_marker(labels.KIND_CANCELLED, "m")),
+    ]
+    view = app_status(seen)
+    assert view.state == AppState.CANCELLED
+    assert [r.state for r in view.roles[0].replicas] == [AppState.SUCCEEDED, AppState.CANCELLED]
+
+
+def test_a_restart_under_way_is_pending_and_counted() -> None:
+    seen = [
+        seen_from_list(_entry("r", 0, "exited", "Exited (1) now")),
+        seen_from_list(_entry("r", 1, "running", "Up 1 second")),
+        seen_from_list(_marker(labels.KIND_RESTART, "app-restart-1", **{labels.ATTEMPT: "1"})),
+    ]
+    view = app_status(seen)
+    assert view.state == AppState.RUNNING
+    assert view.roles[0].replicas[0].state == AppState.PENDING
+    assert view.num_restarts == 1
+    done = [*seen[:2], seen_from_list(_marker(labels.KIND_RESTART, "app-restart-1-done"))]
+    assert app_status(done).state == AppState.FAILED  # a failure after the restart
+
+
+def test_a_replica_whose_container_is_gone_fails() -> None:
+    seen = [seen_from_list(_entry("r", 0, "running", "Up"))]
+    view = app_status(seen, ["r"], {"r": 2})
+    assert view.state == AppState.FAILED
+    assert "replica r/1 is gone: its container was removed from the engine" in view.msg
+
+
+def test_the_engine_restart_count_adds_to_num_restarts() -> None:
+    c = seen_from_list(
+        _entry("r", 0, "running", "Up", **{labels.RETRY_POLICY: "REPLICA", labels.MAX_RETRIES: "3"})
+    )
+    assert c.needs_inspect()
+    add_inspect(c, {"State": {"Status": "running"}, "RestartCount": 2})
+    assert app_status([c]).num_restarts == 2
