@@ -44,13 +44,9 @@ workspace, and so a dry run, works without the SDK reaching any engine.
 from __future__ import annotations
 
 import hashlib
-import io
-import logging
 import os
 import re
 import stat
-import tarfile
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
@@ -60,6 +56,8 @@ from torchx.specs import CfgVal, InvalidRunConfigException, Role, Workspace, run
 from torchx.workspace import TORCHX_IGNORE, WorkspaceMixin, walk_workspace
 
 if TYPE_CHECKING:
+    import logging
+
     import docker
 
 __all__ = [
@@ -74,7 +72,12 @@ __all__ = [
     "image_tag",
 ]
 
-logger = logging.getLogger(__name__)
+
+def _logger() -> logging.Logger:
+    import logging  # only when something is logged: the scheduler's module loads this one
+
+    return logging.getLogger(__name__)
+
 
 #: A workspace's own Dockerfile, read at the top of its first project.
 DOCKERFILE_TORCHX = "Dockerfile.torchx"
@@ -86,6 +89,9 @@ LOCAL_REPO = "torchx-workspace"
 #: the user wrote it), since ``role.image`` then names the workspace image: a dry run's
 #: planned roles, built later, are built on the same base and get the same tag.
 BASE_IMAGE_KEY = "torchx_docker.base_image"
+
+#: Seconds the engine may stay silent during a build or push (a large COPY says nothing).
+BUILD_TIMEOUT = 600
 
 _TAG_PREFIX = "ws-"
 _TAG_HEX = 20
@@ -281,6 +287,9 @@ def image_tag(role: Role, workspace: Workspace) -> str:
 
 def _write_context(ctx: _Context, out: IO[bytes]) -> None:
     """The build context as an uncompressed tar (owned by root, times kept)."""
+    import io
+    import tarfile
+
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for m in ctx.members:
             info = tarfile.TarInfo(m.arcname)
@@ -331,7 +340,7 @@ class ImageBuilder:
             from docker.utils import kwargs_from_env
 
             try:
-                self._api = docker.APIClient(**kwargs_from_env())
+                self._api = docker.APIClient(timeout=BUILD_TIMEOUT, **kwargs_from_env())
             except docker.errors.DockerException as e:
                 host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
                 raise SchedulerError(
@@ -351,6 +360,8 @@ class ImageBuilder:
         Raises :class:`SchedulerError` with the engine's reason (the base image missing,
         a failing ``Dockerfile.torchx`` step), leaving nothing tagged.
         """
+        import tempfile
+
         import docker
 
         base = base_image(role)
@@ -360,8 +371,8 @@ class ImageBuilder:
             ref = ImageRef(ref.repo, tag)
         api = self.api
         try:
-            api.inspect_image(str(ref))  # type: ignore[no-untyped-call]
-            logger.info("workspace image %s already built", ref)
+            api.inspect_image(str(ref))
+            _logger().info("workspace image %s already built", ref)
             return ref
         except docker.errors.ImageNotFound:
             pass
@@ -398,7 +409,7 @@ class ImageBuilder:
                 raise SchedulerError(
                     f"building the workspace image {ref} on {base} failed: {_one_line(str(e))}"
                 ) from None
-        logger.debug("built %s:\n%s", ref, "".join(log))
+        _logger().debug("built %s:\n%s", ref, "".join(log))
         return ref
 
     def push(self, ref: ImageRef) -> str:
@@ -426,7 +437,7 @@ class ImageBuilder:
         if not digest:
             raise SchedulerError(f"pushing the workspace image {ref}: the engine gave no digest")
         pushed = f"{ref.repo}@{digest}"
-        logger.info("pushed workspace image %s as %s", ref, pushed)
+        _logger().info("pushed workspace image %s as %s", ref, pushed)
         return pushed
 
 
