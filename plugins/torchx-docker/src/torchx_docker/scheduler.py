@@ -60,6 +60,7 @@ from torchx.specs import NONE, AppDef, AppDryRunInfo, CfgVal, RetryPolicy, runop
 from torchx.specs.errors import SpecError
 from torchx_docker import engine, labels
 from torchx_docker.engine import Seen
+from torchx_docker.images import ImageWorkspaceMixin
 from torchx_docker.options import docker_runopts, read
 from torchx_docker.request import (
     DockerRequest,
@@ -86,7 +87,7 @@ def engine_address() -> str:
     return os.environ.get("DOCKER_HOST") or DEFAULT_ENGINE
 
 
-class DockerScheduler(Scheduler[Mapping[str, CfgVal]]):
+class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     """Apps as containers on one Docker engine (see the module docstring).
 
     Args:
