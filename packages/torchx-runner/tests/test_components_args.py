@@ -204,7 +204,8 @@ def test_param_type_from_string_and_real_annotations() -> None:
 
 
 @pytest.mark.parametrize(
-    "annotation", ["object", "list[list[str]]", "dict[str, list[str]]", "int | str", "tuple[int]"]
+    "annotation",
+    ["object", "list[list[str]]", "dict[str, dict[str, str]]", "int | str", "tuple[int]"],
 )
 def test_unsupported_types_are_refused_naming_the_argument(annotation: str) -> None:
     ns: dict[str, Any] = {}

@@ -30,7 +30,6 @@ EXAMPLES = [
     "torchx.components",
     "torchx.components.args",
     "torchx.components.dist",
-    "torchx.components.errors",
     "torchx.components.finder",
     "torchx.components.structured_arg",
     "torchx.components.utils",

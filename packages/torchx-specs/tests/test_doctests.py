@@ -24,7 +24,9 @@ MODULES = [
 EXAMPLES = [
     "torchx.specs",
     "torchx.specs.api",
+    "torchx.specs.builders",
     "torchx.specs.builtin_plugin",
+    "torchx.specs.errors",
     "torchx.specs.file_linter",
     "torchx.specs.handles",
     "torchx.specs.mounts",

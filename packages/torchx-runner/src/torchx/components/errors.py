@@ -2,7 +2,9 @@
 
 Each is a :class:`~torchx.specs.errors.SpecError` (so a ``ValueError``) with a
 one-line message saying what is wrong and what would be right; the CLI prints it
-as is. This module imports nothing heavy: components raise these errors too.
+as is. The classes live in :mod:`torchx.specs.errors` (the argument parser,
+:mod:`torchx.specs.builders`, raises them); this module is their home for
+component authors. It imports nothing heavy: components raise these errors too.
 
 * :class:`ComponentNotFoundError`: no component of that name, file or function.
 * :class:`ComponentLoadError`: the component's file or module fails to load, or
@@ -16,45 +18,18 @@ as is. This module imports nothing heavy: components raise these errors too.
 
 from __future__ import annotations
 
-from torchx.specs.errors import SpecError
+from torchx.specs.errors import (
+    ComponentArgError,
+    ComponentError,
+    ComponentHelpRequested,
+    ComponentLoadError,
+    ComponentNotFoundError,
+)
 
-
-class ComponentError(SpecError):
-    """Base class of the errors of :mod:`torchx.components`."""
-
-
-class ComponentNotFoundError(ComponentError):
-    """No component answers to the name (built-in, plugin, ``file.py:fn`` or ``module:fn``)."""
-
-
-class ComponentLoadError(ComponentError):
-    """A component's file or module fails to import, or the object is not a component."""
-
-
-class ComponentArgError(ComponentError):
-    """The arguments given to a component are wrong.
-
-    ``str(error)`` is one line; :attr:`usage` is the component's usage text
-    (``""`` when the error was raised outside a parser, for instance by a
-    component function called directly from Python).
-
-    >>> err = ComponentArgError("dist.ddp: argument -j: bad value", usage="usage: dist.ddp ...")
-    >>> str(err), err.usage
-    ('dist.ddp: argument -j: bad value', 'usage: dist.ddp ...')
-    """
-
-    def __init__(self, message: str, usage: str = "") -> None:
-        super().__init__(message)
-        self.usage = usage
-
-
-class ComponentHelpRequested(Exception):
-    """``--help`` was among a component's arguments; :attr:`help` is the text to print.
-
-    Raised instead of printing and exiting, so that library callers keep control
-    (the CLI prints :attr:`help` and exits 0).
-    """
-
-    def __init__(self, help: str) -> None:
-        super().__init__(help)
-        self.help = help
+__all__ = [
+    "ComponentArgError",
+    "ComponentError",
+    "ComponentHelpRequested",
+    "ComponentLoadError",
+    "ComponentNotFoundError",
+]

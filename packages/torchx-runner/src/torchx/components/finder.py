@@ -20,7 +20,7 @@
 >>> get_component("dist.dpp")
 Traceback (most recent call last):
  ...
-torchx.components.errors.ComponentNotFoundError: unknown component 'dist.dpp' (did you mean 'dist.ddp'?); `torchx builtins` lists the installed ones; a function elsewhere is named path/to/file.py:function or package.module:function
+torchx.specs.errors.ComponentNotFoundError: unknown component 'dist.dpp' (did you mean 'dist.ddp'?); `torchx builtins` lists the installed ones; a function elsewhere is named path/to/file.py:function or package.module:function
 
 :func:`list_components` gives every registered component (what ``torchx
 builtins`` shows): the public functions of the registered groups and modules

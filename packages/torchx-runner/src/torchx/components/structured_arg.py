@@ -63,7 +63,7 @@ def parse_nnodes(j: str) -> tuple[int, int, int, str]:
     >>> parse_nnodes("2x")
     Traceback (most recent call last):
      ...
-    torchx.components.errors.ComponentArgError: invalid -j '2x': expected NPROC (e.g. 4), NNODESxNPROC (e.g. 2x4) or MIN:MAXxNPROC (e.g. 1:4x8)
+    torchx.specs.errors.ComponentArgError: invalid -j '2x': expected NPROC (e.g. 4), NNODESxNPROC (e.g. 2x4) or MIN:MAXxNPROC (e.g. 1:4x8)
 
     Args:
         j: the ``-j`` value.
@@ -134,7 +134,7 @@ class StructuredJArgument:
         >>> StructuredJArgument.parse_from("cpu.small", "2")
         Traceback (most recent call last):
          ...
-        torchx.components.errors.ComponentArgError: invalid -j '2': 'cpu.small' has no GPUs to count processes by; give -j 2xNPROC (e.g. -j 2x4)
+        torchx.specs.errors.ComponentArgError: invalid -j '2': 'cpu.small' has no GPUs to count processes by; give -j 2xNPROC (e.g. -j 2x4)
 
         Args:
             h: a registered named resource (``-h``)

@@ -47,7 +47,13 @@ from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from torchx.specs.errors import InvalidRunConfigException, SpecError, did_you_mean
+from torchx.specs.errors import (
+    InvalidRunConfigException,
+    SpecError,
+    UnknownAppError,
+    UnknownSchedulerError,
+    did_you_mean,
+)
 from torchx.specs.handles import AppHandle, make_app_handle, parse_app_handle
 
 if TYPE_CHECKING:
@@ -117,20 +123,6 @@ def _broken_plugins_hint() -> str:
     if not broken:
         return ""
     return f"; plugins that failed to load: {', '.join(broken)} (see torchx plugins)"
-
-
-class UnknownSchedulerError(SpecError, KeyError):
-    """No installed scheduler has this name; the message lists the installed ones.
-
-    Also a :class:`KeyError` (upstream raised one for an undefined backend).
-    """
-
-    def __str__(self) -> str:  # KeyError would repr() the message
-        return str(self.args[0]) if self.args else ""
-
-
-class UnknownAppError(SpecError):
-    """The scheduler does not know the app of this handle (never submitted, or deleted)."""
 
 
 class InvalidAppError(SpecError):

@@ -27,8 +27,14 @@ class MalformedAppHandleException(SpecError):
     """An app handle is not of the form ``{scheduler}://{session_name}/{app_id}``."""
 
 
-class InvalidMountException(SpecError):
-    """A mount option string passed to :func:`torchx.specs.parse_mounts` is malformed."""
+class InvalidMountException(SpecError, KeyError):
+    """A mount option string passed to :func:`torchx.specs.parse_mounts` is malformed.
+
+    Also a :class:`KeyError`, which upstream TorchX raised for a bad mount option.
+    """
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
 
 
 class InvalidWorkspaceException(SpecError):
@@ -47,6 +53,75 @@ class UnknownNamedResourceException(InvalidResourceException, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message; keep it one readable line
         return str(self.args[0]) if self.args else ""
+
+
+class UnknownSchedulerError(SpecError, KeyError):
+    """No installed scheduler has this name; the message lists the installed ones.
+
+    Also a :class:`KeyError` (upstream raised one for an undefined backend), and
+    importable under upstream's name :data:`UnknownSchedulerException`.
+    """
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownAppError(SpecError):
+    """The scheduler does not know the app of this handle (never submitted, or deleted).
+
+    Importable under upstream's name :data:`UnknownAppException` too.
+    """
+
+
+#: Upstream TorchX's names for the same classes: ``except UnknownAppException`` catches
+#: what the Runner raises.
+UnknownSchedulerException = UnknownSchedulerError
+UnknownAppException = UnknownAppError
+
+
+class ComponentError(SpecError):
+    """Base class of the errors of components: finding one, parsing its arguments.
+
+    Raised by :mod:`torchx.specs.builders` and :mod:`torchx.components` (whose
+    ``torchx.components.errors`` holds the same classes).
+    """
+
+
+class ComponentNotFoundError(ComponentError):
+    """No component answers to the name (built-in, plugin, ``file.py:fn`` or ``module:fn``)."""
+
+
+class ComponentLoadError(ComponentError):
+    """A component's file or module fails to import, or the object is not a component."""
+
+
+class ComponentArgError(ComponentError):
+    """The arguments given to a component are wrong.
+
+    ``str(error)`` is one line; :attr:`usage` is the component's usage text
+    (``""`` when the error was raised outside a parser, for instance by a
+    component function called directly from Python).
+
+    >>> err = ComponentArgError("dist.ddp: argument -j: bad value", usage="usage: dist.ddp ...")
+    >>> str(err), err.usage
+    ('dist.ddp: argument -j: bad value', 'usage: dist.ddp ...')
+    """
+
+    def __init__(self, message: str, usage: str = "") -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class ComponentHelpRequested(Exception):
+    """``--help`` was among a component's arguments; :attr:`help` is the text to print.
+
+    Raised instead of printing and exiting, so that library callers keep control
+    (the CLI prints :attr:`help` and exits 0).
+    """
+
+    def __init__(self, help: str) -> None:
+        super().__init__(help)
+        self.help = help
 
 
 class AppStatusError(Exception):
