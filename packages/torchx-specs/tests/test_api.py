@@ -82,7 +82,7 @@ def test_dryrun_info_setters_refuse_wrong_types(field: str, value: object, messa
 
 
 def test_resource_helpers() -> None:
-    assert resource() == Resource(cpu=1, gpu=0, memMB=1024)
+    assert resource() == Resource(cpu=2, gpu=0, memMB=1024)
     assert resource(cpu=2, gpu=1, memMB=10, h="cpu.nano") == resource(h="cpu.nano")
     named = resource(h="gpu.small")
     assert (named.cpu, named.gpu, named.memMB) == (8, 1, 32 * 1024)

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         is_terminal,
         resource,
     )
+    from torchx.specs.builders import materialize_appdef
     from torchx.specs.errors import (
         AppStatusError,
         InvalidMountException,
@@ -57,7 +58,11 @@ if TYPE_CHECKING:
         InvalidWorkspaceException,
         MalformedAppHandleException,
         SpecError,
+        UnknownAppError,
+        UnknownAppException,
         UnknownNamedResourceException,
+        UnknownSchedulerError,
+        UnknownSchedulerException,
     )
     from torchx.specs.handles import (
         AppHandle,
@@ -73,6 +78,7 @@ if TYPE_CHECKING:
     )
     from torchx.specs.options import (
         CfgVal,
+        get_type_name,
         runopt,
         runopts,
     )
@@ -123,6 +129,12 @@ _LAZY: dict[str, str] = {
     "MalformedAppHandleException": "torchx.specs.errors",
     "SpecError": "torchx.specs.errors",
     "UnknownNamedResourceException": "torchx.specs.errors",
+    "UnknownAppError": "torchx.specs.errors",
+    "UnknownAppException": "torchx.specs.errors",
+    "UnknownSchedulerError": "torchx.specs.errors",
+    "UnknownSchedulerException": "torchx.specs.errors",
+    "materialize_appdef": "torchx.specs.builders",
+    "get_type_name": "torchx.specs.options",
     "AppHandle": "torchx.specs.handles",
     "ParsedAppHandle": "torchx.specs.handles",
     "make_app_handle": "torchx.specs.handles",
@@ -192,15 +204,21 @@ __all__ = [
     "RoleStatus",
     "SpecError",
     "StructuredOpts",
+    "UnknownAppError",
+    "UnknownAppException",
     "UnknownNamedResourceException",
+    "UnknownSchedulerError",
+    "UnknownSchedulerException",
     "VolumeMount",
     "Workspace",
     "__version__",
     "get_named_resources",
+    "get_type_name",
     "is_started",
     "is_terminal",
     "macros",
     "make_app_handle",
+    "materialize_appdef",
     "named_resources",
     "parse_app_handle",
     "parse_mounts",

@@ -125,7 +125,8 @@ def resource(
 
     When ``h`` is set it takes precedence and the raw specs are ignored; an unknown
     name raises :class:`~torchx.specs.errors.UnknownNamedResourceException` with the
-    nearest registered name. Raw specs left out default to 1 cpu, 0 gpu, 1024 MB.
+    nearest registered name. Raw specs left out default to 2 cpus, 0 gpus and 1024 MB
+    (upstream's defaults).
 
     >>> resource(cpu=4, gpu=1, memMB=8192)
     Resource(cpu=4, gpu=1, memMB=8192, capabilities={}, devices={}, tags={})
@@ -140,7 +141,7 @@ def resource(
         from torchx.specs.resources import get_named_resources
 
         return get_named_resources(h)
-    values = {"cpu": (cpu, 1), "gpu": (gpu, 0), "memMB": (memMB, 1024)}
+    values = {"cpu": (cpu, 2), "gpu": (gpu, 0), "memMB": (memMB, 1024)}
     resolved: dict[str, int] = {}
     for key, (given, default) in values.items():
         value = default if given is None else given

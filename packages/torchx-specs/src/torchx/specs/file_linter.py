@@ -4,10 +4,13 @@ A *component* is a plain Python function returning an :class:`~torchx.specs.AppD
 The runner turns its signature into a command line parser and its docstring into
 the help text, so the function must be written in a form the runner understands:
 
-1. it has a Google-style docstring (the ``Args:`` section becomes per-argument help);
+1. it has a Google-style docstring (the ``Args:`` section becomes per-argument help;
+   a component without one still runs, so :func:`validate` does not require it by
+   default, as upstream: add :class:`DocstringValidator` to enforce it);
 2. every parameter is annotated with a type the CLI can parse: ``str``, ``int``,
    ``float``, ``bool``, ``list[X]`` / ``List[X]``, ``dict[K, V]`` / ``Dict[K, V]``
-   (``X``, ``K``, ``V`` among those four primitives), or any of these made optional
+   (``X``, ``K``, ``V`` among those four primitives, and ``V`` also ``list[X]``),
+   or any of these made optional
    with ``Optional[...]``, ``Union[..., None]`` or ``... | None``;
 3. it is annotated as returning ``AppDef`` (also spelt ``specs.AppDef``,
    ``torchx.specs.AppDef`` or ``torchx.specs.api.AppDef``).
@@ -40,18 +43,23 @@ component is fine):
 ...     for m in validate(path, "bad"):
 ...         print(m.line, m.description)
 []
-13 `bad` has no docstring; add a Google-style docstring with an Args: section
 13 argument `msg` of `bad` has no type annotation; annotate it, e.g. `msg: str`
-13 argument `n` of `bad` has type `object`, which components do not support; use str, int, float, bool, list[X], dict[K, V] or Optional of these
+13 argument `n` of `bad` has type `object`, which components do not support; use str, int, float, bool, list[X], dict[K, V], dict[K, list[V]] or Optional of these
 13 `bad` returns `dict`; components must be annotated `-> AppDef`
 
-:func:`get_fn_docstring` gives the runner the help texts of an imported component.
-Custom rules plug in as :class:`ComponentFunctionValidator` subclasses.
+The default rules are upstream's two validators, :class:`ArgTypeValidator` and
+:class:`ReturnTypeValidator`; :class:`TorchFunctionValidator` adds the docstring
+rule (:class:`DocstringValidator`). Custom rules plug in as
+:class:`ComponentFunctionValidator` subclasses; :class:`ComponentFnVisitor` applies
+them while walking a syntax tree. :func:`get_fn_docstring` gives the runner the
+help texts of an imported component, and :class:`TorchXArgumentHelpFormatter`
+shows each option's default, or that it is required, in argparse help.
 """
 
 from __future__ import annotations
 
 import abc
+import argparse
 import ast
 import inspect
 from collections.abc import Callable, Sequence
@@ -59,9 +67,14 @@ from collections.abc import Callable, Sequence
 import attrs
 
 __all__ = [
+    "ArgTypeValidator",
+    "ComponentFnVisitor",
     "ComponentFunctionValidator",
+    "DocstringValidator",
     "LinterMessage",
+    "ReturnTypeValidator",
     "TorchFunctionValidator",
+    "TorchXArgumentHelpFormatter",
     "get_fn_docstring",
     "parse_docstring_args",
     "validate",
@@ -91,7 +104,7 @@ class ComponentFunctionValidator(abc.ABC):
     """Base class of the rules :func:`validate` applies to a component function.
 
     Subclass it and pass instances in ``validate(..., validators=[...])`` to enforce
-    house rules; the default is ``[TorchFunctionValidator()]``.
+    house rules; the default is ``[ArgTypeValidator(), ReturnTypeValidator()]``.
     """
 
     @abc.abstractmethod
@@ -106,6 +119,10 @@ class ComponentFunctionValidator(abc.ABC):
             char=getattr(node, "col_offset", 0),
         )
 
+    def _gen_linter_message(self, description: str, lineno: int) -> LinterMessage:
+        """A finding at ``lineno`` named after the validator (upstream's helper)."""
+        return LinterMessage(name=type(self).__name__, description=description, line=lineno, char=0)
+
 
 # ----------------------------------------------------------------- type annotations
 
@@ -115,7 +132,7 @@ _DICTS = frozenset({"dict", "Dict"})
 _APPDEF_SPELLINGS = frozenset(
     {"AppDef", "specs.AppDef", "torchx.specs.AppDef", "torchx.specs.api.AppDef", "api.AppDef"}
 )
-_SUPPORTED = "str, int, float, bool, list[X], dict[K, V] or Optional of these"
+_SUPPORTED = "str, int, float, bool, list[X], dict[K, V], dict[K, list[V]] or Optional of these"
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -177,6 +194,15 @@ def _is_primitive(node: ast.expr) -> bool:
     return _typing_name(_unquote(node)) in _PRIMITIVES
 
 
+def _is_list_of_primitive(node: ast.expr) -> bool:
+    node = _unquote(node)
+    return (
+        isinstance(node, ast.Subscript)
+        and _typing_name(node.value) in _LISTS
+        and _is_primitive(node.slice)
+    )
+
+
 def _is_supported(node: ast.expr, allow_optional: bool = True) -> bool:
     """Whether an annotation is a type the component argument parser can build."""
     node = _unquote(node)
@@ -195,7 +221,11 @@ def _is_supported(node: ast.expr, allow_optional: bool = True) -> bool:
             return _is_primitive(node.slice)
         if name in _DICTS:
             elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else []
-            return len(elts) == 2 and all(_is_primitive(e) for e in elts)
+            return (
+                len(elts) == 2
+                and _is_primitive(elts[0])
+                and (_is_primitive(elts[1]) or _is_list_of_primitive(elts[1]))
+            )
         return False
     return _is_primitive(node)
 
@@ -205,27 +235,37 @@ def _is_appdef(node: ast.expr) -> bool:
     return _dotted(node) in _APPDEF_SPELLINGS
 
 
-class TorchFunctionValidator(ComponentFunctionValidator):
-    """The default rules: a docstring, supported parameter types, ``-> AppDef``.
+class DocstringValidator(ComponentFunctionValidator):
+    """The function has a docstring (message name ``"docstring"``).
 
-    Message names: ``"docstring"``, ``"arg-annotation"``, ``"arg-type"``,
-    ``"return-type"``. A ``*args`` parameter must be annotated with a primitive
-    (the type of each element); ``**kwargs`` is not supported because the command
-    line parser cannot know its names.
+    Not among :func:`validate`'s defaults: a component without a docstring runs,
+    its help then says only the parameters' names.
+    """
+
+    def validate(self, app_specs_func_def: ast.FunctionDef) -> list[LinterMessage]:
+        fn = app_specs_func_def
+        if ast.get_docstring(fn):
+            return []
+        return [
+            self._message(
+                "docstring",
+                f"`{fn.name}` has no docstring; add a Google-style docstring with an Args: section",
+                fn,
+            )
+        ]
+
+
+class ArgTypeValidator(ComponentFunctionValidator):
+    """Every parameter is annotated with a type the command line parser can build.
+
+    Message names ``"arg-annotation"`` and ``"arg-type"``. A ``*args`` parameter
+    must be annotated with a primitive (the type of each element); ``**kwargs``
+    is not supported because the command line parser cannot know its names.
     """
 
     def validate(self, app_specs_func_def: ast.FunctionDef) -> list[LinterMessage]:
         fn = app_specs_func_def
         messages: list[LinterMessage] = []
-        if not ast.get_docstring(fn):
-            messages.append(
-                self._message(
-                    "docstring",
-                    f"`{fn.name}` has no docstring; add a Google-style docstring with an "
-                    "Args: section",
-                    fn,
-                )
-            )
         args = fn.args
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
             messages.extend(self._check_arg(fn, arg, vararg=False))
@@ -240,7 +280,6 @@ class TorchFunctionValidator(ComponentFunctionValidator):
                     args.kwarg,
                 )
             )
-        messages.extend(self._check_return(fn))
         return messages
 
     def _check_arg(self, fn: ast.FunctionDef, arg: ast.arg, vararg: bool) -> list[LinterMessage]:
@@ -267,6 +306,13 @@ class TorchFunctionValidator(ComponentFunctionValidator):
             )
         ]
 
+
+class ReturnTypeValidator(ComponentFunctionValidator):
+    """The function is annotated as returning ``AppDef`` (message name ``"return-type"``)."""
+
+    def validate(self, app_specs_func_def: ast.FunctionDef) -> list[LinterMessage]:
+        return self._check_return(app_specs_func_def)
+
     def _check_return(self, fn: ast.FunctionDef) -> list[LinterMessage]:
         if fn.returns is None:
             return [
@@ -289,6 +335,79 @@ class TorchFunctionValidator(ComponentFunctionValidator):
         ]
 
 
+class TorchFunctionValidator(ComponentFunctionValidator):
+    """All three rules: a docstring, supported parameter types, ``-> AppDef``.
+
+    Stricter than :func:`validate`'s default (which leaves out the docstring), for
+    projects that want every component documented:
+    ``validate(path, fn, validators=[TorchFunctionValidator()])``.
+    """
+
+    def validate(self, app_specs_func_def: ast.FunctionDef) -> list[LinterMessage]:
+        return [
+            *DocstringValidator().validate(app_specs_func_def),
+            *ArgTypeValidator().validate(app_specs_func_def),
+            *ReturnTypeValidator().validate(app_specs_func_def),
+        ]
+
+
+def _default_validators() -> list[ComponentFunctionValidator]:
+    return [ArgTypeValidator(), ReturnTypeValidator()]
+
+
+class ComponentFnVisitor(ast.NodeVisitor):
+    """Walks a module's syntax tree and applies ``validators`` to one function.
+
+    After ``visit(tree)``, :attr:`linter_errors` holds the findings for the
+    top-level function named ``component_function_name`` (the last definition
+    wins, as when the module runs) and :attr:`visited_function` its node, or None
+    when the module has no such function.
+    """
+
+    def __init__(
+        self,
+        component_function_name: str,
+        validators: Sequence[ComponentFunctionValidator] | None = None,
+    ) -> None:
+        self.component_function_name = component_function_name
+        self.validators = list(_default_validators() if validators is None else validators)
+        self.linter_errors: list[LinterMessage] = []
+        self.visited_function: ast.FunctionDef | None = None
+
+    def visit_Module(self, node: ast.Module) -> None:
+        for child in node.body:  # top level only: a nested function is not a component
+            if isinstance(child, ast.FunctionDef) and child.name == self.component_function_name:
+                self.visited_function = child
+        if self.visited_function is not None:
+            self.visit_FunctionDef(self.visited_function)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self.linter_errors = []
+        for validator in self.validators:
+            self.linter_errors.extend(validator.validate(node))
+
+
+class TorchXArgumentHelpFormatter(argparse.HelpFormatter):
+    """Argparse help that ends each option's text with ``(required)`` or its default.
+
+    >>> parser = argparse.ArgumentParser(prog="c", formatter_class=TorchXArgumentHelpFormatter)
+    >>> _ = parser.add_argument("--n", type=int, default=2, help="replicas")
+    >>> _ = parser.add_argument("--script", required=True, help="the program")
+    >>> lines = parser.format_help().splitlines()
+    >>> [line.split(None, 2)[-1] for line in lines if "replicas" in line or "program" in line]
+    ['replicas (default: 2)', 'the program (required)']
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        help = action.help or ""
+        if action.required:
+            return f"{help} (required)".strip()
+        default = action.default
+        if default is None or default is argparse.SUPPRESS or action.nargs == 0:
+            return help
+        return f"{help} (default: {str(default).replace('%', '%%')})".strip()
+
+
 # ---------------------------------------------------------------------- validate()
 
 
@@ -308,9 +427,12 @@ def validate(
 
     Finds the top-level function ``component_function`` in the Python file at
     ``path`` and applies each validator to it (by default
-    :class:`TorchFunctionValidator`: Google-style docstring, every parameter
+    :class:`ArgTypeValidator` and :class:`ReturnTypeValidator`: every parameter
     annotated with a supported type, return annotated as ``AppDef``). The file is
     parsed, never imported, so linting a component runs none of its code.
+
+    No docstring is not a finding by default (the component runs); pass
+    ``validators=[TorchFunctionValidator()]`` to require one.
 
     A file that cannot be read or parsed, or that has no such function, gives a
     single message (names ``"file"``, ``"syntax"``, ``"function"``) rather than
@@ -319,7 +441,8 @@ def validate(
     Args:
         path: path to the Python source file.
         component_function: name of the function to validate.
-        validators: rules to apply; defaults to ``[TorchFunctionValidator()]``.
+        validators: rules to apply; defaults to
+            ``[ArgTypeValidator(), ReturnTypeValidator()]``.
 
     Returns:
         The findings, in validator order; empty when the component is fine.
@@ -370,7 +493,7 @@ def validate(
             )
         ]
     messages: list[LinterMessage] = []
-    for validator in [TorchFunctionValidator()] if validators is None else validators:
+    for validator in _default_validators() if validators is None else validators:
         messages.extend(validator.validate(found))
     return messages
 

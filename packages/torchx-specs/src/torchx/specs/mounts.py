@@ -86,7 +86,12 @@ def _build(
         raise InvalidMountException(f"missing 'dst' {where}; {_FORM}")
     read_only = "readonly" in flags
     if kind == "bind":
-        return BindMount(src_path=fields["src"], dst_path=fields["dst"], read_only=read_only)
+        src = fields["src"]
+        if src.startswith("~"):
+            import os.path
+
+            src = os.path.expanduser(src)
+        return BindMount(src_path=src, dst_path=fields["dst"], read_only=read_only)
     return VolumeMount(src=fields["src"], dst_path=fields["dst"], read_only=read_only)
 
 
@@ -95,8 +100,9 @@ def parse_mounts(opts: list[str]) -> list[BindMount | VolumeMount | DeviceMount]
 
     Each string may hold several comma-separated ``key=value`` tokens, and several
     mounts may follow each other in one list; ``type=`` must come first in each mount.
-    Raises :class:`~torchx.specs.errors.InvalidMountException` (a ``ValueError``)
-    naming the bad token.
+    A bind source starting with ``~`` is expanded to the home directory.
+    Raises :class:`~torchx.specs.errors.InvalidMountException` (a ``ValueError``,
+    and a ``KeyError`` as upstream raised) naming the bad token.
 
     >>> parse_mounts(["type=volume", "src=cache", "dst=/cache"])
     [VolumeMount(src='cache', dst_path='/cache', read_only=False)]

@@ -70,6 +70,21 @@ def type_name(tp: Any) -> str:
     return getattr(tp, "__name__", str(tp))
 
 
+def get_type_name(tp: Any) -> str:
+    """The name upstream TorchX prints for a type: ``__name__`` for a class, else ``str()``.
+
+    Unlike :func:`type_name` it spells ``typing`` generics as Python does, as
+    upstream's ``torchx.specs.get_type_name`` did.
+
+    >>> from typing import List
+    >>> get_type_name(int), get_type_name(List[str])
+    ('int', 'typing.List[str]')
+    """
+    if getattr(tp, "__module__", None) != "typing" and hasattr(tp, "__name__"):
+        return str(tp.__name__)
+    return str(tp)
+
+
 def _split_items(value: str) -> list[str]:
     return [item.strip() for item in re.split(r"[,;]", value) if item.strip()]
 
@@ -255,6 +270,8 @@ class runopts:
         """
         _check_type(type_, cfg_key)
         type_ = _strip_optional(type_)
+        if _is_dict_type(type_) and isinstance(default, list) and not default:
+            default = {}  # upstream took an empty list as an empty mapping
         if required and default is not None:
             raise ValueError(f"run option {cfg_key!r} is required, so it must not have a default")
         if default is not None and not runopts.is_type(default, type_):

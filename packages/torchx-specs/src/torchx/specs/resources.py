@@ -9,6 +9,9 @@ come from two places, looked up in this order:
    the generic sizes this way) or upstream's legacy ``torchx.named_resources``
    entry-point group.
 
+``NULL`` and ``MISSING`` are reserved, as upstream: both give
+:data:`~torchx.specs.NULL_RESOURCE`, the "no resource given" marker.
+
 >>> from torchx.specs import named_resources
 >>> named_resources["cpu.small"].memMB
 2048
@@ -32,7 +35,7 @@ import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from torchx.specs.api import FRACTIONAL_TAG, NAMED_RESOURCE_TAG, Resource
+from torchx.specs.api import FRACTIONAL_TAG, NAMED_RESOURCE_TAG, NULL_RESOURCE, Resource
 from torchx.specs.errors import (
     InvalidResourceException,
     UnknownNamedResourceException,
@@ -46,6 +49,9 @@ ResourceFactory = Callable[[], Resource]
 
 # name -> factory; filled by @register.named_resource in this process
 _REGISTERED: dict[str, ResourceFactory] = {}
+
+# upstream's reserved names for "no resource given"
+_RESERVED: frozenset[str] = frozenset({"NULL", "MISSING"})
 
 
 def _tagged(res: Resource, name: str, fractional: bool) -> Resource:
@@ -146,12 +152,14 @@ def get_named_resources(res: str) -> Resource:
     Raises :class:`~torchx.specs.errors.UnknownNamedResourceException` (a ValueError
     and a KeyError) with the nearest registered name when there is none.
     """
+    if res in _RESERVED:
+        return NULL_RESOURCE
     if res in _REGISTERED:
         return _materialize(res, _REGISTERED[res])
     entries = _plugin_entries()
     entry = entries.get(res)
     if entry is None:
-        names = sorted({*_REGISTERED, *entries})
+        names = sorted({*_REGISTERED, *entries, *_RESERVED})
         raise UnknownNamedResourceException(
             f"unknown named resource {res!r}{did_you_mean(res, names)}"
         )
@@ -165,7 +173,7 @@ class _NamedResources(Mapping[str, Resource]):
         return get_named_resources(name)
 
     def _names(self) -> list[str]:
-        return sorted({*_REGISTERED, *_plugin_entries()})
+        return sorted({*_REGISTERED, *_plugin_entries(), *_RESERVED})
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names())
@@ -174,7 +182,9 @@ class _NamedResources(Mapping[str, Resource]):
         return len(self._names())
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and (name in _REGISTERED or name in _plugin_entries())
+        return isinstance(name, str) and (
+            name in _REGISTERED or name in _RESERVED or name in _plugin_entries()
+        )
 
     def __repr__(self) -> str:
         return f"named_resources({', '.join(self._names())})"

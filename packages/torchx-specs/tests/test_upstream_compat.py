@@ -1,0 +1,192 @@
+"""Code written against upstream TorchX's documented ``torchx.specs`` API runs unchanged.
+
+Each test uses the names the way upstream's documentation does (imports, argument
+names, the exceptions caught), then checks what upstream's docs say comes out.
+"""
+
+# upstream users write typing.Dict/List/Optional: these tests do too, on purpose
+# ruff: noqa: UP006, UP035, UP045
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import textwrap
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import pytest
+
+import torchx.specs as specs
+from torchx.specs import AppDef, Role
+
+
+def _comp(
+    name: str,
+    env: Optional[Dict[str, List[str]]] = None,
+    tags: Optional[List[str]] = None,
+    n: int = 1,
+    *args: str,
+) -> AppDef:
+    """A component with Optional containers.
+
+    Args:
+        name: the app's name
+        env: variables, each a list of values
+        tags: labels
+        n: replicas
+        args: the program's arguments
+    """
+    flat = {k: ":".join(v) for k, v in (env or {}).items()}
+    return AppDef(
+        name=name,
+        roles=[
+            Role(name, image=".", entrypoint="/bin/true", args=list(args), env=flat, num_replicas=n)
+        ],
+        metadata={"tags": ",".join(tags or [])},
+    )
+
+
+def test_unknown_exceptions_are_the_error_classes_under_both_names() -> None:
+    from torchx.specs import UnknownAppException, UnknownSchedulerException
+    from torchx.specs.errors import UnknownAppError, UnknownSchedulerError
+
+    assert UnknownAppException is UnknownAppError
+    assert UnknownSchedulerException is UnknownSchedulerError
+    with pytest.raises(UnknownSchedulerException):
+        raise UnknownSchedulerError("unknown scheduler 'nope'")
+    with pytest.raises(KeyError):  # upstream raised a KeyError for an unknown backend
+        raise UnknownSchedulerException("unknown scheduler 'nope'")
+
+
+def test_get_type_name_prints_as_upstream() -> None:
+    assert specs.get_type_name(int) == "int"
+    assert specs.get_type_name(str) == "str"
+    assert specs.get_type_name(List[str]) == "typing.List[str]"
+    assert specs.get_type_name(Dict[str, str]) == "typing.Dict[str, str]"
+
+
+def test_materialize_appdef_from_torchx_specs_with_upstream_arguments() -> None:
+    app = specs.materialize_appdef(
+        _comp,
+        ["--name", "hi", "--env", "PATH=/a,/b,MODE=fast", "--tags", "x,y", "--", "--lr", "1"],
+        {"n": "3"},  # cmpnt_defaults: strings, as read from .torchxconfig
+    )
+    role = app.roles[0]
+    assert (app.name, role.num_replicas, role.args) == ("hi", 3, ["--lr", "1"])
+    assert role.env == {"PATH": "/a:/b", "MODE": "fast"}
+    assert app.metadata == {"tags": "x,y"}
+
+
+def test_builders_module_names_and_config_values() -> None:
+    from torchx.specs.builders import make_app_handle, materialize_appdef, parse_args, parse_mounts
+
+    # config: Python values that win over the command line; a name it gives is not required
+    app = materialize_appdef(_comp, ["--n", "2"], config={"name": "from_config", "n": 5})
+    assert (app.name, app.roles[0].num_replicas) == ("from_config", 5)
+    ns = parse_args(_comp, ["--name", "a", "--env", "K=v1,v2", "p", "q"])
+    assert isinstance(ns, argparse.Namespace)
+    assert vars(ns) == {
+        "name": "a",
+        "env": {"K": ["v1", "v2"]},
+        "tags": None,
+        "n": 1,
+        "args": ["p", "q"],
+    }
+    assert make_app_handle("local", "s", "app-1") == "local://s/app-1"
+    assert parse_mounts(["type=volume,src=v,dst=/v"]) == [specs.VolumeMount(src="v", dst_path="/v")]
+
+
+def test_parse_mounts_expands_home_and_fails_as_a_key_error() -> None:
+    mounts = specs.parse_mounts(["type=bind,src=~/data,dst=/data,readonly"])
+    assert mounts == [
+        specs.BindMount(src_path=os.path.expanduser("~/data"), dst_path="/data", read_only=True)
+    ]
+    assert not mounts[0].src_path.startswith("~")
+    with pytest.raises(KeyError):  # upstream's exception for a bad option
+        specs.parse_mounts(["src=/a,dst=/b"])
+    with pytest.raises(KeyError):
+        specs.parse_mounts(["type=bind,source=/a,dst=/b,colour=red"])
+
+
+def test_resource_without_arguments_is_upstreams_default() -> None:
+    assert specs.resource() == specs.Resource(cpu=2, gpu=0, memMB=1024)
+
+
+@pytest.mark.parametrize("name", ["NULL", "MISSING"])
+def test_reserved_named_resources(name: str) -> None:
+    assert specs.named_resources[name] is specs.NULL_RESOURCE
+    assert name in specs.named_resources
+    assert specs.resource(h=name) is specs.NULL_RESOURCE
+
+
+def test_runopts_dict_option_with_an_empty_list_default() -> None:
+    opts = specs.runopts()
+    opts.add("labels", type_=Dict[str, str], default=[], help="labels of the job")
+    cfg = opts.resolve({})
+    assert cfg["labels"] == {}
+
+
+def _lint(
+    tmp_path: Path, source: str, fn: str, validators: list[object] | None = None
+) -> list[str]:
+    from torchx.specs.file_linter import validate
+
+    path = tmp_path / "comp.py"
+    path.write_text(textwrap.dedent(source))
+    return [m.description for m in validate(str(path), fn, validators)]  # type: ignore[arg-type]
+
+
+def test_validate_does_not_require_a_docstring(tmp_path: Path) -> None:
+    source = """
+        from typing import Dict, List, Optional
+        from torchx.specs import AppDef
+
+        def comp(env: Optional[Dict[str, List[str]]] = None) -> AppDef:
+            return AppDef(name="x")
+    """
+    assert _lint(tmp_path, source, "comp") == []
+
+
+def test_documented_validator_classes(tmp_path: Path) -> None:
+    from torchx.specs.file_linter import (
+        ArgTypeValidator,
+        ComponentFnVisitor,
+        ComponentFunctionValidator,
+        LinterMessage,
+        ReturnTypeValidator,
+    )
+
+    source = """
+        def comp(a: object) -> int:
+            '''Doc.'''
+    """
+    assert issubclass(ArgTypeValidator, ComponentFunctionValidator)
+    only_return = _lint(tmp_path, source, "comp", [ReturnTypeValidator()])
+    assert len(only_return) == 1 and "-> AppDef" in only_return[0]
+    only_args = _lint(tmp_path, source, "comp", [ArgTypeValidator()])
+    assert len(only_args) == 1 and "`object`" in only_args[0]
+
+    class NoUnderscore(ComponentFunctionValidator):
+        def validate(self, app_specs_func_def: ast.FunctionDef) -> list[LinterMessage]:
+            if "_" in app_specs_func_def.name:
+                return [self._gen_linter_message("no underscores", app_specs_func_def.lineno)]
+            return []
+
+    visitor = ComponentFnVisitor("my_comp", [NoUnderscore()])
+    visitor.visit(ast.parse("def other(): pass\n\ndef my_comp(): pass\n"))
+    assert [(m.name, m.description, m.line) for m in visitor.linter_errors] == [
+        ("NoUnderscore", "no underscores", 3)
+    ]
+
+
+def test_help_formatter_shows_defaults_and_required() -> None:
+    from torchx.specs.file_linter import TorchXArgumentHelpFormatter
+
+    parser = argparse.ArgumentParser(prog="comp", formatter_class=TorchXArgumentHelpFormatter)
+    parser.add_argument("--image", default="pytorch:latest", help="container image")
+    parser.add_argument("--script", required=True, help="the script")
+    text = " ".join(parser.format_help().split())
+    assert "container image (default: pytorch:latest)" in text
+    assert "the script (required)" in text
