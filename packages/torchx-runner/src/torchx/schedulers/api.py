@@ -251,7 +251,8 @@ class Scheduler(abc.ABC, Generic[T]):
            (:meth:`WorkspaceMixin.plan_workspaces`), and the returned info has
            ``needs_workspace_build`` set (:meth:`build_workspaces_of` finishes it);
         5. :meth:`_validate`;
-        6. the request is made as :meth:`submit_dryrun` makes it.
+        6. the request is made as :meth:`submit_dryrun` makes it (by the subclass's
+           own ``submit_dryrun`` when it overrides it, as upstream wrappers do).
 
         ``Scheduler.submit`` and the Runner both go through here.
         """
@@ -314,7 +315,25 @@ class Scheduler(abc.ABC, Generic[T]):
             assert isinstance(self, WorkspaceMixin)
             self.build_workspaces(work.roles, resolved)
         self._validate(work, self.backend, resolved)
+        if type(self).submit_dryrun is not Scheduler.submit_dryrun:
+            return self._overridden_dryrun(work, resolved)
         return self._dryrun_of_copy(work, resolved)
+
+    def _overridden_dryrun(self, work: AppDef, resolved: dict[str, CfgVal]) -> AppDryRunInfo[Any]:
+        """Step 6 through a subclass's own :meth:`submit_dryrun` (upstream users' wrappers).
+
+        Upstream's Runner called the public ``submit_dryrun``, so a subclass that
+        overrides it (to add to the request, say) is honoured here too. The base
+        method is skipped when not overridden: it would copy the app once more.
+        """
+        info = self.submit_dryrun(work, resolved)
+        # a wrapper that built its own info may have left these unset (reading one raises)
+        for name, value in (("app", work), ("cfg", resolved), ("scheduler", self.backend)):
+            try:
+                getattr(info, name)
+            except SpecError:
+                setattr(info, name, value)
+        return info
 
     def submit(
         self,
