@@ -42,6 +42,7 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, 
 
 
 def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
 
@@ -59,11 +60,11 @@ def test_no_config_files(dirs: dict[str, Path]) -> None:
 def test_nearest_upward_then_home(dirs: dict[str, Path]) -> None:
     home = write(dirs["home"] / ".torchxconfig", "[fake]\nqueue = home\npriority = 1\n")
     proj = write(dirs["proj"] / ".torchxconfig", "[fake]\nqueue = proj\n")
-    assert config.find_configs() == [proj, home]
+    assert config.find_configs() == [str(proj), str(home)]
     assert config.get_scheduler_cfg("fake", opts()) == {"queue": "proj", "priority": 1}
     # only the nearest project file counts, not every parent
     sub = write(dirs["sub"] / ".torchxconfig", "[fake]\ntags = x,y\n")
-    assert config.find_configs() == [sub, home]
+    assert config.find_configs() == [str(sub), str(home)]
     assert config.get_scheduler_cfg("fake", opts()) == {
         "tags": ["x", "y"],
         "queue": "home",
@@ -73,8 +74,8 @@ def test_nearest_upward_then_home(dirs: dict[str, Path]) -> None:
 
 def test_home_found_once_when_it_is_also_the_nearest(dirs: dict[str, Path]) -> None:
     home = write(dirs["home"] / ".torchxconfig", "[fake]\nqueue = home\n")
-    assert config.find_configs() == [home]
-    assert config.find_configs(cwd=dirs["tmp"]) == [home]  # outside home: home still read
+    assert config.find_configs() == [str(home)]
+    assert config.find_configs(cwd=dirs["tmp"]) == [str(home)]  # outside home: home still read
 
 
 def test_torchxconfig_env_is_the_only_file(
@@ -83,11 +84,35 @@ def test_torchxconfig_env_is_the_only_file(
     write(dirs["home"] / ".torchxconfig", "[fake]\nqueue = home\npriority = 1\n")
     explicit = write(dirs["tmp"] / "my.ini", "[fake]\nqueue = env\n")
     monkeypatch.setenv(config.ENV_TORCHXCONFIG, str(explicit))
-    assert config.find_configs() == [explicit]
+    assert config.find_configs() == [str(explicit)]
     assert config.get_scheduler_cfg("fake", opts()) == {"queue": "env"}
     monkeypatch.setenv(config.ENV_TORCHXCONFIG, "missing.ini")
     with pytest.raises(ConfigError, match=r"TORCHXCONFIG=missing\.ini names no file"):
         config.find_configs()
+
+
+def test_upstream_dirs_are_read_in_order_the_first_winning(dirs: dict[str, Path]) -> None:
+    # upstream's calls: config.apply(scheduler, cfg, dirs=[...]) and friends
+    write(dirs["home"] / ".torchxconfig", "[fake]\nqueue = home\n")
+    one = write(dirs["tmp"] / "one" / ".torchxconfig", "[fake]\nqueue = one\n[cli:run]\nx = 1\n")
+    two = write(
+        dirs["tmp"] / "two" / ".torchxconfig",
+        "[fake]\nqueue = two\npriority = 2\n[cli:run]\nx = 2\ny = 2\n",
+    )
+    empty = dirs["tmp"] / "none"
+    empty.mkdir()
+    chosen = [str(empty), str(one.parent), str(two.parent)]
+    assert config.find_configs(dirs=chosen) == [str(one), str(two)]
+    assert config.find_configs(chosen[::-1]) == [str(two), str(one)]
+    assert all(isinstance(p, str) for p in config.find_configs())
+    cfg: dict[str, Any] = {}
+    config.apply("fake", cfg, dirs=chosen, run_opts=opts())
+    assert cfg == {"queue": "one", "priority": 2}  # neither home nor the project file
+    assert config.get_configs("cli", "run", dirs=chosen) == {"x": "1", "y": "2"}
+    assert config.get_config("cli", "run", "y", dirs=chosen) == "2"
+    assert config.load_sections("cli", dirs=[str(two.parent)]) == {"run": {"x": "2", "y": "2"}}
+    # no dirs (or an empty list), as upstream: the usual files
+    assert config.find_configs(dirs=[]) == config.find_configs()
 
 
 def test_apply_explicit_wins(dirs: dict[str, Path]) -> None:

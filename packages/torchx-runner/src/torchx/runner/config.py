@@ -57,6 +57,10 @@ from torchx.specs.errors import SpecError, did_you_mean
 if TYPE_CHECKING:
     from torchx.specs.options import CfgVal, runopts
 
+#: upstream's ``dirs=``: directories whose ``.torchxconfig`` is read, the first winning
+#: (one directory may be given as a plain path)
+Dirs = Iterable[str | os.PathLike[str]] | str | os.PathLike[str] | None
+
 __all__ = [
     "CONFIG_FILE",
     "ENV_TORCHXCONFIG",
@@ -125,12 +129,18 @@ class ConfigLayer:
 # --- finding and reading files ---------------------------------------------------------
 
 
-def find_configs(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
-    """The config files to read, nearest (highest precedence) first.
+def find_configs(
+    dirs: Dirs = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+) -> list[str]:
+    """The paths of the config files to read, highest precedence first.
 
-    ``$TORCHXCONFIG`` if set (it must exist); else the nearest ``.torchxconfig`` from
-    ``cwd`` (default: the current directory) upward, then ``~/.torchxconfig``; only
-    files that exist, each once.
+    ``$TORCHXCONFIG`` if set (it must exist); else, when ``dirs`` is given
+    (upstream's argument), the ``.torchxconfig`` of each of those directories that
+    has one, in their order; else the nearest ``.torchxconfig`` from ``cwd``
+    (default: the current directory) upward, then ``~/.torchxconfig``. Only files
+    that exist, each once.
     """
     explicit = os.environ.get(ENV_TORCHXCONFIG)
     if explicit:
@@ -142,8 +152,15 @@ def find_configs(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
                 f"{ENV_TORCHXCONFIG}={explicit} names no file: create it, or unset "
                 f"{ENV_TORCHXCONFIG} to use ./{CONFIG_FILE} and ~/{CONFIG_FILE}"
             )
-        return [path]
+        return [str(path)]
     found: list[Path] = []
+    chosen = [dirs] if isinstance(dirs, str | os.PathLike) else list(dirs or ())
+    if chosen:  # upstream: no dirs, or none, means the usual files
+        for directory in chosen:
+            candidate = Path(os.path.expanduser(directory)) / CONFIG_FILE
+            if candidate.is_file() and not any(_same_file(candidate, p) for p in found):
+                found.append(candidate)
+        return [str(p) for p in found]
     here = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
     for directory in (here, *here.parents):
         candidate = directory / CONFIG_FILE
@@ -155,7 +172,7 @@ def find_configs(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
         user = Path(home) / CONFIG_FILE
         if user.is_file() and not any(_same_file(user, p) for p in found):
             found.append(user)
-    return found
+    return [str(p) for p in found]
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -215,9 +232,11 @@ def _parse(text: str, source: str) -> dict[str, dict[str, str]]:
     return {name: dict(parser.items(name)) for name in parser.sections()}
 
 
-def load_layers(cwd: str | os.PathLike[str] | None = None) -> list[ConfigLayer]:
+def load_layers(
+    cwd: str | os.PathLike[str] | None = None, *, dirs: Dirs = None
+) -> list[ConfigLayer]:
     """Every config file of :func:`find_configs`, parsed, nearest first."""
-    return [read_config(p) for p in find_configs(cwd)]
+    return [read_config(p) for p in find_configs(dirs, cwd=cwd)]
 
 
 # --- generic sections ------------------------------------------------------------------
@@ -232,24 +251,40 @@ def _merged(layers: Iterable[ConfigLayer], section: str) -> dict[str, str]:
 
 
 def get_configs(
-    prefix: str, name: str, cwd: str | os.PathLike[str] | None = None
+    prefix: str,
+    name: str,
+    dirs: Dirs = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> dict[str, str]:
-    """The merged ``[prefix:name]`` section (nearer files win per key), raw strings."""
-    return _merged(load_layers(cwd), f"{prefix}:{name}")
+    """The merged ``[prefix:name]`` section (nearer files win per key), raw strings.
+
+    ``dirs``: directories to read ``.torchxconfig`` from, the first winning (upstream's
+    argument; see :func:`find_configs`).
+    """
+    return _merged(load_layers(cwd, dirs=dirs), f"{prefix}:{name}")
 
 
 def get_config(
-    prefix: str, name: str, key: str, cwd: str | os.PathLike[str] | None = None
+    prefix: str,
+    name: str,
+    key: str,
+    dirs: Dirs = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> str | None:
     """One value of the ``[prefix:name]`` section, or None."""
-    return get_configs(prefix, name, cwd).get(key)
+    return get_configs(prefix, name, dirs, cwd=cwd).get(key)
 
 
 def load_sections(
-    prefix: str, cwd: str | os.PathLike[str] | None = None
+    prefix: str,
+    dirs: Dirs = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> dict[str, dict[str, str]]:
     """Every ``[prefix:<name>]`` section as ``{name: {key: value}}``, merged per key."""
-    layers = load_layers(cwd)
+    layers = load_layers(cwd, dirs=dirs)
     names: list[str] = []
     for layer in layers:
         for section in layer.sections:
@@ -263,7 +298,7 @@ def get_component_defaults(
     cwd: str | os.PathLike[str] | None = None,
 ) -> dict[str, dict[str, str]]:
     """Default component arguments: ``{"dist.ddp": {"j": "2x8"}}`` from ``[component:...]``."""
-    return load_sections(_COMPONENT, cwd)
+    return load_sections(_COMPONENT, cwd=cwd)
 
 
 def get_cli_run_defaults(cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
@@ -331,6 +366,7 @@ def get_scheduler_cfg(
     *,
     installed: Iterable[str] | None = None,
     aliases: Iterable[str] | None = None,
+    dirs: Dirs = None,
 ) -> dict[str, CfgVal]:
     """The ``[scheduler]`` run options of every config file, typed and merged.
 
@@ -344,8 +380,9 @@ def get_scheduler_cfg(
     The sections of the scheduler's other names apply too (``aliases``, default: the
     names the plugin registry gives the same factory), below its own section in each
     file: ``[local_cwd]``, upstream TorchX's default, configures ``local`` as well.
+    ``dirs`` as in :func:`find_configs`.
     """
-    layers = load_layers(cwd)
+    layers = load_layers(cwd, dirs=dirs)
     if not layers:
         return {}
     sections = [scheduler]
@@ -398,14 +435,17 @@ def _default_run_opts(scheduler: str) -> runopts | None:
 def apply(
     scheduler: str,
     cfg: dict[str, CfgVal],
-    cwd: str | os.PathLike[str] | None = None,
+    dirs: Dirs = None,
     *,
+    cwd: str | os.PathLike[str] | None = None,
     run_opts: runopts | None = None,
 ) -> None:
     """Fills ``cfg`` in place with the config files' values for keys it does not set.
 
     Keys already in ``cfg`` (under any spelling of the option) win: explicit values
-    beat config files. ``run_opts`` defaults to the installed scheduler's; a scheduler
+    beat config files. ``dirs`` (upstream's argument) names the directories whose
+    ``.torchxconfig`` is read, the first winning; without it the usual files are
+    (see :func:`find_configs`). ``run_opts`` defaults to the installed scheduler's; a scheduler
     that is not installed gets nothing (its section is ignored, with a debug note).
     """
     opts = run_opts if run_opts is not None else _default_run_opts(scheduler)
@@ -413,7 +453,7 @@ def apply(
         _debug("config: scheduler %r is not installed; its section is ignored", scheduler)
         return
     given = {opts.canonical_name(k) or k for k, v in cfg.items() if v is not None}
-    for name, value in get_scheduler_cfg(scheduler, opts, cwd).items():
+    for name, value in get_scheduler_cfg(scheduler, opts, cwd, dirs=dirs).items():
         if name not in given:
             cfg[name] = value
 
