@@ -17,6 +17,11 @@ A scheduler mixes it in next to :class:`~torchx.schedulers.api.Scheduler`::
         ...  # schedule() starts each role in dryrun_info.app's role.image
 
 and gets ``job_dir`` in its run options.
+
+:class:`TmpDirWorkspaceMixin` (upstream's name) copies the workspace into a new
+temporary directory instead, with no run option. Both accept upstream TorchX 0.7's
+plain path string (``"/home/me/proj"``, or ``"file:///home/me/proj"``) wherever they
+take a workspace, as one project copied to the root.
 """
 
 from __future__ import annotations
@@ -29,7 +34,14 @@ from typing import Any
 from torchx.specs import CfgVal, InvalidRunConfigException, Role, Workspace, runopts
 from torchx.workspace.api import TORCHX_IGNORE, WorkspaceMixin, walk_workspace
 
-__all__ = ["JOB_DIR", "DirWorkspaceMixin", "copy_workspace", "walk_workspace"]
+__all__ = [
+    "JOB_DIR",
+    "DirWorkspaceMixin",
+    "TmpDirWorkspaceMixin",
+    "as_workspace",
+    "copy_workspace",
+    "walk_workspace",
+]
 
 #: The run option naming the job directory.
 JOB_DIR = "job_dir"
@@ -94,19 +106,74 @@ class DirWorkspaceMixin(WorkspaceMixin[Any]):
                 role.image = job_dir
 
     def build_workspace_and_update_role(
-        self, role: Role, workspace: Workspace, cfg: Mapping[str, CfgVal]
+        self, role: Role, workspace: Workspace | str, cfg: Mapping[str, CfgVal]
     ) -> None:
-        """Creates ``job_dir``, copies ``workspace`` into it and makes it the role's image."""
+        """Creates ``job_dir``, copies ``workspace`` into it and makes it the role's image.
+
+        ``workspace`` may be 0.7's plain path string (see :func:`as_workspace`).
+        """
         job_dir = _job_dir(cfg)
         if job_dir is None:
             return
+        ws = as_workspace(workspace)
         _make_job_dir(job_dir)
         try:
-            copy_workspace(workspace, job_dir, leave_out=self.workspace_leaves_out)
+            copy_workspace(ws, job_dir, leave_out=self.workspace_leaves_out)
         except BaseException:
             shutil.rmtree(job_dir, ignore_errors=True)
             raise
         role.image = job_dir
+
+
+class TmpDirWorkspaceMixin(WorkspaceMixin[Any]):
+    """Copies each role's workspace into a new temporary directory, the role's image.
+
+    Upstream TorchX's mixin for schedulers whose jobs run on this machine: no run
+    option, a fresh ``torchx_workspace_*`` directory under the system's temporary
+    directory per build (``.torchxignore`` honoured). The directory is the job's: it
+    is left for the job to run in, and removed again only if the copy fails.
+    """
+
+    def build_workspace_and_update_role(
+        self, role: Role, workspace: Workspace | str, cfg: Mapping[str, CfgVal]
+    ) -> None:
+        """Copies ``workspace`` (a Workspace or 0.7's path string) into a new temporary dir."""
+        import tempfile
+
+        ws = as_workspace(workspace)
+        tmp = tempfile.mkdtemp(prefix="torchx_workspace_")
+        try:
+            copy_workspace(ws, tmp)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        role.image = tmp
+
+
+def as_workspace(workspace: Workspace | str) -> Workspace:
+    """A :class:`~torchx.specs.Workspace` from one, or from upstream 0.7's path string.
+
+    0.7 named a workspace by one directory, as a path or a ``file://`` URL; it is
+    copied to the root, as ``Workspace(projects={path: ""})``. The string is taken
+    as one path, never parsed as ``DIR=SUBDIR`` (a path may hold ``=`` or ``,``).
+
+    >>> as_workspace("file:///home/me/proj").projects
+    {'/home/me/proj': ''}
+    >>> as_workspace(Workspace(projects={"a": "b"})).projects
+    {'a': 'b'}
+    """
+    if isinstance(workspace, Workspace):
+        return workspace
+    if not isinstance(workspace, str) or not workspace.strip():
+        from torchx.specs.errors import InvalidWorkspaceException
+
+        raise InvalidWorkspaceException(
+            f"workspace must be a Workspace or a directory path, got {workspace!r}"
+        )
+    path = workspace.strip()
+    if path.startswith("file://"):
+        path = path[len("file://") :]
+    return Workspace(projects={path: ""})
 
 
 def copy_workspace(
