@@ -35,6 +35,7 @@ EXAMPLES = [
     "torchx.components.utils",
     "torchx.runner.api",
     "torchx.runner.config",
+    "torchx.schedulers",
     "torchx.schedulers._local.retention",
     "torchx.schedulers.api",
     "torchx.schedulers.capabilities",
@@ -45,6 +46,7 @@ EXAMPLES = [
     "torchx.schedulers.retry",
     "torchx.schedulers.states",
     "torchx.schedulers.window",
+    "torchx.workspace.dir_workspace",
 ]
 
 
