@@ -165,9 +165,9 @@ def test_dryrun_substitutes_macros_and_writes_nothing(
 def test_dryrun_image_directory_is_cwd_and_options(
     sched: LocalScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import torchx.schedulers.local_scheduler as mod
+    import torchx.schedulers._local.request as mod
 
-    monkeypatch.setattr(mod, "_gpu_count", lambda: 4)
+    monkeypatch.setattr(mod, "gpu_count", lambda: 4)
     role = Role("r", image=str(tmp_path), entrypoint="x", num_replicas=2)
     role.resource.gpu = 2
     info = sched.submit_dryrun(
@@ -607,7 +607,7 @@ def test_many_followers_of_one_app_read_its_record_once_per_change(
     second: that clock is stopped here, so the count does not grow with the time the
     followers take on a loaded machine). Each reading its own, they parsed it 16 times
     per change: following 128 replicas took more CPU than starting them."""
-    from torchx.schedulers import local_scheduler
+    from torchx.schedulers._local import reading
 
     class StoppedMonotonic:
         """The module's ``time``, but for a monotonic clock that does not move."""
@@ -630,7 +630,7 @@ def test_many_followers_of_one_app_read_its_record_once_per_change(
         versions.append((info.st_ino, info.st_mtime_ns, info.st_size))
         return real_state(app)
 
-    monkeypatch.setattr(local_scheduler, "time", StoppedMonotonic())
+    monkeypatch.setattr(reading, "time", StoppedMonotonic())
     monkeypatch.setattr(sched, "_state", counted)
     with ThreadPoolExecutor(n) as pool:
         outs = list(
@@ -1651,7 +1651,7 @@ def test_an_appdef_with_user_classes_is_recorded_as_plain_specs(sched: LocalSche
 
 
 def test_only_plain_spec_pickles_are_left_to_the_supervisor() -> None:
-    from torchx.schedulers.local_scheduler import _pickle_plain
+    from torchx.schedulers._local.writing import pickle_plain as _pickle_plain
     from torchx.specs import Workspace, resource
 
     plain = AppDef(
@@ -1810,7 +1810,9 @@ def test_unsure_of_a_running_app_to_follow_or_one_to_settle(sched: LocalSchedule
 
 
 def test_the_state_names_are_appstates() -> None:
-    assert {s.name for s in AppState} == local_view._STATES
+    from torchx.schedulers._local import view
+
+    assert {s.name for s in AppState} == view._STATES
 
 
 def test_a_record_the_scheduler_would_choke_on_is_unsure(sched: LocalScheduler) -> None:

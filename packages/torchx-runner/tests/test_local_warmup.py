@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from torchx.schedulers import local_warmup
+from torchx.schedulers._local import warmup as local_warmup
 from torchx.schedulers.local_scheduler import LocalScheduler
 from torchx.specs import AppDef, AppState, Role
 

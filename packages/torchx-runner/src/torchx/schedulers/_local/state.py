@@ -148,6 +148,14 @@ def write_json_atomic(path: str, data: Any) -> None:
     write_private_atomic(path, json.dumps(data, separators=(",", ":")), fsync=False)
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Writes all of ``data`` to ``fd`` (``os.write`` may write less)."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
 def read_json(path: str) -> Any:
     """The JSON in ``path``; FileNotFoundError if it is not there."""
     with open(path, "rb") as f:

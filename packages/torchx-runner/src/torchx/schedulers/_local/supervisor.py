@@ -37,9 +37,9 @@ in order (the first step, and the start of the third, are taken by
    the ``since``/``until`` windows from it. A replica's output is indexed to its end
    before the app's final state is recorded.
 
-Disk full: the supervisor keeps :data:`RESERVE` bytes allocated in ``.reserve`` while the
+Disk full (:mod:`~torchx.schedulers._local.diskspace`): the supervisor keeps ``RESERVE`` bytes allocated in ``.reserve`` while the
 app runs. When a replica fails, when indexing its output fails with ENOSPC, and every
-:data:`SPACE_CHECK` seconds while a replica prints, it looks at the free space of the
+``SPACE_CHECK`` seconds while a replica prints, it looks at the free space of the
 filesystems the app writes to (and at the log files against ``ulimit -f``). A full one
 fails the app ("disk full: ...", or "file size limit reached: ..."): what the replicas
 print can no longer be kept. The replicas are stopped, and the reserve is given back so
@@ -57,13 +57,12 @@ are signalled (see :func:`torchx.schedulers._local.state.kill_app`).
 
 Only the standard library is imported here: this process starts for every app. The one
 exception comes after the replicas are started: if the launcher left the AppDef's JSON
-record to the supervisor (see ``LocalScheduler._write_records``), it imports
+record to the supervisor (see :func:`torchx.schedulers._local.writing.write_records`), it imports
 torchx-specs' serializer (cattrs) to write it.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import select
 import signal
@@ -71,18 +70,19 @@ import sys
 import time
 
 from torchx.schedulers._local import cgroup
-from torchx.schedulers._local.logs import IndexWriter
+from torchx.schedulers._local.diskspace import SPACE_CHECK, DiskSpace, write_state_file
+from torchx.schedulers._local.replicas import Replica, ReplicaProcesses, Role
 from torchx.schedulers._local.state import (
     NO_SPACE,
     TERMINAL,
     kill_app,
     locked,
     proc_start_time,
-    proc_stat,
     read_json,
     replica_sessions,
     write_json_atomic,
 )
+from torchx.schedulers._local.upkeep import apply_retention, complete_request
 
 TYPE_CHECKING = False  # typing costs every supervisor start about 8 ms
 if TYPE_CHECKING:
@@ -94,18 +94,6 @@ TICK_MAX = 0.2
 #: An app still running this many seconds after its launch gets its AppDef's JSON record
 #: then (at a quiet moment); a shorter one right after its final state.
 RECORD_DELAY = 5.0
-#: Seconds between two looks at the free space of the filesystems the app writes to.
-SPACE_CHECK = 0.2
-#: Bytes kept allocated in ``.reserve`` while the app runs (plus some per replica), given
-#: back when the disk is full so that the final state can still be written.
-RESERVE = 64 << 10
-#: A filesystem with less free space than this is full (what is left comes and goes as
-#: records are replaced, and is no room for logs anyway).
-FULL_BELOW = 64 << 10
-RESERVE_PER_REPLICA = 512
-
-#: The bin directory of the Python that runs the supervisor (the launcher's).
-_BINDIR = os.path.dirname(sys.executable) if sys.executable else ""
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -119,64 +107,6 @@ def _prctl(option: int, arg: int) -> None:
 
         _libc = ctypes.CDLL(None, use_errno=True)
     _libc.prctl(option, arg, 0, 0, 0)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
-class _Replica:
-    def __init__(self, role: _Role, spec: dict[str, Any]) -> None:
-        self.role = role
-        self.id: int = spec["id"]
-        self.spec = spec
-        self.state = "PENDING"
-        self.exit_code: int | None = None
-        self.pid: int | None = None
-        self.restarts = 0
-        self.sessions: list[list[int]] = []
-        self.started: float | None = None
-        self.finished: float | None = None
-        self.error = ""
-        self.log_dir = spec["log_dir"]
-        # the directory, stdout.log and stderr.log are made by Supervisor.start_preparing
-        # (readers wait for them)
-        self.out_path = os.path.join(self.log_dir, "stdout.log")
-        self.err_path = os.path.join(self.log_dir, "stderr.log")
-        self.index = IndexWriter(self.log_dir, time.time())
-        self.printed_at = 0.0  # when its output was last seen growing
-
-    @property
-    def running(self) -> bool:
-        return self.pid is not None
-
-    def record(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id,
-            "state": self.state,
-            "exit_code": self.exit_code,
-            "pid": self.pid,
-            "restarts": self.restarts,
-            "sessions": self.sessions,
-            "started": self.started,
-            "finished": self.finished,
-            "log_dir": self.log_dir,
-        }
-        if self.error:
-            out["error"] = self.error
-        return out
-
-
-class _Role:
-    def __init__(self, spec: dict[str, Any]) -> None:
-        self.name: str = spec["name"]
-        self.policy: str = spec["retry_policy"]
-        self.max_retries: int = spec["max_retries"]
-        self.retries = 0
-        self.replicas = [_Replica(self, r) for r in spec["replicas"]]
 
 
 class Early:
@@ -196,8 +126,13 @@ class Early:
         return self.box[0] if self.box else None
 
 
-class Supervisor:
-    """Runs one app's replicas to completion; see the module docstring."""
+class Supervisor(ReplicaProcesses, DiskSpace):
+    """Runs one app's replicas to completion; see the module docstring.
+
+    Its replicas' processes are :class:`~torchx.schedulers._local.replicas.ReplicaProcesses`'
+    job, a full disk :class:`~torchx.schedulers._local.diskspace.DiskSpace`'s; here are the
+    main loop, the retry policy and the app's state record.
+    """
 
     def __init__(self, app_dir: str) -> None:
         self.app_dir = app_dir
@@ -208,12 +143,12 @@ class Supervisor:
         self.grace: float = float(self.request.get("grace_period", 10.0))
         # before the log directories are made: they and every file in them are private
         self.umask = os.umask(0o077)
-        self.roles = [_Role(r) for r in self.request["roles"]]
+        self.roles = [Role(r) for r in self.request["roles"]]
         self.replicas = [rep for role in self.roles for rep in role.replicas]
-        self.by_pid: dict[int, _Replica] = {}
-        self.stopping: set[_Replica] = set()
+        self.by_pid: dict[int, Replica] = {}
+        self.stopping: set[Replica] = set()
         self.stop_deadline: float | None = None
-        self.to_relaunch: list[_Replica] = []
+        self.to_relaunch: list[Replica] = []
         self.final: str | None = None
         self.msg = ""
         self.num_restarts = 0
@@ -230,10 +165,10 @@ class Supervisor:
         self.no_space = False
         self.base_env: dict[str, str] | None = None  # os.environ, copied once
         self.fsize_limit: int | None = None  # RLIMIT_FSIZE, read when first needed (0: none)
-        self.unstamped: list[_Replica] = []  # started, start time not read yet
+        self.unstamped: list[Replica] = []  # started, start time not read yet
         self.cgroup: str | None = None  # the app's cgroup, where available (see cgroup)
         self.prepare_error: OSError | None = None  # why a replica's files could not be made
-        self.prepare_failed: _Replica | None = None  # ... and whose (the thread runs ahead)
+        self.prepare_failed: Replica | None = None  # ... and whose (the thread runs ahead)
 
     # -- records ----------------------------------------------------------------------------
 
@@ -264,79 +199,7 @@ class Supervisor:
                     return  # still dirty: tried again, and the final state has .reserve
         self.dirty = False
 
-    # -- disk space -------------------------------------------------------------------------
-
-    def make_reserve(self) -> None:
-        """Allocates ``.reserve``, the room the final state is written in if the disk fills."""
-        size = RESERVE + RESERVE_PER_REPLICA * len(self.replicas)
-        try:
-            fd = os.open(self.reserve_path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            try:
-                _write_all(fd, bytes(size))
-            finally:
-                os.close(fd)
-        except OSError as e:
-            if e.errno not in NO_SPACE:
-                raise
-            self.on_no_space(self.app_dir, e)
-
-    def full_path(self) -> str | None:
-        """A directory the app writes to whose filesystem is full (< :data:`FULL_BELOW` free)."""
-        root = os.geteuid() == 0  # root may use the blocks reserved for it
-        for path in self.watched:
-            try:
-                st = os.statvfs(path)
-            except OSError:
-                continue
-            if (st.f_bfree if root else st.f_bavail) * st.f_frsize < FULL_BELOW:
-                return path
-        return None
-
-    def check_space(self, reps: list[_Replica]) -> bool:
-        """Fails the app if a filesystem it writes to is full, or a log reached ``ulimit -f``."""
-        full = self.full_path()
-        if full is not None:
-            self.on_no_space(full)
-            return True
-        if self.fsize_limit is None:
-            import resource
-
-            soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-            self.fsize_limit = soft if soft != resource.RLIM_INFINITY else 0
-        if self.fsize_limit:
-            for rep in reps:
-                for path in (rep.out_path, rep.err_path):
-                    try:
-                        size = os.stat(path).st_size
-                    except OSError:
-                        continue
-                    if size >= self.fsize_limit:
-                        self.on_no_space(path, OSError(errno.EFBIG, "File too large (ulimit -f)"))
-                        return True
-        return False
-
-    def on_no_space(self, path: str, err: OSError | None = None) -> None:
-        """Fails the app: what its replicas write can no longer be kept (disk full)."""
-        if self.no_space:
-            return
-        self.no_space = True
-        code = (err.errno if err is not None else None) or errno.ENOSPC
-        what = "file size limit reached" if code == errno.EFBIG else "disk full"
-        why = (err.strerror if err is not None else None) or os.strerror(code)
-        msg = (
-            f"{what}: {why} on the filesystem of {path}; the app was stopped "
-            "(its logs lack what could not be written)"
-        )
-        if self.final is None:
-            self.msg = msg
-            self.final = "FAILED"
-            self.to_relaunch = []
-            self.begin_stop(self.replicas)
-        else:
-            self.msg = f"{self.msg}; {msg}" if self.msg else msg
-        self.dirty = True
-
-    def pump(self, rep: _Replica, now: float, final: bool = False) -> bool:
+    def pump(self, rep: Replica, now: float, final: bool = False) -> bool:
         """Indexes the replica's new output (see IndexWriter); True if it printed."""
         try:
             if rep.index.pump(now, final):
@@ -352,207 +215,19 @@ class Supervisor:
     def complete_request(self) -> None:
         """Adds the AppDef's JSON document to request.json if the launcher left it to us.
 
-        The launcher wrote only the pickle (no cattrs on its clock); the JSON document is
-        the lasting record, readable by any later release. Written at a quiet moment of
-        the supervisor's loop once the app has run :data:`RECORD_DELAY` seconds, or right
-        after the final state of an app that ended sooner: neither the replicas' start-up
-        nor a short app's end shares the CPU with it. Tried once. A
-        failure here is logged and costs nothing but that record: describe reads the
-        pickle.
+        Written at a quiet moment of the supervisor's loop once the app has run
+        :data:`RECORD_DELAY` seconds, or right after the final state of an app that ended
+        sooner: neither the replicas' start-up nor a short app's end shares the CPU with
+        it. Tried once (see :func:`~torchx.schedulers._local.upkeep.complete_request`).
         """
         if self.request_complete:
             return
         self.request_complete = True
-        try:
-            import pickle
+        self.request = complete_request(self.app_dir, self.request)
 
-            from torchx.specs import serialize
+    # -- retry policy ----------------------------------------------------------------------
 
-            with open(os.path.join(self.app_dir, "appdef.pickle"), "rb") as f:
-                app = pickle.load(f)["app"]
-            request = dict(self.request)
-            request["app"] = serialize.to_document(app)
-            with locked(self.app_dir):  # an app deleted meanwhile has nowhere to write
-                write_json_atomic(os.path.join(self.app_dir, "request.json"), request)
-            self.request = request
-        except FileNotFoundError:
-            pass  # deleted meanwhile: no record wanted
-        except Exception:
-            import traceback
-
-            print("torchx: could not write the AppDef record:", file=sys.stderr)
-            traceback.print_exc()
-
-    # -- replicas ---------------------------------------------------------------------------
-
-    def start_preparing(self) -> list[Any]:
-        """Makes each replica's log directory and files, in a thread, ahead of its start.
-
-        Returns one lock per replica, held until that replica's files are there (or
-        making them failed: ``prepare_error`` says why). Creating a directory and two
-        files is filesystem metadata work that costs from 0.05 to over 1 ms per replica
-        (ext4 allocating inodes in a crowded block group was seen taking 0.7 ms each):
-        done here, on the other core, it no longer adds to the start of each replica.
-        The files are closed again (1,000 replicas must fit in ``ulimit -n 1024``):
-        :meth:`launch` opens them, never through a link either. ``_thread``, not
-        ``threading``: this process starts for every app.
-        """
-        import _thread
-
-        ready = [_thread.allocate_lock() for _ in self.replicas]
-        for lock in ready:
-            lock.acquire()
-
-        def prepare() -> None:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
-            for rep, lock in zip(self.replicas, ready):
-                if self.prepare_error is None:
-                    try:
-                        os.makedirs(rep.log_dir, mode=0o700, exist_ok=True)
-                        for path in (rep.out_path, rep.err_path):
-                            os.close(os.open(path, flags, 0o600))
-                    except OSError as e:
-                        self.prepare_error = e
-                        self.prepare_failed = rep
-                lock.release()
-
-        _thread.start_new_thread(prepare, ())
-        return ready
-
-    def on_prepare_error(self, rep: _Replica, err: OSError) -> None:
-        """Fails the app: ``rep``'s log files could not be made, so it cannot start.
-
-        The replicas already started are stopped by the main loop, as for any failure
-        (their group signalled, then whatever they left below this subreaper killed):
-        raising from here instead left it to the crash handler, which knows only the
-        sessions on record, and none is on record before the first write after the start.
-        """
-        why = f"{type(err).__name__}: {err}"
-        if err.errno in NO_SPACE:
-            why = f"disk full: {err}"
-        self.msg = f"replica {rep.role.name}/{rep.id} could not start: its log files: {why}"
-        rep.state = "FAILED"
-        rep.error = self.msg
-        self.final = "FAILED"
-        self.to_relaunch = []
-        self.begin_stop(self.replicas)
-        self.dirty = True
-
-    def launch(self, rep: _Replica) -> None:
-        spec = rep.spec
-        if self.base_env is None:
-            self.base_env = dict(os.environ)
-        env = {**self.base_env, **spec["env"]}
-        # the launching Python's bin directory (a venv's, say) comes last on PATH, so its
-        # console scripts (torchrun) are found even when that venv was not activated
-        path = env.get("PATH", "")
-        if _BINDIR and _BINDIR not in path.split(os.pathsep):
-            env["PATH"] = f"{path}{os.pathsep}{_BINDIR}" if path else _BINDIR
-        # never through a link: the log directory may be in a shared place (log_dir)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
-        out = os.open(rep.out_path, flags, 0o600)
-        err = os.open(rep.err_path, flags, 0o600)
-        rep.started = time.time()
-        rep.exit_code = None
-        rep.finished = None
-        try:
-            pid = self.spawn(spec["entrypoint"], spec["args"], spec["cwd"], env, out, err)
-        except OSError as e:
-            code = 126 if e.errno == errno.EACCES else 127
-            message = f"torchx: cannot start {spec['entrypoint']!r} in {spec['cwd']!r}: {e}\n"
-            _write_all(err, message.encode())
-            rep.error = message.strip()
-            rep.pid = None
-            self.on_exit(rep, code)
-            return
-        finally:
-            os.close(out)
-            os.close(err)
-        rep.pid = pid
-        rep.state = "RUNNING"
-        # its start time is read later (stamp_sessions): /proc/<pid>/stat of a process
-        # still in execve makes the reader wait for it
-        rep.sessions.append([pid, 0])
-        self.unstamped.append(rep)
-        self.by_pid[pid] = rep
-        self.dirty = True
-
-    def spawn(
-        self, entrypoint: str, args: list[str], cwd: str, env: dict[str, str], out: int, err: int
-    ) -> int:
-        """Starts one replica process in its own session; returns its pid.
-
-        No ``preexec_fn``, which would force a fork of this process per replica (the
-        ``vfork`` path is several times faster for 128 of them). Signals: the
-        supervisor's handlers are reset by exec, and it ignores none (SIGHUP has a no-op
-        handler for that reason); ``subprocess`` sets back those Python ignores. The
-        replica is reaped by :meth:`reap` (``os.waitpid``), not through the Popen object.
-        (``os.posix_spawn`` was measured too: 5 % faster for 128 replicas, but glibc's
-        leaves its internal signals 32 and 33 ignored in the new program.)
-        """
-        import subprocess
-
-        popen = subprocess.Popen(
-            [entrypoint, *args],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-            umask=self.umask,  # the launcher's
-        )
-        # dropped unwaited: without a return code, subprocess would keep it on its list
-        # of children to reap, and could take the exit status before reap() does
-        popen.returncode = 0
-        return popen.pid
-
-    def stamp_sessions(self) -> None:
-        """Records the start time of replicas started since the last call (pid reuse proof).
-
-        Called before the state is written and before children are reaped: a replica
-        that already exited is a zombie until then, whose start time is still readable.
-        """
-        pending, self.unstamped = self.unstamped, []
-        for rep in pending:
-            sid, start = rep.sessions[-1]
-            if not start:
-                st = proc_stat(sid)
-                if st is not None:
-                    rep.sessions[-1][1] = st[2]
-
-    def signal_group(self, rep: _Replica, sig: int) -> None:
-        if rep.pid is not None:
-            try:
-                os.killpg(rep.pid, sig)
-            except OSError:
-                pass
-
-    def begin_stop(self, reps: list[_Replica]) -> None:
-        """SIGTERM to each running replica's group; SIGKILL follows after the grace period."""
-        for rep in reps:
-            if rep.running and rep not in self.stopping:
-                self.signal_group(rep, signal.SIGTERM)
-                self.stopping.add(rep)
-        if self.stopping and self.stop_deadline is None:
-            self.stop_deadline = time.monotonic() + self.grace
-
-    def reap(self) -> list[tuple[_Replica, int]]:
-        self.stamp_sessions()  # while the exited are zombies: their start times are readable
-        exited = []
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            rep = self.by_pid.pop(pid, None)
-            if rep is not None:  # else: an orphan re-parented to us (subreaper), or the watchdog
-                exited.append((rep, os.waitstatus_to_exitcode(status)))
-        return exited
-
-    def on_exit(self, rep: _Replica, code: int) -> None:
+    def on_exit(self, rep: Replica, code: int) -> None:
         stopped = rep in self.stopping
         rep.pid = None
         rep.exit_code = code
@@ -732,79 +407,12 @@ class Supervisor:
                 rep.state = "CANCELLED"
         self.write_state(final, final=True, finished=time.time())
         self.complete_request()  # an app that ended before a quiet moment: after its state
-        self.apply_retention()
+        apply_retention(self.app_dir, self.request)
         os.close(wd_write)
         return 0
 
-    def apply_retention(self) -> None:
-        """Prunes the state directory's finished apps (``retain_last``/``retain_for``).
-
-        After the final state: it never delays an app's end. A failure is logged only.
-        """
-        last, keep_for = self.request.get("retain_last"), self.request.get("retain_for")
-        if last is None and keep_for is None:
-            return
-        try:
-            from torchx.schedulers._local.retention import prune
-
-            prune(os.path.dirname(os.path.dirname(self.app_dir)), last, keep_for)
-        except Exception:
-            import traceback
-
-            print("torchx: could not apply the retention:", file=sys.stderr)
-            traceback.print_exc()
-
-    def kill_descendants(self) -> None:
-        """SIGKILLs whatever the app started that is still below the supervisor, and reaps it.
-
-        As child subreaper the supervisor inherits every orphan of the app's process
-        tree, those that left their replica's session (``setsid``) or were double-forked
-        included: anything still below it when the app ends is the app's, and dies.
-        Rounds repeat until nothing is left (a process may fork while it is killed).
-        """
-        for _ in range(100):
-            doomed = [pid for pid in _descendants(self.pid) if pid != self.watchdog]
-            if not doomed:
-                break
-            for pid in doomed:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            for pid in doomed:
-                try:
-                    os.waitpid(pid, 0)  # our children (re-parented orphans) are reaped here
-                except ChildProcessError:
-                    pass  # not our child (yet): its parent was killed too; next round
-        self.reap()
-
     def _on_term(self, signum: int, frame: object) -> None:
         self.cancel_requested = True
-
-
-def _descendants(root: int) -> list[int]:
-    """Every live process below ``root`` (by parent pid, from /proc)."""
-    if root <= 0:
-        return []
-    children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                raw = f.read()
-        except OSError:
-            continue
-        fields = raw[raw.rfind(b")") + 2 :].split()
-        if fields[0] not in (b"Z", b"X"):
-            children.setdefault(int(fields[1]), []).append(int(name))
-    out: list[int] = []
-    todo = [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
 
 
 def _catch_inherited_ignores() -> None:
@@ -829,40 +437,6 @@ def _catch_inherited_ignores() -> None:
 
 def _ignore(signum: int, frame: object) -> None:
     """A handler that does nothing: unlike SIG_IGN, exec resets it for the replicas."""
-
-
-def write_state_file(app_dir: str, state: dict[str, Any]) -> None:
-    """Writes a final state, whatever it takes: in the room of ``.reserve``, else in place.
-
-    ``.reserve`` goes first (before the record says the app ended, so nothing of the app
-    changes after that): on a full disk, the room it gives back is what the atomic write
-    (a new file) needs. As a last resort the record is overwritten in place (a reader may
-    then see it torn for a moment, which beats a record that says RUNNING forever).
-    """
-    path = os.path.join(app_dir, "state.json")
-    _remove(os.path.join(app_dir, ".reserve"))
-    try:
-        write_json_atomic(path, state)
-        return
-    except OSError as e:
-        if e.errno not in NO_SPACE:
-            raise
-    import json
-
-    payload = json.dumps(state, separators=(",", ":")).encode()
-    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-    try:
-        _write_all(fd, payload)
-        os.ftruncate(fd, len(payload))
-    finally:
-        os.close(fd)
-
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def main(argv: list[str], early: Early | None = None) -> int:
