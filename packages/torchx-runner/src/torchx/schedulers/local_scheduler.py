@@ -79,12 +79,17 @@ from __future__ import annotations
 
 import builtins
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from torchx.schedulers._local import records as _rec
 from torchx.schedulers._local import state as _st
+from torchx.schedulers._local.images import (
+    CWDImageProvider,
+    ImageProvider,
+    LocalDirectoryImageProvider,
+)
 from torchx.schedulers._local.launch import READY_TIMEOUT
 from torchx.schedulers._local.reading import SharedRecords
 from torchx.schedulers._local.request import RANK0_ENV, LocalReplica, LocalRequest, LocalRole
@@ -102,7 +107,10 @@ from torchx.schedulers.states import to_app_state
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, SpecError, runopts
 
 __all__ = [
+    "CWDImageProvider",
+    "ImageProvider",
     "InvalidAppIdException",
+    "LocalDirectoryImageProvider",
     "LocalReplica",
     "LocalRequest",
     "LocalRole",
@@ -142,11 +150,37 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
 
     Args:
         session_name: the session handles carry (any session finds any app)
+        image_provider_class: called with the run options at each dry run, gives the
+            :class:`ImageProvider` that says where each role runs and what
+            (:class:`LocalDirectoryImageProvider`, :class:`CWDImageProvider`, or your
+            own); default: each replica runs in its image directory, its entrypoint as
+            given
+        cache_size: accepted as upstream's; apps are kept on disk, not in memory, so it
+            limits nothing (the ``retain_last`` run option bounds what is kept)
+        extra_paths: directories put first on every replica's ``PATH``
         state_dir: where records live; default :func:`default_state_dir`
     """
 
-    def __init__(self, session_name: str, state_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        session_name: str,
+        image_provider_class: Callable[[Mapping[str, CfgVal]], ImageProvider] | None = None,
+        cache_size: int = 100,
+        extra_paths: builtins.list[str] | None = None,
+        *,
+        state_dir: str | None = None,
+    ) -> None:
         super().__init__("local", session_name)
+        if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size <= 0:
+            raise ValueError(f"cache_size must be a whole number > 0, got {cache_size!r}")
+        if image_provider_class is not None and not callable(image_provider_class):
+            raise TypeError(
+                f"image_provider_class must be a class (or function) taking the run options "
+                f"and returning an ImageProvider, got {image_provider_class!r}"
+            )
+        self.image_provider_class = image_provider_class
+        self.cache_size = cache_size
+        self.extra_paths = list(extra_paths or [])
         self.state_dir = os.path.abspath(state_dir) if state_dir else default_state_dir()
         self._shared = SharedRecords()
 
@@ -165,7 +199,9 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         from torchx.schedulers._local.request import build_request
 
         prefix = f"{self.backend}://{self.session_name}/"
-        return AppDryRunInfo(build_request(app, cfg, self.state_dir, prefix), str)
+        provider = self.image_provider_class(cfg) if self.image_provider_class else None
+        request = build_request(app, cfg, self.state_dir, prefix, provider, self.extra_paths)
+        return AppDryRunInfo(request, str)
 
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
         """Starts the app's supervisor and returns the app id once it has reported in."""
@@ -345,10 +381,18 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
 def create_scheduler(session_name: str, **kwargs: Any) -> LocalScheduler:
     """The factory the plugin registry calls: ``create_scheduler(session_name, state_dir=...)``.
 
-    Other keyword arguments (given to every scheduler factory by some callers) are ignored.
+    ``image_provider_class``, ``cache_size`` and ``extra_paths`` are passed on to
+    :class:`LocalScheduler`, as upstream's factory does; other keyword arguments (given to
+    every scheduler factory by some callers) are ignored.
     """
     state_dir = kwargs.get("state_dir")
-    return LocalScheduler(session_name, state_dir=str(state_dir) if state_dir else None)
+    return LocalScheduler(
+        session_name,
+        image_provider_class=kwargs.get("image_provider_class"),
+        cache_size=kwargs.get("cache_size", 100),
+        extra_paths=kwargs.get("extra_paths"),
+        state_dir=str(state_dir) if state_dir else None,
+    )
 
 
 if TYPE_CHECKING:  # the type checker proves the factory has the contract's shape

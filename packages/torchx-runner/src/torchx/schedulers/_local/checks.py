@@ -17,8 +17,12 @@ from torchx.schedulers._local.state import is_valid_role_name
 from torchx.specs import AppDef, Role, SpecError
 
 
-def check_app(app: AppDef) -> None:
-    """Raises :class:`SpecError` (one line) for the first thing in ``app`` local cannot run."""
+def check_app(app: AppDef, check_images: bool = True) -> None:
+    """Raises :class:`SpecError` (one line) for the first thing in ``app`` local cannot run.
+
+    ``check_images`` False leaves the images to an image provider (see
+    :mod:`torchx.schedulers._local.images`): it may ignore them, or fetch them.
+    """
     seen: set[str] = set()
     for role in app.roles:
         if not is_valid_role_name(role.name):
@@ -32,10 +36,10 @@ def check_app(app: AppDef) -> None:
                 "unique (each names its own log directory); rename one of them"
             )
         seen.add(role.name)
-        _check_role(role)
+        _check_role(role, check_images)
 
 
-def _check_role(role: Role) -> None:
+def _check_role(role: Role, check_image: bool = True) -> None:
     where = f"role {role.name!r}"
     if not isinstance(role.num_replicas, int) or role.num_replicas < 1:
         raise SpecError(f"{where}: num_replicas={role.num_replicas!r}: it must be at least 1")
@@ -75,7 +79,7 @@ def _check_role(role: Role) -> None:
     image = role.image
     if not isinstance(image, str):
         raise SpecError(f"{where}: image {image!r} is not a string: give a directory")
-    if image and not os.path.isdir(image):
+    if check_image and image and not os.path.isdir(image):
         what = "is a file" if os.path.exists(image) else "does not exist"
         raise SpecError(
             f"{where}: image {image!r} {what}: the local scheduler runs each replica in "

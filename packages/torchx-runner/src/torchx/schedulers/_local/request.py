@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from torchx.schedulers.ids import make_app_id
 from torchx.specs import AppDef, CfgVal, SpecError
+
+if TYPE_CHECKING:
+    from torchx.schedulers._local.images import ImageProvider
 
 #: The environment variable holding the rank-0 host (``macros.rank0_env`` names it).
 RANK0_ENV = "TORCHX_RANK0_HOST"
@@ -141,20 +144,29 @@ def gpu_count() -> int:
 
 
 def build_request(
-    app: AppDef, cfg: Mapping[str, CfgVal], state_dir: str, handle_prefix: str
+    app: AppDef,
+    cfg: Mapping[str, CfgVal],
+    state_dir: str,
+    handle_prefix: str,
+    image_provider: ImageProvider | None = None,
+    extra_paths: Sequence[str] = (),
 ) -> LocalRequest:
     """The request that runs ``app`` under ``cfg``, with a new app id.
 
     ``state_dir`` is where its records go unless the ``state_dir`` run option says
     otherwise; the app's handle (in its replicas' ``TORCHX_JOB_ID``) is
-    ``handle_prefix`` and the app id. Raises :class:`~torchx.specs.SpecError` or
+    ``handle_prefix`` and the app id. ``image_provider``, if given, says where each role
+    runs and what (see :mod:`torchx.schedulers._local.images`); ``extra_paths`` go first
+    on every replica's ``PATH``. Raises :class:`~torchx.specs.SpecError` or
     :class:`~torchx.specs.InvalidRunConfigException` (one line) for what cannot run.
     """
     from torchx.schedulers._local.checks import check_app
     from torchx.schedulers._local.options import grace_period, retention
     from torchx.specs.templating import macros
 
-    check_app(app)  # refused here, before anything is written or started
+    check_app(
+        app, check_images=image_provider is None
+    )  # refused here, before anything is written or started
     given = cfg.get("state_dir")
     state_dir = os.path.abspath(str(given)) if given else state_dir
     app_id = make_app_id(app.name)
@@ -186,11 +198,17 @@ def build_request(
 
     roles: list[LocalRole] = []
     for role in app.roles:
-        cwd = os.path.abspath(role.image) if role.image else launch_dir
+        if image_provider is None:
+            img_root = cwd = os.path.abspath(role.image) if role.image else launch_dir
+            entrypoint = role.entrypoint
+        else:
+            img_root = image_provider.fetch_role(role)
+            cwd = image_provider.get_cwd(role.image) or img_root
+            entrypoint = image_provider.get_entrypoint(img_root, role)
         replicas = []
         for k in range(role.num_replicas):
             values = macros.Values(
-                img_root=cwd, app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
+                img_root=img_root, app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
             )
             args = [values.substitute(a) for a in role.args]
             env = {
@@ -208,12 +226,15 @@ def build_request(
                     gpus[next_gpu : next_gpu + role.resource.gpu]
                 )
                 next_gpu += role.resource.gpu
+            if extra_paths:
+                path = env.get("PATH", os.environ.get("PATH", ""))
+                env["PATH"] = os.pathsep.join([*extra_paths, *([path] if path else [])])
             if cfg.get("prepend_cwd"):
                 env["PATH"] = cwd + os.pathsep + env.get("PATH", os.environ.get("PATH", ""))
             replicas.append(
                 LocalReplica(
                     id=k,
-                    entrypoint=role.entrypoint,
+                    entrypoint=entrypoint,
                     args=args,
                     env=env,
                     cwd=cwd,
