@@ -182,6 +182,33 @@ def test_dryrun_image_directory_is_cwd_and_options(
         sched.submit_dryrun(AppDef("a", [role]), {"auto_set_cuda_visible_devices": True})
 
 
+def test_each_app_has_its_own_free_rendezvous_port(sched: LocalScheduler) -> None:
+    """``TORCHX_RDZV_PORT`` (where ``dist.ddp`` hosts its rendezvous unless given
+    ``--rdzv_port``): one free port per app, the same for all its replicas; a role's own
+    env wins."""
+    import socket
+
+    two = [_role(name="a", num_replicas=2), _role(name="b", env={"TORCHX_RDZV_PORT": "4242"})]
+    reps = [
+        rep for r in sched.submit_dryrun(AppDef("x", two), {}).request.roles for rep in r.replicas
+    ]
+    ports = [rep.env["TORCHX_RDZV_PORT"] for rep in reps]
+    assert ports[0] == ports[1] and ports[2] == "4242"
+    port = int(ports[0])
+    assert 20000 <= port < 32000
+    with socket.socket() as sock:  # free: nothing listens there
+        sock.bind(("", port))
+    # another app, another port (a few tries: two random picks may meet, 1 in 12,000)
+    others = {
+        sched.submit_dryrun(AppDef("y", [_role()]), {})
+        .request.roles[0]
+        .replicas[0]
+        .env["TORCHX_RDZV_PORT"]
+        for _ in range(3)
+    }
+    assert others - {ports[0]}
+
+
 def test_dryrun_rejects_role_names_that_are_not_directory_names(sched: LocalScheduler) -> None:
     with pytest.raises(ValueError, match=r"role name '\.\./x'"):
         sched.submit_dryrun(AppDef("a", [Role("../x", image="/", entrypoint="true")]), {})

@@ -54,3 +54,22 @@ def test_ddp_all_reduce(cli: Cli, j: str, nnodes: int, nproc: int) -> None:
     assert trained, proc.stdout
     assert int(trained.group(1)) == world and float(trained.group(3)) < float(trained.group(2))
     assert "State: SUCCEEDED" in proc.stderr
+
+
+def test_two_ddp_apps_at_once_each_have_their_own_rendezvous(cli: Cli) -> None:
+    """Two ``dist.ddp -j 2x1`` apps on ``local`` at the same time, the second outliving
+    the first. With one rendezvous port for all (29500), the second app's agents joined
+    the first app's store, and failed when the first app ended and took it along."""
+    script = str(SCRIPT.relative_to(REPO))
+
+    def run(epochs: int) -> str:
+        args = ["run", "--wait", "--log", "dist.ddp", "-j", "2x1", "--script", script]
+        return cli(*args, "--", "--epochs", str(epochs), timeout=600, cwd=REPO).stdout
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:  # each torchx run returns once its app has ended
+        outs = list(pool.map(run, [3, 8]))
+    for out in outs:  # both succeeded (exit 0, checked by cli), every rank summed right
+        sums = sorted(int(m.group(1)) for m in RESULT.finditer(out) if m.group(2) == "2")
+        assert sums == [0, 1] and out.count("all_reduce sum = 3 (expected 3)") == 2, out

@@ -26,7 +26,7 @@ Two jobs whose rank 0 share a host must not share a rendezvous port: an agent th
 finds the port taken joins the other job's store, and fails when that job ends. So
 with ``--rdzv_port`` left at its default (29500), the port is read at run time from
 :data:`RDZV_PORT_ENV` where the scheduler sets it to a free port of rank 0's host,
-one per job (Slurm does), and is 29500 where it does not. A port given explicitly is
+one per job (Slurm and local do), and is 29500 where it does not. A port given explicitly is
 used as given.
 
 >>> app = ddp("--lr", "0.1", m="my_pkg.train", j="2x4")
@@ -242,7 +242,7 @@ def spmd(
     program (DDP, FSDP, RPC); ``-j 1x1`` runs a single process that may still call
     ``torch.distributed.init_process_group``. Multi-node hosts must reach each
     other on port 29500 (or on the job's own port, where the scheduler gives one in
-    ``TORCHX_RDZV_PORT``, as Slurm does).
+    ``TORCHX_RDZV_PORT``, as Slurm and local do).
 
     Args:
         args: the arguments to the main module or script

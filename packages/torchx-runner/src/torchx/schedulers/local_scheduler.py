@@ -59,7 +59,8 @@ Guarantees:
 
 Replica environment: the launcher's environment, then ``TORCHX_RANK0_HOST=localhost``
 (the ``rank0_env`` macro names it), ``TORCHX_APP_ID``, ``TORCHX_JOB_ID`` (the app
-handle), ``TORCHX_ROLE_NAME``, ``TORCHX_REPLICA_ID``, ``PYTHONUNBUFFERED=1``, then the
+handle), ``TORCHX_ROLE_NAME``, ``TORCHX_REPLICA_ID``, ``PYTHONUNBUFFERED=1``,
+``TORCHX_RDZV_PORT`` (a free port of the app's own, for ``dist.ddp``'s rendezvous), then the
 role's own ``env`` (which wins); the launching Python's ``bin`` directory is appended to
 ``PATH`` when missing, so the console scripts of a venv that was not activated
 (``torchrun``) are found. The working directory is the role's image, which must be

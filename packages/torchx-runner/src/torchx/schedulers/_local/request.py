@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 #: The environment variable holding the rank-0 host (``macros.rank0_env`` names it).
 RANK0_ENV = "TORCHX_RANK0_HOST"
+#: The environment variable holding the app's own free port, where ``dist.ddp`` hosts
+#: its rendezvous unless given ``--rdzv_port`` (see :mod:`torchx.components.dist`).
+RDZV_PORT_ENV = "TORCHX_RDZV_PORT"
 
 
 @attrs.define
@@ -143,6 +146,31 @@ def gpu_count() -> int:
     return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
 
 
+def free_port() -> int:
+    """A TCP port of this host that is free now, for the app's rendezvous.
+
+    Chosen at random below 32768, where the kernel's ports for outgoing connections
+    start, so none of those takes it before the rendezvous listens; each app has its
+    own, so two apps at once never share a rendezvous (one that found 29500 taken
+    joined the other's, and failed when that one ended). ``_socket`` and ``os.urandom``,
+    not ``socket`` and ``random``: this runs in every ``torchx run``, and those cost
+    milliseconds to import. 0 if none of 64 tries was free (then nothing is set).
+    """
+    import _socket
+
+    for _ in range(64):
+        port = 20000 + int.from_bytes(os.urandom(2), "big") % 12000
+        sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        try:
+            sock.bind(("", port))
+        except OSError:
+            continue
+        finally:
+            sock.close()
+        return port
+    return 0
+
+
 def build_request(
     app: AppDef,
     cfg: Mapping[str, CfgVal],
@@ -181,6 +209,7 @@ def build_request(
     retain_last, retain_for = retention(cfg)
     launch_dir = os.getcwd()
     handle = handle_prefix + app_id
+    rdzv_port = free_port()
 
     gpus: list[str] = []
     if cfg.get("auto_set_cuda_visible_devices"):
@@ -219,6 +248,8 @@ def build_request(
                 "TORCHX_REPLICA_ID": str(k),
                 "PYTHONUNBUFFERED": "1",
             }
+            if rdzv_port:  # one per app, unless the role's env gives its own
+                env[RDZV_PORT_ENV] = str(rdzv_port)
             for key, v in role.env.items():
                 env[key] = values.substitute(v)
             if gpus and role.resource.gpu:
