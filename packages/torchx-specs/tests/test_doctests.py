@@ -26,6 +26,7 @@ EXAMPLES = [
     "torchx.specs.api",
     "torchx.specs.builders",
     "torchx.specs.builtin_plugin",
+    "torchx.specs.durations",
     "torchx.specs.errors",
     "torchx.specs.file_linter",
     "torchx.specs.handles",

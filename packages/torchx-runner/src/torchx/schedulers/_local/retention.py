@@ -17,7 +17,6 @@ supervisor runs this.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import time
 
@@ -28,37 +27,13 @@ from torchx.schedulers._local.state import (
     locked,
     read_json,
 )
+from torchx.specs.durations import parse_duration
+
+__all__ = ["parse_duration", "prune", "remove_app_files"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_PART = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
-
-
-def parse_duration(text: str) -> float:
-    """Seconds in a duration such as ``30s``, ``15m``, ``12h``, ``7d``, ``2w`` or ``1d12h``.
-
-    >>> parse_duration("1d12h"), parse_duration("90s"), parse_duration("0.5h")
-    (129600.0, 90.0, 1800.0)
-    """
-    value = text.strip().lower() if isinstance(text, str) else ""
-    pos, total = 0, 0.0
-    while pos < len(value):
-        m = _PART.match(value, pos)
-        if m is None:
-            break
-        total += float(m.group(1)) * _UNITS[m.group(2)]
-        pos = m.end()
-    if not value or pos != len(value):
-        from torchx.specs.errors import SpecError  # bad input (a ValueError): one line in the CLI
-
-        raise SpecError(
-            f"bad duration {text!r}: expected a number and a unit (s, m, h, d, w), "
-            "e.g. 30s, 15m, 12h, 7d, 2w, or several, e.g. 1d12h"
-        )
-    return total
 
 
 def remove_app_files(app_id: str, doomed: str, state: dict[str, Any], links: list[str]) -> None:
