@@ -53,6 +53,13 @@ def _plugin_dir(root: Path) -> Path:
             @hookimpl
             def torchx_cli_commands():
                 return {"hello": "extra_commands_plugin:Hello", "boom": "no_such_module:Cmd"}
+
+            def not_a_resource():
+                return {"cpu": 1}
+
+            @hookimpl
+            def torchx_named_resources():
+                return {"odd.size": "extra_commands_plugin:not_a_resource"}
             """
         )
     )
@@ -112,7 +119,7 @@ def test_plugins_reports_versions_clashes_and_failures(cli: Cli) -> None:
     env = {"PYTHONPATH": str(_plugin_dir(cli.root))}
     out = cli("plugins", env=env).stdout
     assert "torchx-cli 0.1" in out and "torchx-runner 0.1" in out
-    assert "extra-commands 2.0\n    cli_commands: boom, hello" in out
+    assert "extra-commands 2.0\n    named_resources: odd.size\n    cli_commands: boom, hello" in out
     assert "name clashes" in out and "scheduler 'local'" in out and "using torchx-runner" in out
     assert "plugins that failed to load" in out and "broken_plugin_mod" in out
     # broken-plugin's section says what it lost, never that it contributes nothing
@@ -121,6 +128,10 @@ def test_plugins_reports_versions_clashes_and_failures(cli: Cli) -> None:
     assert "contributes nothing" not in broken
     checked = cli("plugins", "--check", rc=1, env=env).stdout
     assert "nonexistent_mod" in checked and "no_such_module" in checked
+    # --check imports and calls what plain 'plugins' only lists, and says what it checked
+    assert "odd.size" in out and "not a Resource" not in out and "checked" not in out
+    assert "(torchx: odd.size): returned a dict, not a Resource" in checked
+    assert "checked 3 schedulers, 11 named resources, " in checked and "problems (above)" in checked
     doc = json.loads(cli("plugins", "--json", env=env).stdout)
     assert doc["formatVersion"] == "torchx.cli/v1" and doc["kind"] == "Plugins"
     assert doc["data"]["distributions"]["extra-commands"]["version"] == "2.0"

@@ -64,7 +64,10 @@ given by more than one plugin (and which one wins), and plugins that failed to
 load, with the reason.
 
 Contributions are lazy references, imported only when used; --check imports
-each one now and reports those that fail (this imports every plugin's SDK)."""
+each one now (this imports every plugin's SDK), checks its shape (a scheduler
+factory and a component are callable, a named resource gives a Resource, a
+command has help, add_arguments and run), says how many it checked, and exits 1
+if any failed."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--json", action="store_true", help="print as JSON")
@@ -100,21 +103,10 @@ each one now and reports those that fail (this imports every plugin's SDK)."""
             }
             for f in reg.failures
         ]
+        checked: dict[str, int] = {}
         if args.check:
-            for table in kinds.values():
-                for name, entry in table.items():
-                    try:
-                        entry.load()
-                    except Exception as e:
-                        failures.append(
-                            {
-                                "distribution": entry.distribution,
-                                "version": entry.version,
-                                "entry_point": name,
-                                "group": entry.group,
-                                "reason": str(e),
-                            }
-                        )
+            checked, problems = _check_contributions(reg)
+            failures.extend(problems)
         for clash in reg.clashes:  # a name a distribution gave but another won: say so there
             for loser in clash.losers:
                 key = loser.distribution or IN_PROCESS
@@ -140,6 +132,7 @@ each one now and reports those that fail (this imports every plugin's SDK)."""
                     "distributions": dict(sorted(dists.items())),
                     "clashes": clashes,
                     "failures": failures,
+                    **({"checked": checked} if args.check else {}),
                 },
             )
             return 1 if args.check and failures else 0
@@ -166,7 +159,83 @@ each one now and reports those that fail (this imports every plugin's SDK)."""
             for f in failures:
                 who = f"{f['distribution']} {f['version'] or ''}".strip()
                 print(f"    {who} ({f['group']}: {f['entry_point']}): {f['reason']}")
+        if args.check:
+            counts = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in checked.items())
+            verdict = (
+                f"{len(failures)} problem{'s' if len(failures) != 1 else ''} (above)"
+                if failures
+                else "every one imports and has the expected shape"
+            )
+            print(f"\nchecked {counts}: {verdict}")
         return 1 if args.check and failures else 0
+
+
+def _check_contributions(reg: Any) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """Imports every contribution and checks its shape: (counts per kind, problems).
+
+    A scheduler factory and a component must be callable, a named resource's function
+    must return a Resource, a command must have ``help``, ``add_arguments`` and ``run``.
+    Component groups are expanded (each member checked). This imports every plugin's
+    modules and SDKs, which plain ``torchx plugins`` never does.
+    """
+    from torchx.specs import Resource
+
+    problems: list[dict[str, Any]] = []
+    reported = len(reg.failures)  # already listed by the caller
+    counts = {"schedulers": 0, "named_resources": 0, "components": 0, "cli_commands": 0}
+
+    def check(kind: str, name: str, entry: Any, test: Any) -> None:
+        counts[kind] += 1
+        try:
+            reason = test(entry.load())
+        except Exception as e:
+            reason = f"{type(e).__name__}: {e}"
+        if reason:
+            problems.append(
+                {
+                    "distribution": entry.distribution,
+                    "version": entry.version,
+                    "entry_point": name,
+                    "group": entry.group,
+                    "reason": reason,
+                }
+            )
+
+    def callable_(obj: Any) -> str:
+        return "" if callable(obj) else f"not callable (a {type(obj).__name__})"
+
+    def resource(fn: Any) -> str:
+        if not callable(fn):
+            return callable_(fn)
+        got = fn()
+        return (
+            "" if isinstance(got, Resource) else f"returned a {type(got).__name__}, not a Resource"
+        )
+
+    def command(obj: Any) -> str:
+        cmd = obj() if isinstance(obj, type) else obj
+        missing = [a for a in ("help", "add_arguments", "run") if not hasattr(cmd, a)]
+        return f"a command without {', '.join(missing)}" if missing else ""
+
+    for name, entry in reg.schedulers.items():
+        check("schedulers", name, entry, callable_)
+    for name, entry in reg.named_resources.items():
+        check("named_resources", name, entry, resource)
+    for name, entry in reg.list_components().items():
+        check("components", name, entry, callable_)
+    for name, entry in reg.cli_commands.items():
+        check("cli_commands", name, entry, command)
+    for f in reg.failures[reported:]:  # component modules that failed while groups expanded
+        problems.append(
+            {
+                "distribution": f.distribution,
+                "version": f.version,
+                "entry_point": f.entry_point,
+                "group": f.group,
+                "reason": f.reason,
+            }
+        )
+    return counts, problems
 
 
 class ConfigureCommand:
