@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from torchx.cli._runtime import split_handle
 from torchx.cli.logs import parse_time
 from torchx.cli.main import CliError
+from torchx.specs.errors import SpecError
 
 names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=12)
 
@@ -37,10 +38,13 @@ def test_split_handle_never_crashes(text: str) -> None:
         assert "\n" not in str(e) and "expected" in str(e)
 
 
-@given(st.integers(0, 10_000), st.sampled_from("smhd"))
-def test_durations_are_times_ago(n: int, unit: str) -> None:
-    seconds = {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit] * n
-    got = parse_time(f"{n}{unit}")
+@given(
+    st.lists(st.tuples(st.integers(0, 1000), st.sampled_from("smhd")), min_size=1, max_size=3),
+    st.sampled_from(["", " ago"]),
+)
+def test_durations_are_times_ago(parts: list[tuple[int, str]], ago: str) -> None:
+    seconds = sum({"s": 1, "m": 60, "h": 3600, "d": 86400}[unit] * n for n, unit in parts)
+    got = parse_time("".join(f"{n}{unit}" for n, unit in parts) + ago)
     assert abs((datetime.now() - timedelta(seconds=seconds) - got).total_seconds()) < 5
 
 
@@ -53,7 +57,7 @@ def test_iso_times_round_trip(when: datetime) -> None:
 def test_bad_times_are_one_line_errors(text: str) -> None:
     try:
         parse_time(text)
-    except CliError as e:
+    except SpecError as e:  # one line, exit 2 in the CLI
         assert "\n" not in str(e) and "expected ISO 8601" in str(e)
 
 
@@ -70,7 +74,7 @@ def test_bad_handles_name_the_form(bad: str) -> None:
         split_handle(bad)
     assert str(e.value) == (
         f"bad handle {bad!r}: expected HANDLE[/ROLE[/N,M]], HANDLE being "
-        "{scheduler}://{session_name}/{app_id}, e.g. local://torchx/echo-abc123/worker/0,1"
+        "{scheduler}://{session_name}/{app_id}, e.g. local://torchx/echo-k3x9q2m7bw/echo/0,1"
     )
 
 

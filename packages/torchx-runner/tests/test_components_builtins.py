@@ -376,7 +376,7 @@ def test_spmd_infers_processes_from_gpus() -> None:
 
 
 def test_spmd_elastic_and_mismatch_warning() -> None:
-    with pytest.warns(UserWarning, match=r"runs 4 processes per node but gpu.small has 1 GPUs"):
+    with pytest.warns(UserWarning, match=r"runs 4 processes per node but gpu.small has 1 GPU;"):
         role = spmd(script="main.py", j="1:3x4").roles[0]
     assert (role.num_replicas, role.min_replicas) == (3, 1)
     with warnings.catch_warnings():

@@ -130,6 +130,12 @@ def test_status_format_and_raise() -> None:
     assert err.value.app_status is st
 
 
+def test_an_unknown_restart_count_reads_as_unknown_not_minus_one() -> None:
+    # -1 is what a scheduler that cannot count restarts reports (DescribeAppResponse's default)
+    assert "Num restarts: unknown" in AppStatus(AppState.RUNNING, num_restarts=-1).format()
+    assert "Num restarts: 0" in AppStatus(AppState.RUNNING).format()
+
+
 def test_macros_substitute_args_env_metadata_only() -> None:
     role = Role(
         "r",

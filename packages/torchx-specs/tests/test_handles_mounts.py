@@ -40,7 +40,7 @@ def test_an_app_id_with_a_slash_is_refused_naming_it(handle: str, app_id: str) -
         f"malformed app handle {handle!r}: its app id {app_id!r} contains '/'"
     )
     assert message.endswith(
-        "expected {scheduler}://{session_name}/{app_id}, e.g. local://default/echo-abc123"
+        "expected {scheduler}://{session_name}/{app_id}, e.g. local://torchx/echo-k3x9q2m7bw"
     )
     with pytest.raises(MalformedAppHandleException, match="the session and the app id no '/'"):
         make_app_handle("local", "me", app_id)

@@ -20,19 +20,20 @@ if TYPE_CHECKING:
 # argparse passes each of its messages through gettext, which looks for translation
 # catalogs on disk for every string (about 5 ms per torchx command); none exist for
 # argparse, so skip the lookups.
-argparse._ = str  # type: ignore[attr-defined]
+# (identity, not str: argparse passes None through it too, which str would make "None")
+argparse._ = lambda message: message  # type: ignore[attr-defined]
 argparse.ngettext = lambda singular, plural, n: singular if n == 1 else plural  # type: ignore[attr-defined]
 
 DESCRIPTION = "Launch and follow distributed PyTorch (and any other) apps on any scheduler."
 
 EPILOG = """\
 examples:
-  torchx run utils.echo --msg hello            run a component on the local scheduler
+  torchx run utils.echo --msg hello               run a component on the local scheduler
   torchx run --log dist.ddp -j 1x2 --script train.py
-  torchx status local://torchx/echo-abc123     follow an app from any later shell
-  torchx log -t local://torchx/echo-abc123     stream its logs
-  torchx builtins                              list the components you can run
-  torchx runopts local                         the options of a scheduler
+  torchx status local://torchx/echo-k3x9q2m7bw    follow an app from any later shell
+  torchx log -t local://torchx/echo-k3x9q2m7bw    stream its logs
+  torchx builtins                                 list the components you can run
+  torchx runopts local                            the options of a scheduler
 
 exit status: 0 success (a waited-on app SUCCEEDED), 1 the app did not succeed or
 the scheduler refused, 2 usage or input error, 3 unexpected error of a plugin (or
@@ -58,6 +59,24 @@ class Parser(argparse.ArgumentParser):
             )
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def refuse_unknown(parser: argparse.ArgumentParser, extras: list[str]) -> None:
+    """Exits 2 for arguments ``parser`` (a subcommand's, when one was named) does not know.
+
+    Its own usage is printed, not the top-level one, and an option that looks like one
+    of its own gets a "did you mean" (``--dry-run`` for ``--dryrun``).
+    """
+    from torchx.specs.errors import did_you_mean
+
+    known = [o for action in parser._actions for o in action.option_strings]
+    hint = ""
+    for extra in extras:
+        if extra.startswith("-"):
+            hint = did_you_mean(extra.split("=", 1)[0], known)
+            if hint:
+                break
+    parser.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
 
 
 def command_names() -> list[str]:
@@ -133,7 +152,12 @@ def build_parser(
         type=str.upper,
         help="log level (DEBUG also shows tracebacks)",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    sub = parser.add_subparsers(
+        dest="command",
+        metavar="COMMAND",
+        title="commands",
+        help="one of these ('torchx COMMAND --help' shows its options)",
+    )
     names = sorted({*commands, *other_names})
     for name in names:
         cmd = commands.get(name)
@@ -147,5 +171,5 @@ def build_parser(
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         cmd.add_arguments(sp)
-        sp.set_defaults(_torchx_command=cmd)
+        sp.set_defaults(_torchx_command=cmd, _torchx_parser=sp)
     return parser

@@ -66,11 +66,13 @@ _FLAGS: dict[str, dict[str, str | None]] = {
         "--until": "value",
         "-t": None,
         "--tail": None,
+        "--color": "value",
     },
 }
 
 _FORMAT = "torchx-cli-quick/1"
 _STREAMS = ("stdout", "stderr", "combined")
+_COLOR = ("auto", "always", "never")
 _CONFIG_FILE = ".torchxconfig"
 
 
@@ -354,15 +356,17 @@ class _OpenedLogs:
 
 
 def _log(args: Sequence[str]) -> Callable[[], int]:
-    from torchx.cli.logs import parse_time, replicas_of, stream
+    from torchx.cli.logs import check_selection, parse_time, replicas_of, stream
     from torchx.schedulers import local_view
 
     positionals, options = _options(args, _FLAGS["log"])
     streams = options.get("--streams")
-    if len(positionals) != 1 or streams not in (None, *_STREAMS):
+    color = options.get("--color", "auto")
+    if len(positionals) != 1 or streams not in (None, *_STREAMS) or color not in _COLOR:
         raise _Decline("arguments")
     since = parse_time(options["--since"]) if "--since" in options else None
     until = parse_time(options["--until"]) if "--until" in options else None
+    check_selection(None, since, until)
     tail = bool(options.get("-t") or options.get("--tail"))
     identifier = positionals[0]
     parts = _app_id(identifier).split("/")
@@ -383,7 +387,9 @@ def _log(args: Sequence[str]) -> Callable[[], int]:
     }
 
     def emit() -> int:
-        failed = stream(_OpenedLogs(opened), handle, pairs, tail=tail)
+        failed = stream(
+            _OpenedLogs(opened), handle, pairs, since=since, until=until, tail=tail, color=color
+        )
         return 1 if failed else 0
 
     return emit

@@ -84,7 +84,7 @@ def split_handle(text: str) -> tuple[str, str | None, list[int] | None]:
     except MalformedAppHandleException:
         raise CliError(
             f"bad handle {text!r}: expected HANDLE[/ROLE[/N,M]], HANDLE being "
-            "{scheduler}://{session_name}/{app_id}, e.g. local://torchx/echo-abc123/worker/0,1"
+            "{scheduler}://{session_name}/{app_id}, e.g. local://torchx/echo-k3x9q2m7bw/echo/0,1"
         ) from None
     app_handle = f"{parsed.scheduler_backend}://{parsed.session_name}/{parsed.app_id}"
     parts = narrowing.split("/") if narrowing else []

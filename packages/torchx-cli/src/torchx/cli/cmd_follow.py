@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-HANDLE_HELP = "app handle printed by 'torchx run', e.g. local://torchx/echo-abc123"
-
-
-def _status_dict(status: object) -> object:
-    from torchx.specs.serialize import unstructure
-
-    return unstructure(status)
+HANDLE_HELP = "app handle printed by 'torchx run', e.g. local://torchx/echo-k3x9q2m7bw"
 
 
 class StatusCommand:
@@ -48,13 +42,10 @@ class StatusCommand:
         if args.json:
             import io
 
-            from torchx.cli.output import print_json
+            from torchx.cli.output import print_json, status_payload
 
-            data: object = _status_dict(status)
-            if roles and isinstance(data, dict):
-                data["roles"] = [r for r in data.get("roles", []) if r.get("role") in roles]
             buf = io.StringIO()
-            print_json("AppStatus", {"handle": args.app_handle, "status": data}, out=buf)
+            print_json("AppStatus", status_payload(args.app_handle, status, roles), out=buf)
             text = buf.getvalue()
         else:
             text = f"AppHandle: {args.app_handle}\n{status.format(filter_roles=roles)}\n"
@@ -146,7 +137,7 @@ section of .torchxconfig. No default is assumed for an option not given.
 
 
 class CancelCommand:
-    help = "cancel a running app (its processes are stopped)"
+    help = "cancel a running app (its processes are stopped; an app that ended is left as is)"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("app_handle", help=HANDLE_HELP)
@@ -155,7 +146,10 @@ class CancelCommand:
         from torchx.cli._runtime import get_runner, require_status
 
         runner = get_runner(one_shot=True)
-        require_status(runner, args.app_handle)
+        before = require_status(runner, args.app_handle)
+        if before.is_terminal():  # nothing to stop: say so, rather than "cancelled"
+            print(f"{args.app_handle} had already ended: {before.state.name}; nothing to cancel")
+            return 0
         from torchx.specs import NONE
 
         runner.cancel(args.app_handle)

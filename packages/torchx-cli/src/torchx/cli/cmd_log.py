@@ -4,32 +4,41 @@ from __future__ import annotations
 
 import argparse
 
+TIME_HELP = "ISO 8601 (2026-11-25T09:15:00) or a duration ago (30s, 5m ago, 1h30m, 1d12h)"
+
 
 class LogCommand:
     help = "print or follow (-t) the logs of an app, a role, or some replicas"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        from torchx.cli.output import add_color_argument
+
         parser.add_argument(
             "identifier",
             metavar="HANDLE[/ROLE[/N,M]]",
             help="the app handle, optionally narrowed to a role and replica ids "
-            "(local://torchx/echo-abc/worker/0,1)",
+            "(local://torchx/echo-x1y2z3a4b5/echo/0,1)",
         )
         parser.add_argument("--regex", help="only lines matching this regex")
-        parser.add_argument("--since", help="only lines after this time (ISO 8601, or 5m ago)")
-        parser.add_argument("--until", help="only lines before this time")
+        parser.add_argument("--since", help=f"only lines written since this time: {TIME_HELP}")
+        parser.add_argument("--until", help="only lines written until this time (same forms)")
         parser.add_argument("-t", "--tail", action="store_true", help="follow until the app ends")
         parser.add_argument(
             "--streams",
             choices=["stdout", "stderr", "combined"],
             help="which output (default: combined)",
         )
+        add_color_argument(parser)
 
     def run(self, args: argparse.Namespace) -> int:
         from torchx.cli._runtime import get_runner, require_status, split_handle
-        from torchx.cli.logs import parse_time, replicas_of, stream
+        from torchx.cli.logs import check_selection, parse_time, replicas_of, stream
 
+        # every option is checked once, before any app is asked or any replica read
         handle, role, ids = split_handle(args.identifier)
+        since = parse_time(args.since) if args.since else None
+        until = parse_time(args.until) if args.until else None
+        check_selection(args.regex, since, until)
         runner = get_runner(one_shot=True)
         status = require_status(runner, handle)
         streams = None
@@ -42,9 +51,10 @@ class LogCommand:
             handle,
             replicas_of(status, role, ids),
             regex=args.regex,
-            since=parse_time(args.since) if args.since else None,
-            until=parse_time(args.until) if args.until else None,
+            since=since,
+            until=until,
             tail=args.tail,
             streams=streams,
+            color=args.color,
         )
         return 1 if failed else 0

@@ -49,6 +49,8 @@ class RunCommand:
     description = _DESCRIPTION
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        from torchx.cli.output import add_color_argument
+
         parser.add_argument(
             "-s", "--scheduler", help="scheduler to run on (default: local, or [cli:run])"
         )
@@ -67,11 +69,14 @@ class RunCommand:
         )
         parser.add_argument("--parent_run_id", help="id of a parent run, for tracking")
         parser.add_argument(
-            "--json", action="store_true", help="print the handle or dryrun as JSON"
+            "--json",
+            action="store_true",
+            help="print the handle or dryrun as JSON (with --wait/--log, the final status too)",
         )
         parser.add_argument(
             "--show-secrets", action="store_true", help="do not mask secret env values"
         )
+        add_color_argument(parser)
         parser.add_argument(
             "component",
             metavar="COMPONENT|APPDEF_FILE",
@@ -87,23 +92,35 @@ class RunCommand:
         from torchx.cli.errors import CliError
 
         defaults = cli_run_defaults()
-        component = args.component or defaults.get("component")
+        component = args.component
+        component_args = list(args.component_args)
+        if component is not None and component.startswith("-"):
+            # `torchx run -- --msg hi`: after `--` everything is the default component's
+            component_args.insert(0, component)
+            component = None
+        component = component or defaults.get("component")
         if not component:
             raise CliError(
                 "no component given: name one (e.g. 'torchx run utils.echo --msg hi'; "
                 "'torchx builtins' lists them) or an AppDef file, or set 'component' in the "
                 "[cli:run] section of .torchxconfig"
             )
+        if args.workspace is not None:
+            _check_workspace(args.workspace, "--workspace")
+            workspace = args.workspace
+        else:
+            workspace = defaults.get("workspace")
+            if workspace:
+                _check_workspace(workspace, "the workspace of [cli:run] in .torchxconfig")
         runner = get_runner()
         scheduler = args.scheduler or defaults.get("scheduler") or "local"
-        workspace = args.workspace if args.workspace is not None else defaults.get("workspace")
         cfg = scheduler_cfg(runner, scheduler, args.cfg)
         if component.endswith(_APPDEF_SUFFIXES):
             from torchx.specs.serialize import load_appdef_file
 
-            if args.component_args:
+            if component_args:
                 raise CliError(
-                    f"an AppDef file takes no arguments, got {' '.join(args.component_args)}: "
+                    f"an AppDef file takes no arguments, got {' '.join(component_args)}: "
                     "edit the file, or run a component instead"
                 )
             app = load_appdef_file(component)
@@ -112,7 +129,7 @@ class RunCommand:
             from torchx.components.errors import ComponentHelpRequested
 
             try:
-                app = runner.materialize(component, list(args.component_args))
+                app = runner.materialize(component, component_args)
             except ComponentHelpRequested as e:
                 print(e.help, end="" if e.help.endswith("\n") else "\n")
                 return 0
@@ -139,7 +156,30 @@ class RunCommand:
         sys.stdout.flush()
         if not (args.wait or args.log):
             return 0
-        return _follow(runner, handle, log=args.log, app=info.app)
+        return _follow(
+            runner, handle, log=args.log, app=info.app, as_json=args.json, color=args.color
+        )
+
+
+def _check_workspace(workspace: str, where: str) -> None:
+    """Refuses a workspace whose directories do not exist, before anything is made.
+
+    Otherwise a scheduler that ships no workspace (the local one) would ignore it
+    silently, and one that does would fail only once it builds the image.
+    """
+    import os
+
+    from torchx.cli.errors import CliError
+    from torchx.specs.workspace import Workspace
+
+    for project in Workspace.from_str(workspace).projects:
+        path = os.path.expanduser(project)
+        if not os.path.isdir(path):
+            what = "not a directory" if os.path.exists(path) else "no such directory"
+            raise CliError(
+                f"{where}: {project!r}: {what}; a workspace is a local project directory "
+                "shipped with the job, e.g. --workspace . (or DIR=SUBDIR,...)"
+            )
 
 
 def _refuse_masked_secrets(path: str, app: Any) -> None:
@@ -182,7 +222,19 @@ def _print_dryrun(info: AppDryRunInfo[Any], args: argparse.Namespace) -> int:
     return 0
 
 
-def _follow(runner: Runner, handle: str, log: bool, app: AppDef | None = None) -> int:
+def _follow(
+    runner: Runner,
+    handle: str,
+    log: bool,
+    app: AppDef | None = None,
+    as_json: bool = False,
+    color: str | None = None,
+) -> int:
+    """Streams the logs (``log``), waits for the end, prints the final status.
+
+    The status goes to stderr for a person (the logs own stdout); with ``as_json`` it
+    also ends stdout as an ``AppStatus`` document, as ``torchx status --json`` prints it.
+    """
     from torchx.cli.errors import EXIT_APP_FAILED
 
     try:
@@ -196,7 +248,7 @@ def _follow(runner: Runner, handle: str, log: bool, app: AppDef | None = None) -
                 from torchx.cli.logs import replicas_of
 
                 pairs = replicas_of(require_status(runner, handle), None, None)
-            stream(runner, handle, pairs, tail=True)
+            stream(runner, handle, pairs, tail=True, color=color)
         status = _wait(runner, handle)
     except KeyboardInterrupt:
         sys.stdout.flush()
@@ -213,6 +265,10 @@ def _follow(runner: Runner, handle: str, log: bool, app: AppDef | None = None) -
         print(f"{handle} is gone: it was deleted while being waited on", file=sys.stderr)
         return EXIT_APP_FAILED
     print(status.format(), file=sys.stderr)
+    if as_json:
+        from torchx.cli.output import print_json, status_payload
+
+        print_json("AppStatus", status_payload(handle, status))
     return 0 if status.state.name == "SUCCEEDED" else EXIT_APP_FAILED
 
 

@@ -1,7 +1,10 @@
 """Streaming the logs of many replicas at once, each line prefixed ``role/N``.
 
 Lines of one replica stay in order and lines of different replicas never interleave
-mid-line. Prefixes are colored when stdout is a terminal.
+mid-line. Prefixes are colored when stdout is a terminal, unless ``NO_COLOR`` is set
+or ``--color`` says otherwise (:func:`use_color`). When a window
+(``--since``/``--until``) or ``--regex`` selected no line at all, a note on stderr says
+so, rather than a silence that looks like an empty log.
 
 Text moves in blocks, not lines: when a scheduler's log iterable offers ``blocks(size)``
 (the optional protocol ``torchx.runner.logs.BlockLog``/``PolledLog``, which the local and
@@ -77,6 +80,24 @@ class _Failed(str):
     """A reader's error line: printed like a log line, counted as a failure."""
 
 
+def use_color(mode: str | None, out: Any) -> bool:
+    """Whether to color what goes to ``out``: ``--color always|never|auto`` (None is auto).
+
+    Auto colors a terminal only, and never when ``NO_COLOR`` is set to anything but
+    the empty string (https://no-color.org) or ``TERM`` is ``dumb``.
+    """
+    if mode == "always":
+        return True
+    if mode == "never":
+        return False
+    import os
+
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def replicas_of(
     status: StatusOfRoles, role: str | None, ids: list[int] | None
 ) -> list[tuple[str, int]]:
@@ -131,6 +152,41 @@ def _prefixed(texts: Iterable[str], prefix: str, idle: bool = False) -> Iterator
         at_start = ends
 
 
+class _Counting:
+    """Stands in for the output stream, remembering whether anything was written."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+        self.wrote = False
+
+    def write(self, text: str) -> int:
+        if text:
+            self.wrote = True
+        return self._out.write(text)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def isatty(self) -> bool:
+        return self._out.isatty()
+
+
+def _selection(regex: str | None, since: datetime | None, until: datetime | None) -> str:
+    """``matching 'x' between ... and ...``: what selected the lines, in words."""
+    words = []
+    if regex is not None:
+        words.append(f"matching {regex!r}")
+    if since is not None and until is not None:
+        words.append(
+            f"between {since.isoformat(' ', 'seconds')} and {until.isoformat(' ', 'seconds')}"
+        )
+    elif since is not None:
+        words.append(f"since {since.isoformat(' ', 'seconds')}")
+    elif until is not None:
+        words.append(f"until {until.isoformat(' ', 'seconds')}")
+    return " ".join(words)
+
+
 def stream(
     runner: LogSource,
     handle: str,
@@ -142,21 +198,57 @@ def stream(
     tail: bool = False,
     streams: Stream | None = None,
     out: IO[str] | None = None,
+    color: str | None = None,
 ) -> int:
     """Prints the selected replicas' log lines until every reader is done.
 
     Returns how many replicas' logs could not be read (each is reported in its place,
-    and the others keep streaming), so the caller can exit non-zero.
+    and the others keep streaming), so the caller can exit non-zero. ``color`` is
+    ``auto`` (the default), ``always`` or ``never``. When ``regex``, ``since`` or
+    ``until`` left nothing to print, a note on stderr says so.
     """
-    out = out or sys.stdout
-    color = out.isatty()
+    counting = _Counting(out or sys.stdout)
+    failed = _stream(
+        runner,
+        handle,
+        pairs,
+        regex=regex,
+        since=since,
+        until=until,
+        tail=tail,
+        streams=streams,
+        out=counting,
+        color=color,
+    )
+    if not counting.wrote and not failed and (regex is not None or since or until):
+        print(
+            f"torchx log: no line of {handle} {_selection(regex, since, until)}",
+            file=sys.stderr,
+        )
+    return failed
+
+
+def _stream(
+    runner: LogSource,
+    handle: str,
+    pairs: list[tuple[str, int]],
+    *,
+    regex: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    tail: bool,
+    streams: Stream | None,
+    out: Any,
+    color: str | None,
+) -> int:
+    colored = use_color(color, out)
     # bytes read at a time per replica: 64 KiB for one, less for many (bounded memory)
     block = max(4096, min(1 << 16, (1 << 20) // max(len(pairs), 1)))
     width = max((len(f"{r}/{k}") for r, k in pairs), default=0)
 
     def prefix_of(i: int, role: str, k: int) -> str:
         prefix = f"{role}/{k}".ljust(width)
-        if color:
+        if colored:
             prefix = f"{_COLORS[i % len(_COLORS)]}{prefix}{_RESET}"
         return prefix + " "
 
@@ -192,6 +284,8 @@ def stream(
                 at_start = ends
                 if tail:
                     out.flush()
+        except BrokenPipeError:  # the reader of our output went away (torchx log | head)
+            raise
         except Exception as e:  # reported like a log line
             out.write(("" if at_start else "\n") + failure(prefix, e))
             out.flush()
@@ -311,6 +405,8 @@ def _poll_in_turn(
                         time.sleep(_POLL_MIN)
                 else:
                     readers.remove(reader)  # read to its end
+            except BrokenPipeError:  # the reader of our output went away
+                raise
             except Exception as e:  # reported, and the other replicas keep streaming
                 out.write(("" if ends else "\n") + failure(prefix, e))
                 failed += 1
@@ -325,20 +421,36 @@ def _poll_in_turn(
     return failed
 
 
-def parse_time(text: str) -> datetime:
-    """An ISO 8601 time, or a duration ago such as ``30s``, ``5m``, ``2h``, ``1d``."""
-    import re
-    from datetime import datetime, timedelta
+def check_selection(regex: str | None, since: datetime | None, until: datetime | None) -> None:
+    """Refuses (one line, exit 2) a ``--regex`` that does not compile and an empty window.
 
+    Checked once, before any replica is read: a bad regex would otherwise fail once
+    per replica, and ``--since 1m --until 2h`` (a window that ends before it starts)
+    would print nothing without a word.
+    """
     from torchx.cli.errors import CliError
 
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd])", text.strip())
-    if m:
-        unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[m.group(2)]
-        return datetime.now() - timedelta(**{unit: float(m.group(1))})
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
+    if regex is not None:
+        import re
+
+        try:
+            re.compile(regex)
+        except re.error as e:
+            raise CliError(f"bad --regex {regex!r}: {e}; e.g. --regex 'loss=[0-9.]+'") from None
+    if since is not None and until is not None and since.timestamp() > until.timestamp():
         raise CliError(
-            f"bad time {text!r}: expected ISO 8601 (2026-11-22T10:00:00) or a duration ago (30s, 5m, 2h)"
-        ) from None
+            f"empty window: --since ({since.isoformat(' ', 'seconds')}) is after --until "
+            f"({until.isoformat(' ', 'seconds')}); a duration means that long ago, so "
+            "--since 2h --until 1m is the window from 2 hours to 1 minute ago"
+        )
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time, or a duration ago: ``30s``, ``5m ago``, ``1h30m``, ``1d12h``.
+
+    The one parser of ``torchx.specs.durations`` (``delete --older-than`` reads its
+    durations there too); bad text is a ``SpecError``, one line, exit 2.
+    """
+    from torchx.specs.durations import parse_time as _parse_time
+
+    return _parse_time(text)

@@ -285,7 +285,32 @@ def _package_owners() -> dict[str, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs ``torchx`` with ``argv`` (default: the process's arguments) and returns the exit status."""
+    """Runs ``torchx`` with ``argv`` (default: the process's arguments) and returns the exit status.
+
+    Output piped into a reader that stops early (``torchx log HANDLE | head``) ends the
+    command quietly with status 0, as ``cat`` and ``grep`` do, never with a traceback.
+    """
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+
+
+def _silence_stdout() -> None:
+    """Points stdout at /dev/null: what is still buffered for the closed pipe goes nowhere.
+
+    Otherwise the interpreter's last flush would fail again, and print a traceback.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test's StringIO)
+        pass
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_requested(args_list)
     if args_list == ["--version"]:
@@ -319,7 +344,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:  # unknown command, or only options: argparse explains, with every name
         parser = _build({}, other_names=names)
     try:
-        args = parser.parse_args(args_list)
+        args, extras = parser.parse_known_args(args_list)
+        if extras:  # told by the subcommand's parser: its usage, and the option meant
+            from torchx.cli._parser import refuse_unknown
+
+            refuse_unknown(getattr(args, "_torchx_parser", parser), extras)
     except SystemExit as e:
         return int(e.code or 0) if not isinstance(e.code, str) else EXIT_USAGE
     if args.log_level or debug:
@@ -340,6 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("torchx: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
+        _silence_stdout()
         return 0
     except Exception as e:
         if debug:

@@ -54,6 +54,16 @@ def mask_values(text: str, envs: Iterable[Mapping[str, str]]) -> str:
     return text
 
 
+def add_color_argument(parser: Any) -> None:
+    """``--color auto|always|never`` on a command's parser (``NO_COLOR`` is honoured by auto)."""
+    parser.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="color the replica prefixes: auto (a terminal, unless NO_COLOR is set), always, never",
+    )
+
+
 def format_app_list(apps: Iterable[tuple[str, str, str]]) -> str:
     """What ``torchx list`` prints for (handle, state, name) rows, newest first.
 
@@ -120,6 +130,19 @@ def _mount(mount: Any) -> str:
 
     kind = type(mount).__name__.replace("Mount", "").lower()
     return f"{kind}: {_pairs(attrs.asdict(mount))}"
+
+
+def status_payload(handle: str, status: Any, roles: list[str] | None = None) -> dict[str, Any]:
+    """The ``data`` of an ``AppStatus`` JSON document (``status --json``, ``run --wait --json``).
+
+    ``roles``: only these roles' statuses (default: all).
+    """
+    from torchx.specs.serialize import unstructure
+
+    data: Any = unstructure(status)
+    if roles and isinstance(data, dict):
+        data["roles"] = [r for r in data.get("roles", []) if r.get("role") in roles]
+    return {"handle": handle, "status": data}
 
 
 def print_json(kind: str, payload: Any, out: Any = None) -> None:

@@ -163,7 +163,8 @@ class StructuredJArgument:
             import warnings
 
             warnings.warn(
-                f"-j {j} runs {nproc} processes per node but {h} has {gpus} GPUs; "
+                f"-j {j} runs {nproc} processes per node but {h} has {gpus} "
+                f"GPU{'s' if gpus != 1 else ''}; "
                 f"use -j {rep} to run one process per GPU",
                 stacklevel=2,
             )

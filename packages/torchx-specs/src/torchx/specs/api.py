@@ -382,7 +382,8 @@ class AppStatus:
           trainer:
             trainer/0  RUNNING  host=h0
         """
-        lines = [f"State: {self.state}", f"Num restarts: {self.num_restarts}"]
+        restarts = str(self.num_restarts) if self.num_restarts >= 0 else "unknown"
+        lines = [f"State: {self.state}", f"Num restarts: {restarts}"]
         if self.msg:
             lines.append(f"Msg: {self.msg}")
         if self.structured_error_msg and self.structured_error_msg != NONE:

@@ -21,7 +21,7 @@ removes an app its scheduler named so) and where one is parsed:
 >>> parse_app_handle("k8s://default/a/b")
 Traceback (most recent call last):
   ...
-torchx.specs.errors.MalformedAppHandleException: malformed app handle 'k8s://default/a/b': its app id 'a/b' contains '/', which no app id may (a role is given apart, e.g. torchx log HANDLE/ROLE); expected {scheduler}://{session_name}/{app_id}, e.g. local://default/echo-abc123
+torchx.specs.errors.MalformedAppHandleException: malformed app handle 'k8s://default/a/b': its app id 'a/b' contains '/', which no app id may (a role is given apart, e.g. torchx log HANDLE/ROLE); expected {scheduler}://{session_name}/{app_id}, e.g. local://torchx/echo-k3x9q2m7bw
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from torchx.specs.errors import MalformedAppHandleException
 AppHandle = str
 
 _HANDLE = re.compile(r"(?P<scheduler>[^:/\s]+)://(?P<session>[^/\s]*)/(?P<app_id>[^/\s]+)")
-_FORM = "expected {scheduler}://{session_name}/{app_id}, e.g. local://default/echo-abc123"
+_FORM = "expected {scheduler}://{session_name}/{app_id}, e.g. local://torchx/echo-k3x9q2m7bw"
 
 
 class ParsedAppHandle(NamedTuple):
