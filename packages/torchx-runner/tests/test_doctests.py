@@ -36,7 +36,6 @@ EXAMPLES = [
     "torchx.runner.api",
     "torchx.runner.config",
     "torchx.schedulers",
-    "torchx.schedulers._local.retention",
     "torchx.schedulers.api",
     "torchx.schedulers.capabilities",
     "torchx.schedulers.files",
