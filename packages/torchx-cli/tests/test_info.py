@@ -95,9 +95,34 @@ def test_builtins_lists_and_prints(cli: Cli) -> None:
     out = cli("builtins").stdout
     assert out.startswith("Found ") and "dist.ddp" in out and "utils.echo" in out
     src = cli("builtins", "--print", "utils.echo").stdout
-    assert src.startswith("def echo(") and "AppDef" in src
+    assert "\ndef echo(" in src and "AppDef" in src
     err = cli("builtins", "--print", "utils.ecoh", rc=2).stderr
     assert "did you mean 'utils.echo'" in err
+
+
+def test_builtins_print_gives_a_file_that_runs_and_can_be_edited(cli: Cli) -> None:
+    # what a component uses from its module (imports, DEFAULT_IMAGE, helpers) comes with it
+    (cli.work / "ddp.py").write_text(cli("builtins", "--print", "dist.ddp").stdout)
+    (cli.work / "train.py").write_text("print('trained')\n")
+    out = cli("run", "--dryrun", "ddp.py:ddp", "-j", "1x2", "--script", "train.py").stdout
+    assert "torchrun" in out and "--nproc_per_node 2" in out and "train.py" in out
+    echo = cli("builtins", "--print", "utils.echo").stdout
+    assert echo.startswith("# utils.echo: ") and "torchx run echo.py:echo" in echo
+    (cli.work / "echo.py").write_text(echo.replace('"hello world"', '"edited default"'))
+    assert "echo/0 edited default" in cli("run", "--log", "echo.py:echo").stdout
+
+
+def test_configure_print_and_all_as_upstream(cli: Cli) -> None:
+    printed = cli("configure", "--print", "-s", "local").stdout
+    assert printed.startswith("# .torchxconfig") and "[local]\n" in printed
+    assert not (cli.work / ".torchxconfig").exists()  # --print writes no file
+    everything = cli("configure", "-a", "--print", "-s", "local").stdout
+    assert "#grace_period = " in everything and "#grace_period" not in printed
+    cli("configure", "-a", "-s", "local")
+    assert (cli.work / ".torchxconfig").read_text() == everything
+    # --print works beside an existing file; writing over it is refused
+    assert cli("configure", "--print", "-s", "local").stdout == printed
+    assert "configure --print" in cli("configure", rc=2).stderr
 
 
 def test_configure_writes_a_torchxconfig_that_runs(cli: Cli) -> None:

@@ -36,15 +36,20 @@ class BuiltinsCommand:
     help = "list the components you can run (built-in and from plugins)"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--print", metavar="NAME", help="print the source of component NAME")
+        parser.add_argument(
+            "--print",
+            metavar="NAME",
+            help="print component NAME as a file to edit and run "
+            "(torchx builtins --print dist.ddp > ddp.py; torchx run ddp.py:ddp ...)",
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         from torchx.components.finder import get_component, list_components
 
         if args.print:
-            import inspect
+            from torchx.cli._component_source import standalone_source
 
-            print(inspect.getsource(get_component(args.print).fn))
+            print(standalone_source(args.print, get_component(args.print).fn), end="")
             return 0
         comps = list_components()
         print(f"Found {len(comps)} components:")
@@ -243,7 +248,10 @@ class ConfigureCommand:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("-s", "--schedulers", help="comma-separated schedulers (default: all)")
-        parser.add_argument("--all", action="store_true", help="include optional options too")
+        parser.add_argument("-a", "--all", action="store_true", help="include optional options too")
+        parser.add_argument(
+            "--print", action="store_true", help="print the config to stdout; write no file"
+        )
         parser.add_argument("--path", default=".torchxconfig", help="file to write")
 
     def run(self, args: argparse.Namespace) -> int:
@@ -254,11 +262,17 @@ class ConfigureCommand:
         from torchx.runner.config import dump
         from torchx.schedulers.files import write_private_atomic
 
-        if os.path.exists(args.path):
-            raise CliError(f"{args.path} exists already: edit it, or remove it first")
+        if not args.print and os.path.exists(args.path):
+            raise CliError(
+                f"{args.path} exists already: edit it, remove it first, or see what would "
+                "be written with 'torchx configure --print'"
+            )
         buf = io.StringIO()
         schedulers = args.schedulers.split(",") if args.schedulers else None
         dump(buf, schedulers=schedulers, required_only=not args.all)
+        if args.print:
+            print(buf.getvalue(), end="")
+            return 0
         write_private_atomic(args.path, buf.getvalue(), 0o644)
         print(f"wrote {args.path}")
         return 0
