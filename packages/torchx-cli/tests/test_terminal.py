@@ -134,3 +134,37 @@ def test_zsh_completion_works_through_bashcompinit(cli: Cli, tmp_path: Path) -> 
     got = _probe_lines(out)
     assert "--dryrun" in got["opts"] and "--wait" in got["opts"]
     assert "local" in got["sched"] and "dist.ddp" in got["comp"]
+
+
+def test_bash_completes_app_handles_from_torchx_list(cli: Cli, tmp_path: Path) -> None:
+    handles = [cli("run", "--wait", "utils.echo").stdout.strip() for _ in range(2)]
+    other = cli("run", "--wait", "utils.sh", "true").stdout.strip()
+    script = tmp_path / "c.bash"
+    script.write_text(cli("completion", "bash").stdout)
+    # as bash calls it: the word split at ':' (COMP_WORDBREAKS), the whole line in COMP_LINE
+    probes = "".join(
+        f'COMP_LINE="{TORCHX} {cmd} local://torchx/ec"; COMP_POINT=${{#COMP_LINE}}; '
+        f"COMP_WORDS=({TORCHX} {cmd} local : //torchx/ec); COMP_CWORD=4; _torchx; "
+        f'echo "{cmd}:${{COMPREPLY[*]}}"; '
+        for cmd in ("status", "log", "cancel", "describe", "delete")
+    )
+    # as zsh's bashcompinit calls it: one word, no COMP_LINE
+    probes += (
+        f"COMP_LINE=; COMP_WORDS=({TORCHX} status local://torchx/s); COMP_CWORD=2; _torchx; "
+        'echo "whole:${COMPREPLY[*]}"; '
+        f"COMP_WORDS=({TORCHX} status --); COMP_CWORD=2; _torchx; "
+        'echo "option:${COMPREPLY[*]}"'
+    )
+    out = subprocess.run(
+        ["bash", "-c", f"source {script}; {probes}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **cli.env},
+        cwd=cli.work,
+    ).stdout
+    got = _probe_lines(out)
+    for cmd in ("status", "log", "cancel", "describe", "delete"):
+        assert sorted(got[cmd]) == sorted(h.removeprefix("local:") for h in handles), out
+    assert got["whole"] == [other]
+    assert "--json" in got["option"] and not any(w.startswith("local") for w in got["option"])

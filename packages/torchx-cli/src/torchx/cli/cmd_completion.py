@@ -38,6 +38,18 @@ _torchx() {{
         run|builtins) COMPREPLY=($(compgen -W "{components}" -- "$cur") $(compgen -f -- "$cur")) ;;
         runopts) COMPREPLY=($(compgen -W "{schedulers}" -- "$cur")) ;;
         completion) COMPREPLY=($(compgen -W "bash zsh" -- "$cur")) ;;
+        status|log|cancel|describe|delete)
+            # app handles, asked of 'torchx list' only now (its quick path: milliseconds)
+            local line=${{COMP_LINE:0:COMP_POINT}} word handles trim
+            word=${{line##*[[:space:]]}}
+            [[ -z $COMP_LINE ]] && word=$cur
+            handles=$("${{COMP_WORDS[0]}}" list 2>/dev/null | {{ read -r _; while read -r h _; do echo "$h"; done; }})
+            COMPREPLY=($(compgen -W "$handles" -- "$word"))
+            if [[ $word != "$cur" && $word == *:* ]]; then
+                # bash split the word at ':' (COMP_WORDBREAKS): complete only what follows
+                trim=${{word%"${{word##*:}}"}}
+                COMPREPLY=("${{COMPREPLY[@]#"$trim"}}")
+            fi ;;
         *) COMPREPLY=($(compgen -f -- "$cur")) ;;
     esac
 }}
@@ -59,8 +71,10 @@ def script(
 ) -> str:
     """The completion script for ``shell`` ("bash" or "zsh") from ``parser``'s subcommands.
 
-    Options are completed per command; ``-s`` with the installed schedulers, and the
-    first word after ``run`` (or ``builtins --print``) with the installed components.
+    Options are completed per command; ``-s`` with the installed schedulers, the
+    first word after ``run`` (or ``builtins --print``) with the installed components,
+    and the handle of ``status``, ``log``, ``cancel``, ``describe`` and ``delete`` with
+    the apps ``torchx list`` prints, asked only when such a word is completed.
     """
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     cases = []
