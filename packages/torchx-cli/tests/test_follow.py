@@ -65,6 +65,34 @@ def test_list_newest_first_and_json(cli: Cli) -> None:
     assert "did you mean 'local'" in err
 
 
+def test_list_filters_by_state_and_limit_and_caps_the_handle_column(cli: Cli) -> None:
+    ok = [_finished(cli, "utils.echo") for _ in range(2)]
+    failed = _finished(cli, "utils.sh", "false")
+    long_name = "n" * 300  # an AppDef file gives the app any name
+    doc = json.loads(cli("describe", "--json", ok[0]).stdout)
+    doc["spec"]["name"] = long_name
+    (cli.work / "long.json").write_text(json.dumps(doc))
+    longest = _finished(cli, "long.json")
+    rows = cli("list").stdout.splitlines()
+    others = [r for r in rows if not r.startswith(longest)]  # the header and three apps
+    assert len(others) == 4 and all(len(r) <= len(rows[0]) for r in others)
+    assert len(rows[0]) == 48 + 2 + 10 + 2 + len("NAME")  # capped: the long handle overflows
+    assert rows[1].startswith(longest + "  SUCCEEDED") and rows[1].endswith("n" * 37 + "...")
+    assert json.loads(cli("list", "--json").stdout)["data"][0]["name"] == long_name
+    cli("delete", longest)
+    handles = lambda out: [line.split()[0] for line in out.splitlines()[1:]]  # noqa: E731
+    assert handles(cli("list", "--state", "succeeded").stdout) == ok[::-1]
+    assert handles(cli("list", "--state", "FAILED,cancelled").stdout) == [failed]
+    assert handles(cli("list", "--limit", "2").stdout) == [failed, ok[1]]
+    assert handles(cli("list", "--state", "succeeded", "--limit", "1").stdout) == [ok[1]]
+    doc = json.loads(cli("list", "--json", "--state", "failed").stdout)
+    assert [a["handle"] for a in doc["data"]] == [failed]
+    assert cli("list", "--state", "running").stdout == "no apps\n"
+    err = cli("list", "--state", "runing", rc=2).stderr
+    assert "unknown state 'runing' in --state (did you mean 'running'?)" in err
+    assert "bad --limit '0'" in cli("list", "--limit", "0", rc=2).stderr
+
+
 def test_list_lists_where_its_run_options_say(cli: Cli) -> None:
     # the local scheduler's state_dir run option, given after submit as at submit
     elsewhere = cli.root / "elsewhere"

@@ -59,7 +59,7 @@ SESSION = "torchx"
 #: The options handled, per command (a value kind of None is a switch).
 _FLAGS: dict[str, dict[str, str | None]] = {
     "status": {"--show-secrets": None},
-    "list": {"-s": "value", "--scheduler": "value"},
+    "list": {"-s": "value", "--scheduler": "value", "--state": "value", "--limit": "value"},
     "log": {
         "--streams": "value",
         "--since": "value",
@@ -293,19 +293,27 @@ def _list(args: Sequence[str]) -> Callable[[], int]:
 
     positionals, options = _options(args, _FLAGS["list"])
     scheduler = options.get("-s") or options.get("--scheduler")
-    if positionals or len(options) > 1:
+    if positionals or ("-s" in options and "--scheduler" in options):
         raise _Decline("arguments")
     if scheduler not in (None, SCHEDULER):
         raise _Decline(str(scheduler))
     if _config_files_exist():
         # [cli:run] may name another scheduler, [local] another state_dir to list
         raise _Decline("config files")
-    from torchx.cli.output import format_app_list
+    from torchx.cli.output import format_app_list, parse_limit, parse_states, select_apps
 
-    text = format_app_list(
-        (f"{SCHEDULER}://{SESSION}/{app_id}", state, name)
-        for app_id, state, name in local_view.list_apps()
+    # a bad filter raises: the full command says so, in its words
+    states = parse_states(options["--state"]) if "--state" in options else None
+    limit = parse_limit(options["--limit"]) if "--limit" in options else None
+    rows = select_apps(
+        (
+            (f"{SCHEDULER}://{SESSION}/{app_id}", state, name)
+            for app_id, state, name in local_view.list_apps()
+        ),
+        states,
+        limit,
     )
+    text = format_app_list(rows)
     return lambda: _print(text)
 
 

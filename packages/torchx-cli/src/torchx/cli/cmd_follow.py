@@ -114,25 +114,36 @@ section of .torchxconfig. No default is assumed for an option not given.
             "-s", "--scheduler", help="scheduler to ask (default: local, or [cli:run])"
         )
         add_cfg_argument(parser, "run options that say where to look")
+        parser.add_argument(
+            "--state",
+            metavar="STATE[,STATE]",
+            help="only apps in these states, e.g. running or failed,cancelled",
+        )
+        parser.add_argument("--limit", metavar="N", help="only the newest N apps (after --state)")
         parser.add_argument("--json", action="store_true", help="print as JSON")
 
     def run(self, args: argparse.Namespace) -> int:
         from torchx.cli._runtime import default_scheduler, get_runner, scheduler_cfg
+        from torchx.cli.output import parse_limit, parse_states, select_apps
 
+        # the filters are checked before the scheduler is asked
+        states = parse_states(args.state) if args.state else None
+        limit = parse_limit(args.limit) if args.limit is not None else None
         runner = get_runner(one_shot=True)
         scheduler = args.scheduler or default_scheduler()
         apps = runner.list(scheduler, scheduler_cfg(runner, scheduler, args.cfg))
+        rows = select_apps(((a.app_handle, str(a.state), a.name) for a in apps), states, limit)
         if args.json:
             from torchx.cli.output import print_json
 
             print_json(
                 "AppList",
-                [{"handle": a.app_handle, "state": str(a.state), "name": a.name} for a in apps],
+                [{"handle": handle, "state": state, "name": name} for handle, state, name in rows],
             )
             return 0
         from torchx.cli.output import format_app_list
 
-        print(format_app_list((a.app_handle, str(a.state), a.name) for a in apps), end="")
+        print(format_app_list(rows), end="")
         return 0
 
 

@@ -64,18 +64,82 @@ def add_color_argument(parser: Any) -> None:
     )
 
 
+#: The names of ``torchx.specs.AppState`` (``list --state`` checks against these without
+#: importing the spec types: the quick path uses this module).
+APP_STATES = (
+    "UNSUBMITTED",
+    "SUBMITTED",
+    "PENDING",
+    "RUNNING",
+    "SUCCEEDED",
+    "FAILED",
+    "CANCELLED",
+    "UNKNOWN",
+)
+#: The widest the APP HANDLE column of ``torchx list`` grows: a longer handle (an app
+#: with a 300-character name) overflows its own row only, never widens the others.
+HANDLE_COLUMN_MAX = 48
+#: The longest NAME shown in full; a longer one is cut to this many characters, ending
+#: in "..." (``--json`` keeps it whole; the handle is what commands take).
+NAME_COLUMN_MAX = 40
+
+
+def parse_states(text: str) -> frozenset[str]:
+    """``running,pending`` (``list --state``) -> {"RUNNING", "PENDING"}; an unknown one is a CliError."""
+    from torchx.cli.errors import CliError
+
+    states = set()
+    for word in text.split(","):
+        name = word.strip().upper()
+        if name not in APP_STATES:
+            from torchx.specs.errors import did_you_mean
+
+            raise CliError(
+                f"unknown state {word.strip()!r} in --state{did_you_mean(name.lower(), [s.lower() for s in APP_STATES])}; "
+                f"choose from {', '.join(s.lower() for s in APP_STATES)} (several: running,pending)"
+            )
+        states.add(name)
+    return frozenset(states)
+
+
+def parse_limit(text: str) -> int:
+    """``list --limit N``: a positive count, else a CliError."""
+    from torchx.cli.errors import CliError
+
+    try:
+        limit = int(text)
+    except ValueError:
+        limit = 0
+    if limit <= 0:
+        raise CliError(f"bad --limit {text!r}: expected a positive number of apps, e.g. 20")
+    return limit
+
+
+def select_apps(
+    rows: Iterable[tuple[str, str, str]], states: frozenset[str] | None, limit: int | None
+) -> list[tuple[str, str, str]]:
+    """The (handle, state, name) rows in ``states`` (None: all), the newest ``limit`` of them."""
+    chosen = [row for row in rows if states is None or row[1] in states]
+    return chosen[:limit] if limit is not None else chosen
+
+
 def format_app_list(apps: Iterable[tuple[str, str, str]]) -> str:
     """What ``torchx list`` prints for (handle, state, name) rows, newest first.
 
     One function for the full command and the quick path, so they cannot drift apart.
+    The handle column is as wide as its widest handle up to :data:`HANDLE_COLUMN_MAX`.
     """
     rows = list(apps)
     if not rows:
         return "no apps\n"
-    width = max(len(handle) for handle, _, _ in rows)
+    width = min(max(len(handle) for handle, _, _ in rows), HANDLE_COLUMN_MAX)
     out = [f"{'APP HANDLE':<{width}}  {'STATE':<10}  NAME"]
-    out.extend(f"{handle:<{width}}  {state:<10}  {name}" for handle, state, name in rows)
+    out.extend(f"{handle:<{width}}  {state:<10}  {_cut(name)}" for handle, state, name in rows)
     return "\n".join(out) + "\n"
+
+
+def _cut(name: str) -> str:
+    return name if len(name) <= NAME_COLUMN_MAX else name[: NAME_COLUMN_MAX - 3] + "..."
 
 
 def format_app(app: Any) -> str:
