@@ -164,9 +164,17 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 _create_network(api, request.network, request.app_id)
                 network = request.network
 
+            pull = _Puller(api)
+
             def create(c: Any) -> str:
+                import docker.errors
+
                 host_config = api.create_host_config(**c.host_config)
-                answer = api.create_container(host_config=host_config, **c.config)
+                try:
+                    answer = api.create_container(host_config=host_config, **c.config)
+                except docker.errors.ImageNotFound:
+                    pull(c.config["image"])  # once per image, whichever replica asks first
+                    answer = api.create_container(host_config=host_config, **c.config)
                 return str(answer["Id"])
 
             outcomes = _parallel(create, request.containers)
@@ -181,6 +189,8 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     def _submit_error(self, e: BaseException, request: DockerRequest) -> BaseException:
         if isinstance(e, SchedulerError | SpecError):
             return e
+        if isinstance(e, _PullError):
+            return SchedulerError(str(e))
         text = _unreachable(e)
         if text is not None:
             return SchedulerError(text)
@@ -493,6 +503,57 @@ def _parallel(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T | BaseExce
 
     with ThreadPoolExecutor(min(PARALLEL, len(items))) as pool:
         return list(pool.map(guarded, items))
+
+
+class _Puller:
+    """Pulls each image at most once per submit, however many replicas find it missing.
+
+    The engine creates containers only from images it has; one a replica needs but the
+    engine lacks is pulled from its registry (as ``docker run`` does). A pull that fails
+    is remembered, so the other replicas of that image fail at once with the same error.
+    """
+
+    def __init__(self, api: docker.APIClient) -> None:
+        import threading
+
+        self._api = api
+        self._lock = threading.Lock()
+        self._done: dict[str, BaseException | None] = {}
+
+    def __call__(self, image: str) -> None:
+        with self._lock:
+            if image not in self._done:
+                try:
+                    repo, tag = _split_image(image)
+                    self._api.pull(repo, tag=tag)
+                    self._done[image] = None
+                except Exception as e:
+                    self._done[image] = e
+            error = self._done[image]
+        if error is not None:
+            raise _PullError(image, error) from error
+
+
+class _PullError(Exception):
+    """An image the engine lacks and could not pull (the message says why)."""
+
+    def __init__(self, image: str, cause: BaseException) -> None:
+        super().__init__(
+            f"image {image!r} is not on the Docker engine at {engine_address()} and pulling "
+            f"it failed: {_engine_reason(cause)}; pull or build it there first"
+        )
+
+
+def _split_image(image: str) -> tuple[str, str | None]:
+    """``repo[:tag]`` or ``repo@digest`` as (repository, tag or digest); no tag: latest."""
+    if "@" in image:
+        repo, digest = image.split("@", 1)
+        return repo, digest
+    slash = image.rfind("/")
+    colon = image.rfind(":")
+    if colon > slash:
+        return image[:colon], image[colon + 1 :]
+    return image, "latest"
 
 
 def _raise_first(outcomes: Sequence[object]) -> None:

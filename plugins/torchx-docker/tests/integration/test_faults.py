@@ -4,6 +4,7 @@ outage never reported as a failed app, nothing left behind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import docker.errors
 import pytest
 from dockercmd import Cli, busybox
 
@@ -38,8 +40,30 @@ def test_a_missing_image_is_one_line_and_leaves_nothing(cli: Cli, api: Any) -> N
         "--num_replicas", "2", rc=1,
     )  # fmt: skip
     [line] = proc.stderr.strip().splitlines()
-    assert "image not found on the Docker engine" in line and "no-such-image" in line
+    assert "image 'torchx-test/no-such-image:0' is not on the Docker engine" in line
+    assert "pulling it failed" in line
     # engine_clean (conftest) checks that no container or network was left
+
+
+def test_an_image_the_engine_lacks_is_pulled_from_its_registry(cli: Cli, api: Any) -> None:
+    registry = os.environ["TORCHX_DEV_DOCKER_REGISTRY"]
+    repo = f"{registry}/torchx-test/pulled"
+    api.tag(busybox(), repo, tag="1")
+    try:
+        for line in api.push(repo, tag="1", stream=True, decode=True):
+            assert "error" not in line, line
+        api.remove_image(f"{repo}:1")  # only the registry has it now
+        proc = cli(
+            "run", "-s", "docker", "--wait", "--log", "utils.sh", "--image", f"{repo}:1",
+            "--num_replicas", "2", "echo", "pulled",
+        )  # fmt: skip
+        assert proc.stdout.count("pulled") == 2, proc.stdout
+        assert api.inspect_image(f"{repo}:1")["Id"] == api.inspect_image(busybox())["Id"]
+    finally:
+        cli.cleanup()
+        cli.handles.clear()
+        with contextlib.suppress(docker.errors.NotFound):
+            api.remove_image(f"{repo}:1", force=True)
 
 
 def test_gpus_without_a_driver_are_one_line(cli: Cli) -> None:
