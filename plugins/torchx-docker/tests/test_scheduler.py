@@ -1,0 +1,186 @@
+"""The scheduler's engine calls against a stand-in client: errors, cleanup, call counts.
+
+The real engine is in ``integration/``; here a small fake ``APIClient`` records calls and
+fails where a test says, to check what is hard to provoke on a real engine (a create
+failing half-way, each refusal's one line).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import docker.errors
+import pytest
+import requests
+from torchx_docker import labels
+from torchx_docker.scheduler import DockerScheduler, _split_image
+
+from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
+from torchx.specs import AppDef, Resource, Role
+
+
+class FakeAPI:
+    """Records calls; ``fail_create`` maps a container name to the error its create raises."""
+
+    def __init__(self, fail_create: dict[str, BaseException] | None = None) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.fail_create = fail_create or {}
+        self.fail_start: BaseException | None = None
+        self.containers_answer: list[dict[str, Any]] = []
+
+    def create_host_config(self, **kw: Any) -> dict[str, Any]:
+        return kw
+
+    def create_network(self, name: str, **kw: Any) -> None:
+        self.calls.append(("create_network", name))
+
+    def remove_network(self, name: str) -> None:
+        self.calls.append(("remove_network", name))
+
+    def create_container(self, **kw: Any) -> dict[str, str]:
+        if kw["name"] in self.fail_create:
+            raise self.fail_create[kw["name"]]
+        self.calls.append(("create_container", kw["name"]))
+        return {"Id": "id-" + kw["name"]}
+
+    def start(self, cid: str) -> None:
+        if self.fail_start is not None:
+            raise self.fail_start
+        self.calls.append(("start", cid))
+
+    def remove_container(self, cid: str, **kw: Any) -> None:
+        self.calls.append(("remove_container", cid))
+
+    def containers(self, **kw: Any) -> list[dict[str, Any]]:
+        self.calls.append(("containers", kw))
+        return self.containers_answer
+
+    def pull(self, repo: str, tag: str | None = None) -> None:
+        self.calls.append(("pull", f"{repo}:{tag}"))
+        raise docker.errors.NotFound("pull access denied for x, repository does not exist")
+
+
+def _api_error(status: int, explanation: str) -> docker.errors.APIError:
+    response = requests.Response()
+    response.status_code = status
+    return docker.errors.APIError("engine", response=response, explanation=explanation)
+
+
+def _submit(api: FakeAPI, replicas: int = 3, **role_kw: Any) -> str:
+    sched = DockerScheduler("t", client=api)
+    role = Role("w", "img", entrypoint="sh", num_replicas=replicas, **role_kw)
+    info = sched.submit_dryrun(AppDef("app", [role]), {})
+    return sched.schedule(info)
+
+
+def test_a_submit_makes_the_network_then_containers_then_starts_them() -> None:
+    api = FakeAPI()
+    app_id = _submit(api)
+    kinds = [c[0] for c in api.calls]
+    assert kinds == ["create_network"] + ["create_container"] * 3 + ["start"] * 3
+    assert api.calls[0] == ("create_network", f"torchx-{app_id}")
+
+
+def test_a_create_failing_half_way_removes_what_was_made() -> None:
+    api = FakeAPI()
+    sched = DockerScheduler("t", client=api)
+    info = sched.submit_dryrun(
+        AppDef("app", [Role("w", "img", entrypoint="sh", num_replicas=3)]), {}
+    )
+    bad = info.request.containers[2].name
+    api.fail_create[bad] = _api_error(
+        409, f'Conflict. The container name "/{bad}" is already in use'
+    )
+    with pytest.raises(SchedulerError, match="is taken on the Docker engine") as e:
+        sched.schedule(info)
+    assert "\n" not in str(e.value)
+    removed = sorted(c[1] for c in api.calls if c[0] == "remove_container")
+    assert removed == sorted(f"id-{c.name}" for c in info.request.containers[:2])
+    assert ("remove_network", info.request.network) in api.calls
+    assert not [c for c in api.calls if c[0] == "start"]
+
+
+@pytest.mark.parametrize(
+    ("error", "words"),
+    [
+        (
+            _api_error(500, 'could not select device driver "" with capabilities: [[gpu]]'),
+            "asks for GPUs, but the Docker engine",
+        ),
+        (
+            _api_error(
+                500, "OCI runtime create failed: unable to apply caps: operation not permitted"
+            ),
+            "refused a privileged container",
+        ),
+        (requests.exceptions.ConnectionError("refused"), "cannot reach the Docker engine"),
+    ],
+)
+def test_a_refused_start_is_one_line_and_leaves_nothing(error: BaseException, words: str) -> None:
+    api = FakeAPI()
+    api.fail_start = error
+    sched = DockerScheduler("t", client=api)
+    role = Role(
+        "w", "img", entrypoint="sh", num_replicas=2, resource=Resource(cpu=1, gpu=1, memMB=8)
+    )
+    info = sched.submit_dryrun(AppDef("app", [role]), {"privileged": True})
+    with pytest.raises(SchedulerError, match=words) as e:
+        sched.schedule(info)
+    assert "\n" not in str(e.value)
+    assert len([c for c in api.calls if c[0] == "remove_container"]) == 2
+    assert ("remove_network", info.request.network) in api.calls
+
+
+def test_a_missing_image_is_pulled_once_and_a_failed_pull_is_one_line() -> None:
+    api = FakeAPI()
+    sched = DockerScheduler("t", client=api)
+    info = sched.submit_dryrun(
+        AppDef("app", [Role("w", "reg/img:2", entrypoint="sh", num_replicas=4)]), {}
+    )
+    for c in info.request.containers:
+        api.fail_create[c.name] = docker.errors.ImageNotFound("No such image: reg/img:2")
+    with pytest.raises(SchedulerError, match="image 'reg/img:2' is not on the Docker engine") as e:
+        sched.schedule(info)
+    assert "pulling it failed" in str(e.value)
+    assert [c for c in api.calls if c[0] == "pull"] == [("pull", "reg/img:2")]
+
+
+def test_engine_errors_while_following_are_outages_or_one_line() -> None:
+    sched = DockerScheduler("t", client=FakeAPI())  # type: ignore[arg-type]
+    assert isinstance(
+        sched.classify_error(requests.exceptions.ConnectionError("x")), TransientSchedulerError
+    )
+    assert isinstance(sched.classify_error(_api_error(503, "busy")), TransientSchedulerError)
+    refused = sched.classify_error(_api_error(400, "bad filter"))
+    assert type(refused) is SchedulerError and "bad filter" in str(refused)
+    assert sched.classify_error(KeyError("not the engine's")) is None
+    version = docker.errors.DockerException(
+        "Error while fetching server API version: ('Connection aborted.', FileNotFoundError(2))"
+    )
+    assert isinstance(sched.classify_error(version), TransientSchedulerError)
+
+
+def test_status_of_an_app_is_one_list_call() -> None:
+    api = FakeAPI()
+    api.containers_answer = [
+        {
+            "Id": f"id{k}",
+            "Names": [f"/a-w-{k}"],
+            "Image": "img",
+            "Labels": {**labels.replica_labels("a", "w", k), labels.APP_NAME: "a"},
+            "State": "running",
+            "Status": "Up 1 second",
+        }
+        for k in range(8)
+    ]
+    desc = DockerScheduler("t", client=api).describe("a")  # type: ignore[arg-type]
+    assert desc is not None and desc.state.name == "RUNNING"
+    assert len(desc.roles_statuses[0].replicas) == 8
+    assert [c[0] for c in api.calls] == ["containers"]
+
+
+def test_split_image() -> None:
+    assert _split_image("busybox") == ("busybox", "latest")
+    assert _split_image("127.0.0.1:5000/a/b:1") == ("127.0.0.1:5000/a/b", "1")
+    assert _split_image("127.0.0.1:5000/a/b") == ("127.0.0.1:5000/a/b", "latest")
+    assert _split_image("r/a@sha256:ab") == ("r/a", "sha256:ab")
