@@ -338,10 +338,12 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             grace = int(c.labels.get(labels.STOP_GRACE, "10") or 10)
             api.restart(c.id, timeout=grace)
 
-        for outcome in _parallel(restart, targets):
-            if isinstance(outcome, BaseException):
-                raise outcome
-        api.rename(marker, f"{name}-done")
+        try:
+            _raise_first(_parallel(restart, targets))
+        finally:
+            # done even when a container could not be restarted (removed meanwhile): the
+            # next describe then sees the replicas as they are, not a restart under way
+            api.rename(marker, f"{name}-done")
 
     # -- cancel and delete -------------------------------------------------------------------
 
