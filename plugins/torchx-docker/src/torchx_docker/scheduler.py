@@ -260,7 +260,9 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     def describe(self, app_id: str) -> DescribeAppResponse | None:
         seen = self._seen(app_id)
-        if self._restart_if_due(app_id, seen):
+        # A restarted replica may fail again before the containers are listed anew: look
+        # again until no restart is due (each restart makes a marker, so this ends).
+        while self._restart_if_due(app_id, seen):
             seen = self._seen(app_id)
         replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
         if not replicas:
