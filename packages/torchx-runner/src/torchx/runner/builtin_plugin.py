@@ -22,5 +22,10 @@ def torchx_schedulers() -> Mapping[str, str]:
 
 @hookimpl
 def torchx_components() -> Mapping[str, str]:
-    """The built-in component groups: ``dist.*`` and ``utils.*``."""
-    return {"dist": "torchx.components.dist", "utils": "torchx.components.utils"}
+    """The built-in component groups: ``dist.*``, ``utils.*``, ``metrics.*``, ``serve.*``."""
+    return {
+        "dist": "torchx.components.dist",
+        "utils": "torchx.components.utils",
+        "metrics": "torchx.components.metrics",
+        "serve": "torchx.components.serve",
+    }
