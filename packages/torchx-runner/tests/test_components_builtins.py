@@ -539,6 +539,8 @@ def test_every_builtin_passes_the_linter() -> None:
     assert set(builtins) == {
         "dist.ddp",
         "dist.spmd",
+        "metrics.tensorboard",
+        "serve.torchserve",
         "utils.binary",
         "utils.booth",
         "utils.copy",

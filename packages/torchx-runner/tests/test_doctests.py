@@ -31,6 +31,8 @@ EXAMPLES = [
     "torchx.components.args",
     "torchx.components.dist",
     "torchx.components.finder",
+    "torchx.components.metrics",
+    "torchx.components.serve",
     "torchx.components.structured_arg",
     "torchx.components.utils",
     "torchx.runner.api",
