@@ -15,7 +15,9 @@ Names are loaded on first use (PEP 562): ``import torchx.specs`` costs almost
 nothing, and ``from torchx.specs import AppDef`` loads the core types (attrs and
 nothing heavier). Heavier parts are their own modules, imported when used:
 ``torchx.specs.serialize`` (cattrs), ``torchx.specs.overlays``,
-``torchx.specs.file_linter`` and ``torchx.specs.plugins`` (pluggy, entry points).
+``torchx.specs.file_linter``, ``torchx.specs.builders`` (a component's command
+line to its AppDef; ``materialize_appdef`` is also here, loaded on use) and
+``torchx.specs.plugins`` (pluggy, entry points).
 """
 
 from __future__ import annotations
