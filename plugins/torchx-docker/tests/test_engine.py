@@ -36,7 +36,9 @@ def _marker(kind: str, name: str, **extra: str) -> dict[str, Any]:
 
 def test_exit_codes_come_from_the_list_answer() -> None:
     seen = seen_from_list(_entry("r", 0, "exited", "Exited (3) 2 seconds ago"))
-    assert seen.exit_code == 3 and seen.failed and seen.needs_inspect()
+    assert seen.exit_code == 3 and seen.failed and not seen.needs_inspect()
+    killed = seen_from_list(_entry("r", 0, "exited", "Exited (137) 2 seconds ago"))
+    assert killed.failed and killed.needs_inspect()  # out of memory, or another SIGKILL?
     ok = seen_from_list(_entry("r", 1, "exited", "Exited (0) 1 second ago"))
     assert ok.exit_code == 0 and not ok.failed and not ok.needs_inspect()
     running = seen_from_list(_entry("r", 2, "running", "Up 3 seconds"))

@@ -4,8 +4,8 @@ The scheduler asks the engine for every container of an app in one call (the lis
 answer carries each container's labels, state and, in its status text, the exit
 code); :func:`seen_from_list` reads one entry of that answer and :func:`app_status`
 rolls them up. Only what the list cannot say needs a container's full record (an
-inspect): whether a container killed with 137 was killed for memory (``OOMKilled``)
-and how often the engine restarted a container of the ``REPLICA`` retry policy.
+inspect): whether a container killed with 137 was killed for memory (``OOMKilled``),
+the engine's error of a dead container, and how often the engine restarted a container of the ``REPLICA`` retry policy.
 
 Rules:
 
@@ -98,7 +98,9 @@ class Seen:
             return False
         if self.retry_policy == RetryPolicy.REPLICA.value and self.max_retries > 0:
             return True  # the engine's restart count
-        return self.failed  # why: out of memory, the engine's error
+        # why it failed: 137 is SIGKILL, by the kernel's OOM killer or not; a dead
+        # container has the engine's error; any other exit code says all there is
+        return self.state == "dead" or (self.failed and self.exit_code == 137)
 
 
 def seen_from_list(entry: Mapping[str, Any]) -> Seen:

@@ -14,8 +14,8 @@ How the contract maps onto the engine:
   it created and raises one line naming the cause (engine not reachable, image
   missing, a name taken, no GPU driver, privileged refused).
 * ``describe``: one list call for the app's containers (labels, states, exit codes);
-  a container's full record is read only for a failure (was it out of memory?) and
-  for the engine's restart count of the ``REPLICA`` retry policy.
+  a container's full record is read only for one killed with 137 (was it out of
+  memory?), a dead one, and for the engine's restart count of the ``REPLICA`` policy.
 * retries: ``REPLICA`` is the engine's own ``on-failure`` restart policy;
   ``ROLE`` and ``APPLICATION`` restart the role's (every role's) containers in place
   when ``describe`` finds a failed replica with restarts left (the ``restart``
