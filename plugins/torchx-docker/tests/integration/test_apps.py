@@ -177,3 +177,17 @@ def test_a_new_process_follows_an_app_it_did_not_start(cli: Cli) -> None:
     assert app_id in listed
     described = cli("describe", handle).stdout
     assert "sh" in described and busybox() in described
+
+
+def test_a_role_retry_restarts_that_role_only(runner: Runner) -> None:
+    failing = _role("a", 'echo "try"; [ "$0" = 0 ]', n=2, max_retries=1)
+    failing.retry_policy = RetryPolicy.ROLE
+    failing.args.append("${replica_id}")
+    other = _role("b", "echo b-ran; sleep 3")
+    handle = _run(runner, AppDef("role-retry", [failing, other]))
+    status = _wait(runner, handle, timeout=90)
+    assert status.state == AppState.FAILED
+    assert status.num_restarts == 1
+    tries = [line.strip() for line in runner.log_lines(handle, "a", 0)]
+    assert tries == ["try", "try"]  # replica 0 succeeded, and was restarted with its role
+    assert [line.strip() for line in runner.log_lines(handle, "b", 0)] == ["b-ran"]
