@@ -54,7 +54,7 @@ def test_list_newest_first_and_json(cli: Cli) -> None:
     first = _finished(cli, "utils.echo")
     second = _finished(cli, "utils.sh", "false")
     lines = cli("list").stdout.splitlines()
-    assert lines[0].split() == ["APP", "HANDLE", "STATE", "NAME"]
+    assert lines[0].split() == ["APP", "HANDLE", "STATE", "STARTED", "DURATION", "NAME"]
     assert [line.split()[0] for line in lines[1:]] == [second, first]
     assert lines[1].split()[1] == "FAILED" and lines[2].split()[1] == "SUCCEEDED"
     doc = json.loads(cli("list", "--json").stdout)
@@ -63,6 +63,34 @@ def test_list_newest_first_and_json(cli: Cli) -> None:
     cli("list", "-s", "local_cwd")
     err = cli("list", "-s", "locl", rc=2).stderr
     assert "did you mean 'local'" in err
+
+
+def test_status_list_and_their_json_show_start_end_and_duration(cli: Cli) -> None:
+    import time
+    from datetime import datetime
+
+    before = time.time()
+    handle = _finished(cli, "utils.sh", "sleep", "1")
+    after = time.time()
+    running = cli.start("utils.sh", "sleep", "30")
+    status = cli.status_json(handle)
+    start, end = status["start_time"], status["end_time"]
+    assert before - 1 <= start < end <= after and end - start >= 1.0
+    doc = json.loads(cli("status", "--json", handle).stdout)["data"]
+    assert doc["duration_s"] == round(end - start, 3)
+    text = cli("status", handle).stdout
+    started = datetime.fromtimestamp(start).isoformat(" ", "seconds")
+    assert f"\nStarted: {started}\nEnded: " in text and "(after 1." in text
+    live = cli("status", running).stdout
+    assert "\nStarted: " in live and "Ended:" not in live
+    assert cli.status_json(running)["end_time"] is None
+    rows = {line.split()[0]: line for line in cli("list").stdout.splitlines()[1:]}
+    assert f"SUCCEEDED   {started}  1." in rows[handle]
+    assert rows[running].split()[1] == "RUNNING" and rows[running].split()[4] == "-"
+    listed = {a["handle"]: a for a in json.loads(cli("list", "--json").stdout)["data"]}
+    assert (listed[handle]["start_time"], listed[handle]["end_time"]) == (start, end)
+    assert listed[handle]["duration_s"] == round(end - start, 3)
+    assert listed[running]["end_time"] is None and listed[running]["duration_s"] is None
 
 
 def test_list_filters_by_state_and_limit_and_caps_the_handle_column(cli: Cli) -> None:
@@ -76,7 +104,9 @@ def test_list_filters_by_state_and_limit_and_caps_the_handle_column(cli: Cli) ->
     rows = cli("list").stdout.splitlines()
     others = [r for r in rows if not r.startswith(longest)]  # the header and three apps
     assert len(others) == 4 and all(len(r) <= len(rows[0]) for r in others)
-    assert len(rows[0]) == 48 + 2 + 10 + 2 + len("NAME")  # capped: the long handle overflows
+    assert len(rows[0]) == 48 + 2 + 10 + 2 + 19 + 2 + 8 + 2 + len(
+        "NAME"
+    )  # the long handle overflows
     assert rows[1].startswith(longest + "  SUCCEEDED") and rows[1].endswith("n" * 37 + "...")
     assert json.loads(cli("list", "--json").stdout)["data"][0]["name"] == long_name
     cli("delete", longest)

@@ -1738,6 +1738,9 @@ def test_status_is_what_describe_says(sched: LocalScheduler) -> None:
     assert fields["num_restarts"] == desc.num_restarts
     assert (fields["msg"] or NONE) == desc.msg and fields["msg"]
     assert fields["ui_url"] == desc.ui_url
+    assert (fields["start_time"], fields["end_time"]) == (desc.start_time, desc.end_time)
+    assert desc.start_time is not None and desc.end_time is not None
+    assert desc.start_time <= desc.end_time
     assert fields["replicas"] == {
         role.role: [(r.id, r.state.name, r.exit_code) for r in role.replicas]
         for role in desc.roles_statuses
@@ -1753,6 +1756,14 @@ def test_list_is_what_list_says(sched: LocalScheduler) -> None:
         (a.app_id, a.state.name, a.name) for a in sched.list()
     ]
     assert [a[0] for a in local_view.list_apps(sched.state_dir)] == [second, first]
+    timed = local_view.list_apps_with_times(sched.state_dir)
+    assert timed == [
+        (a.app_id, a.state.name, a.name, a.start_time, a.end_time) for a in sched.list()
+    ]
+    for app_id, _, _, start, end in timed:
+        desc = sched.describe(app_id)
+        assert desc is not None and (desc.start_time, desc.end_time) == (start, end)
+        assert start is not None and end is not None and start <= end
 
 
 @pytest.mark.parametrize(

@@ -614,6 +614,27 @@ def test_describe_uses_the_name_the_scheduler_kept(runner: Runner, factories: Fa
     assert described is not None and described.name == "trainer"
 
 
+def test_status_carries_the_times_the_scheduler_reports(
+    runner: Runner, factories: Factories
+) -> None:
+    handle = runner.run(app(), "fake")
+    sched = factories.created[0]
+    original_describe = sched.describe
+
+    def timed(app_id: str) -> DescribeAppResponse | None:
+        desc = original_describe(app_id)
+        if desc is not None:
+            desc.start_time, desc.end_time = 1000.0, 1090.5
+        return desc
+
+    status = runner.status(handle)
+    assert status is not None and (status.start_time, status.end_time) == (None, None)
+    sched.describe = timed  # type: ignore[method-assign]
+    status = runner.status(handle)
+    assert status is not None and (status.start_time, status.end_time) == (1000.0, 1090.5)
+    assert status.duration == 90.5 and "(after 1m30s)" in status.format()
+
+
 def test_run_builds_the_workspace_into_the_request(factories: Factories, tmp_path: Path) -> None:
     f = Factories(tmp_path / "apps.json", FakeWorkspaceScheduler)
     original = app()

@@ -231,10 +231,13 @@ def _options(args: Sequence[str], flags: dict[str, str | None]) -> tuple[list[st
 
 def _status_text(handle: str, fields: dict[str, Any]) -> str:
     """What ``torchx status HANDLE`` prints: ``AppStatus.format()`` of what describe reports."""
+    from torchx.specs.durations import format_times
+
     lines = [
         f"AppHandle: {handle}",
         f"State: {fields['state']}",
         f"Num restarts: {fields['num_restarts']}",
+        *format_times(fields.get("start_time"), fields.get("end_time")),
         f"Msg: {fields['msg'] or '<NONE>'}",  # the Runner's status has NONE for no message
         f"UI: {fields['ui_url']}",
     ]
@@ -307,8 +310,8 @@ def _list(args: Sequence[str]) -> Callable[[], int]:
     limit = parse_limit(options["--limit"]) if "--limit" in options else None
     rows = select_apps(
         (
-            (f"{SCHEDULER}://{SESSION}/{app_id}", state, name)
-            for app_id, state, name in local_view.list_apps()
+            (f"{SCHEDULER}://{SESSION}/{app_id}", state, name, start, end)
+            for app_id, state, name, start, end in local_view.list_apps_with_times()
         ),
         states,
         limit,

@@ -132,14 +132,15 @@ section of .torchxconfig. No default is assumed for an option not given.
         runner = get_runner(one_shot=True)
         scheduler = args.scheduler or default_scheduler()
         apps = runner.list(scheduler, scheduler_cfg(runner, scheduler, args.cfg))
-        rows = select_apps(((a.app_handle, str(a.state), a.name) for a in apps), states, limit)
+        rows = select_apps(
+            ((a.app_handle, str(a.state), a.name, a.start_time, a.end_time) for a in apps),
+            states,
+            limit,
+        )
         if args.json:
-            from torchx.cli.output import print_json
+            from torchx.cli.output import app_list_json, print_json
 
-            print_json(
-                "AppList",
-                [{"handle": handle, "state": state, "name": name} for handle, state, name in rows],
-            )
+            print_json("AppList", app_list_json(rows))
             return 0
         from torchx.cli.output import format_app_list
 

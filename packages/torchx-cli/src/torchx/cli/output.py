@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
+    #: A row of ``torchx list``: (handle, state, name, start time, end time); times in
+    #: seconds since the epoch, None where unknown.
+    AppRow = tuple[str, str, str, float | None, float | None]
+
 #: Version of the JSON documents the CLI prints.
 JSON_FORMAT_VERSION = "torchx.cli/v1"
 MASK = "****"
@@ -116,25 +120,52 @@ def parse_limit(text: str) -> int:
 
 
 def select_apps(
-    rows: Iterable[tuple[str, str, str]], states: frozenset[str] | None, limit: int | None
-) -> list[tuple[str, str, str]]:
-    """The (handle, state, name) rows in ``states`` (None: all), the newest ``limit`` of them."""
+    rows: Iterable[AppRow], states: frozenset[str] | None, limit: int | None
+) -> list[AppRow]:
+    """The rows in ``states`` (None: all), the newest ``limit`` of them."""
     chosen = [row for row in rows if states is None or row[1] in states]
     return chosen[:limit] if limit is not None else chosen
 
 
-def format_app_list(apps: Iterable[tuple[str, str, str]]) -> str:
-    """What ``torchx list`` prints for (handle, state, name) rows, newest first.
+def app_list_json(rows: Iterable[AppRow]) -> list[dict[str, Any]]:
+    """The ``data`` of an ``AppList`` JSON document (times in seconds since the epoch)."""
+    return [
+        {
+            "handle": handle,
+            "state": state,
+            "name": name,
+            "start_time": start,
+            "end_time": end,
+            "duration_s": _duration(start, end),
+        }
+        for handle, state, name, start, end in rows
+    ]
+
+
+def _duration(start: float | None, end: float | None) -> float | None:
+    return None if start is None or end is None else round(max(end - start, 0.0), 3)
+
+
+def format_app_list(apps: Iterable[AppRow]) -> str:
+    """What ``torchx list`` prints for its rows, newest first.
 
     One function for the full command and the quick path, so they cannot drift apart.
-    The handle column is as wide as its widest handle up to :data:`HANDLE_COLUMN_MAX`.
+    The handle column is as wide as its widest handle up to :data:`HANDLE_COLUMN_MAX`;
+    STARTED is local time to the second, DURATION from start to end (``-`` when unknown
+    or not ended).
     """
     rows = list(apps)
     if not rows:
         return "no apps\n"
-    width = min(max(len(handle) for handle, _, _ in rows), HANDLE_COLUMN_MAX)
-    out = [f"{'APP HANDLE':<{width}}  {'STATE':<10}  NAME"]
-    out.extend(f"{handle:<{width}}  {state:<10}  {_cut(name)}" for handle, state, name in rows)
+    from torchx.specs.durations import format_duration, format_time
+
+    width = min(max(len(row[0]) for row in rows), HANDLE_COLUMN_MAX)
+    out = [f"{'APP HANDLE':<{width}}  {'STATE':<10}  {'STARTED':<19}  {'DURATION':<8}  NAME"]
+    for handle, state, name, start, end in rows:
+        started = format_time(start) if start is not None else "-"
+        took = _duration(start, end)
+        duration = format_duration(took) if took is not None else "-"
+        out.append(f"{handle:<{width}}  {state:<10}  {started:<19}  {duration:<8}  {_cut(name)}")
     return "\n".join(out) + "\n"
 
 
@@ -206,7 +237,12 @@ def status_payload(handle: str, status: Any, roles: list[str] | None = None) -> 
     data: Any = unstructure(status)
     if roles and isinstance(data, dict):
         data["roles"] = [r for r in data.get("roles", []) if r.get("role") in roles]
-    return {"handle": handle, "status": data}
+    # start_time/end_time are in the status (seconds since the epoch); the duration beside it
+    return {
+        "handle": handle,
+        "status": data,
+        "duration_s": _duration(status.start_time, status.end_time),
+    }
 
 
 def print_json(kind: str, payload: Any, out: Any = None) -> None:

@@ -746,4 +746,6 @@ def _status_of(desc: DescribeAppResponse) -> AppStatus:
         structured_error_msg=desc.structured_error_msg,
         ui_url=desc.ui_url,
         roles=desc.roles_statuses,
+        start_time=desc.start_time,
+        end_time=desc.end_time,
     )

@@ -155,6 +155,10 @@ class DescribeAppResponse:
 
     ``name`` is not in upstream TorchX's response; it defaults to ``""`` (unknown), in
     which case ``Runner.describe`` names the AppDef by its app id, as upstream does.
+    Neither are ``start_time`` and ``end_time``: when the app started (or was submitted,
+    where the backend cannot tell) and ended, in seconds since the epoch, None where
+    unknown or not yet; ``torchx status`` and ``list`` show them
+    (``AppStatus.start_time``/``end_time``).
     """
 
     app_id: str = "<NOT_SET>"
@@ -167,6 +171,8 @@ class DescribeAppResponse:
     roles_statuses: list[RoleStatus] = attrs.field(factory=list)
     roles: list[Role] = attrs.field(factory=list)
     name: str = ""
+    start_time: float | None = None
+    end_time: float | None = None
 
 
 @attrs.define(eq=True)
@@ -174,12 +180,15 @@ class ListAppResponse:
     """One app in the answer of ``Scheduler.list()`` / ``Runner.list()``.
 
     ``app_handle`` is filled in by the Runner (``{scheduler}://{session}/{app_id}``).
+    ``start_time``/``end_time`` as in :class:`DescribeAppResponse` (None where unknown).
     """
 
     app_id: str
     state: AppState
     app_handle: str = "<NOT_SET>"
     name: str = ""
+    start_time: float | None = None
+    end_time: float | None = None
 
     def __hash__(self) -> int:
         return hash((self.app_id, self.app_handle, self.state))

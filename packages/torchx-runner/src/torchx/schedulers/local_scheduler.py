@@ -264,8 +264,10 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
                 state=to_app_state(state, _APP_STATES),
                 app_handle=f"{self.backend}://{self.session_name}/{app_id}",
                 name=name,
+                start_time=start,
+                end_time=end,
             )
-            for app_id, state, name in _rec.list_states(state_dir, _rec.settle)
+            for app_id, state, name, start, end in _rec.list_records(state_dir, _rec.settle)
         ]
 
     def _app_dirs(self) -> Iterable[tuple[str, str]]:

@@ -6,6 +6,22 @@ documentation is. An answer from it is always the one
 :class:`~torchx.schedulers.local_scheduler.LocalScheduler` would give, or :class:`Unsure`.
 """
 
-from torchx.schedulers._local.view import FACTORY, Unsure, list_apps, log_lines, role_envs, status
+from torchx.schedulers._local.view import (
+    FACTORY,
+    Unsure,
+    list_apps,
+    list_apps_with_times,
+    log_lines,
+    role_envs,
+    status,
+)
 
-__all__ = ["FACTORY", "Unsure", "list_apps", "log_lines", "role_envs", "status"]
+__all__ = [
+    "FACTORY",
+    "Unsure",
+    "list_apps",
+    "list_apps_with_times",
+    "log_lines",
+    "role_envs",
+    "status",
+]

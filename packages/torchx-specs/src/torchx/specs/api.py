@@ -340,7 +340,10 @@ class AppStatus:
     """Runtime status of an AppDef.
 
     ``roles`` holds replica statuses for the most recent retry only; ``num_restarts``
-    counts the restarts that led there.
+    counts the restarts that led there. ``start_time`` and ``end_time`` are when the app
+    started (or was submitted, where the scheduler cannot tell) and ended, in seconds
+    since the epoch; None where unknown or not yet (not in upstream TorchX's AppStatus:
+    keyword arguments with defaults, so upstream code builds it unchanged).
 
     >>> AppStatus(AppState.SUCCEEDED).raise_for_status()
     >>> AppStatus(AppState.FAILED, msg="exit 1").raise_for_status()
@@ -355,6 +358,15 @@ class AppStatus:
     structured_error_msg: str = NONE
     ui_url: str | None = None
     roles: list[RoleStatus] = attrs.field(factory=list)
+    start_time: float | None = None
+    end_time: float | None = None
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds from start to end, once both are known."""
+        if self.start_time is None or self.end_time is None:
+            return None
+        return max(self.end_time - self.start_time, 0.0)
 
     def is_terminal(self) -> bool:
         """True once the app has reached SUCCEEDED, FAILED or CANCELLED."""
@@ -382,8 +394,11 @@ class AppStatus:
           trainer:
             trainer/0  RUNNING  host=h0
         """
+        from torchx.specs.durations import format_times
+
         restarts = str(self.num_restarts) if self.num_restarts >= 0 else "unknown"
         lines = [f"State: {self.state}", f"Num restarts: {restarts}"]
+        lines.extend(format_times(self.start_time, self.end_time))
         if self.msg:
             lines.append(f"Msg: {self.msg}")
         if self.structured_error_msg and self.structured_error_msg != NONE:

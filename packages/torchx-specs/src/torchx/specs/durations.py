@@ -33,7 +33,14 @@ TYPE_CHECKING = False  # typing costs milliseconds: the CLI's quick path imports
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = ["InvalidDurationException", "format_duration", "parse_duration", "parse_time"]
+__all__ = [
+    "InvalidDurationException",
+    "format_duration",
+    "format_time",
+    "format_times",
+    "parse_duration",
+    "parse_time",
+]
 
 #: Seconds in each unit.
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -126,3 +133,29 @@ def format_duration(seconds: float) -> str:
             parts.append((count, unit))
     shown = [f"{count}{unit}" for count, unit in parts[:2] if count]
     return "".join(shown)
+
+
+def format_time(epoch: float) -> str:
+    """Seconds since the epoch as a local time to the second: ``2026-11-25 09:15:00``."""
+    from datetime import datetime
+
+    return datetime.fromtimestamp(epoch).isoformat(" ", "seconds")
+
+
+def format_times(start: float | None, end: float | None) -> list[str]:
+    """The ``Started:``/``Ended:`` lines of a status (none for a time not known).
+
+    >>> format_times(None, None)
+    []
+    >>> from datetime import datetime
+    >>> t = datetime(2026, 11, 25, 9, 15).timestamp()
+    >>> format_times(t, t + 5400)
+    ['Started: 2026-11-25 09:15:00', 'Ended: 2026-11-25 10:45:00 (after 1h30m)']
+    """
+    lines = []
+    if start is not None:
+        lines.append(f"Started: {format_time(start)}")
+    if end is not None:
+        took = f" (after {format_duration(end - start)})" if start is not None else ""
+        lines.append(f"Ended: {format_time(end)}{took}")
+    return lines

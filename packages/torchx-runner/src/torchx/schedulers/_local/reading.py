@@ -150,4 +150,6 @@ def describe_response(app_id: str, app_dir: str, state: dict[str, Any]) -> Descr
         roles_statuses=roles_statuses,
         roles=list(app.roles) if app is not None else [],
         name=app.name if app is not None else str(state.get("app_name", "")),
+        start_time=fields["start_time"],
+        end_time=fields["end_time"],
     )

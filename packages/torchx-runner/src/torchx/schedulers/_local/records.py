@@ -188,20 +188,38 @@ def status_fields(app_dir: str, state: dict[str, Any]) -> dict[str, Any]:
     """What ``describe`` reports of a (settled) state record, as plain data.
 
     ``state``, ``num_restarts``, ``msg`` ("" when there is none), ``ui_url`` (the
-    ``file://`` URL of the log directory) and ``replicas``: role -> list of
-    (replica id, state name, exit code or None).
+    ``file://`` URL of the log directory), ``start_time`` and ``end_time`` (see
+    :func:`times`) and ``replicas``: role -> list of (replica id, state name, exit code
+    or None).
     """
     log_dir = state.get("log_dir") or os.path.join(app_dir, "logs")
+    start_time, end_time = times(state)
     return {
         "state": state["state"],
         "num_restarts": int(state.get("num_restarts", 0)),
         "msg": state.get("msg") or "",
         "ui_url": f"file://{log_dir}",
+        "start_time": start_time,
+        "end_time": end_time,
         "replicas": {
             role: [(rep["id"], rep["state"], rep.get("exit_code")) for rep in replicas]
             for role, replicas in state.get("replicas", {}).items()
         },
     }
+
+
+def times(state: dict[str, Any]) -> tuple[float | None, float | None]:
+    """(start, end) of an app's record, in seconds since the epoch; None where unknown.
+
+    The start is when the app was submitted (its record made: the local scheduler
+    starts the replicas at once); the end is when its final state was recorded, so
+    None until it has one.
+    """
+    created = state.get("created")
+    finished = state.get("finished")
+    start = float(created) if isinstance(created, (int, float)) and created > 0 else None
+    ended = state.get("state") in _st.TERMINAL and isinstance(finished, (int, float))
+    return start, (float(finished) if ended and finished is not None else None)
 
 
 def list_states(
@@ -212,7 +230,14 @@ def list_states(
     Each record goes through ``settle`` (:func:`settle`, or a reader's refusal to
     settle); one this version cannot read is listed as ``UNKNOWN``.
     """
-    found: list[tuple[float, str, str, str]] = []
+    return [row[:3] for row in list_records(state_dir, settle)]
+
+
+def list_records(
+    state_dir: str, settle: Callable[[str, dict[str, Any]], dict[str, Any] | None]
+) -> list[tuple[str, str, str, float | None, float | None]]:
+    """:func:`list_states` with each app's start and end (see :func:`times`)."""
+    found: list[tuple[float, str, str, str, float | None, float | None]] = []
     seen: set[str] = set()
     for app_id, found_dir in app_dirs(state_dir):
         if app_id in seen:
@@ -232,7 +257,8 @@ def list_states(
                 app_id,
                 str(state["state"]),
                 str(state.get("app_name", "")),
+                *times(state),
             )
         )
     found.sort(key=lambda item: item[0], reverse=True)
-    return [(app_id, st, name) for _, app_id, st, name in found]
+    return [(app_id, st, name, start, end) for _, app_id, st, name, start, end in found]

@@ -40,7 +40,15 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
 
-__all__ = ["FACTORY", "Unsure", "list_apps", "log_lines", "role_envs", "status"]
+__all__ = [
+    "FACTORY",
+    "Unsure",
+    "list_apps",
+    "list_apps_with_times",
+    "log_lines",
+    "role_envs",
+    "status",
+]
 
 #: The plugin registry's reference to the scheduler this module is a view of.
 FACTORY = "torchx.schedulers.local_scheduler:create_scheduler"
@@ -96,8 +104,9 @@ def status(app_id: str, state_dir: str | None = None) -> dict[str, Any]:
     """What ``LocalScheduler.describe`` reports of the app's state, as plain data.
 
     ``state`` (an ``AppState`` name), ``num_restarts``, ``msg`` ("" when none),
-    ``ui_url`` and ``replicas``: role -> list of (replica id, state name, exit code or
-    None); every replica's host is ``localhost``. Raises :class:`Unsure`.
+    ``ui_url``, ``start_time`` and ``end_time`` (seconds since the epoch, or None) and
+    ``replicas``: role -> list of (replica id, state name, exit code or None); every
+    replica's host is ``localhost``. Raises :class:`Unsure`.
     """
     app_dir, state = _settled(app_id, state_dir)
     try:
@@ -159,6 +168,20 @@ def list_apps(state_dir: str | None = None) -> list[tuple[str, str, str]]:
     except Exception as e:
         raise Unsure(str(e)) from e
     _check_states(state for _, state, _ in apps)
+    return apps
+
+
+def list_apps_with_times(
+    state_dir: str | None = None,
+) -> list[tuple[str, str, str, float | None, float | None]]:
+    """:func:`list_apps` with each app's start and end (seconds since the epoch, or None)."""
+    try:
+        apps = _rec.list_records(_state_dir(state_dir), _refuse_to_settle)
+    except Unsure:
+        raise
+    except Exception as e:
+        raise Unsure(str(e)) from e
+    _check_states(app[1] for app in apps)
     return apps
 
 
