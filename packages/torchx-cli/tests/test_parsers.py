@@ -61,6 +61,25 @@ def test_bad_times_are_one_line_errors(text: str) -> None:
         assert "\n" not in str(e) and "expected ISO 8601" in str(e)
 
 
+@given(st.floats(0, 10**8, allow_nan=False))
+def test_durations_shown_read_back_with_the_one_parser(seconds: float) -> None:
+    from torchx.cli.output import format_duration
+    from torchx.specs.durations import parse_duration
+
+    back = parse_duration(format_duration(seconds))
+    if seconds < 60:  # a tenth of a second kept
+        assert abs(back - seconds) <= 0.05 + 1e-9
+    else:  # the two largest units kept: never more, less by under a day
+        assert 0 <= seconds - back < 86400
+
+
+@given(st.floats(0, 4 * 10**9, allow_nan=False))
+def test_times_shown_are_local_times_to_the_second(epoch: float) -> None:
+    from torchx.cli.output import format_time
+
+    assert format_time(epoch) == datetime.fromtimestamp(int(epoch)).isoformat(" ", "seconds")
+
+
 def test_bad_replica_ids() -> None:
     with pytest.raises(CliError, match="bad replica ids"):
         split_handle("local://s/app/role/a,b")

@@ -632,7 +632,7 @@ def test_status_carries_the_times_the_scheduler_reports(
     sched.describe = timed  # type: ignore[method-assign]
     status = runner.status(handle)
     assert status is not None and (status.start_time, status.end_time) == (1000.0, 1090.5)
-    assert status.duration == 90.5 and "(after 1m30s)" in status.format()
+    assert status.duration == 90.5
 
 
 def test_run_builds_the_workspace_into_the_request(factories: Factories, tmp_path: Path) -> None:

@@ -231,13 +231,13 @@ def _options(args: Sequence[str], flags: dict[str, str | None]) -> tuple[list[st
 
 def _status_text(handle: str, fields: dict[str, Any]) -> str:
     """What ``torchx status HANDLE`` prints: ``AppStatus.format()`` of what describe reports."""
-    from torchx.specs.durations import format_times
+    from torchx.cli.output import time_lines
 
     lines = [
         f"AppHandle: {handle}",
         f"State: {fields['state']}",
         f"Num restarts: {fields['num_restarts']}",
-        *format_times(fields.get("start_time"), fields.get("end_time")),
+        *time_lines(fields.get("start_time"), fields.get("end_time")),
         f"Msg: {fields['msg'] or '<NONE>'}",  # the Runner's status has NONE for no message
         f"UI: {fields['ui_url']}",
     ]

@@ -48,7 +48,9 @@ class StatusCommand:
             print_json("AppStatus", status_payload(args.app_handle, status, roles), out=buf)
             text = buf.getvalue()
         else:
-            text = f"AppHandle: {args.app_handle}\n{status.format(filter_roles=roles)}\n"
+            from torchx.cli.output import format_status
+
+            text = f"AppHandle: {args.app_handle}\n{format_status(status, roles)}\n"
         if app is not None:
             from torchx.cli.output import mask_text
 

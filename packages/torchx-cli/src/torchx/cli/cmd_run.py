@@ -264,7 +264,9 @@ def _follow(
     if status is None:
         print(f"{handle} is gone: it was deleted while being waited on", file=sys.stderr)
         return EXIT_APP_FAILED
-    print(status.format(), file=sys.stderr)
+    from torchx.cli.output import format_status
+
+    print(format_status(status), file=sys.stderr)
     if as_json:
         from torchx.cli.output import print_json, status_payload
 

@@ -394,11 +394,8 @@ class AppStatus:
           trainer:
             trainer/0  RUNNING  host=h0
         """
-        from torchx.specs.durations import format_times
-
         restarts = str(self.num_restarts) if self.num_restarts >= 0 else "unknown"
         lines = [f"State: {self.state}", f"Num restarts: {restarts}"]
-        lines.extend(format_times(self.start_time, self.end_time))
         if self.msg:
             lines.append(f"Msg: {self.msg}")
         if self.structured_error_msg and self.structured_error_msg != NONE:

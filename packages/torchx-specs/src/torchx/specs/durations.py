@@ -12,8 +12,6 @@ in one place is accepted in every other::
     (datetime.datetime(2026, 11, 25, 11, 55), datetime.datetime(2026, 11, 25, 10, 30))
     >>> parse_time("2026-11-25T09:15:00")
     datetime.datetime(2026, 11, 25, 9, 15)
-    >>> format_duration(5400.0), format_duration(42.25), format_duration(129600)
-    ('1h30m', '42.2s', '1d12h')
 
 A duration is one or more parts, each a number and a unit: ``s``, ``m``, ``h``, ``d``,
 ``w`` (seconds to weeks; upper case too, spaces between parts allowed). A time is ISO
@@ -33,14 +31,7 @@ TYPE_CHECKING = False  # typing costs milliseconds: the CLI's quick path imports
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = [
-    "InvalidDurationException",
-    "format_duration",
-    "format_time",
-    "format_times",
-    "parse_duration",
-    "parse_time",
-]
+__all__ = ["InvalidDurationException", "parse_duration", "parse_time"]
 
 #: Seconds in each unit.
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -115,47 +106,3 @@ def parse_time(text: str, now: datetime | None = None) -> datetime:
             f"bad time {text!r}: expected ISO 8601 (2026-11-22T10:00:00) or a duration ago "
             "(30s, 5m ago, 1h30m, 1d12h)"
         ) from None
-
-
-def format_duration(seconds: float) -> str:
-    """A duration as :func:`parse_duration` reads it back: ``42.2s``, ``5m3s``, ``1d12h``.
-
-    Under a minute it keeps a tenth of a second; from a minute on, whole seconds, and
-    only the two largest units (``1h30m`` rather than ``1h30m12s``).
-    """
-    if seconds < 60:
-        return f"{max(seconds, 0.0):.1f}s"
-    rest = int(seconds)
-    parts: list[tuple[int, str]] = []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
-        count, rest = divmod(rest, size)
-        if count or parts:
-            parts.append((count, unit))
-    shown = [f"{count}{unit}" for count, unit in parts[:2] if count]
-    return "".join(shown)
-
-
-def format_time(epoch: float) -> str:
-    """Seconds since the epoch as a local time to the second: ``2026-11-25 09:15:00``."""
-    from datetime import datetime
-
-    return datetime.fromtimestamp(epoch).isoformat(" ", "seconds")
-
-
-def format_times(start: float | None, end: float | None) -> list[str]:
-    """The ``Started:``/``Ended:`` lines of a status (none for a time not known).
-
-    >>> format_times(None, None)
-    []
-    >>> from datetime import datetime
-    >>> t = datetime(2026, 11, 25, 9, 15).timestamp()
-    >>> format_times(t, t + 5400)
-    ['Started: 2026-11-25 09:15:00', 'Ended: 2026-11-25 10:45:00 (after 1h30m)']
-    """
-    lines = []
-    if start is not None:
-        lines.append(f"Started: {format_time(start)}")
-    if end is not None:
-        took = f" (after {format_duration(end - start)})" if start is not None else ""
-        lines.append(f"Ended: {format_time(end)}{took}")
-    return lines
