@@ -180,6 +180,10 @@ def test_dryrun_image_directory_is_cwd_and_options(
     role.num_replicas = 3
     with pytest.raises(ValueError, match="asks for 6 GPUs in all but this host has 4"):
         sched.submit_dryrun(AppDef("a", [role]), {"auto_set_cuda_visible_devices": True})
+    monkeypatch.setattr(mod, "gpu_count", lambda: 0)
+    role.num_replicas, role.resource.gpu = 1, 1
+    with pytest.raises(ValueError, match="asks for 1 GPU in all but this host has 0"):
+        sched.submit_dryrun(AppDef("a", [role]), {"auto_set_cuda_visible_devices": True})
 
 
 def test_each_app_has_its_own_free_rendezvous_port(sched: LocalScheduler) -> None:

@@ -219,7 +219,8 @@ def build_request(
             if wanted > have:
                 raise SpecError(
                     f"auto_set_cuda_visible_devices: app {app.name!r} asks for {wanted} "
-                    f"GPUs in all but this host has {have}; lower resource.gpu or "
+                    f"GPU{'s' if wanted != 1 else ''} in all but this host has {have}; "
+                    "lower resource.gpu or "
                     "num_replicas, or turn the option off"
                 )
             gpus = [str(i) for i in range(have)]
