@@ -360,3 +360,29 @@ def test_retention_in_torchxconfig_keeps_the_newest_apps(cli: Cli) -> None:
             break
         time.sleep(0.1)
     assert listed == handles[:1:-1]  # newest first
+
+
+def test_log_timestamps_are_the_times_the_lines_were_written(cli: Cli) -> None:
+    import re
+    import time
+    from datetime import datetime
+
+    before = time.time()
+    handle = _finished(
+        cli, "utils.sh", "sh", "-c", "echo first; sleep 1; echo second >&2; printf 'no end'"
+    )
+    after = time.time()
+    stamped = re.compile(r"sh/0 (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) (.*)")
+    rows = [
+        stamped.fullmatch(line) for line in cli("log", "--timestamps", handle).stdout.splitlines()
+    ]
+    assert all(rows) and [m.group(2) for m in rows if m] == ["first", "second", "no end"]
+    times = [datetime.fromisoformat(m.group(1)).timestamp() for m in rows if m]
+    assert before - 1 <= times[0] <= times[1] <= times[2] <= after + 1
+    assert times[1] - times[0] >= 0.7  # the sleep between them (seen within a tick)
+    only = cli("log", "--timestamps", "--regex", "sec", handle).stdout.splitlines()
+    assert len(only) == 1 and only[0].endswith(" second") and stamped.fullmatch(only[0])
+    err = cli("log", "--timestamps", "--streams", "stderr", handle).stdout
+    assert err.endswith(" second\n") and err.count("\n") == 1
+    plain = cli("log", handle).stdout  # without the option: as before
+    assert plain == "sh/0 first\nsh/0 second\nsh/0 no end\n"

@@ -399,3 +399,27 @@ def test_a_file_size_limit_fails_the_app(tmp_path: Path) -> None:
     assert seen["state"] == "FAILED", seen
     assert seen["msg"].startswith("file size limit reached: File too large"), seen
     assert 0 < seen["lines"] < 200_000, seen
+
+
+def test_timed_gives_each_block_the_time_its_lines_were_seen(sched: LocalScheduler) -> None:
+    import time
+
+    before = time.time()
+    app_id = run(
+        sched,
+        py_role(
+            "import sys, time\n"
+            "print('a', flush=True); time.sleep(0.6)\n"
+            "print('b', file=sys.stderr, flush=True); print('c', flush=True)\n"
+        ),
+    )
+    wait(sched, app_id)
+    after = time.time()
+    lines = sched.log_iter(app_id, "w")
+    timed = list(lines.timed())  # type: ignore[attr-defined]
+    assert "".join(text for _, text in timed) == "".join(lines)  # the same text, with times
+    seen = {line: t for t, text in timed for line in text.splitlines()}
+    assert sorted(seen) == ["a", "b", "c"]
+    assert before <= seen["a"] < seen["b"] <= after + 1 and seen["b"] - seen["a"] >= 0.4
+    one = list(sched.log_iter(app_id, "w", streams=Stream.STDERR).timed())  # type: ignore[attr-defined]
+    assert [text for _, text in one] == ["b\n"] and one[0][0] == seen["b"]

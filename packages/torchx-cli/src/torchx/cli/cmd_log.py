@@ -24,6 +24,12 @@ class LogCommand:
         parser.add_argument("--until", help="only lines written until this time (same forms)")
         parser.add_argument("-t", "--tail", action="store_true", help="follow until the app ends")
         parser.add_argument(
+            "--timestamps",
+            action="store_true",
+            help="put the time each line was written (local time, to the millisecond) "
+            "after its prefix",
+        )
+        parser.add_argument(
             "--streams",
             choices=["stdout", "stderr", "combined"],
             help="which output (default: combined)",
@@ -56,5 +62,6 @@ class LogCommand:
             tail=args.tail,
             streams=streams,
             color=args.color,
+            timestamps=args.timestamps,
         )
         return 1 if failed else 0

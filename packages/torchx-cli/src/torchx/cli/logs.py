@@ -131,6 +131,44 @@ def _texts(lines: Iterable[str], size: int) -> Iterator[str]:
         yield line if line.endswith("\n") else line + "\n"
 
 
+def _stamped(lines: Iterable[str], size: int, matcher: Any = None) -> Iterator[str]:
+    """Text of a log iterable with the time each line was written at its start.
+
+    ``2026-11-25 09:15:00.123 the line``, local time to the millisecond, from the log's
+    ``timed(size)`` (the optional protocol of the local scheduler's logs: text blocks
+    with the time they were seen). ``matcher`` (a compiled ``--regex``) keeps only the
+    lines it finds something in. A log without times cannot be stamped: that is a
+    ``CliError`` naming the option, reported in the replica's place.
+    """
+    from datetime import datetime
+
+    timed = getattr(lines, "timed", None)
+    if not callable(timed):
+        from torchx.cli.errors import CliError
+
+        raise CliError(
+            "--timestamps: this scheduler's logs carry no times (the local scheduler's do)"
+        )
+    at_start = True
+    pending = ""  # with a matcher: the start of a line whose end is still to come
+    stamp = ""
+    for t, text in timed(size):
+        stamp = datetime.fromtimestamp(t).isoformat(" ", "milliseconds") + " "
+        if matcher is not None:  # whole lines only, to match them
+            whole, nl, pending = (pending + text).rpartition("\n")
+            kept = [line for line in whole.split("\n") if matcher.search(line)] if nl else []
+            if kept:
+                yield "".join(f"{stamp}{line}\n" for line in kept)
+            continue
+        body = text.replace("\n", "\n" + stamp)
+        if text.endswith("\n"):
+            body = body[: len(body) - len(stamp)]
+        yield (stamp + body) if at_start else body
+        at_start = text.endswith("\n")
+    if pending and matcher is not None and matcher.search(pending):
+        yield f"{stamp}{pending}\n"
+
+
 def _prefixed(texts: Iterable[str], prefix: str, idle: bool = False) -> Iterator[tuple[str, bool]]:
     """Each text with ``prefix`` at the start of each of its lines; and whether it ends one.
 
@@ -199,13 +237,15 @@ def stream(
     streams: Stream | None = None,
     out: IO[str] | None = None,
     color: str | None = None,
+    timestamps: bool = False,
 ) -> int:
     """Prints the selected replicas' log lines until every reader is done.
 
     Returns how many replicas' logs could not be read (each is reported in its place,
     and the others keep streaming), so the caller can exit non-zero. ``color`` is
     ``auto`` (the default), ``always`` or ``never``. When ``regex``, ``since`` or
-    ``until`` left nothing to print, a note on stderr says so.
+    ``until`` left nothing to print, a note on stderr says so. ``timestamps`` puts the
+    time each line was written after its prefix (see :func:`_stamped`).
     """
     counting = _Counting(out or sys.stdout)
     failed = _stream(
@@ -219,6 +259,7 @@ def stream(
         streams=streams,
         out=counting,
         color=color,
+        timestamps=timestamps,
     )
     if not counting.wrote and not failed and (regex is not None or since or until):
         print(
@@ -240,8 +281,14 @@ def _stream(
     streams: Stream | None,
     out: Any,
     color: str | None,
+    timestamps: bool = False,
 ) -> int:
     colored = use_color(color, out)
+    matcher = None
+    if timestamps and regex is not None:  # the lines are filtered here, once timed
+        import re
+
+        matcher, regex = re.compile(regex), None
     # bytes read at a time per replica: 64 KiB for one, less for many (bounded memory)
     block = max(4096, min(1 << 16, (1 << 20) // max(len(pairs), 1)))
     width = max((len(f"{r}/{k}") for r, k in pairs), default=0)
@@ -269,6 +316,8 @@ def _stream(
     ) -> Iterator[tuple[str, bool]]:
         if lines is None:
             lines = open_log(role, k)
+        if timestamps:
+            return _prefixed(_stamped(lines, block, matcher), prefix)
         return _prefixed(_texts(lines, block), prefix)
 
     def failure(prefix: str, e: Exception) -> _Failed:
@@ -298,7 +347,7 @@ def _stream(
         first: Iterable[str] | Exception = open_log(*pairs[0])
     except Exception as e:  # reported in its place, by whichever way the others are read
         first = e
-    if callable(getattr(first, "poll", None)):
+    if callable(getattr(first, "poll", None)) and not timestamps:
         logs: list[Iterable[str] | Exception] = [first]
         for role, k in pairs[1:]:
             try:

@@ -53,7 +53,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Generator, Iterator
     from datetime import datetime
 
 #: Version of the index format (its first line says ``torchx.local/logindex-v<N>``).
@@ -425,6 +425,22 @@ class LogLines:
         for data in self._byte_blocks(max(size, 1), _Pace(polling=True)):
             yield data.decode("utf-8", "replace")
 
+    def timed(self, size: int = BLOCK) -> Iterator[tuple[float, str]]:
+        """The text of :meth:`blocks`, each block with the time its lines were seen.
+
+        ``(t, text)``: ``t`` in seconds since the epoch, when the supervisor saw that
+        run of output (a line completed in a later run has the later time). What
+        ``torchx log --timestamps`` prints. Always read through the index (both streams
+        or one), so logs written before the index existed have no times to give.
+        """
+        blocks = self._indexed_timed(max(size, 1), _Pace(polling=False))
+        try:
+            for t, data in blocks:
+                if data:
+                    yield t, data.decode("utf-8", "replace")
+        finally:
+            blocks.close()
+
     def _keep(self, t: float) -> bool:
         return (self.lo is None or t >= self.lo) and (self.hi is None or t <= self.hi)
 
@@ -463,6 +479,15 @@ class LogLines:
             cur.close()
 
     def _indexed(self, size: int, pace: _Pace) -> Iterator[bytes]:
+        blocks = self._indexed_timed(size, pace)
+        try:
+            for _, data in blocks:
+                yield data
+        finally:
+            blocks.close()
+
+    def _indexed_timed(self, size: int, pace: _Pace) -> Generator[tuple[float, bytes], None, None]:
+        """Blocks read by walking the index, each with its record's time (see the module)."""
         index = _Index(os.path.join(self.log_dir, INDEX_NAME))
         curs = [_Cursor(os.path.join(self.log_dir, f"{name}.log"), size) for name in STREAMS]
         wanted = [self.stream in (None, name) for name in STREAMS]
@@ -482,7 +507,8 @@ class LogLines:
                 for t, stream, end in records:
                     last_t = t
                     if wanted[stream]:
-                        yield from curs[stream].take(end, self._keep(t))
+                        for data in curs[stream].take(end, self._keep(t)):
+                            yield t, data
                 if records:
                     pace.grew()
                     continue
@@ -490,12 +516,14 @@ class LogLines:
                 if finishing is None:
                     break
                 if not finishing and pace.quiet():
-                    yield b""
+                    yield last_t, b""
             # Bytes past the last record: a supervisor killed before it indexed them, or
             # an app still running when not following. Their time: the file's last change.
             for i, cur in enumerate(curs):
                 if wanted[i]:
-                    yield from cur.rest(self._keep(max(cur.mtime(), last_t)))
+                    seen = max(cur.mtime(), last_t)
+                    for data in cur.rest(self._keep(seen)):
+                        yield seen, data
         finally:
             index.close()
             for cur in curs:
