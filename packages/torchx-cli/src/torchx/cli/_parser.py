@@ -79,6 +79,19 @@ def refuse_unknown(parser: argparse.ArgumentParser, extras: list[str]) -> None:
     parser.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
 
 
+def add_color_argument(parser: argparse.ArgumentParser) -> None:
+    """``--color auto|always|never`` on a command's parser (``NO_COLOR`` is honoured by auto).
+
+    Here, where the parser is built, so that adding it imports nothing more.
+    """
+    parser.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="color the replica prefixes: auto (a terminal, unless NO_COLOR is set), always, never",
+    )
+
+
 def command_names() -> list[str]:
     """Names of every installed command (nothing imported but the plugin modules)."""
     from torchx.specs.plugins import get_registry

@@ -11,7 +11,7 @@ class LogCommand:
     help = "print or follow (-t) the logs of an app, a role, or some replicas"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        from torchx.cli.output import add_color_argument
+        from torchx.cli._parser import add_color_argument
 
         parser.add_argument(
             "identifier",

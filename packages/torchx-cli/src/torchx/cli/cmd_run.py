@@ -49,7 +49,7 @@ class RunCommand:
     description = _DESCRIPTION
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        from torchx.cli.output import add_color_argument
+        from torchx.cli._parser import add_color_argument
 
         parser.add_argument(
             "-s", "--scheduler", help="scheduler to run on (default: local, or [cli:run])"

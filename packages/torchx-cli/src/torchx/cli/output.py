@@ -58,16 +58,6 @@ def mask_values(text: str, envs: Iterable[Mapping[str, str]]) -> str:
     return text
 
 
-def add_color_argument(parser: Any) -> None:
-    """``--color auto|always|never`` on a command's parser (``NO_COLOR`` is honoured by auto)."""
-    parser.add_argument(
-        "--color",
-        choices=["auto", "always", "never"],
-        default="auto",
-        help="color the replica prefixes: auto (a terminal, unless NO_COLOR is set), always, never",
-    )
-
-
 #: The names of ``torchx.specs.AppState`` (``list --state`` checks against these without
 #: importing the spec types: the quick path uses this module).
 APP_STATES = (
