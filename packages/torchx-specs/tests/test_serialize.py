@@ -798,6 +798,8 @@ def _bad_values(tp: Any) -> list[Any]:
         return [1, True, 1.5, [], {}, *nulls]
     if tp is int:
         return ["1", True, 1.5, [], {}, *nulls]
+    if tp is float:  # an int is a valid float (a time of 1700000000 seconds)
+        return ["1", True, [], {}, *nulls]
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return ["NOT_A_MEMBER", 1, [], *nulls]
     if origin is list:
