@@ -61,6 +61,7 @@ from torchx.specs.errors import SpecError
 from torchx_docker import engine, labels
 from torchx_docker.engine import Seen
 from torchx_docker.images import ImageWorkspaceMixin
+from torchx_docker.logs import engine_log
 from torchx_docker.options import docker_runopts, read
 from torchx_docker.request import (
     DockerRequest,
@@ -428,20 +429,17 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         api = self._api()
         import docker.errors
 
-        kwargs: dict[str, Any] = {}
-        if since is not None:
-            kwargs["since"] = max(since.timestamp() - 1.0, 0.001)
-        if until is not None:
-            kwargs["until"] = until.timestamp() + 1.0
         try:
-            chunks = api.logs(
+            chunks = engine_log(
+                api,
                 name,
                 stdout=stdout,
                 stderr=stderr,
-                timestamps=True,
-                stream=True,
                 follow=should_tail,
-                **kwargs,
+                # a second around the bounds: the lines' own times decide (window_lines)
+                since=None if since is None else max(since.timestamp() - 1.0, 0.001),
+                until=None if until is None else until.timestamp() + 1.0,
+                timeout=ENGINE_TIMEOUT,
             )
         except docker.errors.NotFound:
             raise SpecError(
@@ -567,23 +565,22 @@ def _raise_first(outcomes: Sequence[object]) -> None:
 
 
 def _unreachable(e: BaseException) -> str | None:
-    """The one line for an engine that cannot be reached, or None if ``e`` is not that."""
-    import requests.exceptions
+    """The one line for an engine that cannot be reached, or None if ``e`` is not that.
 
+    The SDK's HTTP errors without an answer (connection refused, no socket, timed out)
+    are ``OSError`` s; one that carries the engine's answer (``response``) is a refusal,
+    not an outage.
+    """
     chain: list[BaseException] = []
     cur: BaseException | None = e
     while cur is not None and len(chain) < 8:
         chain.append(cur)
         cur = cur.__cause__ or cur.__context__
     for err in chain:
-        if isinstance(
-            err,
-            requests.exceptions.ConnectionError
-            | requests.exceptions.Timeout
-            | ConnectionError
-            | FileNotFoundError
-            | TimeoutError,
-        ) or "Error while fetching server API version" in str(err):
+        answered = getattr(err, "response", None) is not None
+        if (isinstance(err, OSError) and not answered) or (
+            "Error while fetching server API version" in str(err)
+        ):
             return (
                 f"cannot reach the Docker engine at {engine_address()} (is dockerd running? "
                 "DOCKER_HOST names another engine)"
