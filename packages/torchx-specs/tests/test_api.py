@@ -153,3 +153,26 @@ def test_macros_substitute_args_env_metadata_only() -> None:
     assert out.env == {"ID": "2"} and out.metadata == {"k": ["a1"], "n": 3}
     assert out.image == macros.img_root and out.entrypoint == macros.app_id  # not substituted
     assert role == original
+
+
+def test_status_format_shows_the_errors_message_not_its_json() -> None:
+    import json
+
+    from torchx.specs.api import AppState, AppStatus, ReplicaStatus, RoleStatus
+    from torchx.specs.structured_errors import error_message
+
+    error = json.dumps(
+        {"message": {"message": "ValueError: bad batch\nsecond line", "extraInfo": {"a": "b"}}}
+    )
+    rep = ReplicaStatus(1, AppState.FAILED, "train", "h", structured_error_msg=error)
+    text = AppStatus(
+        AppState.FAILED, structured_error_msg=error, roles=[RoleStatus("train", [rep])]
+    ).format()
+    assert "Error: ValueError: bad batch" in text.splitlines()
+    assert "train/1  FAILED  host=h  error=ValueError: bad batch" in text
+    assert "extraInfo" not in text and "second line" not in text
+    # older torch wrote a bare string; a scheduler may put plain text; long ones are cut
+    assert error_message(json.dumps({"message": "RuntimeError: x"})) == "RuntimeError: x"
+    assert error_message("  \n plain text\nmore") == "plain text"
+    assert error_message("<NONE>") is None and error_message("") is None
+    assert len(error_message("x" * 1000) or "") == 300

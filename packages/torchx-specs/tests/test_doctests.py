@@ -37,6 +37,7 @@ EXAMPLES = [
     "torchx.specs.plugins",
     "torchx.specs.resources",
     "torchx.specs.serialize",
+    "torchx.specs.structured_errors",
     "torchx.specs.structured_opts",
     "torchx.specs.templating",
     "torchx.specs.workspace",

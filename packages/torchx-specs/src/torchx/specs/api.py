@@ -383,6 +383,9 @@ class AppStatus:
     def format(self, filter_roles: list[str] | None = None) -> str:
         """Human-readable, multi-line status; ``filter_roles`` keeps only the named roles.
 
+        Errors show as the first line of their message (see
+        :func:`torchx.specs.structured_errors.error_message`), not as the raw JSON.
+
         >>> st = AppStatus(
         ...     AppState.RUNNING,
         ...     roles=[RoleStatus("trainer", [ReplicaStatus(0, AppState.RUNNING, "trainer", "h0")])],
@@ -398,8 +401,11 @@ class AppStatus:
         lines = [f"State: {self.state}", f"Num restarts: {restarts}"]
         if self.msg:
             lines.append(f"Msg: {self.msg}")
-        if self.structured_error_msg and self.structured_error_msg != NONE:
-            lines.append(f"Structured error: {self.structured_error_msg}")
+        from torchx.specs.structured_errors import error_message
+
+        app_error = error_message(self.structured_error_msg)
+        if app_error:
+            lines.append(f"Error: {app_error}")
         if self.ui_url:
             lines.append(f"UI: {self.ui_url}")
         wanted = None if not filter_roles or ALL in filter_roles else set(filter_roles)
@@ -414,8 +420,9 @@ class AppStatus:
                         parts.append(f"exit={rep.exit_code}")
                     if rep.hostname:
                         parts.append(f"host={rep.hostname}")
-                    if rep.structured_error_msg and rep.structured_error_msg != NONE:
-                        parts.append(f"error={rep.structured_error_msg}")
+                    rep_error = error_message(rep.structured_error_msg)
+                    if rep_error:
+                        parts.append(f"error={rep_error}")
                     lines.append("    " + "  ".join(parts))
         return "\n".join(lines)
 
