@@ -44,6 +44,7 @@ EXAMPLES = [
     "torchx.schedulers.follow",
     "torchx.schedulers.ids",
     "torchx.schedulers.local_scheduler",
+    "torchx.schedulers.replica_errors",
     "torchx.schedulers.retry",
     "torchx.schedulers.states",
     "torchx.schedulers.window",

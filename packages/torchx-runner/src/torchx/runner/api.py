@@ -469,10 +469,13 @@ class Runner:
     def status(self, app_handle: AppHandle) -> AppStatus | None:
         """The app's status, or None if the scheduler does not know it.
 
-        Transient scheduler failures are retried; see the module docstring.
+        Transient scheduler failures are retried; see the module docstring. A FAILED
+        app's failed replicas carry their error in ``structured_error_msg``: the
+        scheduler's, or else one made from the end of their stderr
+        (:mod:`torchx.runner.failures`).
         """
         desc = self._describe_response(app_handle, f"status of {app_handle}")
-        return None if desc is None else _status_of(desc)
+        return None if desc is None else self._explained(app_handle, _status_of(desc))
 
     def status_and_app(self, app_handle: AppHandle) -> tuple[AppStatus, AppDef] | None:
         """The app's status and its definition (as :meth:`describe`), from one question.
@@ -485,7 +488,14 @@ class Runner:
         desc = self._describe_response(app_handle, f"status of {app_handle}")
         if desc is None:
             return None
-        return _status_of(desc), self._app_of(app_handle, desc)
+        return self._explained(app_handle, _status_of(desc)), self._app_of(app_handle, desc)
+
+    def _explained(self, app_handle: AppHandle, status: AppStatus) -> AppStatus:
+        """``status`` with a FAILED app's replica errors filled in (:mod:`torchx.runner.failures`)."""
+        from torchx.runner.failures import explain_failure
+
+        sched, _backend, app_id = self._resolve(app_handle)
+        return explain_failure(sched, app_id, status)
 
     def wait(
         self,
