@@ -27,7 +27,8 @@ prints anything and the full command runs: options it does not handle (``--json`
 ``--roles``, ``--regex``, ``--log_level``...), following a running app, another
 scheduler, a ``.torchxconfig`` that could name another default scheduler for ``list``,
 an app that does not exist or whose records need the scheduler's attention (a
-supervisor that died), a record it cannot read. Errors are thus always the full
+supervisor that died), a record it cannot read, the status of a FAILED app (whose
+error is read from its logs: ``torchx.runner.failures``). Errors are thus always the full
 command's, word for word and with its exit status.
 """
 
@@ -262,7 +263,10 @@ def _status(args: Sequence[str]) -> Callable[[], int]:
         raise _Decline("arguments")
     handle = positionals[0]
     app_id = _app_id(handle)
-    text = _status_text(handle, local_view.status(app_id))
+    fields = local_view.status(app_id)
+    if fields["state"] == "FAILED":
+        raise _Decline("a failed app: the full command finds and shows its error")
+    text = _status_text(handle, fields)
     if not options.get("--show-secrets"):
         from torchx.cli.output import mask_values
 

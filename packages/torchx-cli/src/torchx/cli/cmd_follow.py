@@ -48,9 +48,13 @@ class StatusCommand:
             print_json("AppStatus", status_payload(args.app_handle, status, roles), out=buf)
             text = buf.getvalue()
         else:
+            from torchx.cli.failures import more_hint
             from torchx.cli.output import format_status
 
             text = f"AppHandle: {args.app_handle}\n{format_status(status, roles)}\n"
+            hint = more_hint(args.app_handle, status)
+            if hint:
+                text += hint + "\n"
         if app is not None:
             from torchx.cli.output import mask_text
 

@@ -264,9 +264,13 @@ def _follow(
     if status is None:
         print(f"{handle} is gone: it was deleted while being waited on", file=sys.stderr)
         return EXIT_APP_FAILED
+    from torchx.cli.failures import more_hint
     from torchx.cli.output import format_status
 
     print(format_status(status), file=sys.stderr)
+    hint = more_hint(handle, status)
+    if hint:
+        print(hint, file=sys.stderr)
     if as_json:
         from torchx.cli.output import print_json, status_payload
 
