@@ -237,3 +237,36 @@ def test_log_of_an_app_whose_state_is_unknown_exits_4(cli: Cli, env: dict[str, s
 def test_help_lists_the_exit_status_of_an_outage(cli: Cli) -> None:
     out = cli("--help").stdout
     assert "4 the scheduler could not be reached" in " ".join(out.split())
+
+
+RAISING_COMPONENT = """\
+import torchx.specs as specs
+
+
+def fn(msg: str = "hi") -> specs.AppDef:
+    \"\"\"A component with a bug.
+
+    Args:
+        msg: a message
+    \"\"\"
+    return _build(msg)
+
+
+def _build(msg: str) -> specs.AppDef:
+    raise RuntimeError("boom")
+"""
+
+
+def test_a_component_that_raises_is_blamed_on_the_component(cli: Cli) -> None:
+    (cli.work / "comp.py").write_text(RAISING_COMPONENT)
+    for args in (["run", "./comp.py:fn"], ["run", "--dryrun", "./comp.py:fn", "--msg", "x"]):
+        proc = cli(*args, rc=2)
+        assert proc.stderr.strip().splitlines() == [
+            "torchx run: error: component ./comp.py:fn raised RuntimeError: boom (comp.py:14)"
+        ]
+        assert "bug of torchx" not in proc.stderr
+    assert not (cli.state / "apps").exists() or not list((cli.state / "apps").iterdir())
+    # debugging shows where it came from
+    debug = cli("run", "./comp.py:fn", rc=None, env={"TORCHX_DEBUG": "1"})
+    assert debug.returncode != 0
+    assert 'comp.py", line 14, in _build' in debug.stderr

@@ -414,13 +414,28 @@ def test_component_errors_get_the_prog_and_usage() -> None:
     assert info.value.usage == "usage: z.comp [--help] [-n N]"
 
 
-def test_other_component_errors_propagate_unchanged() -> None:
+def test_other_component_errors_are_the_components_with_the_original_as_cause() -> None:
+    from torchx.components.errors import ComponentRaisedError
+    from torchx.specs.errors import InvalidResourceException
+
     def comp() -> AppDef:
         """Breaks."""
         raise RuntimeError("boom")
 
-    with pytest.raises(RuntimeError, match="boom"):
+    with pytest.raises(ComponentRaisedError) as info:
         materialize_appdef(comp, [])
+    line = comp.__code__.co_firstlineno + 2
+    assert str(info.value) == (
+        f"component comp raised RuntimeError: boom (test_components_args.py:{line})"
+    )
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+    def spec_error() -> AppDef:
+        """A SpecError is already a clear user error: it passes unchanged."""
+        raise InvalidResourceException("no such resource")
+
+    with pytest.raises(InvalidResourceException, match="^no such resource$"):
+        materialize_appdef(spec_error, [])
 
 
 # ------------------------------------------------------------------------ parser

@@ -9,6 +9,8 @@ component authors. It imports nothing heavy: components raise these errors too.
 * :class:`ComponentNotFoundError`: no component of that name, file or function.
 * :class:`ComponentLoadError`: the component's file or module fails to load, or
   the object named is not a component.
+* :class:`ComponentRaisedError`: the component function itself raised (a bug in the
+  component, not in torchx); the original exception is its ``__cause__``.
 * :class:`ComponentArgError`: the user's arguments for a component are wrong
   (a bad ``-j``, a missing required option, both ``--script`` and ``-m``...);
   :attr:`~ComponentArgError.usage` holds the component's usage line.
@@ -24,6 +26,7 @@ from torchx.specs.errors import (
     ComponentHelpRequested,
     ComponentLoadError,
     ComponentNotFoundError,
+    ComponentRaisedError,
 )
 
 __all__ = [
@@ -32,4 +35,5 @@ __all__ = [
     "ComponentHelpRequested",
     "ComponentLoadError",
     "ComponentNotFoundError",
+    "ComponentRaisedError",
 ]

@@ -67,6 +67,8 @@ from torchx.specs.errors import (
     ComponentArgError,
     ComponentHelpRequested,
     ComponentLoadError,
+    ComponentRaisedError,
+    SpecError,
 )
 from torchx.specs.handles import make_app_handle
 from torchx.specs.mounts import parse_mounts
@@ -613,6 +615,8 @@ def materialize_appdef(
         ComponentArgError: bad arguments or defaults (``.usage`` has the usage),
             including errors the component itself raises as ComponentArgError.
         ComponentHelpRequested: ``--help`` was given.
+        ComponentRaisedError: ``cmpnt_fn`` raised an exception that is not a
+            ``SpecError`` (the message names the component, the exception and where).
         ComponentLoadError: ``cmpnt_fn`` is not a valid component (unsupported
             parameter type, ``**kwargs``) or did not return an AppDef.
     """
@@ -627,11 +631,30 @@ def materialize_appdef(
         prefix = f"{parser.prog}: "
         message = str(e) if str(e).startswith(prefix) else prefix + str(e)
         raise ComponentArgError(message, usage=parser.format_usage().strip()) from e
+    except SpecError:
+        raise  # the project's own errors a user can fix: already one clear line
+    except Exception as e:
+        raise ComponentRaisedError(
+            f"component {parser.prog} raised {type(e).__name__}: {e} ({_raised_at(fn, e)})"
+        ) from e
     if not isinstance(app, AppDef):
         raise ComponentLoadError(
             f"component {parser.prog} returned {type(app).__name__}, not an AppDef"
         )
     return app
+
+
+def _raised_at(fn: Callable[..., Any], e: BaseException) -> str:
+    """``file.py:LINE`` where ``e`` was raised: the deepest frame in the component's own
+    file (the line to fix there), else the deepest frame of all."""
+    import os
+    import traceback
+
+    frames = traceback.extract_tb(e.__traceback__)
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    own = [f for f in frames if code is not None and f.filename == code.co_filename]
+    frame = (own or frames)[-1]
+    return f"{os.path.basename(frame.filename)}:{frame.lineno}"
 
 
 def parse_args(

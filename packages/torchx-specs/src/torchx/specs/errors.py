@@ -95,6 +95,15 @@ class ComponentLoadError(ComponentError):
     """A component's file or module fails to import, or the object is not a component."""
 
 
+class ComponentRaisedError(ComponentError):
+    """The component function itself raised (a bug in the component, not in torchx).
+
+    The message names the component, the exception and where it was raised
+    (``component ./comp.py:fn raised RuntimeError: boom (comp.py:12)``); the original
+    exception is its ``__cause__``.
+    """
+
+
 class ComponentArgError(ComponentError):
     """The arguments given to a component are wrong.
 
