@@ -270,3 +270,24 @@ def test_a_component_that_raises_is_blamed_on_the_component(cli: Cli) -> None:
     debug = cli("run", "./comp.py:fn", rc=None, env={"TORCHX_DEBUG": "1"})
     assert debug.returncode != 0
     assert 'comp.py", line 14, in _build' in debug.stderr
+
+
+def test_config_errors_name_the_file_and_the_section(cli: Cli) -> None:
+    config = cli.work / ".torchxconfig"
+    config.write_text("[cli:run]\ncomponent = utils.ehco\n")
+    proc = cli("run", rc=2)
+    assert proc.stderr.startswith(f"torchx run: error: {config}: [cli:run]: component: ")
+    assert "unknown component 'utils.ehco' (did you mean 'utils.echo'?)" in proc.stderr
+    # a component named on the command line is not blamed on the file
+    assert str(config) not in cli("run", "utils.ehco", rc=2).stderr
+
+    config.write_text("[component:utils.echo]\nmgs = x\n")
+    proc = cli("run", "utils.echo", rc=2)
+    first = proc.stderr.splitlines()[-1]
+    assert first.startswith(f"torchx run: error: {config}: [component:utils.echo]: ")
+    assert "unknown default 'mgs' (did you mean 'msg'?)" in first
+
+    config.write_text("[component:utils.echo]\nnum_replicas = many\n")
+    first = cli("run", "utils.echo", rc=2).stderr.splitlines()[-1]
+    assert first.startswith(f"torchx run: error: {config}: [component:utils.echo]: ")
+    assert "--num_replicas" in first and "'many'" in first

@@ -126,13 +126,19 @@ class RunCommand:
             app = load_appdef_file(component)
             _refuse_masked_secrets(component, app)
         else:
-            from torchx.components.errors import ComponentHelpRequested
+            from torchx.components.errors import ComponentHelpRequested, ComponentNotFoundError
 
             try:
                 app = runner.materialize(component, component_args)
             except ComponentHelpRequested as e:
                 print(e.help, end="" if e.help.endswith("\n") else "\n")
                 return 0
+            except ComponentNotFoundError as e:
+                if args.component:
+                    raise
+                from torchx.runner.config import source_of
+
+                raise CliError(f"{source_of('cli:run', 'component')}: component: {e}") from e
         if args.dryrun and not args.show_secrets:
             # The request is made from the AppDef with its secrets masked: no secret
             # reaches it, however the scheduler quotes, escapes or substitutes values

@@ -14,6 +14,7 @@ component authors. It imports nothing heavy: components raise these errors too.
 * :class:`ComponentArgError`: the user's arguments for a component are wrong
   (a bad ``-j``, a missing required option, both ``--script`` and ``-m``...);
   :attr:`~ComponentArgError.usage` holds the component's usage line.
+  :class:`ComponentDefaultError` is one about a default from ``.torchxconfig``.
 * :class:`ComponentHelpRequested`: not an error: ``--help`` was passed, and the
   exception carries the help text for the caller to print.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from torchx.specs.errors import (
     ComponentArgError,
+    ComponentDefaultError,
     ComponentError,
     ComponentHelpRequested,
     ComponentLoadError,
@@ -31,6 +33,7 @@ from torchx.specs.errors import (
 
 __all__ = [
     "ComponentArgError",
+    "ComponentDefaultError",
     "ComponentError",
     "ComponentHelpRequested",
     "ComponentLoadError",

@@ -406,15 +406,35 @@ class Runner:
         if isinstance(component_args, dict):
             app = component_def.fn(**component_args)
         else:
+            from torchx.components.errors import ComponentArgError, ComponentDefaultError
+
             defaults = self._defaults_for(component, component_def.name)
-            app = materialize_appdef(
-                component_def.fn, list(component_args), defaults or None, prog=component
-            )
+            try:
+                app = materialize_appdef(
+                    component_def.fn, list(component_args), defaults or None, prog=component
+                )
+            except ComponentDefaultError as e:
+                where = self._default_source(e.key, component, component_def.name)
+                if where is None:
+                    raise
+                raise ComponentArgError(f"{where}: {e}", usage=e.usage) from e
         if not isinstance(app, AppDef):
             raise InvalidAppError(
                 f"component '{component}' returned {type(app).__name__}, expected an AppDef"
             )
         return app
+
+    def _default_source(self, key: str, *names: str) -> str | None:
+        """The file and section a component default came from (None: given in code)."""
+        if not self._use_config or any(key in self._component_defaults.get(n, {}) for n in names):
+            return None
+        from torchx.runner import config
+
+        for name in names:
+            where = config.source_of(f"component:{name}", key)
+            if where is not None:
+                return where
+        return None
 
     def _defaults_for(self, *names: str) -> dict[str, str]:
         defaults: dict[str, str] = {}

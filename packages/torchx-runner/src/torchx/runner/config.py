@@ -77,6 +77,7 @@ __all__ = [
     "load",
     "load_layers",
     "load_sections",
+    "source_of",
     "write_config",
 ]
 
@@ -248,6 +249,18 @@ def _merged(layers: Iterable[ConfigLayer], section: str) -> dict[str, str]:
         for key, value in layer.sections.get(section, {}).items():
             out.setdefault(key, value)
     return out
+
+
+def source_of(section: str, key: str, cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """Where ``key`` of ``[section]`` is set: ``"/path/.torchxconfig: [section]"`` of the
+    nearest file setting it (the one whose value is used), or None.
+
+    For messages about a value that came from a file: they name the file and section.
+    """
+    for layer in load_layers(cwd):
+        if key in layer.sections.get(section, {}):
+            return f"{layer.path}: [{section}]"
+    return None
 
 
 def get_configs(

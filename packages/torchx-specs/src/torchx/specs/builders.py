@@ -65,6 +65,7 @@ import attrs
 from torchx.specs.api import AppDef
 from torchx.specs.errors import (
     ComponentArgError,
+    ComponentDefaultError,
     ComponentHelpRequested,
     ComponentLoadError,
     ComponentRaisedError,
@@ -489,9 +490,10 @@ def _convert_defaults(
         param = spec.by_name.get(key)
         if param is None:
             names = [p.name for p in spec.params]
-            raise ComponentArgError(
+            raise ComponentDefaultError(
                 f"{prog}: unknown default {key!r}{did_you_mean(key, names)}; the component "
                 f"takes: {', '.join(names) or 'no arguments'}",
+                key=key,
                 usage=usage(),
             )
         if not isinstance(text, str):
@@ -504,8 +506,8 @@ def _convert_defaults(
             else:
                 out[key] = param.type.parse(text)
         except ValueError as e:
-            raise ComponentArgError(
-                f"{prog}: default for {param.option}: {e}", usage=usage()
+            raise ComponentDefaultError(
+                f"{prog}: default for {param.option}: {e}", key=key, usage=usage()
             ) from None
     return out
 

@@ -121,6 +121,18 @@ class ComponentArgError(ComponentError):
         self.usage = usage
 
 
+class ComponentDefaultError(ComponentArgError):
+    """A default given for a component (``[component:NAME]`` of ``.torchxconfig``) is wrong.
+
+    :attr:`key` is the parameter name as the default gave it, so that the caller that
+    read the defaults can say where it was set.
+    """
+
+    def __init__(self, message: str, key: str, usage: str = "") -> None:
+        super().__init__(message, usage=usage)
+        self.key = key
+
+
 class ComponentHelpRequested(Exception):
     """``--help`` was among a component's arguments; :attr:`help` is the text to print.
 
