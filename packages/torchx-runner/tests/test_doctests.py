@@ -37,6 +37,7 @@ EXAMPLES = [
     "torchx.components.utils",
     "torchx.runner.api",
     "torchx.runner.config",
+    "torchx.runner.first_party",
     "torchx.schedulers",
     "torchx.schedulers.api",
     "torchx.schedulers.capabilities",

@@ -256,7 +256,12 @@ class Runner:
         if sched is None:
             factory = self._factories.get(backend)
             if factory is None:
+                from torchx.runner.first_party import install_hint
+
                 installed = ", ".join(self._factories) or "none"
+                hint = install_hint(backend)
+                if hint:
+                    raise UnknownSchedulerError(f"{hint}; installed: {installed}")
                 raise UnknownSchedulerError(
                     f"unknown scheduler '{backend}'{did_you_mean(backend, self._factories)}; "
                     f"installed: {installed}{_broken_plugins_hint()}"
