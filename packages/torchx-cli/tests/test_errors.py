@@ -291,3 +291,42 @@ def test_config_errors_name_the_file_and_the_section(cli: Cli) -> None:
     first = cli("run", "utils.echo", rc=2).stderr.splitlines()[-1]
     assert first.startswith(f"torchx run: error: {config}: [component:utils.echo]: ")
     assert "--num_replicas" in first and "'many'" in first
+
+
+def test_a_first_party_scheduler_not_installed_says_what_to_install(cli: Cli) -> None:
+    import importlib.util
+
+    # the tests-torchx-cli session installs torchx-cli and what it declares, no plugin
+    assert importlib.util.find_spec("torchx_slurm") is None
+    for args in (["run", "-s", "slurm", "utils.echo"], ["list", "-s", "slurm"]):
+        proc = cli(*args, rc=2)
+        assert proc.stderr.splitlines() == [
+            f"torchx {args[0]}: error: scheduler 'slurm' is provided by torchx-slurm, which is "
+            "not installed: pip install torchx-slurm (from a clone of the repository: "
+            "pip install ./plugins/torchx-slurm); installed: local, local_cwd"
+        ]
+    assert "provided by torchx-k8s" in cli("runopts", "kubernetes_mcad", rc=2).stderr
+    assert "provided by torchx-aws" in cli("run", "-s", "aws_batch", "utils.echo", rc=2).stderr
+    # a typo of an installed one is still a typo
+    assert "did you mean 'local'?" in cli("run", "-s", "locl", "utils.echo", rc=2).stderr
+
+
+def test_python_warnings_are_one_clean_line(cli: Cli) -> None:
+    (cli.work / "train.py").write_text("print('hi')\n")
+    proc = cli("run", "--dryrun", "dist.spmd", "-j", "1x4", "--script", "train.py")
+    warnings = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 1, proc.stderr
+    assert warnings[0].startswith("torchx run: warning: -j 1x4 runs 4 processes per node")
+    assert "UserWarning" not in proc.stderr and ".py:" not in proc.stderr
+    # debugging keeps Python's own format (where it came from)
+    debug = cli(
+        "run",
+        "--dryrun",
+        "dist.spmd",
+        "-j",
+        "1x4",
+        "--script",
+        "train.py",
+        env={"TORCHX_DEBUG": "1"},
+    )
+    assert "UserWarning: -j 1x4" in debug.stderr

@@ -265,7 +265,12 @@ def _delete_older_than(runner: object, older_than: str, scheduler: str | None) -
     name = scheduler or default_scheduler()
     factories = get_scheduler_factories()
     if name not in factories:
-        raise CliError(f"unknown scheduler {name!r}; installed: {', '.join(sorted(factories))}")
+        from torchx.runner.first_party import install_hint
+
+        installed = ", ".join(sorted(factories))
+        raise CliError(
+            f"{install_hint(name) or f'unknown scheduler {name!r}'}; installed: {installed}"
+        )
     sched = factories[name](r.session_name)
     try:
         prune = getattr(sched, "prune", None)

@@ -210,6 +210,34 @@ def _is_wait_timeout(e: BaseException) -> bool:
     return runner_api is not None and isinstance(e, runner_api.AppWaitTimeout)
 
 
+def _warnings_as_lines(command: str) -> None:
+    """Python warnings print as ``torchx COMMAND: warning: MESSAGE``, one line each.
+
+    Python's own format names the file and line that warned (a path deep in
+    site-packages) and repeats its source line: noise to a user of the command, who
+    can do nothing with either. The category is named unless it is a plain
+    ``UserWarning``. Debugging (``--log_level DEBUG``, ``TORCHX_DEBUG=1``) keeps
+    Python's format. ``warnings`` is imported by the interpreter at startup: free.
+    """
+    import warnings
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: object = None,
+        line: str | None = None,
+    ) -> None:
+        kind = "" if category is UserWarning else f"{category.__name__}: "
+        try:
+            sys.stderr.write(f"torchx {command}: warning: {kind}{_one_line(str(message))}\n")
+        except (OSError, ValueError):  # stderr closed: a warning is not worth failing for
+            pass
+
+    warnings.showwarning = show
+
+
 def _one_line(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return " ".join(lines) if len(lines) <= 3 else " ".join([*lines[:3], "..."])
@@ -363,6 +391,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return EXIT_USAGE
         _print_help(debug)
         return EXIT_USAGE
+    if not debug:
+        _warnings_as_lines(args.command)
     try:
         return int(cmd.run(args) or 0)
     except KeyboardInterrupt:
