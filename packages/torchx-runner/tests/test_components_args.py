@@ -434,7 +434,7 @@ def test_other_component_errors_are_the_components_with_the_original_as_cause() 
         """A SpecError is already a clear user error: it passes unchanged."""
         raise InvalidResourceException("no such resource")
 
-    with pytest.raises(InvalidResourceException, match="^no such resource$"):
+    with pytest.raises(InvalidResourceException, match=r"^no such resource$"):
         materialize_appdef(spec_error, [])
 
 
