@@ -3,8 +3,8 @@
 The script is generated from the live parser, so commands and options that
 plugins add are completed too. Regenerate it after installing a plugin.
 
-    torchx completion bash > ~/.local/share/bash-completion/completions/torchx
-    torchx completion zsh > "${fpath[1]}/_torchx"
+    mkdir -p ~/.local/share/bash-completion/completions && torchx completion bash > ~/.local/share/bash-completion/completions/torchx
+    mkdir -p ~/.zfunc && torchx completion zsh > ~/.zfunc/_torchx   # fpath=(~/.zfunc $fpath) in ~/.zshrc
 """
 
 from __future__ import annotations
