@@ -796,3 +796,18 @@ def test_the_hook_table_is_the_one_source_of_kinds_and_labels() -> None:
     assert tuple(hook.kind for hook in hookspecs.HOOKS.values()) == plugins.KINDS
     assert dict(plugins.LABELS) == {h.kind: h.label for h in hookspecs.HOOKS.values()}
     assert plugins.IN_PROCESS == hookspecs.IN_PROCESS
+
+
+def test_register_builtin_of_an_installed_plugins_own_module_is_no_failure() -> None:
+    # a plugin's tests register its module in-process while the plugin is installed too
+    import torchx.specs.builtin_plugin as installed
+
+    register_builtin(installed)
+    try:
+        registry = get_registry()
+        assert registry.failures == ()
+        entry = registry.named_resources["gpu.small"]
+        assert (entry.group, entry.entry_point) == ("<in-process>", "torchx.specs.builtin_plugin")
+        assert registry.clashes == ()  # one module, registered once
+    finally:
+        reset_registry()

@@ -816,6 +816,10 @@ def _build(records: Sequence[_Record], builtins: Sequence[tuple[str, object]]) -
             except PluginError as e:
                 failures.append(origin.failure(f"plugin module failed to load: {e}"))
                 continue
+            if any(plugin is own for _, own in builtins):
+                # registered in-process too (a plugin's own tests, with the plugin
+                # installed): the same module, whose in-process registration wins
+                continue
             name = _register(pm, plugin, origin, failures)
             if name is not None:
                 origins[name] = origin
