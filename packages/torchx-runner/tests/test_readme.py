@@ -76,3 +76,30 @@ def test_component_example(tmp_path: Path) -> None:
         _wait_all(tmp_path)
     assert "torchrun" in out and "-m my_pkg.train" in out
     assert out.count("train/") == 2  # one line per replica of -j 2x4
+
+
+def test_the_error_messages_the_readme_quotes_are_the_codes(tmp_path: Path) -> None:
+    from torchx.runner import get_runner
+    from torchx.runner.config import ConfigError, get_scheduler_cfg
+    from torchx.specs import AppDef, InvalidRunConfigException, Role
+
+    text = " ".join(README.read_text().split())
+    quoted = re.search(r"\(`(unknown run option 'log_dri' [^`]*)`\)", text)
+    assert quoted, "the README no longer quotes the unknown run option error"
+    app = AppDef("a", [Role("r", image=str(tmp_path), entrypoint="echo")])
+    with get_runner(use_config=False) as runner, pytest.raises(InvalidRunConfigException) as info:
+        runner.dryrun(app, "local", cfg={"log_dri": "/tmp"})
+    assert quoted.group(1) in str(info.value)
+
+    shown = re.search(
+        r"`/home/me/proj/\.torchxconfig: (\[local\] unknown key [^`]*); valid keys: \.\.\.`", text
+    )
+    assert shown, "the README no longer quotes the config key error"
+    (tmp_path / ".torchxconfig").write_text("[local]\ngrace = 3\n")
+    with get_runner(use_config=False) as runner:
+        opts = runner.scheduler_run_opts("local")
+    with pytest.raises(ConfigError) as error:
+        get_scheduler_cfg("local", opts, cwd=tmp_path)
+    assert str(error.value).startswith(
+        f"{tmp_path / '.torchxconfig'}: {shown.group(1)}; valid keys: "
+    )

@@ -157,8 +157,16 @@ class AppStatusError(Exception):
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """Return ``" (did you mean 'x'?)"`` for the nearest choice, or ``""`` when none is near."""
+    """Return ``" (did you mean 'x'?)"`` for the nearest choice, or ``""`` when none is near.
+
+    Near is a close spelling, or else the one choice that begins with ``word`` (at least
+    three letters of it): ``grace`` for ``grace_period``.
+    """
     import difflib  # deferred: only needed on the error path
 
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    options = list(choices)
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if not close and len(word) >= 3:
+        close = [c for c in options if c.startswith(word)]
+        close = close if len(close) == 1 else []
     return f" (did you mean '{close[0]}'?)" if close else ""
