@@ -599,7 +599,7 @@ def _load_overlay_file(location: str, namespace: str) -> Any:
     except ImportError:
         raise InvalidOverlayException(
             f"overlay file {location!r} is YAML, which needs PyYAML "
-            "(pip install 'torchx-specs[yaml]'), or use a .json file"
+            "(pip install PyYAML), or use a .json file"
         ) from None
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:

@@ -1406,7 +1406,8 @@ def _yaml() -> Any:
         return importlib.import_module("yaml")
     except ImportError:
         raise SerializationError(
-            "YAML support needs PyYAML, which is not installed: pip install 'torchx-specs[yaml]'"
+            "YAML support needs PyYAML, which is not installed: pip install PyYAML "
+            "(what the torchx-specs[yaml] extra installs; torchx-cli depends on it)"
         ) from None
 
 
