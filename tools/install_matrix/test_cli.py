@@ -12,6 +12,7 @@ ALLOWED = {"torchx-cli", "torchx-runner", "torchx-specs"} | {
     "cattrs",
     "pluggy",
     "typing-extensions",
+    "pyyaml",  # torchx-cli's: `torchx run app.yaml`
 }
 
 
@@ -53,3 +54,14 @@ def test_torchx_version_and_help(env: Env) -> None:
     assert proc.returncode == 0 and proc.stdout.startswith("torchx 0.")
     helped = env.torchx("--help")
     assert helped.returncode == 0 and "runopts" in helped.stdout
+
+
+def test_an_appdef_yaml_file_runs_with_nothing_more_installed(env: Env) -> None:
+    # what the Quickstart installs is enough for `torchx run app.yaml`
+    (env.work / "app.yaml").write_text(
+        "apiVersion: torchx.specs/v1\nkind: AppDef\nspec:\n  name: hi\n  roles:\n"
+        "  - name: echo\n    image: .\n    entrypoint: echo\n    args: [hello]\n"
+    )
+    proc = env.torchx("run", "--wait", "--log", "app.yaml")
+    assert proc.returncode == 0, proc.stderr
+    assert "echo/0 hello" in proc.stdout.splitlines()
