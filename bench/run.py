@@ -5,6 +5,7 @@ Usage (from the repository root)::
     python bench/run.py                          # every case, ours only
     python bench/run.py --upstream-python bench/.venvs/upstream/bin/python
     python bench/run.py -k specs.import -k serialize   # cases whose name contains a word
+    python bench/run.py --quick                  # the quick cases only (under a minute)
     python bench/run.py --list                   # the registered cases and targets
     python bench/run.py --markdown               # also print the README table
     python bench/run.py -k cli.start_128 --runs 10   # ten runs, one verdict from all
@@ -35,6 +36,30 @@ import harness
 
 BENCH = Path(__file__).resolve().parent
 
+#: ``--quick``: the cases that take a second or two each (start-up, import, dry runs,
+#: following a finished app), at fewer repetitions; the cases that start hundreds of
+#: replicas, move a million lines, need torch or a Slurm cluster are left to the full run.
+QUICK_CASES = (
+    "python.startup",
+    "cli.help",
+    "cli.run_echo",
+    "cli.dryrun_ddp_128x8",
+    "cli.status_finished",
+    "cli.list_finished",
+    "cli.log_finished",
+    "local.run_1_replica",
+    "local.dryrun_ddp_128x8",
+    "runner.get_runner_and_backends",
+    "runner.dryrun_ddp_128x8",
+    "slurm.dryrun_ddp_128x8",
+    "specs.import",
+    "specs.import.heavy_modules",
+    "specs.serialize.unstructure",
+    "specs.plugins.first_read",
+)
+#: ``--quick``'s repetitions, unless --repeat / --inner are given.
+QUICK_REPEAT, QUICK_INNER = 10, 5
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -48,6 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--list", action="store_true", help="list cases and exit")
     parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"only the quick cases, {QUICK_REPEAT} repetitions (under a minute; see QUICK_CASES)",
+    )
+    parser.add_argument(
         "--python",
         default=harness.default_python(),
         help="python of the venv with our distributions installed",
@@ -56,11 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeat",
         type=int,
-        default=40,
+        default=None,
         help="runs per command for whole-process timings (default 40)",
     )
     parser.add_argument(
-        "--inner", type=int, default=20, help="repetitions for in-process timings (default 20)"
+        "--inner", type=int, default=None, help="repetitions for in-process timings (default 20)"
     )
     parser.add_argument(
         "--runs",
@@ -98,11 +128,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs < 1:
         parser.error(f"--runs {args.runs}: give 1 or more runs per case")
 
+    if args.repeat is None:
+        args.repeat = QUICK_REPEAT if args.quick else 40
+    if args.inner is None:
+        args.inner = QUICK_INNER if args.quick else 20
     harness.load_cases()
+    unknown = [name for name in QUICK_CASES if name not in harness.REGISTRY]
+    if unknown:  # a renamed case must not fall out of the quick run unnoticed
+        parser.error(f"QUICK_CASES names cases that do not exist: {', '.join(unknown)}")
     selected = [
         c
         for name, c in harness.REGISTRY.items()
-        if not args.patterns or any(p in name for p in args.patterns)
+        if (not args.patterns or any(p in name for p in args.patterns))
+        and (not args.quick or name in QUICK_CASES)
     ]
     if args.list:
         for c in selected:
