@@ -84,11 +84,15 @@ def test_runopts_survives_a_broken_plugin(cli: Cli) -> None:
 
 def test_unknown_scheduler_names_the_plugins_that_failed_to_load(cli: Cli) -> None:
     env = {"PYTHONPATH": str(_plugin_dir(cli.root))}
-    err = cli("run", "-s", "slurm", "utils.echo", rc=2, env=env).stderr
-    assert "unknown scheduler 'slurm'" in err
-    assert "plugins that failed to load: broken-plugin" in err and "torchx plugins" in err
-    err = cli("run", "-s", "slurm", "utils.echo", rc=2).stderr  # nothing broken: no such hint
-    assert "unknown scheduler 'slurm'" in err and "failed to load" not in err
+    for name, says in (
+        ("slurm", "scheduler 'slurm' is provided by torchx-slurm, which is not installed"),
+        ("slurmx", "unknown scheduler 'slurmx'"),
+    ):
+        err = cli("run", "-s", name, "utils.echo", rc=2, env=env).stderr
+        assert says in err
+        assert "plugins that failed to load: broken-plugin" in err and "torchx plugins" in err
+        err = cli("run", "-s", name, "utils.echo", rc=2).stderr  # nothing broken: no such hint
+        assert says in err and "failed to load" not in err
 
 
 def test_builtins_lists_and_prints(cli: Cli) -> None:

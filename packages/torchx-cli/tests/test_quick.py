@@ -124,6 +124,12 @@ def pair(cli: Cli) -> str:
     return recorded(cli, out.strip().splitlines()[0])
 
 
+@pytest.fixture
+def done(cli: Cli) -> str:
+    """A finished app that succeeded (the quick path answers its status)."""
+    return recorded(cli, cli("run", "--wait", "utils.echo", rc=0).stdout.split()[0])
+
+
 def recorded(cli: Cli, handle: str) -> str:
     """``handle`` once its supervisor has added the AppDef's document to request.json,
     which it does after the final state that ends ``run --wait`` (the quick path needs it
@@ -137,12 +143,22 @@ def recorded(cli: Cli, handle: str) -> str:
     return handle
 
 
-def test_status_is_the_same_and_quick(both: Both, pair: str) -> None:
-    out = both.same("status", pair).stdout
+def test_status_of_a_failed_app_is_left_to_the_full_path(both: Both, pair: str) -> None:
+    # the error of a failed replica is read from its log by the Runner: not quick
+    out = both.same("status", pair, taken=False).stdout
     assert "State: FAILED" in out and "b/0  FAILED  exit=3  host=localhost" in out
     assert "a/1  SUCCEEDED  exit=0  host=localhost" in out
-    both.same("status", pair, "--show-secrets")
-    both.same("status", "--show-secrets", pair)
+    assert f"See its log: torchx log {pair}/b/0" in out
+    both.same("status", pair, "--show-secrets", taken=False)
+    both.same("status", "--show-secrets", pair, taken=False)
+
+
+def test_status_of_a_finished_app_is_the_same_and_quick(both: Both, cli: Cli) -> None:
+    script = "echo out; echo err >&2"
+    handle = recorded(cli, cli("run", "--wait", "utils.sh", "sh", "-c", script).stdout.split()[0])
+    out = both.same("status", handle).stdout
+    assert "State: SUCCEEDED" in out and "sh/0  SUCCEEDED  exit=0  host=localhost" in out
+    both.same("status", handle, "--show-secrets")
 
 
 def test_a_secret_in_the_message_is_masked(both: Both, cli: Cli) -> None:
@@ -253,9 +269,9 @@ def test_a_torchxconfig_sends_list_the_full_way(both: Both, cli: Cli, pair: str)
 
 
 def test_an_app_whose_supervisor_died_is_settled_by_the_scheduler(
-    both: Both, cli: Cli, pair: str
+    both: Both, cli: Cli, done: str
 ) -> None:
-    both.quick("status", pair)  # the quick path may answer in this world
+    both.quick("status", done)  # the quick path may answer in this world
     handle = cli.start("utils.sh", "sleep", "30")
     path = cli.state / "apps" / handle.rsplit("/", 1)[1] / "state.json"
     # the supervisor records its watchdog and the replica's session once they run (a
@@ -271,9 +287,9 @@ def test_an_app_whose_supervisor_died_is_settled_by_the_scheduler(
     proc = cli("status", handle, env=both.env)
     assert "pluggy" in _imported(proc.stderr)  # the scheduler's path: it records the death
     assert "State: FAILED" in proc.stdout and "supervisor died" in proc.stdout
-    # settled, it is read quickly again (with no AppDef record, the killed supervisor
-    # never wrote one, secrets cannot be masked quickly: that one stays on the full path)
-    assert both.same("status", "--show-secrets", handle).stdout == proc.stdout
+    # settled, it is FAILED: its status stays on the full path, which looks for the
+    # failed replica's error (torchx.runner.failures)
+    assert both.same("status", "--show-secrets", handle, taken=False).stdout == proc.stdout
     both.same("status", handle, taken=False)
     assert "FAILED" in both.same("list").stdout
 
@@ -342,7 +358,7 @@ def test_a_plugin_that_replaces_local_is_obeyed(both: Both, pair: str) -> None:
     both.same("list", taken=False)
 
 
-def test_editing_a_plugin_module_is_seen_at_once(both: Both, pair: str) -> None:
+def test_editing_a_plugin_module_is_seen_at_once(both: Both, done: str) -> None:
     env = _plugin(
         both.cli.root,
         """
@@ -352,7 +368,7 @@ def test_editing_a_plugin_module_is_seen_at_once(both: Both, pair: str) -> None:
         """,
     )
     both.env.update(env)
-    both.same("status", pair)  # a plugin that takes no name of ours: quick
+    both.same("status", done)  # a plugin that takes no name of ours: quick
     module = Path(env["PYTHONPATH"]) / "acme_plugin.py"
     module.write_text(
         module.read_text()
@@ -360,8 +376,8 @@ def test_editing_a_plugin_module_is_seen_at_once(both: Both, pair: str) -> None:
     )
     st = module.stat()
     os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    proc = both.cli("status", pair, rc=0, env=both.env)
-    assert proc.stdout == f"acme status of {pair}\n"
+    proc = both.cli("status", done, rc=0, env=both.env)
+    assert proc.stdout == f"acme status of {done}\n"
 
 
 def test_the_references_are_the_built_in_ones() -> None:

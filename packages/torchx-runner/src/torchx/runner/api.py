@@ -261,7 +261,9 @@ class Runner:
                 installed = ", ".join(self._factories) or "none"
                 hint = install_hint(backend)
                 if hint:
-                    raise UnknownSchedulerError(f"{hint}; installed: {installed}")
+                    raise UnknownSchedulerError(
+                        f"{hint}; installed: {installed}{_broken_plugins_hint()}"
+                    )
                 raise UnknownSchedulerError(
                     f"unknown scheduler '{backend}'{did_you_mean(backend, self._factories)}; "
                     f"installed: {installed}{_broken_plugins_hint()}"
