@@ -7,13 +7,14 @@ and the zsh line must work when typed into bash (where ``$fpath`` is empty).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import TORCHX
+from helpers import TORCHX, Cli
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -67,3 +68,79 @@ def test_zsh_finds_the_script_where_the_readme_puts_it(tmp_path: Path) -> None:
         check=True,
     )
     assert out.stdout.strip() == "_torchx"
+
+
+REPO = Path(__file__).resolve().parents[3]
+ROOT_README = REPO / "README.md"
+
+
+def _sh_lines(readme: Path) -> list[str]:
+    """Every command line of the sh blocks (comments and blank lines left out)."""
+    blocks = re.findall(r"```sh\n(.*?)```", readme.read_text(), flags=re.S)
+    return [line for b in blocks for line in b.splitlines() if line.strip()[:1] not in ("", "#")]
+
+
+def _one(lines: list[str], start: str) -> str:
+    found = [line for line in lines if line.startswith(start)]
+    assert len(found) == 1, f"{start!r}: {found}"
+    return found[0]
+
+
+def _shell(cli: Cli, line: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **cli.env, "PATH": f"{Path(TORCHX).parent}:{os.environ['PATH']}"}
+    env.pop("TORCHX_DEBUG", None)
+    proc = subprocess.run(
+        ["bash", "-c", line],
+        cwd=cwd or cli.work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, f"{line}\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+@pytest.mark.skipif(not ROOT_README.exists(), reason="needs the repository's README")
+def test_the_quickstart_and_the_follow_commands_of_the_root_readme(cli: Cli) -> None:
+    lines = _sh_lines(ROOT_README)
+    quick = _one(
+        lines,
+        "pip install ./packages/torchx-specs ./packages/torchx-runner ./packages/torchx-cli && torchx run",
+    )
+    run = quick.split(" && ", 1)[1]  # the install is the install matrix's (test_readme_install)
+    out = _shell(cli, run).stdout
+    for k in range(3):
+        assert f"sh/{k} replica {k} of 3: hello" in out and f"sh/{k} replica {k}: done" in out
+    handle = out.splitlines()[0]
+    example = "local://torchx/sh-abc123"
+    follow = [
+        line
+        for line in lines
+        if example in line or line.startswith(("torchx list", "torchx delete"))
+    ]
+    assert len(follow) == 5, follow
+    for line in follow:
+        got = _shell(cli, line.replace(example, handle)).stdout
+        if line.startswith("torchx list"):
+            assert handle in got
+        if " log " in line:
+            assert got.splitlines() == [
+                "sh/0 replica 0 of 3: hello",
+                "sh/0 replica 0: done",
+                "sh/2 replica 2 of 3: hello",
+                "sh/2 replica 2: done",
+            ]
+
+
+@pytest.mark.skipif(not ROOT_README.exists(), reason="needs the repository's README")
+def test_the_ddp_dry_run_of_the_root_readme(cli: Cli) -> None:
+    line = _one(_sh_lines(ROOT_README), "torchx run --dryrun dist.ddp")
+    out = _shell(cli, line, cwd=REPO).stdout  # "from the repository's root"
+    assert "torchrun" in out and "examples/ddp/train.py" in out
+
+
+def test_the_cli_readmes_first_example(cli: Cli) -> None:
+    line = _one(_sh_lines(README), "torchx run --log utils.echo")
+    out = _shell(cli, line).stdout
+    assert "echo/0 hello" in out and "echo/1 hello" in out
