@@ -80,3 +80,57 @@ def test_each_install_form_works_verbatim(form: str, tmp_path: Path) -> None:
         built = sorted(p.name.split("-")[0] for p in (work / "wheels").glob("*.whl"))
         assert built == ["torchx_cli", "torchx_runner", "torchx_slurm", "torchx_specs"]
     _sees_slurm(work, env)
+
+
+#: Each README's command that shows its clone install works (run after it when the line
+#: installs torchx-cli; the line is in that README).
+CLI_CHECKS = {
+    "packages/torchx-cli/README.md": "torchx run --log utils.echo --msg hello --num_replicas 2",
+    "plugins/torchx-slurm/README.md": "torchx runopts slurm",
+    "plugins/torchx-docker/README.md": "torchx runopts docker",
+    "examples/vendor-plugin/README.md": "torchx acme-sizes --min-gpus 1",
+}
+OTHER_READMES = [
+    "packages/torchx-specs/README.md",
+    "packages/torchx-runner/README.md",
+    *CLI_CHECKS,
+]
+
+
+def _clone_lines() -> list[tuple[str, str]]:
+    found = []
+    for doc in OTHER_READMES:
+        text = (REPO / doc).read_text()
+        for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S):
+            found += [
+                (doc, line) for line in block.splitlines() if line.startswith("pip install ./")
+            ]
+    return found
+
+
+def _import_check(line: str) -> str:
+    """Python that imports what ``line`` installs (without the CLI)."""
+    imports = ["torchx.specs"]
+    if "[yaml]" in line:
+        imports.append("yaml")
+    if "torchx-runner" in line:
+        imports.append("torchx.runner")
+    if "[testing]" in line:
+        imports += ["torchx.schedulers.testing", "pytest"]
+    code = f"import {', '.join(imports)}"
+    if "torchx-slurm" in line:
+        code += "; from torchx.runner import get_runner; assert 'slurm' in get_runner().scheduler_backends()"
+    return f'python -c "{code}"'
+
+
+@pytest.mark.parametrize(("doc", "line"), _clone_lines(), ids=lambda v: str(v)[:70])
+def test_every_readmes_clone_install_works_verbatim(doc: str, line: str, tmp_path: Path) -> None:
+    work, env = _venv_and_workdir(tmp_path)
+    (work / "examples").symlink_to(REPO / "examples")
+    _bash(line, work, env)
+    if "torchx-cli" in line:
+        check = CLI_CHECKS[doc]
+        assert check in (REPO / doc).read_text()
+        _bash(check, work, env)
+    else:
+        _bash(_import_check(line), work, env)

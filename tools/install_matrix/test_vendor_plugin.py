@@ -71,7 +71,16 @@ def test_the_component_is_listed_and_documented(env: Env) -> None:
 def test_the_named_resource_with_a_builtin_component(env: Env) -> None:
     out = ok(
         env.torchx(
-            "run", "--dryrun", "--json", "-s", "local", "utils.sh", "-h", "acme.gpu8", "true"
+            "run",
+            "--dryrun",
+            "--json",
+            "-s",
+            "local",
+            "utils.sh",
+            "-h",
+            "acme.gpu8",
+            "python",
+            "train.py",  # as docs/plugins.md shows it
         )
     )
     app = json.loads(out)["data"]["app"]
@@ -108,8 +117,8 @@ def test_dryrun_on_the_scheduler_submits_nothing(env: Env) -> None:
 
 def test_run_and_follow_an_app_from_later_processes(env: Env) -> None:
     run = env.torchx(
-        "run", "-s", "acme", "--wait", "acme.hello", "--who", "vendor", "--replicas", "2"
-    )
+        "run", "-s", "acme", "--wait", "acme.hello", "--who", "you", "--replicas", "2"
+    )  # as docs/plugins.md and the vendor plugin's README show it
     handle = ok(run).strip()
     assert handle.startswith("acme://torchx/hello-"), run.stdout
     assert "SUCCEEDED" in run.stderr
@@ -118,10 +127,10 @@ def test_run_and_follow_an_app_from_later_processes(env: Env) -> None:
     assert "State: SUCCEEDED" in status and "greeter/1  SUCCEEDED  exit=0" in status
     logs = ok(env.torchx("log", handle))
     assert sorted(logs.splitlines()) == [
-        "greeter/0 hello vendor from replica 0",
-        "greeter/1 hello vendor from replica 1",
+        "greeter/0 hello you from replica 0",
+        "greeter/1 hello you from replica 1",
     ]
-    assert ok(env.torchx("log", f"{handle}/greeter/1")) == "greeter/1 hello vendor from replica 1\n"
+    assert ok(env.torchx("log", f"{handle}/greeter/1")) == "greeter/1 hello you from replica 1\n"
     # a stream the scheduler cannot give: said for each replica, and the exit status says so
     refused = env.torchx("log", "--streams", "stderr", handle)
     assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused

@@ -1,0 +1,294 @@
+"""Every command shown in a README or doc is run by a test, or marked as needing what it needs.
+
+The commands are the lines of the ``sh`` blocks of README.md, each distribution's
+README, docs/, examples/, bench/ and dev/ (a block of a ``$ `` transcript contributes
+its ``$`` lines only). Each must be one of:
+
+* **run by a test**: listed in :data:`RUN_BY` with the test that runs it, which must
+  exist; a test that reads the command from the doc itself names the doc in its file,
+  one that types it names each of the command's words (placeholders aside) in its
+  source. So the doc and the test cannot drift apart silently;
+* **a command of this repository's tooling** (``nox -s SESSION``, ``bash .ci/run``,
+  ``python bench/run.py``, ``python tools/...``, ``dev/BACKEND``): the session, script
+  and options it names must exist (CI runs the sessions; tools/ci_sessions.py checks
+  that it runs them all);
+* **marked** in the doc by a trailing comment: ``(not yet published)`` for the package
+  index form of an install, ``needs a Slurm cluster``, ``needs a Docker engine`` or
+  ``needs torch`` (the e2e and integration sessions run the same commands, typed).
+
+A new command in a doc fails here until it is one of these.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+DOCS = [
+    "README.md",
+    *sorted(str(p.relative_to(REPO)) for p in REPO.glob("packages/*/README.md")),
+    *sorted(str(p.relative_to(REPO)) for p in REPO.glob("plugins/*/README.md")),
+    *sorted(str(p.relative_to(REPO)) for p in REPO.glob("docs/*.md")),
+    *sorted(str(p.relative_to(REPO)) for p in REPO.glob("examples/*/README.md")),
+    "bench/README.md",
+    "dev/README.md",
+]
+
+MARKS = ("(not yet published)", "needs a Slurm cluster", "needs a Docker engine", "needs torch")
+
+#: (doc, the start of a command) -> the test that runs it ("path::function").
+RUN_BY: dict[tuple[str, str], str] = {
+    # the Quickstart: the install (install matrix) and the run and follow commands (cli)
+    (
+        "README.md",
+        "pip install ./packages/torchx-specs ./packages/torchx-runner ./packages/torchx-cli &&",
+    ): "packages/torchx-cli/tests/test_readme_commands.py::test_the_quickstart_and_the_follow_commands_of_the_root_readme",
+    **{
+        (
+            "README.md",
+            start,
+        ): "packages/torchx-cli/tests/test_readme_commands.py::test_the_quickstart_and_the_follow_commands_of_the_root_readme"
+        for start in (
+            "torchx list",
+            "torchx status local://",
+            "torchx log local://",
+            "torchx cancel local://",
+            "torchx delete --older-than",
+        )
+    },
+    (
+        "README.md",
+        "pip install ./packages/torchx-specs ./packages/torchx-runner ./packages/torchx-cli ./plugins/torchx-slurm",
+    ): "tools/install_matrix/test_readme_install.py::test_each_install_form_works_verbatim",
+    (
+        "README.md",
+        "pip wheel --no-deps -w wheels",
+    ): "tools/install_matrix/test_readme_install.py::test_each_install_form_works_verbatim",
+    (
+        "README.md",
+        "pip install --find-links wheels",
+    ): "tools/install_matrix/test_readme_install.py::test_each_install_form_works_verbatim",
+    (
+        "README.md",
+        "torchx run --dryrun dist.ddp -j 2x1",
+    ): "packages/torchx-cli/tests/test_readme_commands.py::test_the_ddp_dry_run_of_the_root_readme",
+    ("README.md", "pip install nox uv && nox"): "tooling",
+    # every other README's clone install (and the check after it)
+    **{
+        (
+            doc,
+            "pip install ./packages/torchx-specs",
+        ): "tools/install_matrix/test_readme_install.py::test_every_readmes_clone_install_works_verbatim"
+        for doc in (
+            "packages/torchx-runner/README.md",
+            "packages/torchx-specs/README.md",
+            "plugins/torchx-slurm/README.md",
+            "plugins/torchx-docker/README.md",
+            "examples/vendor-plugin/README.md",
+        )
+    },
+    (
+        "packages/torchx-specs/README.md",
+        "pip install './packages/torchx-specs[yaml]'",
+    ): "tools/install_matrix/test_readme_install.py::test_every_readmes_clone_install_works_verbatim",
+    (
+        "plugins/torchx-docker/README.md",
+        "torchx runopts docker",
+    ): "tools/install_matrix/test_readme_install.py::test_every_readmes_clone_install_works_verbatim",
+    # the DDP example with real torch (nox -s e2e installs it as the README says)
+    ("README.md", "pip install torch numpy"): "noxfile.py::e2e",
+    (
+        "README.md",
+        "torchx run --log dist.ddp -j 1x2 --script examples/ddp/train.py",
+    ): "packages/torchx-cli/tests/e2e/test_ddp.py::test_ddp_all_reduce",
+    # the CLI README
+    (
+        "packages/torchx-cli/README.md",
+        "torchx run --log utils.echo",
+    ): "packages/torchx-cli/tests/test_readme_commands.py::test_the_cli_readmes_first_example",
+    (
+        "packages/torchx-cli/README.md",
+        "mkdir -p ~/.local/share/bash-completion",
+    ): "packages/torchx-cli/tests/test_readme_commands.py::test_completion_lines_work_on_a_fresh_home_from_bash",
+    (
+        "packages/torchx-cli/README.md",
+        "mkdir -p ~/.zfunc",
+    ): "packages/torchx-cli/tests/test_readme_commands.py::test_zsh_finds_the_script_where_the_readme_puts_it",
+    (
+        "packages/torchx-cli/README.md",
+        "pip install ./packages/torchx-specs ./packages/torchx-runner ./packages/torchx-cli",
+    ): "tools/install_matrix/test_readme_install.py::test_each_install_form_works_verbatim",
+    # the runner README's transcript
+    (
+        "packages/torchx-runner/README.md",
+        '$ python follow.py "$(python launch.py)"',
+    ): "packages/torchx-runner/tests/test_readme.py::test_launch_then_follow_from_another_process",
+    # the vendor plugin, installed beside torchx-cli (install matrix), typed there
+    (
+        "docs/plugins.md",
+        "torchx plugins",
+    ): "tools/install_matrix/test_vendor_plugin.py::test_torchx_plugins_lists_every_contribution",
+    (
+        "docs/plugins.md",
+        "torchx acme-sizes --min-gpus 1",
+    ): "tools/install_matrix/test_vendor_plugin.py::test_the_cli_command",
+    (
+        "docs/plugins.md",
+        "torchx runopts acme",
+    ): "tools/install_matrix/test_vendor_plugin.py::test_the_scheduler_runopts",
+    (
+        "docs/plugins.md",
+        "torchx run -s acme --dryrun acme.hello",
+    ): "tools/install_matrix/test_vendor_plugin.py::test_dryrun_on_the_scheduler_submits_nothing",
+    (
+        "docs/plugins.md",
+        "torchx run -s acme --wait acme.hello",
+    ): "tools/install_matrix/test_vendor_plugin.py::test_run_and_follow_an_app_from_later_processes",
+    (
+        "docs/plugins.md",
+        "torchx log acme://",
+    ): "tools/install_matrix/test_vendor_plugin.py::test_run_and_follow_an_app_from_later_processes",
+    (
+        "docs/plugins.md",
+        "torchx run -s local --dryrun utils.sh -h acme.gpu8",
+    ): "tools/install_matrix/test_vendor_plugin.py::test_the_named_resource_with_a_builtin_component",
+    (
+        "examples/vendor-plugin/README.md",
+        "torchx plugins",
+    ): "tools/install_matrix/test_vendor_plugin.py::test_torchx_plugins_lists_every_contribution",
+    (
+        "examples/vendor-plugin/README.md",
+        "torchx run -s acme --wait acme.hello",
+    ): "tools/install_matrix/test_vendor_plugin.py::test_run_and_follow_an_app_from_later_processes",
+    (
+        "examples/vendor-plugin/README.md",
+        "torchx log acme://",
+    ): "tools/install_matrix/test_vendor_plugin.py::test_run_and_follow_an_app_from_later_processes",
+    (
+        "examples/vendor-plugin/README.md",
+        "torchx list -s acme -cfg queue=default",
+    ): "tools/install_matrix/test_vendor_plugin.py::test_run_and_follow_an_app_from_later_processes",
+    (
+        "examples/vendor-plugin/README.md",
+        "torchx acme-sizes --min-gpus 1",
+    ): "tools/install_matrix/test_vendor_plugin.py::test_the_cli_command",
+}
+
+_TOOLING = re.compile(r"^(nox\b|bash \.ci/run\b|python (bench|tools)/|eval \"\$\(dev/|dev/)")
+
+
+def _commands() -> list[tuple[str, str]]:
+    found = []
+    for doc in DOCS:
+        path = REPO / doc
+        if not path.exists():
+            continue
+        for block in re.findall(r"```(?:sh|bash|shell|console)\n(.*?)```", path.read_text(), re.S):
+            lines = [line for line in block.splitlines() if line.strip()]
+            transcript = bool(lines) and lines[0].startswith("$ ")
+            for line in lines:
+                if line.lstrip().startswith("#") or (transcript and not line.startswith("$ ")):
+                    continue
+                found.append((doc, line.strip()))
+    return found
+
+
+COMMANDS = _commands()
+
+
+def _covering(doc: str, line: str) -> str | None:
+    matches = [test for (d, start), test in RUN_BY.items() if d == doc and line.startswith(start)]
+    return max(matches, key=len) if matches else None
+
+
+def _function_source(ref: str) -> tuple[str, str]:
+    path, _, name = ref.partition("::")
+    text = (REPO / path).read_text()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return text, ast.get_source_segment(text, node) or ""
+    raise AssertionError(f"{ref}: no such test")
+
+
+def _words(line: str) -> list[str]:
+    command = line.removeprefix("$ ").split("  #")[0].split(" # ")[0]
+    words = shlex.split(command)
+    return [w for w in words[1:] if "://" not in w and not w.startswith("$")]
+
+
+def test_the_docs_show_commands() -> None:
+    assert len(COMMANDS) > 50
+    assert {doc for doc, _ in COMMANDS} >= {"README.md", "docs/plugins.md", "bench/README.md"}
+
+
+@pytest.mark.parametrize(("doc", "line"), COMMANDS, ids=[f"{d}: {c[:60]}" for d, c in COMMANDS])
+def test_each_command_is_run_by_a_test_or_marked(doc: str, line: str) -> None:
+    if any(mark in line for mark in MARKS):
+        return
+    test = _covering(doc, line)
+    if test is None and _TOOLING.match(line):
+        _check_tooling(line)
+        return
+    assert test is not None, (
+        f"{doc}: `{line}` is run by no test: add one to RUN_BY in {Path(__file__).name}, "
+        f"or mark the line ({', '.join(MARKS)})"
+    )
+    if test == "tooling":
+        return
+    file_text, source = _function_source(test)
+    if Path(doc).name in file_text or doc in file_text:
+        return  # the test reads the command from the doc
+    missing = [w for w in _words(line) if w not in source and w not in file_text]
+    assert not missing, f"{test} does not type {missing} of `{line}` ({doc})"
+
+
+def test_every_listed_test_exists_and_every_entry_is_used() -> None:
+    for test in set(RUN_BY.values()) - {"tooling"}:
+        _function_source(test)
+    used = {
+        (doc, start)
+        for doc, line in COMMANDS
+        for (d, start) in RUN_BY
+        if d == doc and line.startswith(start)
+    }
+    assert set(RUN_BY) == used, f"stale RUN_BY entries: {sorted(set(RUN_BY) - used)}"
+
+
+def _sessions() -> set[str]:
+    text = (REPO / "noxfile.py").read_text()
+    names = set(re.findall(r"@nox\.session\((?:[^)]*?name=)?\"?([\w-]*)", text))
+    names |= set(re.findall(r"^def (\w+)\(session", text, re.M))
+    dists = [
+        p.parent.name
+        for p in REPO.glob("*/*/pyproject.toml")
+        if p.parent.parent.name in ("packages", "plugins")
+    ]
+    for dist in dists:
+        names |= {f"tests-{dist}", f"typecheck-{dist}"}
+    return names
+
+
+def _check_tooling(line: str) -> None:
+    command = line.split("  #")[0].split(" # ")[0]
+    for part in re.split(r"&&", command):
+        words = shlex.split(part.strip().removeprefix("eval "))
+        if not words:
+            continue
+        if words[0] == "nox" and "-s" in words:
+            session = words[words.index("-s") + 1]
+            assert session in _sessions(), f"`{line}`: no nox session {session!r}"
+        elif words[0] == "python":
+            script = REPO / words[1]
+            assert script.is_file(), f"`{line}`: no {words[1]}"
+            text = script.read_text()
+            for option in (w for w in words[2:] if w.startswith("--")):
+                assert f'"{option}"' in text, f"`{line}`: {words[1]} has no option {option}"
+        elif words[0].startswith(("$(dev/", "dev/")):
+            tool = words[0].removeprefix("$(").split()[0]
+            assert (REPO / tool).is_file(), f"`{line}`: no {tool}"
