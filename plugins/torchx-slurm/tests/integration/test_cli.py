@@ -6,6 +6,7 @@ Each command is a new process (as a user's shell runs it), so every ``status`` o
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -75,6 +76,25 @@ def test_failing_app_is_failed_with_its_exit_code(cli: Cli) -> None:
     (rep,) = replicas(status).values()
     assert rep["state"] == "FAILED" and rep["exit_code"] == 3, status
     assert sacct_state(job_id(handle)) == ("FAILED", "3:0")
+
+
+def test_a_replica_that_raises_shows_the_exception_as_the_cause(cli: Cli) -> None:
+    # the Runner reads the failed replica's stderr through the plugin's log_iter
+    program = "import sys; print('step 1'); raise ValueError('bad batch on rank 1')"
+    proc = cli(
+        "run", "-s", "slurm", "--wait", "utils.sh", "python3", "-c", program, rc=1, timeout=120
+    )
+    handle = proc.stdout.strip().splitlines()[-1]
+    assert "Error: ValueError: bad batch on rank 1" in proc.stderr.splitlines(), proc.stderr
+    hint = f"See its log: torchx log {handle}/sh/0"
+    assert hint in proc.stderr.splitlines(), proc.stderr
+    assert "error=ValueError: bad batch on rank 1" in cli("status", handle).stdout
+    status = cli.status(handle)
+    (rep,) = replicas(status).values()
+    assert json.loads(rep["structured_error_msg"])["message"]["message"] == (
+        "ValueError: bad batch on rank 1"
+    )
+    assert "Traceback (most recent call last):" in cli(*hint.split()[4:]).stdout
 
 
 def test_cancel_a_running_app(cli: Cli) -> None:
