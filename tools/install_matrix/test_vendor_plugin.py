@@ -30,7 +30,8 @@ def test_installed_beside_torchx_cli_with_nothing_else(env: Env) -> None:
     installed = env.installed()
     ours = {"acme-torchx", "torchx-cli", "torchx-runner", "torchx-specs"}
     assert ours <= installed
-    assert installed - ours <= {"attrs", "cattrs", "pluggy", "typing-extensions"}
+    # PyYAML: torchx-cli's (`torchx run app.yaml`)
+    assert installed - ours <= {"attrs", "cattrs", "pluggy", "typing-extensions", "pyyaml"}
 
 
 def test_torchx_plugins_lists_every_contribution(env: Env) -> None:
