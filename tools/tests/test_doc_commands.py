@@ -101,6 +101,10 @@ RUN_BY: dict[tuple[str, str], str] = {
         "plugins/torchx-docker/README.md",
         "torchx runopts docker",
     ): "tools/install_matrix/test_readme_install.py::test_every_readmes_clone_install_works_verbatim",
+    (
+        "plugins/torchx-slurm/README.md",
+        "torchx runopts slurm",
+    ): "tools/install_matrix/test_readme_install.py::test_every_readmes_clone_install_works_verbatim",
     # the DDP example with real torch (nox -s e2e installs it as the README says)
     ("README.md", "pip install torch numpy"): "noxfile.py::e2e",
     (
