@@ -13,8 +13,8 @@ its ``$`` lines only). Each must be one of:
   and options it names must exist (CI runs the sessions; tools/ci_sessions.py checks
   that it runs them all);
 * **marked** in the doc by a trailing comment: ``(not yet published)`` for the package
-  index form of an install, ``needs a Slurm cluster``, ``needs a Docker engine`` or
-  ``needs torch`` (the e2e and integration sessions run the same commands, typed).
+  index form of an install, ``needs a Slurm cluster``, ``needs a Docker engine``,
+  ``needs a Kubernetes API server`` or ``needs torch`` (the e2e and integration sessions run the same commands, typed).
 
 A new command in a doc fails here until it is one of these.
 """
@@ -40,7 +40,13 @@ DOCS = [
     "dev/README.md",
 ]
 
-MARKS = ("(not yet published)", "needs a Slurm cluster", "needs a Docker engine", "needs torch")
+MARKS = (
+    "(not yet published)",
+    "needs a Slurm cluster",
+    "needs a Docker engine",
+    "needs a Kubernetes API server",
+    "needs torch",
+)
 
 #: (doc, the start of a command) -> the test that runs it ("path::function").
 RUN_BY: dict[tuple[str, str], str] = {
