@@ -33,3 +33,60 @@ def test_a_frame_cut_by_the_end_is_dropped() -> None:
     sent = _frame(1, b"whole\n") + _frame(2, b"cut short")[:-3]
     reads = iter([sent])
     assert list(demux(lambda n: next(reads, b""))) == [b"whole\n"]
+
+
+# --- a followed log that the engine ended early ------------------------------------------
+
+
+def _log(times: list[float]) -> list[bytes]:
+    """Timestamped lines as the engine writes them (fraction digits, trailing zeros cut)."""
+    from datetime import UTC, datetime
+
+    out = []
+    for i, t in enumerate(times):
+        whole = datetime.fromtimestamp(int(t), tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        frac = f"{round((t - int(t)) * 1e9):09d}".rstrip("0")
+        out.append(f"{whole}{'.' + frac if frac else ''}Z line{i}\n".encode())
+    return out
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=5), min_size=1, max_size=60),
+    st.data(),
+)
+def test_a_follow_cut_anywhere_is_completed_without_repeats(
+    gaps: list[int], data: st.DataObject
+) -> None:
+    """Whatever prefix the follow showed (cut at any byte), the result is every line once."""
+    from torchx_docker.logs import follow_to_the_end
+
+    times, t = [], 1_800_000_000.0
+    for g in gaps:  # several lines may share one instant (g == 0)
+        t += g * 0.25
+        times.append(t)
+    whole = b"".join(_log(times))
+    cut = data.draw(st.integers(min_value=0, max_value=len(whole)))
+    sizes = data.draw(st.lists(st.integers(min_value=1, max_value=40), min_size=1))
+    followed, pos, i = [], 0, 0
+    while pos < cut:
+        followed.append(whole[pos : min(cut, pos + sizes[i % len(sizes)])])
+        pos, i = pos + sizes[i % len(sizes)], i + 1
+    asked: list[float] = []
+
+    def rest(since: float) -> list[bytes]:
+        asked.append(since)
+        return [line for line, at in zip(_log(times), times, strict=True) if at >= since]
+
+    got = b"".join(follow_to_the_end(followed, rest))
+    assert got == whole
+    assert len(asked) == 1
+
+
+def test_a_failing_second_read_ends_the_log_where_the_follow_did() -> None:
+    from torchx_docker.logs import follow_to_the_end
+
+    def rest(since: float) -> list[bytes]:
+        raise ConnectionError("engine gone")
+
+    lines = _log([1_800_000_000.0, 1_800_000_001.5])
+    assert b"".join(follow_to_the_end(lines, rest)) == b"".join(lines)

@@ -61,7 +61,7 @@ from torchx.specs.errors import SpecError
 from torchx_docker import engine, labels
 from torchx_docker.engine import Seen
 from torchx_docker.images import ImageWorkspaceMixin
-from torchx_docker.logs import engine_log
+from torchx_docker.logs import engine_log, follow_to_the_end
 from torchx_docker.options import docker_runopts, read
 from torchx_docker.request import (
     DockerRequest,
@@ -447,7 +447,20 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 f"(no container {name})"
             ) from None
         if should_tail:
-            chunks = _then_wait(chunks, api, name)
+            # the engine may end a followed log early: read what it had not sent yet
+            chunks = follow_to_the_end(
+                _then_wait(chunks, api, name),
+                lambda after: engine_log(
+                    api,
+                    name,
+                    stdout=stdout,
+                    stderr=stderr,
+                    follow=False,
+                    since=after,
+                    until=None,
+                    timeout=ENGINE_TIMEOUT,
+                ),
+            )
         lines: Iterator[str] = window_lines(
             split_lines_iterator(_decode(chunks)), since, until, ordered=True
         )
