@@ -61,7 +61,9 @@ Replica environment: the launcher's environment, then ``TORCHX_RANK0_HOST=localh
 (the ``rank0_env`` macro names it), ``TORCHX_APP_ID``, ``TORCHX_JOB_ID`` (the app
 handle), ``TORCHX_ROLE_NAME``, ``TORCHX_REPLICA_ID``, ``PYTHONUNBUFFERED=1``,
 ``TORCHX_RDZV_PORT`` (a free port of the app's own, for ``dist.ddp``'s rendezvous), then the
-role's own ``env`` (which wins); the launching Python's ``bin`` directory is appended to
+role's own ``env`` (which wins), then ``TORCHELASTIC_ERROR_FILE`` (``error.json`` in the
+replica's log directory, unless the role set it: read back as a failed replica's
+``structured_error_msg``); the launching Python's ``bin`` directory is appended to
 ``PATH`` when missing, so the console scripts of a venv that was not activated
 (``torchrun``) are found. The working directory is the role's image, which must be
 a directory (an empty image means the directory ``submit_dryrun`` ran in);

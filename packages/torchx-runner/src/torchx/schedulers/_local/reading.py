@@ -132,6 +132,9 @@ def describe_response(app_id: str, app_dir: str, state: dict[str, Any]) -> Descr
                     role=role,
                     hostname="localhost",
                     exit_code=exit_code,
+                    structured_error_msg=(
+                        _replica_error(state, role, rep_id) if rep_state == "FAILED" else NONE
+                    ),
                 )
                 for rep_id, rep_state, exit_code in replicas
             ],
@@ -153,3 +156,13 @@ def describe_response(app_id: str, app_dir: str, state: dict[str, Any]) -> Descr
         start_time=fields["start_time"],
         end_time=fields["end_time"],
     )
+
+
+def _replica_error(state: dict[str, Any], role: str, rep_id: int) -> str:
+    """The error a FAILED replica's torchrun (or ``@record``) wrote to its error file."""
+    from torchx.schedulers.replica_errors import read_error_file
+
+    for rep in state.get("replicas", {}).get(role, []):
+        if rep.get("id") == rep_id and isinstance(rep.get("log_dir"), str):
+            return read_error_file(os.path.join(rep["log_dir"], _rec.ERROR_FILE_NAME))
+    return NONE

@@ -31,6 +31,11 @@ class UnreadableRecord(SchedulerError):
     """A state.json that is not JSON (cut short, overwritten): the app can only be deleted."""
 
 
+#: The file, in each replica's log directory, that its ``TORCHELASTIC_ERROR_FILE`` names:
+#: torchrun (or PyTorch's ``@record``) writes the replica's exception there.
+ERROR_FILE_NAME = "error.json"
+
+
 def check_dirs(state_dir: str, app_dir: str | None = None) -> None:
     """Refuses (SchedulerError, one line) a state or app directory another user could change.
 

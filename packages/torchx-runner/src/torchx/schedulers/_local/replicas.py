@@ -17,6 +17,7 @@ import sys
 import time
 
 from torchx.schedulers._local.logs import IndexWriter
+from torchx.schedulers._local.records import ERROR_FILE_NAME
 from torchx.schedulers._local.state import NO_SPACE, proc_stat, write_all
 
 TYPE_CHECKING = False  # typing costs every supervisor start milliseconds
@@ -166,6 +167,11 @@ class ReplicaProcesses:
             env["PATH"] = f"{path}{os.pathsep}{_BINDIR}" if path else _BINDIR
         # never through a link: the log directory may be in a shared place (log_dir)
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
+        # an error file an earlier attempt left is not this attempt's error
+        try:
+            os.unlink(os.path.join(rep.log_dir, ERROR_FILE_NAME))
+        except OSError:
+            pass
         out = os.open(rep.out_path, flags, 0o600)
         err = os.open(rep.err_path, flags, 0o600)
         rep.started = time.time()
