@@ -7,15 +7,34 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from test_local_scheduler import run, sh, wait
 
+from torchx.schedulers.api import DescribeAppResponse
 from torchx.schedulers.local_scheduler import LocalScheduler
 from torchx.schedulers.replica_errors import ERROR_FILE_ENV
 from torchx.specs import NONE, AppDef, AppState, Role, SpecError
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the local scheduler is Linux-only")
+
+
+def sh(name: str, script: str, replicas: int = 1, **kw: Any) -> Role:
+    return Role(name, image="/", entrypoint="sh", args=["-c", script], num_replicas=replicas, **kw)
+
+
+def run(sched: LocalScheduler, *roles: Role) -> str:
+    return sched.submit(AppDef("app", list(roles)), {})
+
+
+def wait(sched: LocalScheduler, app_id: str) -> DescribeAppResponse:
+    """Blocks until the app has ended (by following its first replica's log)."""
+    for _ in sched.log_iter(app_id, "w", 0, should_tail=True):
+        pass
+    desc = sched.describe(app_id)
+    assert desc is not None and desc.state.is_terminal(), desc
+    return desc
+
 
 RECORD = {"message": {"message": "ValueError: bad batch on rank 1", "extraInfo": {"x": "1"}}}
 
