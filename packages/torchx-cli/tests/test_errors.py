@@ -332,17 +332,20 @@ def test_python_warnings_are_one_clean_line(cli: Cli) -> None:
     assert "UserWarning: -j 1x4" in debug.stderr
 
 
-def test_ddp_without_torch_is_refused_at_dryrun_not_exit_127_later(cli: Cli) -> None:
+def test_ddp_without_torch_is_refused_before_it_starts_not_exit_127_later(cli: Cli) -> None:
     import importlib.util
 
     # the tests-torchx-cli session installs no torch: torchrun is nowhere
     assert importlib.util.find_spec("torch") is None
     (cli.work / "train.py").write_text("print('hi')\n")
     env = {"PATH": "/usr/bin:/bin"}
-    for args in (["--dryrun"], []):
+    for args in (["--wait"], []):
         proc = cli("run", *args, "dist.ddp", "-j", "1x2", "--script", "train.py", rc=2, env=env)
         assert proc.stderr.splitlines() == [
             "torchx run: error: role 'train': 'torchrun' (the first command of its bash script) "
             "is not on the PATH its replicas get: it comes with PyTorch: pip install torch"
         ]
+        assert proc.stdout == ""  # no handle: nothing was submitted
     assert not (cli.state / "apps").exists() or not list((cli.state / "apps").iterdir())
+    # a dry run still shows the request (to run it where torch is)
+    assert "torchrun" in cli("run", "--dryrun", "dist.ddp", "--script", "train.py", env=env).stdout

@@ -27,9 +27,9 @@ def run(sched: LocalScheduler, *roles: Role) -> str:
     return sched.submit(AppDef("app", list(roles)), {})
 
 
-def wait(sched: LocalScheduler, app_id: str) -> DescribeAppResponse:
+def wait(sched: LocalScheduler, app_id: str, role: str = "w") -> DescribeAppResponse:
     """Blocks until the app has ended (by following its first replica's log)."""
-    for _ in sched.log_iter(app_id, "w", 0, should_tail=True):
+    for _ in sched.log_iter(app_id, role, 0, should_tail=True):
         pass
     desc = sched.describe(app_id)
     assert desc is not None and desc.state.is_terminal(), desc
@@ -95,42 +95,53 @@ def _ddp_like(path: str) -> Role:
     )
 
 
-def test_torchrun_missing_is_refused_at_dryrun(sched: LocalScheduler, tmp_path: Path) -> None:
+def test_torchrun_missing_is_refused_when_submitted_not_at_dryrun(
+    sched: LocalScheduler, tmp_path: Path, state_dir: Path
+) -> None:
     empty = tmp_path / "bin"
     empty.mkdir()
     path = f"{empty}{os.pathsep}/usr/bin{os.pathsep}/bin"
     if (Path(sys.executable).parent / "torchrun").exists():
         pytest.skip("torch is installed beside this Python: torchrun is found there")
+    app = AppDef("ddp", [_ddp_like(path)])
+    sched.submit_dryrun(app, {})  # looking at the request is fine
     with pytest.raises(SpecError) as info:
-        sched.submit_dryrun(AppDef("ddp", [_ddp_like(path)]), {})
+        sched.submit(app, {})
     assert str(info.value) == (
         "role 'trainer': 'torchrun' (the first command of its bash script) is not on the "
         "PATH its replicas get: it comes with PyTorch: pip install torch"
     )
+    assert not (state_dir / "apps").exists() or not list((state_dir / "apps").iterdir())
     (empty / "torchrun").write_text("#!/bin/sh\n")
     (empty / "torchrun").chmod(0o755)
-    sched.submit_dryrun(AppDef("ddp", [_ddp_like(path)]), {})  # found now
+    wait(sched, sched.submit(app, {}), role="trainer")  # found now (and it runs)
 
 
 @pytest.mark.parametrize(
-    ("entrypoint", "args", "refused"),
+    ("entrypoint", "args", "env", "refused"),
     [
-        ("no-such-program-x", [], "'no-such-program-x' is not on the PATH"),
-        ("sh", ["-c", "no-such-program-x --flag"], "'no-such-program-x' (the first command"),
-        ("sh", ["-c", "exit 3"], None),  # a builtin
-        ("sh", ["-c", "A=1 no-such-program-x"], None),  # an assignment first: not looked up
-        ("sh", ["-c", "$CMD"], None),  # computed
-        ("sh", ["-c", "'unterminated"], None),  # the shell says what is wrong
-        ("/no/such/program", [], None),  # a path: left to fail at launch (127)
-        ("sh", ["-x", "script.sh"], None),
+        ("no-such-program-x", [], {}, "'no-such-program-x' is not on the PATH"),
+        ("sh", ["-c", "no-such-program-x --flag"], {}, "'no-such-program-x' (the first command"),
+        ("sh", ["-c", "exit 3"], {}, None),  # a builtin
+        ("sh", ["-c", "A=1 no-such-program-x"], {}, None),  # an assignment first: not looked up
+        ("sh", ["-c", "$CMD"], {}, None),  # computed
+        ("sh", ["-c", "'unterminated"], {}, None),  # the shell says what is wrong
+        ("/no/such/program", [], {}, None),  # a path: left to fail at launch (127)
+        ("sh", ["-x", "script.sh"], {}, None),
+        ("ls", [], {"PATH": "/nowhere"}, "'ls' is not on the PATH"),  # the role's PATH
+        ("ls", [], {"PATH": "../../bin"}, None),  # relative: from the image directory
     ],
 )
 def test_which_programs_are_looked_up(
-    sched: LocalScheduler, entrypoint: str, args: list[str], refused: str | None
+    sched: LocalScheduler,
+    entrypoint: str,
+    args: list[str],
+    env: dict[str, str],
+    refused: str | None,
 ) -> None:
-    app = AppDef("a", [Role("r", image="/", entrypoint=entrypoint, args=args)])
+    app = AppDef("a", [Role("r", image="/usr/share", entrypoint=entrypoint, args=args, env=env)])
     if refused is None:
-        sched.submit_dryrun(app, {})
+        sched.submit(app, {})
     else:
         with pytest.raises(SpecError, match=refused.replace("(", r"\(")):
-            sched.submit_dryrun(app, {})
+            sched.submit(app, {})

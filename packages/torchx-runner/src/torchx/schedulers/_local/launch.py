@@ -35,7 +35,9 @@ def schedule(request: LocalRequest, app: AppDef) -> None:
     """Writes the app's records and starts its supervisor; returns once it runs.
 
     The app id is checked by the caller. Raises :class:`SchedulerError` (one line) for
-    a state or log directory that cannot be used, or a supervisor that did not start.
+    a state or log directory that cannot be used, or a supervisor that did not start,
+    and :class:`~torchx.specs.SpecError` for a role whose program is on no ``PATH``
+    directory (:mod:`torchx.schedulers._local.programs`).
     """
     if not sys.platform.startswith("linux"):
         raise SchedulerError(
@@ -43,6 +45,11 @@ def schedule(request: LocalRequest, app: AppDef) -> None:
             f"and prctl), not on {sys.platform}; a dryrun works anywhere, or run the "
             "app in a container scheduler"
         )
+    from torchx.schedulers._local.programs import check_program
+
+    for role in request.roles:  # before anything is written or started
+        rep = role.replicas[0]  # the same program for every replica of the role
+        check_program(f"role {role.name!r}", rep.entrypoint, rep.args, rep.env, rep.cwd)
     app_id = request.app_id
     apps = os.path.join(request.state_dir, "apps")
     try:

@@ -1,10 +1,12 @@
-"""Is the program a role runs on the PATH its replicas get? Checked at dryrun.
+"""Is the program a role runs on the PATH its replicas get? Checked before submitting.
 
 A replica whose program is missing used to be accepted, given a handle, and then fail
 with exit 127: ``dist.ddp`` without torch installed runs ``bash -c 'torchrun ...'``,
 and only the replica's log said ``torchrun: command not found``. :func:`check_program`
-refuses such a role at dryrun with one line naming the program (and, for ``torchrun``,
-where it comes from).
+refuses such a role when it is submitted, before anything is written or started, with
+one line naming the program (and, for ``torchrun``, where it comes from). A dry run
+is not refused: looking at the request for ``dist.ddp`` on a machine without torch
+(to run it elsewhere) is legitimate.
 
 The program is the role's entrypoint, or, for a shell given a script (``sh -c``,
 ``bash -c``: what ``dist.ddp`` and ``utils.sh`` build), the script's first word when
@@ -130,13 +132,18 @@ def program_of(entrypoint: str, args: Sequence[str]) -> str | None:
     return entrypoint
 
 
-def check_program(where: str, entrypoint: str, args: Sequence[str], env: Mapping[str, str]) -> None:
-    """Raises :class:`SpecError` when the replica's program is a bare name on no PATH dir."""
+def check_program(
+    where: str, entrypoint: str, args: Sequence[str], env: Mapping[str, str], cwd: str
+) -> None:
+    """Raises :class:`SpecError` when the replica's program is a bare name on no PATH dir.
+
+    Relative ``PATH`` entries are taken from ``cwd``, as the replica's ``execvpe`` does.
+    """
     program = program_of(entrypoint, args)
     if not program or "/" in program or not _NAME.fullmatch(program):
         return
     path = env.get("PATH", os.environ.get("PATH", ""))
-    dirs = [d for d in path.split(os.pathsep) if d]
+    dirs = [os.path.join(cwd, d) for d in path.split(os.pathsep) if d]
     if sys.executable:
         dirs.append(os.path.dirname(sys.executable))
     if any(os.path.exists(os.path.join(d, program)) for d in dirs):

@@ -190,7 +190,6 @@ def build_request(
     """
     from torchx.schedulers._local.checks import check_app
     from torchx.schedulers._local.options import grace_period, retention
-    from torchx.schedulers._local.programs import check_program
     from torchx.schedulers._local.records import ERROR_FILE_NAME
     from torchx.schedulers.replica_errors import error_file_env
     from torchx.specs.templating import macros
@@ -266,8 +265,6 @@ def build_request(
                 env["PATH"] = os.pathsep.join([*extra_paths, *([path] if path else [])])
             if cfg.get("prepend_cwd"):
                 env["PATH"] = cwd + os.pathsep + env.get("PATH", os.environ.get("PATH", ""))
-            if k == 0:  # the same program for every replica of the role
-                check_program(f"role {role.name!r}", entrypoint, args, env)
             replica_log_dir = os.path.join(log_dir, role.name, str(k))
             # where torchrun (or @record) writes the replica's exception; read back by
             # describe (unless the role names its own file)
