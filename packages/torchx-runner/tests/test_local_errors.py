@@ -58,6 +58,19 @@ def test_each_replica_gets_its_own_error_file_which_describe_reads(
     assert all(p.endswith(f"/w/{k}/error.json") for k, p in paths.items())
 
 
+def test_the_launchers_own_error_file_is_not_the_replicas(
+    sched: LocalScheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.schedulers._local import records
+
+    assert records.ERROR_FILE_ENV == ERROR_FILE_ENV  # the supervisor's copy of the name
+    # torchx run from inside a torchrun job: the launcher has a file of its own
+    monkeypatch.setenv(ERROR_FILE_ENV, "/tmp/the-launchers.json")
+    app_id = run(sched, sh("w", 'echo "$TORCHELASTIC_ERROR_FILE"'))
+    wait(sched, app_id)
+    assert "".join(sched.log_iter(app_id, "w", 0)).strip().endswith("/w/0/error.json")
+
+
 def test_a_failed_replica_without_an_error_file_has_none(sched: LocalScheduler) -> None:
     desc = wait(sched, run(sched, sh("w", "echo oops >&2; exit 2")))
     (rep,) = desc.roles_statuses[0].replicas

@@ -70,11 +70,12 @@ def test_an_entrypoint_in_the_image_directory_runs(dir_sched: LocalScheduler, im
 def test_without_a_provider_the_same_entrypoint_is_looked_up_on_path(
     sched: LocalScheduler, image: Path
 ) -> None:
-    """The default keeps running the entrypoint as given: ``hello.sh`` is not on PATH."""
+    """The default keeps running the entrypoint as given: ``hello.sh`` is not on PATH, so
+    the app is refused when submitted (torchx.schedulers._local.programs)."""
     app = AppDef("hi", [Role("r", image=str(image), entrypoint="hello.sh")])
     assert sched.submit_dryrun(app, {}).request.roles[0].replicas[0].entrypoint == "hello.sh"
-    state, _ = _run_to_end(sched, app)
-    assert state == AppState.FAILED
+    with pytest.raises(SpecError, match=r"'hello\.sh' is not on the PATH its replicas get"):
+        _run_to_end(sched, app)
 
 
 def test_local_directory_provider_refuses_an_image_that_is_no_directory(

@@ -34,6 +34,9 @@ class UnreadableRecord(SchedulerError):
 #: The file, in each replica's log directory, that its ``TORCHELASTIC_ERROR_FILE`` names:
 #: torchrun (or PyTorch's ``@record``) writes the replica's exception there.
 ERROR_FILE_NAME = "error.json"
+#: ``torchx.schedulers.replica_errors.ERROR_FILE_ENV``, which the supervisor does not
+#: import (that module loads the specs); a test checks they agree.
+ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
 
 
 def check_dirs(state_dir: str, app_dir: str | None = None) -> None:

@@ -17,7 +17,7 @@ import sys
 import time
 
 from torchx.schedulers._local.logs import IndexWriter
-from torchx.schedulers._local.records import ERROR_FILE_NAME
+from torchx.schedulers._local.records import ERROR_FILE_ENV, ERROR_FILE_NAME
 from torchx.schedulers._local.state import NO_SPACE, proc_stat, write_all
 
 TYPE_CHECKING = False  # typing costs every supervisor start milliseconds
@@ -160,6 +160,12 @@ class ReplicaProcesses:
         if self.base_env is None:
             self.base_env = dict(os.environ)
         env = {**self.base_env, **spec["env"]}
+        # where torchrun (or @record) writes the replica's exception, which describe reads
+        # back; the role's own file wins, the launcher's (torchx run inside a torchrun
+        # job) does not
+        own_file = os.path.join(rep.log_dir, ERROR_FILE_NAME)
+        if ERROR_FILE_ENV not in spec["env"]:
+            env[ERROR_FILE_ENV] = own_file
         # the launching Python's bin directory (a venv's, say) comes last on PATH, so its
         # console scripts (torchrun) are found even when that venv was not activated
         path = env.get("PATH", "")
@@ -169,7 +175,7 @@ class ReplicaProcesses:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
         # an error file an earlier attempt left is not this attempt's error
         try:
-            os.unlink(os.path.join(rep.log_dir, ERROR_FILE_NAME))
+            os.unlink(own_file)
         except OSError:
             pass
         out = os.open(rep.out_path, flags, 0o600)

@@ -190,8 +190,6 @@ def build_request(
     """
     from torchx.schedulers._local.checks import check_app
     from torchx.schedulers._local.options import grace_period, retention
-    from torchx.schedulers._local.records import ERROR_FILE_NAME
-    from torchx.schedulers.replica_errors import error_file_env
     from torchx.specs.templating import macros
 
     check_app(
@@ -266,9 +264,6 @@ def build_request(
             if cfg.get("prepend_cwd"):
                 env["PATH"] = cwd + os.pathsep + env.get("PATH", os.environ.get("PATH", ""))
             replica_log_dir = os.path.join(log_dir, role.name, str(k))
-            # where torchrun (or @record) writes the replica's exception; read back by
-            # describe (unless the role names its own file)
-            env = error_file_env(os.path.join(replica_log_dir, ERROR_FILE_NAME), env)
             replicas.append(
                 LocalReplica(
                     id=k,
