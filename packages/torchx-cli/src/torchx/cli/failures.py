@@ -17,10 +17,10 @@ __all__ = ["failed_replica", "more_hint"]
 
 def failed_replica(status: AppStatus) -> tuple[str, int] | None:
     """(role, replica id) of the first failed replica with an error, else the first failed one."""
-    from torchx.specs.structured_errors import error_message
-
     if status.state.name != "FAILED":
         return None
+    from torchx.specs.structured_errors import error_message
+
     failed = [rep for role in status.roles for rep in role.replicas if rep.state.name == "FAILED"]
     for rep in failed:
         if error_message(rep.structured_error_msg):

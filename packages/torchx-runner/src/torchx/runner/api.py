@@ -519,6 +519,8 @@ class Runner:
 
     def _explained(self, app_handle: AppHandle, status: AppStatus) -> AppStatus:
         """``status`` with a FAILED app's replica errors filled in (:mod:`torchx.runner.failures`)."""
+        if status.state.name != "FAILED":  # the common case imports nothing more
+            return status
         from torchx.runner.failures import explain_failure
 
         sched, _backend, app_id = self._resolve(app_handle)

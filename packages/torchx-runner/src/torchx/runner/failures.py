@@ -16,7 +16,6 @@ of its first failed replica.
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -28,9 +27,6 @@ __all__ = ["MAX_REPLICAS", "explain_failure"]
 
 #: How many failed replicas' logs are read for one status.
 MAX_REPLICAS = 4
-
-_log = logging.getLogger(__name__)
-
 
 def explain_failure(sched: Scheduler[Any], app_id: str, status: AppStatus) -> AppStatus:
     """``status`` with the error of its failed replicas filled in where it was missing."""
@@ -78,5 +74,7 @@ def _from_log(sched: Scheduler[Any], app_id: str, role: str, k: int, stream: Any
         lines = sched.log_iter(app_id, role, k=k, streams=stream)
         return error_from_stderr(lines, timestamp=time.time())
     except Exception as e:  # best effort: the status is still true without it
-        _log.debug("no stderr for %s/%d of %s: %s", role, k, app_id, e)
+        import logging  # only here: the status of an app that did not fail never needs it
+
+        logging.getLogger(__name__).debug("no stderr for %s/%d of %s: %s", role, k, app_id, e)
         return NONE
