@@ -28,6 +28,7 @@ __all__ = ["MAX_REPLICAS", "explain_failure"]
 #: How many failed replicas' logs are read for one status.
 MAX_REPLICAS = 4
 
+
 def explain_failure(sched: Scheduler[Any], app_id: str, status: AppStatus) -> AppStatus:
     """``status`` with the error of its failed replicas filled in where it was missing."""
     from torchx.specs.api import NONE, AppState
