@@ -33,7 +33,8 @@ tool = os.path.basename(sys.argv[0])
 state = os.environ["FAKE_SLURM_DIR"]
 stdin = "" if sys.stdin.isatty() else sys.stdin.read()
 with open(os.path.join(state, "calls.jsonl"), "a") as f:
-    f.write(json.dumps({{"tool": tool, "argv": sys.argv[1:], "stdin": stdin}}) + "\n")
+    f.write(json.dumps({{"tool": tool, "argv": sys.argv[1:], "stdin": stdin,
+                        "time_format": os.environ.get("SLURM_TIME_FORMAT")}}) + "\n")
 answers = os.path.join(state, tool + ".json")
 spec = {{}}
 if os.path.exists(answers):

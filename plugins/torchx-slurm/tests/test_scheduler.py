@@ -160,7 +160,15 @@ def test_describe_a_running_job_is_one_squeue_call(
     desc = sched.describe("1234")
     assert desc is not None
     assert fake_slurm.calls("squeue") == [
-        ["-h", "-t", "all", "-j", "1234", "-o", "%i\x1f%T\x1f%u\x1f%N\x1f%r\x1f%j\x1f%Z"]
+        [
+            "-h",
+            "-t",
+            "all",
+            "-j",
+            "1234",
+            "-o",
+            "%i\x1f%T\x1f%u\x1f%N\x1f%r\x1f%j\x1f%S\x1f%e\x1f%Z",
+        ]
     ]
     assert fake_slurm.calls("sacct") == []
     assert desc.app_id == "1234"
@@ -173,6 +181,56 @@ def test_describe_a_running_job_is_one_squeue_call(
         (0, AppState.RUNNING, "n1", None),
         (1, AppState.SUCCEEDED, "n2", 0),
     ]
+
+
+def _timed_squeue_line(job: str, state: str, start: str, end: str, work_dir: str) -> str:
+    return SEP.join([job, state, "alice", "n1", "None", f"t-ab:r:{job[-1]}", start, end, work_dir])
+
+
+@pytest.mark.parametrize(
+    ("state", "start", "end", "want"),
+    [
+        # a pending job's start is Slurm's expectation, a running one's end its time limit
+        ("PENDING", "2030-01-01T10:00:00", "2030-01-01T11:00:00", (None, None)),
+        ("RUNNING", "2026-11-25T03:00:00", "2026-11-25T04:00:00", ("2026-11-25T03:00:00", None)),
+        (
+            "COMPLETED",
+            "2026-11-25T03:00:00",
+            "2026-11-25T03:05:00",
+            ("2026-11-25T03:00:00", "2026-11-25T03:05:00"),
+        ),
+        ("COMPLETED", "Unknown", "N/A", (None, None)),
+    ],
+)
+def test_times_of_an_app_are_only_those_that_happened(
+    fake_slurm: FakeSlurm,
+    sched: SlurmScheduler,
+    tmp_path: Path,
+    state: str,
+    start: str,
+    end: str,
+    want: tuple[str | None, str | None],
+) -> None:
+    from datetime import datetime
+
+    line = _timed_squeue_line("77+0", state, start, end, str(tmp_path)) + "\n"
+    fake_slurm.answer("squeue", stdout=line, then=[{"stdout": line}])
+    desc = sched.describe("77")
+    assert desc is not None
+    expected = tuple(None if t is None else datetime.fromisoformat(t).timestamp() for t in want)
+    assert (desc.start_time, desc.end_time) == expected
+    [listed] = sched.list({"list_since": "1h"})
+    assert (listed.start_time, listed.end_time) == expected
+
+
+def test_slurm_commands_print_standard_times(
+    fake_slurm: FakeSlurm, sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user's own SLURM_TIME_FORMAT (relative, or a strftime format) would not parse."""
+    monkeypatch.setenv("SLURM_TIME_FORMAT", "relative")
+    sched.describe("78")
+    calls = [c for c in fake_slurm.all_calls() if c["tool"] in ("squeue", "sacct")]
+    assert calls and all(c["time_format"] == "standard" for c in calls)
 
 
 def test_describe_after_the_queue_asks_sacct(

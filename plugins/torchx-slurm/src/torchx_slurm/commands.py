@@ -172,6 +172,8 @@ def run(argv: Sequence[str], *, input: str | None = None, what: str = "") -> str
             timeout=limit,
             check=False,
             errors="replace",
+            # times as parse.parse_time reads them, whatever the user's own setting
+            env={**os.environ, "SLURM_TIME_FORMAT": "standard"},
         )
     except subprocess.TimeoutExpired:
         conf = os.environ.get("SLURM_CONF", DEFAULT_CONF)

@@ -9,7 +9,8 @@ Formats read:
 
 * text: ``squeue -o`` with :data:`SQUEUE_FORMAT`, ``sacct --parsable2`` with
   :data:`SACCT_FIELDS` (also with ``-c``, the job-completion file), fields separated
-  by :data:`SEP` (a control character no name or path holds);
+  by :data:`SEP` (a control character no name or path holds); times as
+  ``SLURM_TIME_FORMAT=standard`` prints them (the commands set it), in local time;
 * JSON: ``squeue --json`` and ``sacct --json`` of Slurm 22.05 (data parser v0.0.38:
   plain numbers, ``job_state`` a string, squeue's ``exit_code`` a raw wait status)
   and of later releases as documented (v0.0.39 to v0.0.42: numbers as
@@ -33,9 +34,9 @@ from torchx.specs.api import AppState
 #: Field separator of the text formats asked for (ASCII unit separator).
 SEP = "\x1f"
 #: ``squeue -o`` format: id(+offset), state, user, nodes, reason, job name, work dir.
-SQUEUE_FORMAT = SEP.join(["%i", "%T", "%u", "%N", "%r", "%j", "%Z"])
+SQUEUE_FORMAT = SEP.join(["%i", "%T", "%u", "%N", "%r", "%j", "%S", "%e", "%Z"])
 #: ``sacct -o`` fields, in the order :func:`parse_sacct_text` reads them.
-SACCT_FIELDS = "JobID,State,ExitCode,User,NodeList,Reason,JobName,WorkDir"
+SACCT_FIELDS = "JobID,State,ExitCode,User,NodeList,Reason,JobName,Start,End,WorkDir"
 
 #: Every Slurm job state (squeue/sacct long names) and the AppState it means.
 SLURM_STATES: Mapping[str, AppState] = {
@@ -116,6 +117,8 @@ class JobRecord(NamedTuple):
     work_dir: str = ""
     exit_code: int | None = None
     restarts: int | None = None
+    start_time: float | None = None
+    end_time: float | None = None
 
 
 def normalize_state(raw: object) -> str:
@@ -163,11 +166,39 @@ def _exit_pair(text: str) -> int | None:
     return int(code)
 
 
+def parse_time(text: str) -> float | None:
+    """Slurm's ``2026-11-25T03:48:26`` (local time, ``SLURM_TIME_FORMAT=standard``) as
+    seconds since the epoch; None for ``Unknown``, ``N/A``, ``None`` or another format.
+
+    >>> parse_time("Unknown") is None, parse_time("N/A") is None
+    (True, True)
+    """
+    text = text.strip()
+    if len(text) != 19 or text[10] != "T":
+        return None
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
+
+
+def _split(line: str, n: int) -> tuple[list[str], float | None, float | None]:
+    """The ``n`` fields of a line whose last two columns before the work dir are the start
+    and end times, without them, and the times; a line of the format before those columns
+    were added (``n`` fields in all, as older tools print it) has no times."""
+    fields = line.split(SEP, n + 1)
+    if len(fields) == n + 2:
+        return [*fields[: n - 1], fields[-1]], parse_time(fields[-3]), parse_time(fields[-2])
+    return line.split(SEP, n - 1), None, None
+
+
 def parse_squeue_text(out: str) -> list[JobRecord]:
     """Records from ``squeue -h -o SQUEUE_FORMAT`` output (one component per line)."""
     records = []
     for line in out.splitlines():
-        fields = line.split(SEP, 6)
+        fields, start, end = _split(line, 7)
         if len(fields) != 7:
             continue
         ids = split_job_id(fields[0])
@@ -183,6 +214,8 @@ def parse_squeue_text(out: str) -> list[JobRecord]:
                 reason=_clean(fields[4]),
                 name=fields[5],
                 work_dir=fields[6],
+                start_time=start,
+                end_time=end,
             )
         )
     return records
@@ -197,7 +230,7 @@ def parse_sacct_text(out: str) -> list[JobRecord]:
     """
     records = []
     for line in out.splitlines():
-        fields = line.split(SEP, 7)
+        fields, start, end = _split(line, 8)
         if len(fields) != 8 or "." in fields[0]:
             continue
         ids = split_job_id(fields[0])
@@ -217,6 +250,8 @@ def parse_sacct_text(out: str) -> list[JobRecord]:
                 reason=_clean(fields[5]),
                 name=fields[6],
                 work_dir=fields[7],
+                start_time=start,
+                end_time=end,
             )
         )
     return records

@@ -507,6 +507,8 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             metadata=dict(app.metadata) if app else {},
             name=app.name if app else app_name,
             ui_url=f"file://{job_dir}" if job_dir else None,
+            start_time=_start_time(records, state),
+            end_time=_end_time(records, state),
         )
 
     def _sacct_since(self, starttime: str, user: str, cfg: Mapping[str, CfgVal]) -> list[JobRecord]:
@@ -580,6 +582,8 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                     app_id=job_id,
                     state=app_state(rec.state),
                     name=parsed[0] if parsed else rec.name,
+                    start_time=_start_time([rec], app_state(rec.state)),
+                    end_time=_end_time([rec], app_state(rec.state)),
                 )
             )
         apps.sort(key=lambda a: _sort_key(a.app_id), reverse=True)
@@ -840,3 +844,21 @@ def _sort_key(app_id: str) -> tuple[int, str]:
 def create_scheduler(session_name: str, **kwargs: Any) -> SlurmScheduler:
     """The factory the plugin registry calls for ``slurm``."""
     return SlurmScheduler(session_name, **kwargs)
+
+
+def _start_time(records: Iterable[JobRecord], state: AppState) -> float | None:
+    """When the job's first component started; None while pending (Slurm's start time of
+    a pending job is the time it expects, not one that happened)."""
+    if state in (AppState.PENDING, AppState.SUBMITTED, AppState.UNSUBMITTED):
+        return None
+    times = [r.start_time for r in records if r.start_time is not None]
+    return min(times) if times else None
+
+
+def _end_time(records: Iterable[JobRecord], state: AppState) -> float | None:
+    """When the job's last component ended; None until the app has ended (the end time of
+    a running job is its time limit's, not one that happened)."""
+    if not state.is_terminal():
+        return None
+    times = [r.end_time for r in records if r.end_time is not None]
+    return max(times) if times else None

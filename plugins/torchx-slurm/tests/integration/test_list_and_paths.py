@@ -19,8 +19,12 @@ def _listed(cli: Cli, *cfg: str) -> dict[str, dict[str, str]]:
 
 
 def test_list_keeps_jobs_that_left_the_queue(cli: Cli) -> None:
+    submitted = time.time()
     handle = cli.start("utils.echo", "--msg", "listed", "--num_replicas", "2")
-    assert cli.wait_state(handle, FINAL)["state"] == "SUCCEEDED"
+    status = cli.wait_state(handle, FINAL)
+    assert status["state"] == "SUCCEEDED"
+    # the times Slurm has (whole seconds, local time): the job ran after its submission
+    assert submitted - 1 <= status["start_time"] <= status["end_time"] <= time.time() + 1, status
     jid = job_id(handle)
     # MinJobAge is 10 s on this cluster; slurmctld forgets the job at its next purge
     deadline = time.monotonic() + 150
@@ -31,6 +35,10 @@ def test_list_keeps_jobs_that_left_the_queue(cli: Cli) -> None:
     assert handle in listed, listed
     assert listed[handle]["state"] == "SUCCEEDED", listed[handle]
     assert listed[handle]["name"].startswith("echo-"), listed[handle]  # the job's name
+    # from accounting now: the same times (its leader's; the components ended together,
+    # to within Slurm's second)
+    for key in ("start_time", "end_time"):
+        assert abs(listed[handle][key] - status[key]) <= 1, (key, listed[handle], status)
     # one app per heterogeneous job: its other component's id is no app of its own
     component = handle.rsplit("/", 1)[0] + f"/{int(jid) + 1}"
     assert component not in listed, listed
