@@ -115,3 +115,16 @@ def test_logs_that_cannot_be_polled_get_a_thread_each() -> None:
     assert failed == 0
     assert sorted(lines) == [f"w/{k} l{k}" for k in range(4)]
     assert seen == {f"log-w-{k}" for k in range(4)}
+
+
+def test_timestamps_of_logs_without_times_is_one_error_before_any_line() -> None:
+    """Slurm's (or any scheduler's) logs without line times: one error, not one per replica."""
+    import pytest
+
+    from torchx.cli.errors import CliError
+
+    source = Source({k: Plain([f"line {k}\n"]) for k in range(3)})
+    out = io.StringIO()
+    with pytest.raises(CliError, match=r"^--timestamps: the logs of slurm://t/9 carry no times"):
+        logs.stream(source, "slurm://t/9", [("w", k) for k in range(3)], out=out, timestamps=True)
+    assert out.getvalue() == ""

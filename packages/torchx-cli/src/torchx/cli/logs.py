@@ -311,6 +311,20 @@ def _stream(
             streams=streams,
         )
 
+    if timestamps and pairs:
+        # a scheduler whose logs hold no times: said once, up front, not per replica
+        try:
+            probe: Iterable[str] | None = open_log(*pairs[0])
+        except Exception:  # reported in the replica's place below
+            probe = None
+        if probe is not None and not callable(getattr(probe, "timed", None)):
+            from torchx.cli.errors import CliError
+
+            raise CliError(
+                f"--timestamps: the logs of {handle} carry no times (its scheduler keeps "
+                "none: the local scheduler's logs do); leave out --timestamps"
+            )
+
     def texts(
         role: str, k: int, prefix: str, lines: Iterable[str] | None = None
     ) -> Iterator[tuple[str, bool]]:
