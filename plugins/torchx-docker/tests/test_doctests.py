@@ -11,6 +11,7 @@ import torchx_docker
 
 #: The modules whose docstrings show examples; each must have at least one.
 MODULES = [
+    "torchx_docker.engine",
     "torchx_docker.labels",
     "torchx_docker.logs",
     "torchx_docker.options",

@@ -7,6 +7,7 @@ failing half-way, each refusal's one line).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import docker.errors
@@ -54,6 +55,14 @@ class FakeAPI:
     def containers(self, **kw: Any) -> list[dict[str, Any]]:
         self.calls.append(("containers", kw))
         return self.containers_answer
+
+    def inspect_container(self, cid: str) -> dict[str, Any]:
+        self.calls.append(("inspect_container", cid))
+        k = int(cid.removeprefix("id"))
+        return {
+            "State": {"Status": "exited", "ExitCode": 0, "FinishedAt": f"2026-11-25T10:00:0{k}.5Z"},
+            "RestartCount": 0,
+        }
 
     def pull(self, repo: str, tag: str | None = None) -> None:
         self.calls.append(("pull", f"{repo}:{tag}"))
@@ -177,6 +186,43 @@ def test_status_of_an_app_is_one_list_call() -> None:
     assert desc is not None and desc.state.name == "RUNNING"
     assert len(desc.roles_statuses[0].replicas) == 8
     assert [c[0] for c in api.calls] == ["containers"]
+
+
+def _replicas(state: str, status: str, n: int = 3) -> list[dict[str, Any]]:
+    return [
+        {
+            "Id": f"id{k}",
+            "Names": [f"/a-w-{k}"],
+            "Image": "img",
+            "Labels": {**labels.replica_labels("a", "w", k), labels.APP_NAME: "a"},
+            "State": state,
+            "Status": status,
+            "Created": 1795600000 + k,
+        }
+        for k in range(n)
+    ]
+
+
+def test_times_of_a_running_app_come_from_the_list_answer() -> None:
+    api = FakeAPI()
+    api.containers_answer = _replicas("running", "Up 1 second")
+    sched = DockerScheduler("t", client=api)  # type: ignore[arg-type]
+    desc = sched.describe("a")
+    assert desc is not None and (desc.start_time, desc.end_time) == (1795600000.0, None)
+    assert [c[0] for c in api.calls] == ["containers"]
+    [listed] = sched.list()
+    assert (listed.start_time, listed.end_time) == (1795600000.0, None)
+
+
+def test_an_ended_app_ends_when_its_last_container_exited() -> None:
+    api = FakeAPI()
+    api.containers_answer = _replicas("exited", "Exited (0) 1 second ago")
+    desc = DockerScheduler("t", client=api).describe("a")  # type: ignore[arg-type]
+    assert desc is not None and desc.state.name == "SUCCEEDED"
+    # the list answer says only "Exited (0) 1 second ago": each record says when
+    last = datetime(2026, 11, 25, 10, 0, 2, tzinfo=UTC).timestamp() + 0.5
+    assert (desc.start_time, desc.end_time) == (1795600000.0, last)
+    assert sorted(c[1] for c in api.calls if c[0] == "inspect_container") == ["id0", "id1", "id2"]
 
 
 def test_split_image() -> None:

@@ -26,6 +26,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any
 
 from torchx.schedulers.states import rollup
@@ -60,6 +61,10 @@ class Seen:
     oom_killed: bool = False
     restart_count: int = 0
     error: str = ""
+    #: when the engine created it (the list answer's ``Created``), seconds since the epoch
+    created: float | None = None
+    #: when it last exited (an inspect's ``State.FinishedAt``), where inspected
+    finished: float | None = None
 
     @property
     def kind(self) -> str:
@@ -116,6 +121,7 @@ def seen_from_list(entry: Mapping[str, Any]) -> Seen:
         labels=dict(entry.get("Labels") or {}),
         state=state,
         exit_code=int(match.group(1)) if match else (0 if state == "exited" else None),
+        created=float(entry["Created"]) if isinstance(entry.get("Created"), int | float) else None,
     )
 
 
@@ -128,6 +134,27 @@ def add_inspect(seen: Seen, record: Mapping[str, Any]) -> None:
     seen.oom_killed = bool(state.get("OOMKilled"))
     seen.error = str(state.get("Error") or "")
     seen.restart_count = int(record.get("RestartCount") or 0)
+    if seen.state in ("exited", "dead"):
+        seen.finished = engine_time(str(state.get("FinishedAt") or ""))
+
+
+def engine_time(text: str) -> float | None:
+    """The engine's ``2026-11-25T03:48:26.123456789Z`` as seconds since the epoch; None for
+    its zero time (``0001-01-01T00:00:00Z``: never) or anything else.
+
+    >>> engine_time("2026-11-25T03:48:26.5Z"), engine_time("0001-01-01T00:00:00Z")
+    (1795578506.5, None)
+    """
+    from datetime import datetime
+
+    head, dot, frac = text.rstrip("Z").partition(".")
+    if not text.endswith("Z") or len(head) != 19 or head.startswith("0001"):
+        return None
+    try:
+        when = datetime.fromisoformat(head).replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None
+    return when + (float("0." + frac) if dot and frac.isdigit() else 0.0)
 
 
 @dataclass

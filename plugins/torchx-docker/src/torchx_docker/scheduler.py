@@ -248,7 +248,12 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             except docker.errors.NotFound:
                 c.state = "removing"
 
-        wanted = [c for c in seen if c.needs_inspect()]
+        replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
+        if replicas and all(c.state in ("exited", "dead") for c in replicas):
+            # every replica has ended: their records say when (the app's end time)
+            wanted = replicas
+        else:
+            wanted = [c for c in seen if c.needs_inspect()]
         for outcome in _parallel(inspect, wanted):
             if isinstance(outcome, BaseException):
                 raise outcome
@@ -282,6 +287,8 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             roles=list(appdef.roles) if appdef is not None else [],
             metadata=dict(appdef.metadata) if appdef is not None else {},
             name=appdef.name if appdef is not None else _app_name(replicas),
+            start_time=_start_time(replicas),
+            end_time=_end_time(replicas) if view.state.is_terminal() else None,
         )
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
@@ -295,7 +302,14 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             if not app_id or not replicas:
                 continue
             view = engine.app_status(containers)
-            out.append(ListAppResponse(app_id=app_id, state=view.state, name=_app_name(replicas)))
+            out.append(
+                ListAppResponse(
+                    app_id=app_id,
+                    state=view.state,
+                    name=_app_name(replicas),
+                    start_time=_start_time(replicas),
+                )
+            )
         return out
 
     # -- retries of the ROLE and APPLICATION policies ---------------------------------------
@@ -685,3 +699,16 @@ def _app_name(replicas: Sequence[Seen]) -> str:
         if name:
             return name
     return ""
+
+
+def _start_time(replicas: builtins.list[Seen]) -> float | None:
+    """When the app's first container was created (its submission, to within a second)."""
+    times = [c.created for c in replicas if c.created is not None]
+    return min(times) if times else None
+
+
+def _end_time(replicas: builtins.list[Seen]) -> float | None:
+    """When the last container of an ended app exited, where every one was inspected (the
+    list answer says only "Exited (0) 5 seconds ago"); None otherwise."""
+    times = [c.finished for c in replicas]
+    return max(t for t in times if t is not None) if times and None not in times else None

@@ -64,6 +64,11 @@ def test_three_replicas_meet_over_tcp_by_container_name(cli: Cli) -> None:
     got = sorted(line.split(" ", 1)[1] for line in proc.stdout.splitlines() if "hello from" in line)
     assert got == [f"hello from {k} to {app_id}-sh-0" for k in (1, 2)], proc.stdout
     assert "SUCCEEDED" in cli("status", handle).stdout
+    # when it was created and when its last container exited (the engine's records)
+    data = json.loads(cli("status", "--json", handle).stdout)["data"]
+    status = data["status"]
+    assert status["start_time"] <= status["end_time"] <= time.time(), status
+    assert abs(data["duration_s"] - (status["end_time"] - status["start_time"])) < 0.01, data
 
 
 def test_two_roles_a_failing_replica_and_its_exit_code(runner: Runner) -> None:
