@@ -710,5 +710,5 @@ def _start_time(replicas: builtins.list[Seen]) -> float | None:
 def _end_time(replicas: builtins.list[Seen]) -> float | None:
     """When the last container of an ended app exited, where every one was inspected (the
     list answer says only "Exited (0) 5 seconds ago"); None otherwise."""
-    times = [c.finished for c in replicas]
-    return max(t for t in times if t is not None) if times and None not in times else None
+    times = [c.finished for c in replicas if c.finished is not None]
+    return max(times) if times and len(times) == len(replicas) else None

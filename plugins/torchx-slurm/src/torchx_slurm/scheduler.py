@@ -577,13 +577,14 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         apps = []
         for job_id, rec in leaders.items():
             parsed = _split_name(rec.name)
+            state = app_state(rec.state)
             apps.append(
                 ListAppResponse(
                     app_id=job_id,
-                    state=app_state(rec.state),
+                    state=state,
                     name=parsed[0] if parsed else rec.name,
-                    start_time=_start_time([rec], app_state(rec.state)),
-                    end_time=_end_time([rec], app_state(rec.state)),
+                    start_time=_start_time([rec], state),
+                    end_time=_end_time([rec], state),
                 )
             )
         apps.sort(key=lambda a: _sort_key(a.app_id), reverse=True)

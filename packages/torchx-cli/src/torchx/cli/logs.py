@@ -311,19 +311,24 @@ def _stream(
             streams=streams,
         )
 
-    if timestamps and pairs:
+    # the first replica's log, opened once for every path below (an error opening it is
+    # reported in its place, by whichever way the logs are read)
+    try:
+        first: Iterable[str] | Exception = open_log(*pairs[0])
+    except Exception as e:
+        first = e
+    if (
+        timestamps
+        and not isinstance(first, Exception)
+        and not callable(getattr(first, "timed", None))
+    ):
         # a scheduler whose logs hold no times: said once, up front, not per replica
-        try:
-            probe: Iterable[str] | None = open_log(*pairs[0])
-        except Exception:  # reported in the replica's place below
-            probe = None
-        if probe is not None and not callable(getattr(probe, "timed", None)):
-            from torchx.cli.errors import CliError
+        from torchx.cli.errors import CliError
 
-            raise CliError(
-                f"--timestamps: the logs of {handle} carry no times (its scheduler keeps "
-                "none: the local scheduler's logs do); leave out --timestamps"
-            )
+        raise CliError(
+            f"--timestamps: the logs of {handle} carry no times (its scheduler keeps "
+            "none: the local scheduler's logs do); leave out --timestamps"
+        )
 
     def texts(
         role: str, k: int, prefix: str, lines: Iterable[str] | None = None
@@ -342,7 +347,9 @@ def _stream(
         prefix = prefix_of(0, role, k)
         at_start = True  # where a failure's line goes
         try:
-            for text, ends in texts(role, k, prefix):
+            if isinstance(first, Exception):
+                raise first
+            for text, ends in texts(role, k, prefix, first):
                 out.write(text)
                 at_start = ends
                 if tail:
@@ -357,10 +364,6 @@ def _stream(
         return 0
 
     # several replicas: polled in turn by this thread if their logs allow it
-    try:
-        first: Iterable[str] | Exception = open_log(*pairs[0])
-    except Exception as e:  # reported in its place, by whichever way the others are read
-        first = e
     if callable(getattr(first, "poll", None)) and not timestamps:
         logs: list[Iterable[str] | Exception] = [first]
         for role, k in pairs[1:]:
