@@ -78,6 +78,17 @@ its id, ``kit.wait_terminal(app_id)`` / ``kit.wait_running(app_id)`` poll ``desc
 ``kit.logs(app_id, role, k, **log_iter_kwargs)`` reads a log within the timeout,
 ``kit.lacks(Capability.X)`` tells what was declared missing.
 
+A plugin's docstring examples run through two helpers, so that a module gaining or
+losing examples is noticed (a listed module without examples would pass while testing
+nothing)::
+
+    @pytest.mark.parametrize("name", EXAMPLES)
+    def test_examples(name):
+        run_examples(name)
+
+    def test_the_modules_with_examples_are_the_listed_ones():
+        assert modules_with_examples("acme_torchx") == EXAMPLES
+
 The steps of the test apps (:data:`Step`): :class:`Out`, :class:`Err`, :class:`Sleep`,
 :class:`Rank0Host`, :class:`Exit`, :class:`Env` (check a variable), :class:`Fail` (one
 replica of several fails) and :class:`Tick` (output that grows until the replica is
@@ -111,7 +122,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import copy
+import doctest
+import importlib
 import os
+import pkgutil
 import queue
 import re
 import threading
@@ -153,9 +167,38 @@ __all__ = [
     "Sleep",
     "Step",
     "Tick",
+    "modules_with_examples",
+    "run_examples",
 ]
 
 T = TypeVar("T")
+
+
+# -- docstring examples ---------------------------------------------------------------------
+
+
+def modules_with_examples(package: str) -> list[str]:
+    """The modules of ``package`` (itself first, then the others sorted) whose docstrings
+    hold examples: compared with a plugin's list of them, so none is forgotten."""
+    top = importlib.import_module(package)
+    names = [package]
+    if hasattr(top, "__path__"):
+        found = pkgutil.walk_packages(top.__path__, prefix=package + ".")
+        names += sorted(m.name for m in found if not m.name.endswith("__main__"))
+    finder = doctest.DocTestFinder()
+    return [
+        name
+        for name in names
+        if any(test.examples for test in finder.find(importlib.import_module(name)))
+    ]
+
+
+def run_examples(name: str) -> None:
+    """Run the examples in module ``name``'s docstrings (``...`` matches anything); fail
+    naming the module when none ran (a listed module lost its examples) or one failed."""
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0, f"{name} has no examples: remove it from the list"
+    assert result.failed == 0, f"{result.failed} example(s) failed in {name}"
 
 
 # -- the test apps ---------------------------------------------------------------------------
