@@ -88,6 +88,7 @@ CLI_CHECKS = {
     "packages/torchx-cli/README.md": "torchx run --log utils.echo --msg hello --num_replicas 2",
     "plugins/torchx-slurm/README.md": "torchx runopts slurm",
     "plugins/torchx-docker/README.md": "torchx runopts docker",
+    "plugins/torchx-aws/README.md": "torchx plugins",
     "examples/vendor-plugin/README.md": "torchx acme-sizes --min-gpus 1",
 }
 OTHER_READMES = [

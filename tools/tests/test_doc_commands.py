@@ -96,6 +96,7 @@ RUN_BY: dict[tuple[str, str], str] = {
             "packages/torchx-specs/README.md",
             "plugins/torchx-slurm/README.md",
             "plugins/torchx-docker/README.md",
+            "plugins/torchx-aws/README.md",
             "examples/vendor-plugin/README.md",
         )
     },
@@ -106,6 +107,10 @@ RUN_BY: dict[tuple[str, str], str] = {
     (
         "plugins/torchx-docker/README.md",
         "torchx runopts docker",
+    ): "tools/install_matrix/test_readme_install.py::test_every_readmes_clone_install_works_verbatim",
+    (
+        "plugins/torchx-aws/README.md",
+        "torchx plugins",
     ): "tools/install_matrix/test_readme_install.py::test_every_readmes_clone_install_works_verbatim",
     (
         "plugins/torchx-slurm/README.md",

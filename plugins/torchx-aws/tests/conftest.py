@@ -1,0 +1,1 @@
+"""Unit tests of torchx-aws need no AWS endpoint; ``integration/`` (an emulator) gates itself."""

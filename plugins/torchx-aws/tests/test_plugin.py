@@ -1,0 +1,41 @@
+"""torchx-aws is found like any plugin, and importing it never imports boto3."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import entry_points
+
+import torchx_aws.plugin
+
+
+def test_the_entry_point_names_the_plugin_module() -> None:
+    [ep] = [ep for ep in entry_points(group="torchx") if ep.name == "aws"]
+    assert ep.value == "torchx_aws.plugin"
+
+
+def test_every_scheduler_is_a_lazy_module_reference() -> None:
+    for name, ref in torchx_aws.plugin.torchx_schedulers().items():
+        module, _, factory = ref.partition(":")
+        assert name.startswith("aws_"), name
+        assert module.startswith("torchx_aws.") and factory, ref
+
+
+def _modules_after(code: str) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nprint(sorted(m for m in sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    return eval(out[-1])  # a list literal printed by the child
+
+
+def test_the_plugin_module_imports_nothing_heavy() -> None:
+    loaded = _modules_after("import sys, torchx_aws.plugin as p; p.torchx_schedulers()")
+    assert [m for m in loaded if m.startswith("torchx_aws")] == [
+        "torchx_aws",
+        "torchx_aws._version",
+        "torchx_aws.plugin",
+    ]
+    assert not [m for m in loaded if m.split(".")[0] in ("boto3", "botocore")]
