@@ -494,7 +494,7 @@ def test_ten_plugins_are_discovered_and_a_cached_first_read_skips_the_scan(
     out = probe(tmp_path, [path])
     assert not out["metadata_imported"]
     assert sorted(out["entries"]["scheduler"]) == [f"sched{i}" for i in range(10)]
-    assert len(out["entries"]["named_resource"]) == 30 + 10  # + torchx-specs' generic sizes
+    assert len(out["entries"]["named_resource"]) == 30 + 51  # + torchx-specs' generic and AWS sizes
     assert out["failures"] == []
     print(f"first registry read, 10 plugins, cached: {out['elapsed_ms']:.1f} ms")
 
