@@ -66,3 +66,15 @@ print(r.named_resource_factory("gpu.small")().gpu)
     first, second = proc.stdout.splitlines()
     assert first.startswith("[] ") and first.endswith(" () ()")
     assert int(second) >= 1
+
+
+def test_aws_instance_types_resolve_from_the_built_wheel(env: Env) -> None:
+    # the wheel carries the AWS table and its own plugin names it: no torchx-aws needed
+    code = """
+from torchx.specs import resource
+r = resource(h="aws_p4d.24xlarge")
+print(r.cpu, r.gpu, r.devices["vpc.amazonaws.com/efa"], r.capabilities)
+"""
+    proc = env.python_code(code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "96 8 4 {'node.kubernetes.io/instance-type': 'p4d.24xlarge'}"

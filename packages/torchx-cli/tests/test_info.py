@@ -160,7 +160,7 @@ def test_plugins_reports_versions_clashes_and_failures(cli: Cli) -> None:
     # --check imports and calls what plain 'plugins' only lists, and says what it checked
     assert "odd.size" in out and "not a Resource" not in out and "checked" not in out
     assert "(torchx: odd.size): returned a dict, not a Resource" in checked
-    assert "checked 3 schedulers, 11 named resources, " in checked and "problems (above)" in checked
+    assert "checked 3 schedulers, 52 named resources, " in checked and "problems (above)" in checked
     doc = json.loads(cli("plugins", "--json", env=env).stdout)
     assert doc["formatVersion"] == "torchx.cli/v1" and doc["kind"] == "Plugins"
     assert doc["data"]["distributions"]["extra-commands"]["version"] == "2.0"
