@@ -212,6 +212,6 @@ def host_config(
 
 
 def _appdef_json(app: AppDef) -> str:
-    from torchx.specs.serialize import dumps_json
+    from torchx_docker.appdef_label import encode
 
-    return dumps_json(app)
+    return encode(app)

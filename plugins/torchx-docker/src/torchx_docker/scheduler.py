@@ -683,10 +683,10 @@ def _appdef_of(replicas: Sequence[Seen]) -> AppDef | None:
     for c in replicas:
         text = c.labels.get(labels.APPDEF)
         if text:
-            from torchx.specs.serialize import loads_json
+            from torchx_docker.appdef_label import decode
 
             try:
-                app = loads_json(text, AppDef)
+                app = decode(text)
             except Exception:
                 return None
             return app

@@ -1,0 +1,236 @@
+"""The AppDef label's plain codec against the specs serializer (cattrs), which it stands in for."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from torchx_docker import appdef_label
+from torchx_docker.appdef_label import decode, encode
+
+from torchx.specs import (
+    AppDef,
+    BindMount,
+    DeviceMount,
+    Resource,
+    RetryPolicy,
+    Role,
+    VolumeMount,
+    Workspace,
+)
+from torchx.specs.serialize import SerializationError, dumps_json, loads_json
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3),
+    max_leaves=8,
+)
+_json_dicts = st.dictionaries(_text, _json, max_size=3)
+_resources = st.builds(
+    Resource,
+    cpu=st.integers(),
+    gpu=st.integers(),
+    memMB=st.integers(),
+    capabilities=_json_dicts,
+    devices=st.dictionaries(_text, st.integers(), max_size=2),
+    tags=_json_dicts,
+)
+_mounts = st.one_of(
+    st.builds(BindMount, _text, _text, st.booleans()),
+    st.builds(VolumeMount, _text, _text, st.booleans()),
+    st.builds(DeviceMount, _text, _text, _text),
+)
+_roles = st.builds(
+    Role,
+    name=_text,
+    image=_text,
+    min_replicas=st.none() | st.integers(),
+    entrypoint=_text,
+    args=st.lists(_text, max_size=4),
+    env=st.dictionaries(_text, _text, max_size=3),
+    num_replicas=st.integers(),
+    max_retries=st.integers(),
+    retry_policy=st.sampled_from(RetryPolicy),
+    resource=_resources,
+    port_map=st.dictionaries(_text, st.integers(), max_size=2),
+    metadata=_json_dicts,
+    mounts=st.lists(_mounts, max_size=3),
+    workspace=st.none() | st.builds(Workspace, st.dictionaries(_text, _text, max_size=3)),
+    overrides=_json_dicts,
+)
+_appdefs = st.builds(
+    AppDef,
+    name=_text,
+    roles=st.lists(_roles, max_size=3),
+    metadata=st.dictionaries(_text, _text, max_size=3),
+)
+_settings = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_settings
+@given(app=_appdefs)
+def test_writes_what_the_serializer_writes_and_reads_it_back(app: AppDef) -> None:
+    text = encode(app)
+    assert text == dumps_json(app)  # byte for byte: labels of either read the same
+    back = decode(text)
+    assert back == app
+    assert back == loads_json(text, AppDef)
+
+
+def _doc(app: AppDef) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(dumps_json(app))
+    return doc
+
+
+def _rich() -> AppDef:
+    return AppDef(
+        "train",
+        [
+            Role(
+                "trainer",
+                image="img",
+                entrypoint="python",
+                args=["-m", "x"],
+                env={"A": "1"},
+                num_replicas=2,
+                max_retries=1,
+                retry_policy=RetryPolicy.ROLE,
+                resource=Resource(cpu=2, gpu=0, memMB=64, capabilities={"x": [1.5, None]}),
+                port_map={"http": 80},
+                metadata={"k": {"n": 1}},
+                mounts=[
+                    BindMount("/a", "/b", True),
+                    VolumeMount("v", "/c"),
+                    DeviceMount("/d", "/e"),
+                ],
+                workspace=Workspace({".": "sub"}),
+                overrides={"o": True},
+            )
+        ],
+        metadata={"m": "v"},
+    )
+
+
+@_settings
+@given(app=_appdefs, where=st.sampled_from(["spec", "role", "resource"]), value=_json)
+def test_a_document_with_a_field_it_does_not_know_is_left_to_the_serializer(
+    app: AppDef, where: str, value: Any
+) -> None:
+    """A label of a later release (a new field) is read as the serializer reads it: here,
+    refused with its error, never read with the field dropped."""
+    doc = _doc(_rich() if not app.roles else app)
+    target = {
+        "spec": doc["spec"],
+        "role": doc["spec"]["roles"][0],
+        "resource": doc["spec"]["roles"][0]["resource"],
+    }[where]
+    target["zz_new_field"] = value
+    text = json.dumps(doc)
+    with pytest.raises(SerializationError) as ours:
+        decode(text)
+    with pytest.raises(SerializationError) as theirs:
+        loads_json(text, AppDef)
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.update(apiVersion="torchx.specs/v0"),
+        lambda d: d.update(kind="Role"),
+        lambda d: d["spec"]["roles"][0].update(num_replicas=True),
+        lambda d: d["spec"]["roles"][0].update(retry_policy="SOMETIMES"),
+        lambda d: d["spec"]["roles"][0]["mounts"][0].update(type="tmpfs"),
+        lambda d: d["spec"]["roles"][0]["resource"].update(cpu="2"),
+        lambda d: d["spec"]["roles"][0].pop("image"),
+        lambda d: d["spec"].update(metadata={"m": 1}),
+    ],
+)
+def test_anything_else_is_left_to_the_serializer(change: Any) -> None:
+    doc = _doc(_rich())
+    change(doc)
+    text = json.dumps(doc)
+    with pytest.raises(SerializationError) as ours:
+        decode(text)
+    with pytest.raises(SerializationError) as theirs:
+        loads_json(text, AppDef)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_fields_left_out_are_read_as_the_serializer_reads_them() -> None:
+    """The serializer fills in defaults; the plain reader leaves that document to it."""
+    doc = _doc(_rich())
+    del doc["spec"]["roles"][0]["overrides"]
+    assert decode(json.dumps(doc)) == loads_json(json.dumps(doc), AppDef)
+
+
+@pytest.mark.parametrize(
+    "app",
+    [
+        AppDef("a", [Role("r", image="i", entrypoint="e", metadata={"x": float("inf")})]),
+        AppDef("a", [Role("r", image="i", entrypoint="e", metadata={"x": {1, 2}})]),
+        AppDef("a", [Role("r", image="i", entrypoint="e", args=("x",))]),  # type: ignore[arg-type]
+        AppDef("a", [Role("r", image="i", entrypoint="e", retry_policy="REPLICA")]),  # type: ignore[arg-type]
+    ],
+)
+def test_unusual_values_are_written_by_the_serializer(app: AppDef) -> None:
+    try:
+        expected: str | type[BaseException] = dumps_json(app)
+    except SerializationError:
+        expected = SerializationError
+    if isinstance(expected, str):
+        assert encode(app) == expected
+    else:
+        with pytest.raises(expected):
+            encode(app)
+
+
+def test_a_role_subclass_is_written_as_a_role() -> None:
+    class MyRole(Role):
+        pass
+
+    app = AppDef("a", [MyRole("r", image="i", entrypoint="e")])
+    assert encode(app) == dumps_json(app)
+    assert decode(encode(app)) == AppDef("a", [Role("r", image="i", entrypoint="e")])
+
+
+@pytest.mark.parametrize(
+    ("cls", "keys"),
+    [
+        (AppDef, appdef_label.APP_KEYS),
+        (Role, appdef_label.ROLE_KEYS),
+        (Resource, appdef_label.RESOURCE_KEYS),
+        (BindMount, appdef_label.MOUNT_KEYS["bind"][1:]),
+        (VolumeMount, appdef_label.MOUNT_KEYS["volume"][1:]),
+        (DeviceMount, appdef_label.MOUNT_KEYS["device"][1:]),
+        (Workspace, appdef_label.WORKSPACE_KEYS),
+    ],
+)
+def test_the_codec_knows_every_field_of_the_specs(cls: type, keys: tuple[str, ...]) -> None:
+    """A field added to a spec class must be added to the label codec too."""
+    assert tuple(a.name for a in attrs.fields(cls)) == keys
+
+
+def test_neither_way_imports_cattrs() -> None:
+    code = (
+        "import sys\n"
+        "from torchx.specs import AppDef, Role, Resource\n"
+        "from torchx_docker.appdef_label import decode, encode\n"
+        "app = AppDef('a', [Role('r', image='i', entrypoint='e', resource=Resource(1, 0, 64))])\n"
+        "assert decode(encode(app)) == app\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'cattrs'"
+        " or m == 'torchx.specs.serialize'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
