@@ -24,6 +24,7 @@ MODULES = [
 EXAMPLES = [
     "torchx.specs",
     "torchx.specs.api",
+    "torchx.specs.appdef_json",
     "torchx.specs.builders",
     "torchx.specs.builtin_plugin",
     "torchx.specs.durations",

@@ -8,7 +8,6 @@ from torchx.schedulers.testing import modules_with_examples, run_examples
 
 #: The modules whose docstrings show examples; each must have at least one.
 MODULES = [
-    "torchx_docker.appdef_label",
     "torchx_docker.engine",
     "torchx_docker.labels",
     "torchx_docker.logs",

@@ -212,6 +212,6 @@ def host_config(
 
 
 def _appdef_json(app: AppDef) -> str:
-    from torchx_docker.appdef_label import encode
+    from torchx.specs.appdef_json import encode
 
     return encode(app)

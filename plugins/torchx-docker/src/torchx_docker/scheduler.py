@@ -683,7 +683,7 @@ def _appdef_of(replicas: Sequence[Seen]) -> AppDef | None:
     for c in replicas:
         text = c.labels.get(labels.APPDEF)
         if text:
-            from torchx_docker.appdef_label import decode
+            from torchx.specs.appdef_json import decode
 
             try:
                 app = decode(text)

@@ -1,25 +1,24 @@
-"""The submitted AppDef in a container label, written and read without cattrs.
+"""An AppDef as the serializer's JSON document, written and read without cattrs.
 
-The first replica's container carries the AppDef it was submitted with
-(:data:`torchx_docker.labels.APPDEF`), so that ``describe`` gives it back from any
-process. The label holds the same JSON document as
-:func:`torchx.specs.serialize.dumps_json` writes (``{"apiVersion": "torchx.specs/v1",
-"kind": "AppDef", "spec": {...}}``: field names as keys, enums by name, mounts tagged by
-``"type"``), so labels written by any release read the same. What differs is the cost:
-the serializer imports cattrs and builds its converter on first use, tens of
-milliseconds (more under load) that every ``torchx run -s docker`` and every status of a
-docker app would pay for one small document. :func:`encode` and :func:`decode` do the
-same with plain code for the fields an AppDef has today.
+Schedulers keep the AppDef an app was submitted with next to it (a container label, an
+object's annotation, a job's tag), so that ``describe`` gives it back from any process.
+That text is the same JSON document as :func:`torchx.specs.serialize.dumps_json` writes
+(``{"apiVersion": "torchx.specs/v1", "kind": "AppDef", "spec": {...}}``: field names as
+keys, enums by name, mounts tagged by ``"type"``), so documents written by any release
+read the same. What differs is the cost: the serializer imports cattrs and builds its
+converter on first use, tens of milliseconds (more under load) that every ``torchx run``
+and every ``torchx status`` would pay for one small document. :func:`encode` and
+:func:`decode` do the same with plain code for the fields an AppDef has today.
 
 Neither ever guesses. :func:`encode` checks each value's type on the way and leaves
 anything unusual (a value of the wrong type, a key that is not a string, a float that is
 not finite, a subclass it does not know) to ``dumps_json``, which writes it or raises its
 one-line error. :func:`decode` reads only a document whose version, kind, keys and value
-types are exactly what :func:`encode` writes; anything else (a label written by a later
+types are exactly what :func:`encode` writes; anything else (a document written by a later
 release with a field this one lacks, another format version) goes to ``loads_json``,
 which migrates or refuses it. So the two agree with the serializer wherever it agrees
 with itself (the tests check that with hypothesis), and a field added to the specs
-without being added here fails a test instead of vanishing from labels.
+without being added here fails a test instead of vanishing from stored documents.
 
 >>> from torchx.specs import AppDef, Role
 >>> app = AppDef("echo", [Role("hello", image="busybox", entrypoint="echo", args=["hi"])])
@@ -220,7 +219,7 @@ WORKSPACE_KEYS = ("projects",)
 
 
 def decode(text: str) -> AppDef:
-    """The AppDef of a label; raises ``SerializationError`` (a ``ValueError``) if it is none."""
+    """The AppDef of a document; raises ``SerializationError`` (a ``ValueError``) if it is none."""
     try:
         doc = json.loads(text)
     except ValueError:

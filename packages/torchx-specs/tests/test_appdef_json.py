@@ -1,4 +1,4 @@
-"""The AppDef label's plain codec against the specs serializer (cattrs), which it stands in for."""
+"""The AppDef JSON plain codec against the specs serializer (cattrs), which it stands in for."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from torchx_docker import appdef_label
-from torchx_docker.appdef_label import decode, encode
 
 from torchx.specs import (
     AppDef,
@@ -23,7 +21,9 @@ from torchx.specs import (
     Role,
     VolumeMount,
     Workspace,
+    appdef_json,
 )
+from torchx.specs.appdef_json import decode, encode
 from torchx.specs.serialize import SerializationError, dumps_json, loads_json
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
@@ -82,7 +82,7 @@ _settings = settings(max_examples=200, deadline=None, suppress_health_check=[Hea
 @given(app=_appdefs)
 def test_writes_what_the_serializer_writes_and_reads_it_back(app: AppDef) -> None:
     text = encode(app)
-    assert text == dumps_json(app)  # byte for byte: labels of either read the same
+    assert text == dumps_json(app)  # byte for byte: documents of either read the same
     back = decode(text)
     assert back == app
     assert back == loads_json(text, AppDef)
@@ -127,7 +127,7 @@ def _rich() -> AppDef:
 def test_a_document_with_a_field_it_does_not_know_is_left_to_the_serializer(
     app: AppDef, where: str, value: Any
 ) -> None:
-    """A label of a later release (a new field) is read as the serializer reads it: here,
+    """A document of a later release (a new field) is read as the serializer reads it: here,
     refused with its error, never read with the field dropped."""
     doc = _doc(_rich() if not app.roles else app)
     target = {
@@ -208,17 +208,17 @@ def test_a_role_subclass_is_written_as_a_role() -> None:
 @pytest.mark.parametrize(
     ("cls", "keys"),
     [
-        (AppDef, appdef_label.APP_KEYS),
-        (Role, appdef_label.ROLE_KEYS),
-        (Resource, appdef_label.RESOURCE_KEYS),
-        (BindMount, appdef_label.MOUNT_KEYS["bind"][1:]),
-        (VolumeMount, appdef_label.MOUNT_KEYS["volume"][1:]),
-        (DeviceMount, appdef_label.MOUNT_KEYS["device"][1:]),
-        (Workspace, appdef_label.WORKSPACE_KEYS),
+        (AppDef, appdef_json.APP_KEYS),
+        (Role, appdef_json.ROLE_KEYS),
+        (Resource, appdef_json.RESOURCE_KEYS),
+        (BindMount, appdef_json.MOUNT_KEYS["bind"][1:]),
+        (VolumeMount, appdef_json.MOUNT_KEYS["volume"][1:]),
+        (DeviceMount, appdef_json.MOUNT_KEYS["device"][1:]),
+        (Workspace, appdef_json.WORKSPACE_KEYS),
     ],
 )
 def test_the_codec_knows_every_field_of_the_specs(cls: type, keys: tuple[str, ...]) -> None:
-    """A field added to a spec class must be added to the label codec too."""
+    """A field added to a spec class must be added to the codec too."""
     assert tuple(a.name for a in attrs.fields(cls)) == keys
 
 
@@ -226,7 +226,7 @@ def test_neither_way_imports_cattrs() -> None:
     code = (
         "import sys\n"
         "from torchx.specs import AppDef, Role, Resource\n"
-        "from torchx_docker.appdef_label import decode, encode\n"
+        "from torchx.specs.appdef_json import decode, encode\n"
         "app = AppDef('a', [Role('r', image='i', entrypoint='e', resource=Resource(1, 0, 64))])\n"
         "assert decode(encode(app)) == app\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'cattrs'"
