@@ -89,6 +89,7 @@ CLI_CHECKS = {
     "plugins/torchx-slurm/README.md": "torchx runopts slurm",
     "plugins/torchx-docker/README.md": "torchx runopts docker",
     "plugins/torchx-aws/README.md": "torchx plugins",
+    "plugins/torchx-lsf/README.md": "torchx runopts lsf",
     "examples/vendor-plugin/README.md": "torchx acme-sizes --min-gpus 1",
 }
 OTHER_READMES = [
@@ -121,6 +122,8 @@ def _import_check(line: str) -> str:
     code = f"import {', '.join(imports)}"
     if "torchx-slurm" in line:
         code += "; from torchx.runner import get_runner; assert 'slurm' in get_runner().scheduler_backends()"
+    if "torchx-lsf" in line:
+        code += "; from torchx.runner import get_runner; assert 'lsf' in get_runner().scheduler_backends()"
     return f'python -c "{code}"'
 
 

@@ -14,7 +14,7 @@ its ``$`` lines only). Each must be one of:
   that it runs them all);
 * **marked** in the doc by a trailing comment: ``(not yet published)`` for the package
   index form of an install, ``needs a Slurm cluster``, ``needs a Docker engine``,
-  ``needs a Kubernetes API server`` or ``needs torch`` (the e2e and integration sessions run the same commands, typed).
+  ``needs a Kubernetes API server``, ``needs an LSF cluster`` or ``needs torch`` (the e2e and integration sessions run the same commands, typed).
 
 A new command in a doc fails here until it is one of these.
 """
@@ -45,6 +45,7 @@ MARKS = (
     "needs a Slurm cluster",
     "needs a Docker engine",
     "needs a Kubernetes API server",
+    "needs an LSF cluster",
     "needs torch",
 )
 
@@ -97,6 +98,7 @@ RUN_BY: dict[tuple[str, str], str] = {
             "plugins/torchx-slurm/README.md",
             "plugins/torchx-docker/README.md",
             "plugins/torchx-aws/README.md",
+            "plugins/torchx-lsf/README.md",
             "examples/vendor-plugin/README.md",
         )
     },
@@ -115,6 +117,10 @@ RUN_BY: dict[tuple[str, str], str] = {
     (
         "plugins/torchx-slurm/README.md",
         "torchx runopts slurm",
+    ): "tools/install_matrix/test_readme_install.py::test_every_readmes_clone_install_works_verbatim",
+    (
+        "plugins/torchx-lsf/README.md",
+        "torchx runopts lsf",
     ): "tools/install_matrix/test_readme_install.py::test_every_readmes_clone_install_works_verbatim",
     # the DDP example with real torch (nox -s e2e installs it as the README says)
     ("README.md", "pip install torch numpy"): "noxfile.py::e2e",

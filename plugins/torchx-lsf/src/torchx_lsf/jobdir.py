@@ -1,0 +1,182 @@
+"""The app's private directory in the job directory: made at submit, checked, written safely.
+
+A job directory is often shared (a scratch filesystem others can write, seen by every
+LSF host). Everything an app keeps there is in ``JOBDIR/.torchx-lsf/<app id>/``: the
+replicas' scripts and environment files (which may hold secrets), their logs, the
+AppDef and the cancel mark. So ``.torchx-lsf`` must be a real directory (not a link) of
+the user's that no other user can write, and the app's directory is made fresh (0700)
+under it: nobody else can have planted a link there for a write to follow, and every
+file is created new (``O_EXCL | O_NOFOLLOW``, 0600) relative to the directory opened
+once. :func:`prepare` refuses, in one line, a job directory every user can write that
+is not sticky (any of them could replace ``.torchx-lsf`` itself); each replica's script
+checks the app's directory again when it starts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+
+from torchx.schedulers.api import SchedulerError
+
+#: The sub-directory of the job directory holding one private directory per app.
+STATE_DIR = ".torchx-lsf"
+#: The file whose presence says that the app was cancelled through torchx.
+CANCELLED = "cancelled"
+
+
+def prepare(jobdir: str) -> bool:
+    """Makes or checks ``jobdir`` (made if missing) and ``jobdir/.torchx-lsf``.
+
+    Returns whether ``jobdir`` itself was made here (a failed submit removes it again).
+    Raises a one-line :class:`SchedulerError` saying what is wrong and what would do.
+    """
+    made = False
+    if not os.path.isdir(jobdir):
+        try:
+            os.makedirs(jobdir)
+            made = True
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise SchedulerError(
+                f"cannot create the job directory {jobdir}: {e.strerror}"
+            ) from None
+    try:
+        st = os.stat(jobdir)
+    except OSError as e:
+        raise SchedulerError(f"cannot use the job directory {jobdir}: {e.strerror}") from None
+    if st.st_mode & stat.S_IWOTH and not st.st_mode & stat.S_ISVTX:
+        raise SchedulerError(
+            f"jobdir {jobdir} can be written by every user and is not sticky, so any of "
+            "them could replace the files of the app: use a directory only you can write, "
+            f"or make it sticky like /tmp (chmod +t {jobdir})"
+        )
+    top = os.path.join(jobdir, STATE_DIR)
+    try:
+        os.mkdir(top, 0o700)
+        os.chmod(top, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as e:
+        raise SchedulerError(f"cannot create {top}: {e.strerror}") from None
+    fd = _open_dir(top)
+    try:
+        own = os.fstat(fd)
+        if own.st_uid != os.geteuid():
+            raise SchedulerError(_refusal(top, f"owned by uid {own.st_uid}"))
+        if own.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise SchedulerError(
+                _refusal(top, f"writable by others (mode {stat.S_IMODE(own.st_mode):o})")
+                + f"; or make it yours alone: chmod go-w {top}"
+            )
+    finally:
+        os.close(fd)
+    return made
+
+
+def _open_dir(path: str) -> int:
+    try:
+        # the directory itself, never what a link of that name points to
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        raise SchedulerError(_refusal(path, _what(path, e))) from None
+
+
+def make_app_dir(app_dir: str, files: dict[str, str]) -> None:
+    """Makes ``app_dir`` (new, 0700) and writes ``files`` (name -> text) into it, each 0600.
+
+    The directory must not exist (app ids are unique): an existing one is refused. Each
+    file is created new relative to the directory opened without following links.
+    """
+    try:
+        os.mkdir(app_dir, 0o700)
+    except FileExistsError:
+        raise SchedulerError(
+            f"{app_dir} exists already: another app has this id; submit again for a new one"
+        ) from None
+    except OSError as e:
+        raise SchedulerError(f"cannot create {app_dir}: {e.strerror}") from None
+    fd = _open_dir(app_dir)
+    try:
+        os.fchmod(fd, 0o700)  # the umask may have taken bits away (never added any)
+        for name, text in files.items():
+            write_new(fd, name, text)
+    except OSError as e:
+        raise SchedulerError(f"cannot write {app_dir}/{name}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def write_new(dir_fd: int, name: str, text: str) -> None:
+    """Creates ``name`` in the directory ``dir_fd`` (new, never through a link), 0600."""
+    fd = os.open(
+        name,
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+        0o600,
+        dir_fd=dir_fd,
+    )
+    try:
+        os.fchmod(fd, 0o600)
+        view = memoryview(text.encode())
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def mark_cancelled(app_dir: str) -> None:
+    """Leaves the cancel mark in ``app_dir`` (if it is a private directory of the user's)."""
+    try:
+        fd = os.open(app_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            return
+        try:
+            write_new(fd, CANCELLED, "")
+        except FileExistsError:
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def is_private_dir(path: str) -> bool:
+    """Whether ``path`` is a directory (not a link) of the user's that only they can use."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077
+
+
+def remove(app_dir: str, jobdir: str, made_jobdir: bool) -> None:
+    """Removes what a failed submit made: the app's directory, and ``jobdir`` if it made it."""
+    shutil.rmtree(app_dir, ignore_errors=True)
+    if made_jobdir:
+        shutil.rmtree(jobdir, ignore_errors=True)
+
+
+def _what(path: str, error: OSError) -> str:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return error.strerror or "not usable"
+    if stat.S_ISLNK(mode):
+        return "a link"
+    if not stat.S_ISDIR(mode):
+        return "not a directory"
+    return error.strerror or "not usable"
+
+
+def _refusal(path: str, what: str) -> str:
+    return (
+        f"{path} is {what}, not a directory of yours that only you can write: the app keeps "
+        "its scripts, environment and logs there, so another user could plant or read "
+        "them; use another jobdir, or remove it if you made it"
+    )

@@ -1,0 +1,132 @@
+"""What ``bjobs -o`` prints, read back: one :class:`JobRecord` per LSF job.
+
+The scheduler asks ``bjobs`` for exactly the fields it reads, unpadded, one job per
+line, separated by :data:`SEP` (``bjobs -noheader -a -o "FIELDS delimiter='|'"``, the
+customized output IBM documents since LSF 9.1)::
+
+    >>> [rec] = parse_bjobs("1234|EXIT|kit-x1|3|4*hostA:2*hostB|kit-x1-main-0|/jobs/a\\n")
+    >>> rec.job_id, rec.state, rec.exit_code, rec.exec_host, rec.role, rec.replica_id
+    ('1234', 'EXIT', 3, 'hostA', 'main', 0)
+
+A field LSF has no value for is ``-``. Lines that are not records (``No job found``,
+``Job <12> is not found``: LSF's answers when nothing matches) are skipped, never read
+as a job. The last field (the output directory, a path) may hold the separator: it is
+split off last.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from torchx.specs.api import AppState
+
+#: The separator of the fields (``delimiter='|'``).
+SEP = "|"
+#: The fields asked for, in the order :func:`parse_bjobs` reads them.
+FIELDS = ("jobid", "stat", "proj_name", "exit_code", "exec_host", "job_name", "output_dir")
+#: The ``-o`` argument of bjobs.
+BJOBS_FORMAT = " ".join(FIELDS) + f" delimiter='{SEP}'"
+
+#: LSF's job states -> TorchX's (upstream TorchX's table; suspended jobs are PENDING).
+STATES: dict[str, AppState] = {
+    "PEND": AppState.PENDING,
+    "PSUSP": AppState.PENDING,
+    "WAIT": AppState.PENDING,
+    "RUN": AppState.RUNNING,
+    "USUSP": AppState.PENDING,
+    "SSUSP": AppState.PENDING,
+    "DONE": AppState.SUCCEEDED,
+    "EXIT": AppState.FAILED,
+}
+_JOB_ID = re.compile(r"\d+(\[\d+\])?")
+_HOST_COUNT = re.compile(r"\d+\*")
+
+
+@attrs.frozen
+class JobRecord:
+    """One LSF job as bjobs prints it (``-`` read as empty or None)."""
+
+    job_id: str
+    state: str
+    project: str
+    exit_code: int | None
+    exec_host: str
+    job_name: str
+    output_dir: str
+
+    @property
+    def replica(self) -> tuple[str, int] | None:
+        """``(role, replica)`` from a job name ``<project>-<role>-<k>``; None for other jobs."""
+        prefix = self.project + "-"
+        if not self.project or not self.job_name.startswith(prefix):
+            return None
+        role, sep, k = self.job_name[len(prefix) :].rpartition("-")
+        if not sep or not role or not k.isdigit():
+            return None
+        return role, int(k)
+
+    @property
+    def role(self) -> str | None:
+        parsed = self.replica
+        return parsed[0] if parsed else None
+
+    @property
+    def replica_id(self) -> int | None:
+        parsed = self.replica
+        return parsed[1] if parsed else None
+
+    @property
+    def app_state(self) -> AppState:
+        return STATES.get(self.state, AppState.UNKNOWN)
+
+
+def _value(text: str) -> str:
+    text = text.strip()
+    return "" if text == "-" else text
+
+
+def first_host(exec_host: str) -> str:
+    """The first host of bjobs' ``exec_host`` (``4*hostA:hostB`` -> ``hostA``)."""
+    first = exec_host.strip().split(":", 1)[0].split()[0] if exec_host.strip() else ""
+    return _HOST_COUNT.sub("", first, count=1) if first != "-" else ""
+
+
+def _exit_code(text: str) -> int | None:
+    text = _value(text)
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def parse_bjobs(text: str) -> list[JobRecord]:
+    """The records of bjobs' output (``-o BJOBS_FORMAT -noheader``), in its order."""
+    records = []
+    for line in text.splitlines():
+        parts = line.split(SEP, len(FIELDS) - 1)
+        if len(parts) != len(FIELDS) or not _JOB_ID.fullmatch(parts[0].strip()):
+            continue  # a message, not a job
+        job_id, state, project, exit_code, exec_host, job_name, output_dir = parts
+        records.append(
+            JobRecord(
+                job_id=job_id.strip(),
+                state=state.strip(),
+                project=_value(project),
+                exit_code=_exit_code(exit_code),
+                exec_host=first_host(_value(exec_host)),
+                job_name=_value(job_name),
+                output_dir=_value(output_dir),
+            )
+        )
+    return records
+
+
+def replica_exit_code(rec: JobRecord) -> int | None:
+    """A replica's exit code: 0 once DONE, LSF's for EXIT, None while it runs."""
+    if rec.state == "DONE":
+        return 0
+    if rec.state == "EXIT":
+        return rec.exit_code
+    return None
