@@ -1,0 +1,163 @@
+"""App ids, object names and pod names: how an app is found again on a cluster.
+
+An app is one custom object (a Volcano ``Job`` or a ``JobSet``) in a namespace, reached
+through a kubeconfig context. Its app id carries all of that, so ``torchx status``
+from any later shell finds it without being told again:
+
+* ``NAMESPACE:NAME``: a Volcano Job, through the kubeconfig's current context
+  (upstream TorchX's form: its ``kubernetes://SESSION/NAMESPACE:NAME`` handles work);
+* ``NAMESPACE:NAME:jobset``: a JobSet;
+* either, followed by ``@CONTEXT``: through that kubeconfig context, percent-encoded
+  (context names may hold ``:``, ``/``, ``@``: an EKS context is an ARN).
+
+>>> format_app_id(AppRef("team-a", "trainer-x1"))
+'team-a:trainer-x1'
+>>> ref = parse_app_id("default:ddp-4k2:jobset@arn%3Aaws%3Aeks%3Aus-east-1%3A1%3Acluster%2Fml")
+>>> ref.flavour, ref.context
+('jobset', 'arn:aws:eks:us-east-1:1:cluster/ml')
+>>> parse_app_id("trainer-x1")
+Traceback (most recent call last):
+  ...
+torchx_k8s.names.InvalidK8sAppIdError: invalid kubernetes app id 'trainer-x1': expected NAMESPACE:NAME[:jobset][@CONTEXT] (a namespace and an object name, lower-case letters, digits and '-'), e.g. 'default:trainer-1a2b3c4d5e'
+
+Names. The object's name (:func:`object_name`) is short (at most
+:data:`OBJECT_NAME_MAX` characters, starting with a letter, ending in 10 random ones):
+the controllers name pods and host names after it, and a host name is a DNS label of at
+most 63 characters. Each replica is a Volcano task (a JobSet replicated job) of its own,
+named by :func:`task_name` from the role and the replica index, cut (with a hash) so
+that the longest name made from it still fits:
+
+>>> task_name("trainer-1a2b3c4d5e", "worker", 3)
+'worker-3'
+>>> volcano_pod_name("trainer-1a2b3c4d5e", "worker", 3)
+'trainer-1a2b3c4d5e-worker-3-0'
+>>> jobset_host_name("trainer-1a2b3c4d5e", "worker", 3)
+'trainer-1a2b3c4d5e-worker-3-0-0'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import quote, unquote
+
+from torchx.schedulers.errors import InvalidAppIdError
+from torchx.schedulers.ids import DNS_LABEL_MAX, dns_label, make_app_id
+
+VOLCANO = "volcano"
+JOBSET = "jobset"
+#: The request flavours: a Volcano ``batch.volcano.sh/v1alpha1`` Job (the default, as
+#: upstream TorchX), or a ``jobset.x-k8s.io/v1alpha2`` JobSet.
+FLAVOURS = (VOLCANO, JOBSET)
+
+#: The longest object name made here: 19 characters of the app's name, ``-`` and 10
+#: random ones. Leaves 28 characters for a task name in a JobSet's host names.
+OBJECT_NAME_MAX = 30
+_STEM_MAX = OBJECT_NAME_MAX - 11
+_RANDOM = 10
+
+_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_NAMESPACE = re.compile(_LABEL)
+# an object name: a DNS subdomain (what the API server accepts for custom objects)
+_NAME = re.compile(rf"{_LABEL}(\.{_LABEL})*")
+_CONTEXT = re.compile(r"[A-Za-z0-9%._~-]+")
+_FORM = (
+    "expected NAMESPACE:NAME[:jobset][@CONTEXT] (a namespace and an object name, lower-case "
+    "letters, digits and '-'), e.g. 'default:trainer-1a2b3c4d5e'"
+)
+
+
+class InvalidK8sAppIdError(InvalidAppIdError):
+    """An app id that is not of the form :func:`parse_app_id` reads (one line)."""
+
+
+@dataclass(frozen=True)
+class AppRef:
+    """Where an app's object is: namespace, name, flavour, kubeconfig context."""
+
+    namespace: str
+    name: str
+    flavour: str = VOLCANO
+    #: the kubeconfig context (None: the kubeconfig's current one)
+    context: str | None = None
+
+
+def format_app_id(ref: AppRef) -> str:
+    """The app id of ``ref`` (see the module docstring); :func:`parse_app_id` reads it back."""
+    text = f"{ref.namespace}:{ref.name}"
+    if ref.flavour != VOLCANO:
+        text += f":{ref.flavour}"
+    if ref.context is not None:
+        text += "@" + quote(ref.context, safe="")
+    return text
+
+
+def parse_app_id(app_id: str) -> AppRef:
+    """The :class:`AppRef` of ``app_id``; a one-line :class:`InvalidK8sAppIdError` if malformed."""
+    if not isinstance(app_id, str):
+        raise InvalidK8sAppIdError(f"invalid kubernetes app id {app_id!r}: {_FORM}")
+    body, at, encoded = app_id.partition("@")
+    context: str | None = None
+    if at:
+        if not _CONTEXT.fullmatch(encoded):
+            raise InvalidK8sAppIdError(
+                f"invalid kubernetes app id {app_id!r}: the context after '@' must be "
+                f"percent-encoded; {_FORM}"
+            )
+        context = unquote(encoded, errors="strict") if "%" in encoded else encoded
+    parts = body.split(":")
+    flavour = VOLCANO
+    if len(parts) == 3 and parts[2] in FLAVOURS:
+        flavour = parts.pop()
+    if (
+        len(parts) != 2
+        or len(parts[0]) > DNS_LABEL_MAX
+        or not _NAMESPACE.fullmatch(parts[0])
+        or len(parts[1]) > 253
+        or not _NAME.fullmatch(parts[1])
+    ):
+        raise InvalidK8sAppIdError(f"invalid kubernetes app id {app_id!r}: {_FORM}")
+    return AppRef(parts[0], parts[1], flavour, context)
+
+
+def object_name(app_name: str) -> str:
+    """A new, unique object name for an app called ``app_name``.
+
+    At most :data:`OBJECT_NAME_MAX` characters: the name cleaned to lower-case letters,
+    digits and ``-``, starting with a letter (Volcano and JobSet name a Service after
+    the object, and a Service's name must), then ``-`` and 10 random characters.
+    """
+    stem = re.sub(r"[^a-z0-9]+", "-", app_name.lower()).strip("-")
+    if not stem[:1].isalpha():
+        stem = "app-" + stem if stem else "app"
+    stem = stem[:_STEM_MAX].rstrip("-")
+    return f"{stem}-{make_app_id('x')[-_RANDOM:]}"
+
+
+def _budget(name: str, suffix: int) -> int:
+    return max(DNS_LABEL_MAX - len(name) - 1 - suffix, 12)
+
+
+def task_name(name: str, role: str, replica: int, flavour: str = VOLCANO) -> str:
+    """The Volcano task (JobSet replicated job) of replica ``replica`` of ``role``.
+
+    ``{role}-{replica}`` (upstream TorchX's) when that is a DNS label short enough for
+    the longest name made from it (Volcano's pod ``{name}-{task}-0``, a JobSet's host
+    ``{name}-{task}-0-0``), else that cleaned and cut, with a hash of the exact parts.
+    """
+    return dns_label(role, replica, max_length=_budget(name, 4 if flavour == JOBSET else 2))
+
+
+def volcano_pod_name(name: str, role: str, replica: int) -> str:
+    """The pod Volcano makes for the replica: ``{job}-{task}-{index}`` (index 0)."""
+    return f"{name}-{task_name(name, role, replica)}-0"
+
+
+def jobset_host_name(name: str, role: str, replica: int) -> str:
+    """The host name JobSet gives the replica's pod: ``{jobset}-{rjob}-{job}-{pod}``."""
+    return f"{name}-{task_name(name, role, replica, JOBSET)}-0-0"
+
+
+def volcano_hosts_env(task: str) -> str:
+    """The variable Volcano's ``svc`` plugin sets to the host names of ``task``'s pods."""
+    return f"VC_{task.replace('-', '_').upper()}_HOSTS"

@@ -1,0 +1,208 @@
+"""The ``kubernetes`` scheduler's run options, and their checks before anything is sent.
+
+The names are upstream TorchX's (``namespace``, ``queue``, ``service_account``,
+``priority_class``, ``image_repo``, ``reserved_millicpu``, ``reserved_memmb``,
+``validate_spec``), so an existing ``.torchxconfig`` ``[kubernetes]`` section works;
+``flavour``, ``context``, ``image_pull_secrets`` and ``secret_env`` are ours.
+
+>>> opts = k8s_runopts()
+>>> o = read(opts.resolve({"flavour": "jobset", "secret_env": {"HF_TOKEN": "hf/token"}}))
+>>> o.flavour, o.namespace, o.secret_env
+('jobset', 'default', {'HF_TOKEN': ('hf', 'token')})
+>>> read(opts.resolve({"secret_env": {"HF_TOKEN": "hf"}}))
+Traceback (most recent call last):
+ ...
+torchx.specs.errors.InvalidRunConfigException: run option 'secret_env' has HF_TOKEN:'hf': give SECRET/KEY (a Secret of the namespace and one of its keys), e.g. HF_TOKEN:hf-creds/token
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from torchx.specs.errors import InvalidRunConfigException
+from torchx.specs.options import CfgVal, runopts
+from torchx_k8s.names import FLAVOURS, VOLCANO
+
+#: Upstream TorchX's headroom: a pod requests this much less CPU and memory than its
+#: limit, so that a role sized as a whole machine fits beside the node's own reservations.
+RESERVED_MILLICPU = 100
+RESERVED_MEMMB = 1024
+#: The queue Volcano makes when it is installed.
+DEFAULT_QUEUE = "default"
+
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
+_SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
+
+
+def k8s_runopts() -> runopts:
+    """The run options of the ``kubernetes`` scheduler (see ``torchx runopts kubernetes``)."""
+    opts = runopts()
+    opts.add("namespace", type_=str, default="default", help="Kubernetes namespace of the app")
+    opts.add(
+        "queue",
+        type_=str,
+        default=None,
+        help="Volcano queue of the job (default: Volcano's 'default' queue); with "
+        "flavour=jobset, the Kueue LocalQueue (label kueue.x-k8s.io/queue-name), if any",
+    )
+    opts.add("service_account", type_=str, default=None, help="service account the pods run as")
+    opts.add(
+        "priority_class", type_=str, default=None, help="PriorityClass of the job and its pods"
+    )
+    opts.add(
+        "image_repo",
+        type_=str,
+        default=None,
+        help="image repository a workspace image is pushed to (e.g. registry.example.com/"
+        "team/trainer); needed with --workspace",
+    )
+    opts.add(
+        "reserved_millicpu",
+        type_=int,
+        default=RESERVED_MILLICPU,
+        help="CPU (millicores) a pod requests below its limit, for the node's reservations",
+    )
+    opts.add(
+        "reserved_memmb",
+        type_=int,
+        default=RESERVED_MEMMB,
+        help="memory (MiB) a pod requests below its limit, for the node's reservations",
+    )
+    opts.add(
+        "validate_spec",
+        type_=bool,
+        default=True,
+        help="before submitting, the API server checks one pod of each role (a server-side "
+        "dry run), so an invalid pod is refused before anything is created",
+    )
+    opts.add(
+        "flavour",
+        type_=str,
+        default=VOLCANO,
+        help="what the app becomes: 'volcano' (a batch.volcano.sh Job, as upstream TorchX) "
+        "or 'jobset' (a jobset.x-k8s.io JobSet, for clusters without Volcano)",
+    )
+    opts.add(
+        "context",
+        type_=str,
+        default=None,
+        help="kubeconfig context to use (default: the current one); the app's handle keeps it",
+    )
+    opts.add(
+        "image_pull_secrets",
+        type_=list[str],
+        default=None,
+        help="Secrets (of the namespace) the pods pull their images with",
+    )
+    opts.add(
+        "secret_env",
+        type_=dict[str, str],
+        default=None,
+        help="environment variables read from Secrets: NAME:SECRET/KEY,... (the spec holds "
+        "the reference, never the value)",
+    )
+    return opts
+
+
+@dataclass(frozen=True)
+class K8sOpts:
+    """The run options, checked and typed (read them with :func:`read`)."""
+
+    namespace: str = "default"
+    queue: str | None = None
+    service_account: str | None = None
+    priority_class: str | None = None
+    image_repo: str | None = None
+    reserved_millicpu: int = RESERVED_MILLICPU
+    reserved_memmb: int = RESERVED_MEMMB
+    validate_spec: bool = True
+    flavour: str = VOLCANO
+    context: str | None = None
+    image_pull_secrets: list[str] = field(default_factory=list)
+    #: variable name -> (Secret name, key)
+    secret_env: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def _name(cfg: Mapping[str, CfgVal], key: str, rule: re.Pattern[str], what: str) -> str | None:
+    value = cfg.get(key)
+    if value is None:
+        return None
+    text = str(value)
+    if len(text) > 253 or not rule.fullmatch(text):
+        raise InvalidRunConfigException(
+            f"run option {key!r}={text!r} is not {what}: use lower-case letters, digits and "
+            "'-' (starting and ending with a letter or digit)"
+        )
+    return text
+
+
+def read(cfg: Mapping[str, CfgVal]) -> K8sOpts:
+    """The resolved run options ``cfg`` as :class:`K8sOpts`, each value checked."""
+    namespace = _name(cfg, "namespace", _LABEL, "a namespace name") or "default"
+    if len(namespace) > 63:
+        raise InvalidRunConfigException(
+            f"run option 'namespace'={namespace!r} is longer than 63 characters"
+        )
+    flavour = str(cfg.get("flavour") or VOLCANO)
+    if flavour not in FLAVOURS:
+        raise InvalidRunConfigException(
+            f"run option 'flavour'={flavour!r} is not one of {', '.join(FLAVOURS)}"
+        )
+    reserved: dict[str, int] = {}
+    for key, default in (
+        ("reserved_millicpu", RESERVED_MILLICPU),
+        ("reserved_memmb", RESERVED_MEMMB),
+    ):
+        value = cfg.get(key)
+        reserved[key] = default if value is None else int(value)  # type: ignore[arg-type]
+        if reserved[key] < 0:
+            raise InvalidRunConfigException(
+                f"run option {key!r}={reserved[key]} is negative: give 0 or more"
+            )
+    context = cfg.get("context")
+    if context is not None and not str(context).strip():
+        raise InvalidRunConfigException(
+            "run option 'context' is empty: name a kubeconfig context, or leave it out for "
+            "the current one"
+        )
+    pull = [str(s) for s in (cfg.get("image_pull_secrets") or [])]  # type: ignore[union-attr]
+    for secret in pull:
+        if not _SUBDOMAIN.fullmatch(secret):
+            raise InvalidRunConfigException(
+                f"run option 'image_pull_secrets' has {secret!r}, which is not a Secret's "
+                "name (lower-case letters, digits, '-', '.')"
+            )
+    secret_env: dict[str, tuple[str, str]] = {}
+    raw = cfg.get("secret_env") or {}
+    for var, ref in raw.items() if isinstance(raw, dict) else []:
+        secret, slash, key = str(ref).partition("/")
+        if not _ENV_NAME.fullmatch(str(var)):
+            raise InvalidRunConfigException(
+                f"run option 'secret_env' has the variable name {var!r}: use letters, digits, "
+                "'_', '-', '.', not starting with a digit"
+            )
+        if not slash or not _SUBDOMAIN.fullmatch(secret) or not _SECRET_KEY.fullmatch(key):
+            raise InvalidRunConfigException(
+                f"run option 'secret_env' has {var}:{ref!r}: give SECRET/KEY (a Secret of the "
+                f"namespace and one of its keys), e.g. {var}:hf-creds/token"
+            )
+        secret_env[str(var)] = (secret, key)
+    image_repo = cfg.get("image_repo")
+    return K8sOpts(
+        namespace=namespace,
+        queue=_name(cfg, "queue", _SUBDOMAIN, "a queue name"),
+        service_account=_name(cfg, "service_account", _SUBDOMAIN, "a service account name"),
+        priority_class=_name(cfg, "priority_class", _SUBDOMAIN, "a PriorityClass name"),
+        image_repo=None if image_repo is None else str(image_repo),
+        reserved_millicpu=reserved["reserved_millicpu"],
+        reserved_memmb=reserved["reserved_memmb"],
+        validate_spec=bool(cfg.get("validate_spec", True)),
+        flavour=flavour,
+        context=None if context is None else str(context).strip(),
+        image_pull_secrets=pull,
+        secret_env=secret_env,
+    )

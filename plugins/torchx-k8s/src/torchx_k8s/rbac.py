@@ -1,0 +1,52 @@
+"""The permissions the ``kubernetes`` scheduler needs, as a namespaced RBAC Role.
+
+Every API call the scheduler makes, and why (:data:`RULES`):
+
+================================ ===================================== ============================
+resource (API group)             verbs                                 used by
+================================ ===================================== ============================
+``jobs`` (batch.volcano.sh)      create, get, list, patch, delete      run, status, list, cancel,
+                                                                       delete (Volcano flavour)
+``jobs/status`` (batch.volcano.  patch                                 cancel (phase ``Aborted``)
+sh)
+``jobsets`` (jobset.x-k8s.io)    create, get, list, patch, delete      the same, JobSet flavour
+                                                                       (cancel: ``spec.suspend``)
+``pods`` (core)                  list, create                          status (one list by label);
+                                                                       ``validate_spec`` (a dry
+                                                                       run: nothing is created)
+``pods/log`` (core)              get                                   log
+================================ ===================================== ============================
+
+``python -m torchx_k8s rbac --namespace team-a`` prints it as YAML, to apply with
+``kubectl apply -f -`` and bind to the users (or service account) who submit:
+
+>>> role = role_manifest("team-a")
+>>> role["kind"], role["metadata"]["namespace"], len(role["rules"])
+('Role', 'team-a', 5)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: (API group, resource, verbs) of every call the scheduler makes.
+RULES: list[tuple[str, str, list[str]]] = [
+    ("batch.volcano.sh", "jobs", ["create", "get", "list", "patch", "delete"]),
+    ("batch.volcano.sh", "jobs/status", ["patch"]),
+    ("jobset.x-k8s.io", "jobsets", ["create", "get", "list", "patch", "delete"]),
+    ("", "pods", ["list", "create"]),
+    ("", "pods/log", ["get"]),
+]
+
+
+def role_manifest(namespace: str = "default", name: str = "torchx-submitter") -> dict[str, Any]:
+    """The ``rbac.authorization.k8s.io/v1`` Role granting :data:`RULES` in ``namespace``."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": name, "namespace": namespace},
+        "rules": [
+            {"apiGroups": [group], "resources": [resource], "verbs": list(verbs)}
+            for group, resource, verbs in RULES
+        ],
+    }

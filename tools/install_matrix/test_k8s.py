@@ -1,0 +1,71 @@
+"""Row: torchx-cli + torchx-k8s. The kubernetes client comes along, and stays unimported.
+
+No cluster here (``nox -s integration_k8s`` uses a real API server): the row checks what
+the install gives, that ``torchx --help``, ``torchx run -s local`` and a kubernetes dry
+run never import the client, that the dry run prints the Volcano Job, and that a
+missing kubeconfig is one line.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import Env, MakeEnv
+
+_LOADED = (
+    "import sys, runpy; sys.argv = ['torchx', *{argv!r}];\n"
+    "try:\n"
+    "    runpy.run_module('torchx.cli.main', run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "print('LOADED=' + ','.join(m for m in ('kubernetes', 'urllib3') if m in sys.modules))\n"
+)
+
+
+@pytest.fixture(scope="module")
+def env(make_env: MakeEnv) -> Env:
+    return make_env("k8s", "torchx-cli", "torchx-k8s")
+
+
+def _loaded(env: Env, *argv: str) -> str:
+    proc = env.python_code(_LOADED.format(argv=list(argv)))
+    [line] = [x for x in proc.stdout.splitlines() if x.startswith("LOADED=")]
+    return line.removeprefix("LOADED=")
+
+
+def test_the_client_is_installed_with_the_plugin(env: Env) -> None:
+    installed = env.installed()
+    assert {"torchx-k8s", "kubernetes", "torchx-cli"} <= installed, sorted(installed)
+    assert not {"docker", "boto3", "torchx-docker"} & installed
+
+
+def test_help_local_runs_and_dry_runs_never_import_the_client(env: Env) -> None:
+    assert _loaded(env, "--help") == ""
+    assert _loaded(env, "run", "-s", "local", "--wait", "utils.echo", "--msg", "hi") == ""
+    assert _loaded(env, "runopts", "kubernetes") == ""
+    assert _loaded(env, "run", "-s", "kubernetes", "--dryrun", "utils.echo", "--msg", "hi") == ""
+
+
+def test_a_dry_run_prints_the_volcano_job(env: Env) -> None:
+    proc = env.torchx("run", "-s", "kubernetes", "--dryrun", "utils.echo", "--msg", "hi")
+    assert proc.returncode == 0, proc.stderr
+    assert "apiVersion: batch.volcano.sh/v1alpha1" in proc.stdout
+    assert "kind: Job" in proc.stdout and "- hi" in proc.stdout
+
+
+def test_no_kubeconfig_is_one_line(env: Env) -> None:
+    missing = f"KUBECONFIG={env.work}/no-such-kubeconfig"
+    proc = env.run(
+        "env",
+        missing,
+        "KUBERNETES_SERVICE_HOST=",
+        env.bin / "torchx",
+        "run",
+        "-s",
+        "kubernetes",
+        "-cfg",
+        "validate_spec=False",
+        "utils.echo",
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert "cannot use the kubeconfig" in line
