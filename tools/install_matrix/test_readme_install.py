@@ -90,6 +90,9 @@ CLI_CHECKS = {
     "plugins/torchx-docker/README.md": "torchx runopts docker",
     "plugins/torchx-aws/README.md": "torchx plugins",
     "plugins/torchx-lsf/README.md": "torchx runopts lsf",
+    "plugins/torchx-k8s/README.md": (
+        "torchx run -s kubernetes --dryrun dist.ddp -j 2x1 --image my/torch:1 --script train.py"
+    ),
     "examples/vendor-plugin/README.md": "torchx acme-sizes --min-gpus 1",
 }
 OTHER_READMES = [

@@ -99,9 +99,22 @@ RUN_BY: dict[tuple[str, str], str] = {
             "plugins/torchx-docker/README.md",
             "plugins/torchx-aws/README.md",
             "plugins/torchx-lsf/README.md",
+            "plugins/torchx-k8s/README.md",
             "examples/vendor-plugin/README.md",
         )
     },
+    (
+        "plugins/torchx-k8s/README.md",
+        "torchx run -s kubernetes --dryrun dist.ddp -j 2x1",
+    ): "tools/install_matrix/test_readme_install.py::test_every_readmes_clone_install_works_verbatim",
+    (
+        "plugins/torchx-k8s/README.md",
+        "torchx runopts kubernetes",
+    ): "tools/install_matrix/test_k8s.py::test_help_local_runs_and_dry_runs_never_import_the_client",
+    (
+        "plugins/torchx-k8s/README.md",
+        "python -m torchx_k8s rbac --namespace team-a",
+    ): "plugins/torchx-k8s/tests/test_plugin.py::test_rbac_prints_a_role",
     (
         "packages/torchx-specs/README.md",
         "pip install './packages/torchx-specs[yaml]'",
