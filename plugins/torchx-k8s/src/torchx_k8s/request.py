@@ -289,9 +289,9 @@ def _jobset(app: AppDef, name: str, opts: K8sOpts) -> tuple[dict[str, Any], list
 
 
 def _appdef_json(app: AppDef) -> str:
-    from torchx.specs.serialize import dumps_json
+    from torchx.specs.appdef_json import encode
 
-    return dumps_json(app)
+    return encode(app)
 
 
 def appdef_from(resource: dict[str, Any]) -> AppDef | None:
@@ -299,10 +299,10 @@ def appdef_from(resource: dict[str, Any]) -> AppDef | None:
     text = ((resource.get("metadata") or {}).get("annotations") or {}).get(labels.APPDEF)
     if not text:
         return None
-    from torchx.specs.serialize import loads_json
+    from torchx.specs.appdef_json import decode
 
     try:
-        return loads_json(text, AppDef)
+        return decode(text)
     except Exception:
         return None
 

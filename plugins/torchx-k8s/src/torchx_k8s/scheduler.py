@@ -241,15 +241,20 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         return request.app_id
 
     def _submit_message(self, e: SchedulerError, request: K8sRequest) -> str:
-        text = str(e)
-        if "404" in text and "namespaces" not in text and "not found" in text.lower():
-            kind = KINDS[request.flavour][3]
+        cause = e.__cause__
+        text = _reason(cause) if cause is not None else str(e)
+        group, _, plural, kind = KINDS[request.flavour]
+        if getattr(cause, "status", None) == 404:
+            if "namespaces" in text:
+                return (
+                    f"namespace {request.namespace!r} does not exist: {text} (-cfg namespace=NAME)"
+                )
+            other = " (-cfg flavour=jobset for clusters without Volcano)" if kind == "Job" else ""
             return (
-                f"{text}; is the {kind} CRD ({KINDS[request.flavour][2]}."
-                f"{KINDS[request.flavour][0]}) installed on the cluster? "
-                + ("(-cfg flavour=jobset for clusters without Volcano)" if kind == "Job" else "")
-            ).strip()
-        return f"submitting {request.name} to namespace {request.namespace}: {text}"
+                f"the cluster has no {kind} resource ({plural}.{group}): is the {kind} CRD "
+                f"({plural}.{group}) installed?{other}"
+            )
+        return f"submitting {request.name} to namespace {request.namespace}: {e}"
 
     def _validate_pods(self, request: K8sRequest) -> None:
         """A server-side dry run of the first pod of each role: an invalid pod is one line."""

@@ -1,0 +1,112 @@
+"""A stand-in for the API server behind a real ``kubernetes.client.ApiClient`` (unit tests).
+
+Every generated API method of the client ends in ``ApiClient.call_api``; this subclass
+answers there from a dict of objects and pods, records each call (method, path, query,
+body), and can fail the next calls with given statuses (429, 503, 409, ...).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kubernetes.client import ApiClient, Configuration
+from kubernetes.client.exceptions import ApiException
+
+
+class Raw:
+    """What ``_preload_content=False`` returns: the body, read whole or in chunks."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def stream(self, amt: int, decode_content: bool = True) -> Any:
+        for i in range(0, len(self.data), amt):
+            yield self.data[i : i + amt]
+
+    def release_conn(self) -> None:
+        pass
+
+
+def api_error(
+    status: int, message: str = "", headers: dict[str, str] | None = None
+) -> ApiException:
+    e = ApiException(status=status, reason=message or "error")
+    e.body = json.dumps({"kind": "Status", "message": message, "code": status})
+    e.headers = headers or {}
+    return e
+
+
+class FakeApi(ApiClient):
+    def __init__(self) -> None:
+        super().__init__(Configuration())
+        self.objects: dict[str, dict[str, Any]] = {}  # path -> object
+        self.pods: list[dict[str, Any]] = []
+        self.logs: dict[str, bytes] = {}  # pod name -> log text
+        self.calls: list[tuple[str, str, dict[str, Any], Any]] = []
+        self.fail_next: list[ApiException] = []
+
+    def call_api(
+        self,
+        resource_path: str,
+        method: str,
+        path_params: Any = None,
+        query_params: Any = None,
+        header_params: Any = None,
+        body: Any = None,
+        **kw: Any,
+    ) -> Any:
+        path = resource_path
+        for k, v in (path_params or {}).items():
+            path = path.replace("{" + k + "}", str(v))
+        query = dict(query_params or [])
+        self.calls.append((method, path, query, body))
+        if self.fail_next:
+            raise self.fail_next.pop(0)
+        raw = kw.get("_preload_content") is False
+        if path.endswith("/log"):
+            name = path.split("/")[-2]
+            return Raw(self.logs.get(name, b""))
+        if path.endswith("/pods") and method == "GET":
+            selector = dict(s.split("=", 1) for s in query.get("labelSelector", "").split(",") if s)
+            items = [
+                p
+                for p in self.pods
+                if all(p["metadata"]["labels"].get(k) == v for k, v in selector.items())
+            ]
+            data = json.dumps({"items": items}).encode()
+            return Raw(data) if raw else json.loads(data)
+        if path.endswith("/pods") and method == "POST":
+            return body
+        if method == "POST":
+            key = f"{path}/{body['metadata']['name']}"
+            if key in self.objects:
+                raise api_error(409, "already exists")
+            self.objects[key] = json.loads(json.dumps(body))
+            return body
+        base = path.removesuffix("/status")
+        if method == "GET" and base in self.objects:
+            return self.objects[base]
+        if method == "GET" and path.split("/")[-1] not in ("jobs", "jobsets"):
+            raise api_error(404, "not found")
+        if method == "GET":
+            prefix = path + "/"
+            return {"items": [o for k, o in self.objects.items() if k.startswith(prefix)]}
+        if method == "PATCH":
+            if base not in self.objects:
+                raise api_error(404, "not found")
+            _merge(self.objects[base], body)
+            return self.objects[base]
+        if method == "DELETE":
+            if self.objects.pop(base, None) is None:
+                raise api_error(404, "not found")
+            return {"kind": "Status"}
+        raise AssertionError(f"unexpected call {method} {path}")
+
+
+def _merge(base: dict[str, Any], patch: dict[str, Any]) -> None:
+    for k, v in patch.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            _merge(base[k], v)
+        else:
+            base[k] = v

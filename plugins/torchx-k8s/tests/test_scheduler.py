@@ -1,0 +1,367 @@
+"""The scheduler's API calls and the status rules, against a stand-in behind the real client."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from fakeapi import FakeApi, api_error
+from torchx_k8s import labels
+from torchx_k8s.scheduler import KubernetesScheduler, create_scheduler
+
+from torchx.schedulers.api import Stream
+from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
+from torchx.specs import AppDef, AppState, Resource, Role
+from torchx.specs.errors import SpecError
+
+VOLCANO_JOBS = "/apis/batch.volcano.sh/v1alpha1/namespaces/{ns}/jobs"
+JOBSETS = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/{ns}/jobsets"
+
+
+@pytest.fixture
+def api() -> FakeApi:
+    return FakeApi()
+
+
+@pytest.fixture
+def sched(api: FakeApi) -> KubernetesScheduler:
+    return create_scheduler("s", client=api)
+
+
+def app(replicas: int = 2, roles: int = 1) -> AppDef:
+    return AppDef(
+        "trainer",
+        [
+            Role(
+                f"r{i}",
+                "img:1",
+                entrypoint="echo",
+                args=["hi"],
+                num_replicas=replicas,
+                resource=Resource(1, 0, 512),
+            )
+            for i in range(roles)
+        ],
+    )
+
+
+def submit(sched: KubernetesScheduler, a: AppDef, **cfg: Any) -> str:
+    return sched.schedule(sched.submit_dryrun(a, cfg))
+
+
+def pod(
+    name: str,
+    role_index: int,
+    k: int,
+    phase: str,
+    *,
+    role: str = "r0",
+    age: int = 0,
+    exit_code: int | None = None,
+    waiting: str | None = None,
+    unschedulable: str | None = None,
+) -> dict[str, Any]:
+    created = (datetime(2026, 11, 25, tzinfo=UTC) + timedelta(seconds=age)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
+    status: dict[str, Any] = {"phase": phase}
+    cs: dict[str, Any] = {"name": f"{role}-{k}", "restartCount": 0, "state": {}}
+    if exit_code is not None:
+        cs["state"] = {
+            "terminated": {
+                "exitCode": exit_code,
+                "reason": "Error" if exit_code else "Completed",
+                "finishedAt": created,
+            }
+        }
+    if waiting:
+        cs["state"] = {"waiting": {"reason": waiting, "message": "pull access denied"}}
+    status["containerStatuses"] = [cs]
+    if unschedulable:
+        status["conditions"] = [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": unschedulable,
+            }
+        ]
+    return {
+        "metadata": {
+            "name": f"{name}-{role}-{k}-0",
+            "creationTimestamp": created,
+            "labels": {
+                labels.INSTANCE: name,
+                labels.ROLE_INDEX: str(role_index),
+                labels.REPLICA_ID: str(k),
+                labels.ROLE_NAME: role,
+            },
+        },
+        "spec": {
+            "containers": [{"name": f"{role}-{k}"}],
+            "hostname": f"{name}-{role}-{k}-0",
+            "subdomain": name,
+        },
+        "status": status,
+    }
+
+
+def set_phase(api: FakeApi, app_id: str, phase: str, **extra: Any) -> None:
+    ns, name = app_id.split(":")[:2]
+    api.objects[f"{VOLCANO_JOBS.format(ns=ns)}/{name}"]["status"] = {
+        "state": {"phase": phase},
+        **extra,
+    }
+
+
+# -- submitting --------------------------------------------------------------------------
+
+
+def test_submit_checks_one_pod_per_role_then_creates_the_job(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    app_id = submit(sched, app(replicas=3, roles=2), namespace="team-a")
+    ns, name = app_id.split(":")
+    assert ns == "team-a"
+    posts = [(m, p, q) for m, p, q, _ in api.calls if m == "POST"]
+    assert posts[:2] == [("POST", "/api/v1/namespaces/team-a/pods", {"dryRun": "All"})] * 2
+    assert posts[2][1] == VOLCANO_JOBS.format(ns="team-a") and len(posts) == 3
+    assert f"{VOLCANO_JOBS.format(ns='team-a')}/{name}" in api.objects
+
+
+def test_an_invalid_pod_is_one_line_naming_the_role(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    api.fail_next = [api_error(422, 'Pod "x" is invalid: spec.containers[0].image: Required value')]
+    with pytest.raises(SpecError) as e:
+        submit(sched, app())
+    assert "role 'r0'" in str(e.value) and "spec.containers[0].image" in str(e.value)
+    assert "\n" not in str(e.value)
+    assert not api.objects  # nothing was created
+
+
+def test_validate_spec_false_makes_one_call(sched: KubernetesScheduler, api: FakeApi) -> None:
+    submit(sched, app(), validate_spec=False)
+    assert [m for m, *_ in api.calls] == ["POST"]
+
+
+def test_a_create_that_failed_transiently_is_not_made_twice(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    info = sched.submit_dryrun(app(), {"validate_spec": False})
+    # the server made it, then the answer was lost (503): the retry finds it (409), done
+    path = VOLCANO_JOBS.format(ns="default")
+    api.objects[f"{path}/{info.request.name}"] = info.request.resource
+    api.fail_next = [api_error(503, "etcd leader changed")]
+    assert sched.schedule(info) == info.request.app_id
+    assert [m for m, *_ in api.calls] == ["POST", "POST"]
+
+
+def test_a_refused_create_is_one_line_and_a_missing_crd_says_so(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    api.fail_next = [api_error(404, "the server could not find the requested resource")]
+    with pytest.raises(SchedulerError) as e:
+        submit(sched, app(), validate_spec=False)
+    assert "Job CRD (jobs.batch.volcano.sh) installed" in str(e.value) and "flavour=jobset" in str(
+        e.value
+    )
+
+
+def test_throttling_is_retried_after_its_retry_after(sched: KubernetesScheduler) -> None:
+    err = sched.classify_error(api_error(429, "slow down", {"Retry-After": "3"}))
+    assert isinstance(err, TransientSchedulerError) and err.retry_after == 3.0
+    assert isinstance(sched.classify_error(api_error(500, "boom")), TransientSchedulerError)
+    forbidden = sched.classify_error(
+        api_error(403, 'jobs.batch.volcano.sh is forbidden: User "u" cannot create')
+    )
+    assert type(forbidden) is SchedulerError and "python -m torchx_k8s rbac" in str(forbidden)
+    import urllib3
+
+    unreachable = sched.classify_error(urllib3.exceptions.MaxRetryError(None, "/", "refused"))
+    assert isinstance(unreachable, TransientSchedulerError)
+
+
+# -- describe ------------------------------------------------------------------------------
+
+
+def test_describe_of_128_replicas_is_two_calls(sched: KubernetesScheduler, api: FakeApi) -> None:
+    app_id = submit(sched, app(replicas=128), validate_spec=False)
+    name = app_id.split(":")[1]
+    set_phase(api, app_id, "Running")
+    api.pods = [pod(name, 0, k, "Running") for k in range(128)]
+    api.calls.clear()
+    d = sched.describe(app_id)
+    assert d is not None and d.state == AppState.RUNNING
+    assert len(api.calls) == 2
+    assert api.calls[1][2]["labelSelector"] == f"{labels.INSTANCE}={name}"
+    [role] = d.roles_statuses
+    assert [r.id for r in role.replicas] == list(range(128))
+    assert role.replicas[5].hostname == f"{name}-r0-5-0.{name}"
+    assert d.roles[0].num_replicas == 128 and d.name == "trainer"  # the AppDef, given back
+
+
+@pytest.mark.parametrize(
+    ("phase", "state"),
+    [
+        ("Pending", AppState.PENDING),
+        ("Running", AppState.RUNNING),
+        ("Restarting", AppState.RUNNING),
+        ("Completed", AppState.SUCCEEDED),
+        ("Failed", AppState.FAILED),
+        ("Terminated", AppState.FAILED),
+        ("Aborted", AppState.CANCELLED),
+    ],
+)
+def test_volcano_phases(
+    sched: KubernetesScheduler, api: FakeApi, phase: str, state: AppState
+) -> None:
+    app_id = submit(sched, app(), validate_spec=False)
+    set_phase(api, app_id, phase, retryCount=2)
+    d = sched.describe(app_id)
+    assert d is not None and d.state == state and d.num_restarts == 2
+
+
+def test_no_status_yet_is_pending_saying_why(sched: KubernetesScheduler) -> None:
+    d = sched.describe(submit(sched, app(), validate_spec=False))
+    assert d is not None and d.state == AppState.PENDING and "Volcano controller" in d.msg
+
+
+def test_exit_codes_and_why_pods_cannot_start(sched: KubernetesScheduler, api: FakeApi) -> None:
+    app_id = submit(sched, app(replicas=3), validate_spec=False)
+    name = app_id.split(":")[1]
+    set_phase(api, app_id, "Running")
+    api.pods = [
+        pod(name, 0, 0, "Failed", exit_code=3, age=1),
+        pod(name, 0, 0, "Succeeded", exit_code=0, age=0),  # an older attempt
+        pod(name, 0, 1, "Pending", waiting="ImagePullBackOff"),
+        pod(
+            name,
+            0,
+            2,
+            "Pending",
+            unschedulable="0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+        ),
+    ]
+    d = sched.describe(app_id)
+    assert d is not None
+    r0, r1, r2 = d.roles_statuses[0].replicas
+    assert (r0.state, r0.exit_code) == (AppState.FAILED, 3)
+    assert r1.state == AppState.PENDING and r2.state == AppState.PENDING
+    assert "r0/0" in d.msg and "exited with 3" in d.msg
+    assert "ImagePullBackOff: pull access denied" in d.msg
+    assert "Unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu." in d.msg
+
+
+def test_an_unknown_app_is_none(sched: KubernetesScheduler) -> None:
+    assert sched.describe("default:nope-1a2b3c4d5e") is None
+    assert not sched.exists("default:nope-1a2b3c4d5e")
+
+
+def test_an_app_made_by_upstream_is_described_from_its_pods(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    path = VOLCANO_JOBS.format(ns="default")
+    api.objects[f"{path}/up-x1"] = {
+        "metadata": {"name": "up-x1"},
+        "status": {"state": {"phase": "Running"}},
+    }
+    api.pods = [pod("up-x1", 0, k, "Running", role="trainer") for k in range(2)]
+    d = sched.describe("default:up-x1")
+    assert d is not None and d.state == AppState.RUNNING and d.name == "up-x1"
+    assert [r.role for r in d.roles_statuses] == ["trainer"] and len(
+        d.roles_statuses[0].replicas
+    ) == 2
+
+
+def test_jobset_states(sched: KubernetesScheduler, api: FakeApi) -> None:
+    app_id = submit(sched, app(), validate_spec=False, flavour="jobset")
+    ns, name, _ = app_id.split(":")
+    obj = api.objects[f"{JOBSETS.format(ns=ns)}/{name}"]
+    assert sched.describe(app_id).state == AppState.PENDING  # type: ignore[union-attr]
+    obj["status"] = {"restarts": 1, "conditions": [{"type": "Completed", "status": "True"}]}
+    d = sched.describe(app_id)
+    assert d is not None and d.state == AppState.SUCCEEDED and d.num_restarts == 1
+    obj["status"] = {
+        "terminalState": "Failed",
+        "conditions": [{"type": "Failed", "status": "True", "message": "jobset failed"}],
+    }
+    assert sched.describe(app_id).state == AppState.FAILED  # type: ignore[union-attr]
+
+
+# -- list, cancel, delete ----------------------------------------------------------------
+
+
+def test_list_selects_this_plugins_objects_of_both_flavours(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    a = submit(sched, app(), validate_spec=False)
+    b = submit(sched, app(), validate_spec=False, flavour="jobset")
+    api.calls.clear()
+    found = {x.app_id: x for x in sched.list({})}
+    assert set(found) == {a, b} and found[a].name == "trainer"
+    assert all(
+        q["labelSelector"] == "app.kubernetes.io/managed-by=torchx.pytorch.org"
+        for _, _, q, _ in api.calls
+    )
+
+
+def test_cancel_aborts_a_volcano_job_and_keeps_it(sched: KubernetesScheduler, api: FakeApi) -> None:
+    app_id = submit(sched, app(), validate_spec=False)
+    set_phase(api, app_id, "Running", retryCount=1)
+    sched.cancel(app_id)
+    d = sched.describe(app_id)
+    assert d is not None and d.state == AppState.CANCELLED and d.num_restarts == 1
+    patch = [(p, body) for m, p, _, body in api.calls if m == "PATCH"]
+    assert patch[0][0].endswith("/status") and patch[0][1]["status"]["state"]["phase"] == "Aborted"
+    sched.cancel(app_id)  # idempotent: an ended job is left alone
+    assert len([c for c in api.calls if c[0] == "PATCH"]) == 1
+
+
+def test_cancel_suspends_a_jobset(sched: KubernetesScheduler, api: FakeApi) -> None:
+    app_id = submit(sched, app(), validate_spec=False, flavour="jobset")
+    sched.cancel(app_id)
+    assert sched.describe(app_id).state == AppState.CANCELLED  # type: ignore[union-attr]
+
+
+def test_delete_removes_the_object(sched: KubernetesScheduler, api: FakeApi) -> None:
+    app_id = submit(sched, app(), validate_spec=False)
+    sched.delete(app_id)
+    assert sched.describe(app_id) is None
+    [(_, _, query, _)] = [c for c in api.calls if c[0] == "DELETE"]
+    assert query["propagationPolicy"] == "Background"
+    sched.delete(app_id)  # a no-op once gone
+
+
+# -- logs ----------------------------------------------------------------------------------
+
+
+def test_logs_are_read_from_the_newest_pod_of_the_replica(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    app_id = submit(sched, app(), validate_spec=False)
+    name = app_id.split(":")[1]
+    api.pods = [pod(name, 0, 1, "Failed", age=0), pod(name, 0, 1, "Running", age=5)]
+    api.pods[1]["metadata"]["name"] = "newest"
+    api.logs["newest"] = (
+        b"2026-11-25T00:00:01Z one\n2026-11-25T00:00:02Z two\n2026-11-25T00:00:03Z three"
+    )
+    assert list(sched.log_iter(app_id, "r0", 1)) == ["one\n", "two\n", "three"]
+    assert list(sched.log_iter(app_id, "r0", 1, regex="t.o")) == ["two\n"]
+    until = datetime(2026, 11, 25, 0, 0, 2, tzinfo=UTC)
+    assert list(sched.log_iter(app_id, "r0", 1, until=until)) == ["one\n", "two\n"]
+    log_call = [q for m, p, q, _ in api.calls if p.endswith("/newest/log")][-1]
+    assert log_call["timestamps"] is True and log_call["container"] == "r0-1"
+
+
+def test_log_streams_are_combined_only(sched: KubernetesScheduler) -> None:
+    app_id = submit(sched, app(), validate_spec=False)
+    with pytest.raises(ValueError, match="combined"):
+        sched.log_iter(app_id, "r0", 0, streams=Stream.STDERR)
+
+
+def test_a_replica_without_pods_is_one_line(sched: KubernetesScheduler) -> None:
+    app_id = submit(sched, app(), validate_spec=False)
+    with pytest.raises(SpecError, match="no pod for replica 0 of role 'r0'"):
+        sched.log_iter(app_id, "r0", 0)
