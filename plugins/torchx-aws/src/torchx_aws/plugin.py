@@ -13,7 +13,9 @@ from collections.abc import Mapping
 from torchx.specs.hookspecs import hookimpl
 
 #: Scheduler name (upstream TorchX's) -> ``"module:factory"``, imported when first used.
-SCHEDULERS: Mapping[str, str] = {}
+SCHEDULERS: Mapping[str, str] = {
+    "aws_batch": "torchx_aws.batch.scheduler:create_scheduler",
+}
 
 
 @hookimpl

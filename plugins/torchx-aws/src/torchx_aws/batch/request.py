@@ -1,0 +1,374 @@
+"""The AWS Batch job an app becomes: a job definition to register and a job to submit.
+
+Made without AWS (the dry run prints it), checked field by field by the tests:
+
+* An app of one role with one replica is a plain ``container`` job. Any other app is a
+  *multi-node parallel* job: one node range per role, in the order of the roles
+  (role 0 holds node 0, the main node), ``numNodes`` the sum of the replicas.
+* Each node range's container: the role's image, resources as
+  ``resourceRequirements`` (``VCPU`` rounded up to a whole CPU, ``MEMORY`` in MiB,
+  ``GPU``), an instance type when the role's resource names one (the capability
+  :data:`INSTANCE_TYPE`), ``/dev/shm`` of half the memory, the role's env (macros
+  substituted) plus ``TORCHX_ROLE_NAME`` and ``TORCHX_REPLICA_ID``, mounts as
+  volumes (bind: a host path; volume: an EFS file system id; device: a device), the
+  resource's EFA and Neuron devices, the run options ``privileged`` and ``ulimits``.
+* Macros: ``${app_id}`` is the job's name, ``${rank0_env}`` is ``TORCHX_RANK0_HOST``.
+  In a multi-node job every node of a range runs the same command, so the node's own
+  values come from Batch's node environment at run time: the command runs under a
+  small POSIX ``sh`` wrapper (:data:`NODE_WRAPPER`; the image needs ``sh``) that sets
+  ``TORCHX_REPLICA_ID`` to ``AWS_BATCH_JOB_NODE_INDEX`` minus the range's first node,
+  ``TORCHX_RANK0_HOST`` to ``AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS`` (the main
+  node, which Batch does not give that variable, uses its own address), puts the
+  replica id where ``${replica_id}`` was in the args and env, then ``exec`` s the
+  role's entrypoint. A container job needs none of that: its replica id is 0 and its
+  rank-0 host is ``localhost``.
+* ``retryStrategy.attempts`` is 1 + the largest ``max_retries`` of the roles (Batch
+  retries the whole job: the ``APPLICATION`` policy, whatever the role asked); at most
+  10 attempts, as Batch allows.
+* The job and its definition are named after the app (:func:`job_name`, unique per
+  submit), tagged (:data:`TAGS`) so that ``list`` finds TorchX's jobs, with
+  ``propagateTags`` so that the containers' tasks carry the tags too.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from torchx.specs import AppDef, BindMount, DeviceMount, Role, VolumeMount, macros
+from torchx.specs.errors import SpecError
+from torchx_aws.batch.options import BatchOpts
+
+__all__ = [
+    "INSTANCE_TYPE",
+    "NODE_WRAPPER",
+    "RANK0_ENV",
+    "REPLICA_MARK",
+    "TAGS",
+    "BatchRequest",
+    "job_name",
+    "make_request",
+]
+
+#: The rank-0 host's variable (``macros.rank0_env``) in every container.
+RANK0_ENV = "TORCHX_RANK0_HOST"
+#: Where ``${replica_id}`` stood in a multi-node job's args and env (replaced at run time).
+REPLICA_MARK = "@@TORCHX_REPLICA_ID@@"
+#: The resource capability naming an EC2 instance type (upstream TorchX's key).
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+#: Devices of ``Resource.devices`` mapped to host device files, by name.
+DEVICE_PATHS = {
+    "vpc.amazonaws.com/efa": "/dev/infiniband/uverbs{}",
+    "aws.amazon.com/neurondevice": "/dev/neuron{}",
+}
+#: Batch's most attempts of a job.
+MAX_ATTEMPTS = 10
+
+#: Tag keys (on the job and its definition). ``version`` is the layout's format version.
+TAGS = {
+    "version": "torchx.pytorch.org/version",
+    "app_name": "torchx.pytorch.org/app-name",
+    "user": "torchx.pytorch.org/user",
+}
+#: The format version of this layout (job names, tags, environment).
+LAYOUT_VERSION = "1"
+
+#: The POSIX ``sh`` program each node of a multi-node job runs first (see the module).
+#: Arguments: the range's first node, the number of NAME=VALUE pairs that follow (env
+#: values holding the replica id), those pairs, then the entrypoint and its args.
+NODE_WRAPPER = """\
+first=$1; nenv=$2; shift 2
+node=${AWS_BATCH_JOB_NODE_INDEX:?is not set: this is not a node of an AWS Batch multi-node job}
+TORCHX_REPLICA_ID=$((node - first)); export TORCHX_REPLICA_ID
+if [ -z "${AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS-}" ]; then
+  TORCHX_RANK0_HOST=$(hostname -i 2>/dev/null | cut -d' ' -f1)
+  [ -n "$TORCHX_RANK0_HOST" ] || TORCHX_RANK0_HOST=$(hostname)
+else
+  TORCHX_RANK0_HOST=$AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS
+fi
+export TORCHX_RANK0_HOST
+mark=@@TORCHX_REPLICA_ID@@
+sub() {
+  out=; rest=$1
+  while :; do
+    case $rest in
+      *"$mark"*) out=$out${rest%%"$mark"*}$TORCHX_REPLICA_ID; rest=${rest#*"$mark"} ;;
+      *) break ;;
+    esac
+  done
+  out=$out$rest
+}
+while [ "$nenv" -gt 0 ]; do sub "$1"; export "$out"; shift; nenv=$((nenv - 1)); done
+n=$#
+for arg do sub "$arg"; set -- "$@" "$out"; done
+shift "$n"
+exec "$@"
+"""
+
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def job_name(app_id: str) -> str:
+    """A Batch job (and job definition) name from an app id made by ``make_app_id``.
+
+    Batch allows letters, digits, ``-`` and ``_`` (up to 128): other characters become
+    ``-``.
+
+    >>> job_name("trainer.v2-1a2b3c4d5e")
+    'trainer-v2-1a2b3c4d5e'
+    """
+    return _NAME_CHARS.sub("-", app_id)[:128]
+
+
+@dataclass
+class BatchRequest:
+    """What ``schedule`` sends: ``register_job_definition(**job_def)`` then ``submit_job(**job)``.
+
+    ``job`` lacks ``jobDefinition``: the ARN the registration returns goes there.
+    ``region`` is where it goes (None: boto3's default), ``roles`` the role of each node.
+    """
+
+    name: str
+    queue: str
+    region: str | None
+    profile: str | None
+    job_def: dict[str, Any]
+    job: dict[str, Any]
+    roles: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def num_nodes(self) -> int:
+        return sum(n for _, n in self.roles)
+
+    def to_json(self) -> dict[str, Any]:
+        """The request as plain JSON data (what ``torchx run --dryrun`` prints)."""
+        return {
+            "region": self.region,
+            "queue": self.queue,
+            "register_job_definition": self.job_def,
+            "submit_job": self.job,
+        }
+
+    def __str__(self) -> str:
+        import json
+
+        return json.dumps(self.to_json(), indent=2)
+
+
+def _resources(role: Role) -> list[dict[str, str]]:
+    res = role.resource
+    out = [{"type": "VCPU", "value": str(max(1, math.ceil(res.cpu)))}]
+    if res.memMB > 0:
+        out.append({"type": "MEMORY", "value": str(int(res.memMB))})
+    if res.gpu > 0:
+        out.append({"type": "GPU", "value": str(int(res.gpu))})
+    return out
+
+
+def _devices(role: Role) -> list[dict[str, Any]]:
+    devices: list[dict[str, Any]] = []
+    for name, count in sorted(role.resource.devices.items()):
+        template = DEVICE_PATHS.get(name)
+        if template is None:
+            raise SpecError(
+                f"role '{role.name}' asks for device {name!r}, which AWS Batch cannot map: "
+                f"known devices are {', '.join(sorted(DEVICE_PATHS))}"
+            )
+        for i in range(int(count)):
+            path = template.format(i)
+            devices.append(
+                {"hostPath": path, "containerPath": path, "permissions": ["READ", "WRITE", "MKNOD"]}
+            )
+    return devices
+
+
+_PERMISSIONS = {"r": "READ", "w": "WRITE", "m": "MKNOD"}
+
+
+def _mounts(role: Role) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(volumes, mountPoints, devices) of the role's mounts."""
+    volumes: list[dict[str, Any]] = []
+    points: list[dict[str, Any]] = []
+    devices: list[dict[str, Any]] = []
+    for i, mount in enumerate(role.mounts):
+        name = f"mount_{i}"
+        if isinstance(mount, BindMount):
+            volumes.append({"name": name, "host": {"sourcePath": mount.src_path}})
+            points.append(
+                {"containerPath": mount.dst_path, "readOnly": mount.read_only, "sourceVolume": name}
+            )
+        elif isinstance(mount, VolumeMount):
+            volumes.append({"name": name, "efsVolumeConfiguration": {"fileSystemId": mount.src}})
+            points.append(
+                {"containerPath": mount.dst_path, "readOnly": mount.read_only, "sourceVolume": name}
+            )
+        elif isinstance(mount, DeviceMount):
+            perms = [_PERMISSIONS[c] for c in mount.permissions if c in _PERMISSIONS]
+            devices.append(
+                {"hostPath": mount.src_path, "containerPath": mount.dst_path, "permissions": perms}
+            )
+        else:  # pragma: no cover - the spec has no other mount type
+            raise SpecError(f"role '{role.name}': unknown mount {mount!r}")
+    return volumes, points, devices
+
+
+def _env(pairs: Mapping[str, str]) -> list[dict[str, str]]:
+    return [{"name": k, "value": v} for k, v in pairs.items()]
+
+
+def _container(role: Role, name: str, opts: BatchOpts, *, first_node: int | None) -> dict[str, Any]:
+    """The container properties of ``role``; ``first_node`` None: a container job."""
+    multi = first_node is not None
+    values = macros.Values(
+        img_root="",
+        app_id=name,
+        replica_id=REPLICA_MARK if multi else "0",
+        rank0_env=RANK0_ENV,
+    )
+    role = values.apply(role)
+    env = {"TORCHX_ROLE_NAME": role.name, **role.env}
+    if not multi:
+        env.update({"TORCHX_REPLICA_ID": "0", RANK0_ENV: "localhost"})
+    marked = {k: v for k, v in env.items() if REPLICA_MARK in v}
+    plain = {k: v for k, v in env.items() if k not in marked}
+    if multi:
+        command = [
+            "sh",
+            "-c",
+            NODE_WRAPPER,
+            "torchx-node",
+            str(first_node),
+            str(len(marked)),
+            *(f"{k}={v}" for k, v in marked.items()),
+            role.entrypoint,
+            *role.args,
+        ]
+    else:
+        command = [role.entrypoint, *role.args]
+    volumes, points, mount_devices = _mounts(role)
+    container: dict[str, Any] = {
+        "image": role.image,
+        "command": command,
+        "environment": _env(plain),
+        "resourceRequirements": _resources(role),
+        "privileged": opts.privileged,
+        "logConfiguration": {"logDriver": "awslogs"},
+    }
+    linux: dict[str, Any] = {}
+    devices = _devices(role) + mount_devices
+    if devices:
+        linux["devices"] = devices
+    if role.resource.memMB > 0:
+        linux["sharedMemorySize"] = max(1, int(role.resource.memMB) // 2)
+    if linux:
+        container["linuxParameters"] = linux
+    if volumes:
+        container["volumes"] = volumes
+    if points:
+        container["mountPoints"] = points
+    if opts.ulimits:
+        container["ulimits"] = [dict(u) for u in opts.ulimits]
+    if opts.job_role_arn:
+        container["jobRoleArn"] = opts.job_role_arn
+    if opts.execution_role_arn:
+        container["executionRoleArn"] = opts.execution_role_arn
+    instance_type = role.resource.capabilities.get(INSTANCE_TYPE)
+    if instance_type and multi:
+        container["instanceType"] = str(instance_type)
+    return container
+
+
+def _check(app: AppDef) -> None:
+    if not app.roles:
+        raise SpecError(f"app '{app.name}' has no roles: give it at least one")
+    for role in app.roles:
+        if role.num_replicas < 1:
+            raise SpecError(
+                f"role '{role.name}' has num_replicas={role.num_replicas}: AWS Batch runs "
+                "at least one node per role"
+            )
+        if role.max_retries + 1 > MAX_ATTEMPTS:
+            raise SpecError(
+                f"role '{role.name}' has max_retries={role.max_retries}: AWS Batch makes at "
+                f"most {MAX_ATTEMPTS} attempts of a job (max_retries 0 to {MAX_ATTEMPTS - 1})"
+            )
+
+
+def make_request(app: AppDef, app_id: str, opts: BatchOpts) -> BatchRequest:
+    """The request for ``app`` (a copy the scheduler may change) submitted as ``app_id``."""
+    _check(app)
+    name = job_name(app_id)
+    tags = {
+        TAGS["version"]: LAYOUT_VERSION,
+        TAGS["app_name"]: app.name[:256],
+        TAGS["user"]: opts.user[:256],
+    }
+    attempts = 1 + max(role.max_retries for role in app.roles)
+    roles = [(role.name, role.num_replicas) for role in app.roles]
+    job_def: dict[str, Any] = {
+        "jobDefinitionName": name,
+        "retryStrategy": {"attempts": attempts},
+        "propagateTags": True,
+        "tags": dict(tags),
+    }
+    if len(app.roles) == 1 and app.roles[0].num_replicas == 1:
+        job_def["type"] = "container"
+        job_def["containerProperties"] = _container(app.roles[0], name, opts, first_node=None)
+    else:
+        ranges = []
+        first = 0
+        for role in app.roles:
+            last = first + role.num_replicas - 1
+            ranges.append(
+                {
+                    "targetNodes": f"{first}:{last}",
+                    "container": _container(role, name, opts, first_node=first),
+                }
+            )
+            first = last + 1
+        job_def["type"] = "multinode"
+        job_def["nodeProperties"] = {
+            "numNodes": first,
+            "mainNode": 0,
+            "nodeRangeProperties": ranges,
+        }
+    job: dict[str, Any] = {
+        "jobName": name,
+        "jobQueue": opts.queue,
+        "tags": dict(tags),
+        "propagateTags": True,
+    }
+    if opts.share_id is not None:
+        job["shareIdentifier"] = opts.share_id
+        job["schedulingPriorityOverride"] = opts.priority
+    return BatchRequest(
+        name=name,
+        queue=opts.queue,
+        region=opts.region,
+        profile=opts.profile,
+        job_def=job_def,
+        job=job,
+        roles=roles,
+    )
+
+
+def roles_of(node_properties: Mapping[str, Any]) -> list[tuple[str, int, int]]:
+    """(role, first node, replicas) of each node range of a job this module made."""
+    out = []
+    for rng in node_properties.get("nodeRangeProperties") or []:
+        start, _, end = str(rng.get("targetNodes", "")).partition(":")
+        env = {
+            e.get("name"): e.get("value") for e in rng.get("container", {}).get("environment", [])
+        }
+        first = int(start or 0)
+        last = int(end) if end else int(node_properties.get("numNodes", first + 1)) - 1
+        out.append((str(env.get("TORCHX_ROLE_NAME") or f"nodes-{first}"), first, last - first + 1))
+    return out
+
+
+def describe_roles(roles: Sequence[tuple[str, int, int]]) -> str:
+    """``"trainer:0-1,ps:2"``: the node ranges of :func:`roles_of`, for messages."""
+    return ",".join(f"{r}:{f}" if n == 1 else f"{r}:{f}-{f + n - 1}" for r, f, n in roles)

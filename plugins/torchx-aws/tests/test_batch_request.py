@@ -1,0 +1,205 @@
+"""The job an app becomes, field by field, made without AWS."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from torchx_aws.batch.options import batch_runopts, read
+from torchx_aws.batch.request import (
+    NODE_WRAPPER,
+    REPLICA_MARK,
+    job_name,
+    make_request,
+    roles_of,
+)
+
+from torchx.specs import AppDef, BindMount, DeviceMount, Resource, Role, VolumeMount, macros
+from torchx.specs.errors import InvalidRunConfigException, SpecError
+
+RES = Resource(cpu=1.5, gpu=0, memMB=1024)
+
+
+def _opts(**cfg: object):  # type: ignore[no-untyped-def]
+    return read(batch_runopts().resolve({"queue": "q", **cfg}))
+
+
+def _role(name: str = "main", n: int = 1, **kw: object) -> Role:
+    return Role(
+        name, "img:1", entrypoint="python", args=["-m", "x"], num_replicas=n, resource=RES, **kw
+    )  # type: ignore[arg-type]
+
+
+def test_one_replica_is_a_container_job() -> None:
+    req = make_request(AppDef("app", [_role(env={"A": "${app_id}"})]), "app-1a2b", _opts())
+    jd = req.job_def
+    assert jd["type"] == "container" and "nodeProperties" not in jd
+    c = jd["containerProperties"]
+    assert c["image"] == "img:1"
+    assert c["command"] == ["python", "-m", "x"]
+    env = {e["name"]: e["value"] for e in c["environment"]}
+    assert env == {
+        "TORCHX_ROLE_NAME": "main",
+        "A": "app-1a2b",
+        "TORCHX_REPLICA_ID": "0",
+        "TORCHX_RANK0_HOST": "localhost",
+    }
+    assert c["resourceRequirements"] == [
+        {"type": "VCPU", "value": "2"},
+        {"type": "MEMORY", "value": "1024"},
+    ]
+    assert c["linuxParameters"] == {"sharedMemorySize": 512}
+    assert c["privileged"] is False
+    assert jd["retryStrategy"] == {"attempts": 1}
+    assert req.job == {
+        "jobName": "app-1a2b",
+        "jobQueue": "q",
+        "tags": jd["tags"],
+        "propagateTags": True,
+    }
+    assert jd["tags"]["torchx.pytorch.org/version"] == "1"
+    assert jd["tags"]["torchx.pytorch.org/app-name"] == "app"
+
+
+def test_roles_become_node_ranges_main_node_first() -> None:
+    app = AppDef("app", [_role("trainer", 3, max_retries=2), _role("ps", 1)])
+    req = make_request(app, "app-x", _opts())
+    props = req.job_def["nodeProperties"]
+    assert props["numNodes"] == 4 and props["mainNode"] == 0
+    assert [r["targetNodes"] for r in props["nodeRangeProperties"]] == ["0:2", "3:3"]
+    assert req.job_def["retryStrategy"] == {"attempts": 3}
+    assert roles_of(props) == [("trainer", 0, 3), ("ps", 3, 1)]
+    trainer = props["nodeRangeProperties"][0]["container"]
+    assert trainer["command"][:6] == ["sh", "-c", NODE_WRAPPER, "torchx-node", "0", "0"]
+    assert trainer["command"][6:] == ["python", "-m", "x"]
+    ps = props["nodeRangeProperties"][1]["container"]
+    assert ps["command"][4] == "3"  # its first node
+
+
+def test_macros_in_a_multi_node_job_are_filled_in_at_run_time() -> None:
+    role = _role("w", 2)
+    role.args = [f"--rank={macros.replica_id}", f"$${macros.rank0_env}"]
+    role.env = {"R": f"r{macros.replica_id}", "P": "plain"}
+    req = make_request(AppDef("app", [role]), "app-x", _opts())
+    c = req.job_def["nodeProperties"]["nodeRangeProperties"][0]["container"]
+    assert c["command"][4:] == [
+        "0",
+        "1",
+        f"R=r{REPLICA_MARK}",
+        "python",
+        f"--rank={REPLICA_MARK}",
+        "$TORCHX_RANK0_HOST",
+    ]
+    assert {e["name"]: e["value"] for e in c["environment"]} == {
+        "TORCHX_ROLE_NAME": "w",
+        "P": "plain",
+    }
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX sh")
+def test_the_node_wrapper_sets_the_replica_id_and_rank0_host() -> None:
+    cmd = ["sh", "-c", NODE_WRAPPER, "torchx-node", "2", "1", f"R=r{REPLICA_MARK}x{REPLICA_MARK}"]
+    cmd += [
+        "sh",
+        "-c",
+        'echo "$1|$R|$TORCHX_REPLICA_ID|$TORCHX_RANK0_HOST"',
+        "p",
+        f"a{REPLICA_MARK}b",
+    ]
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "AWS_BATCH_JOB_NODE_INDEX": "5",
+        "AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS": "10.0.0.7",
+    }
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+    assert out == "a3b|r3x3|3|10.0.0.7\n"
+    # the main node has no main-node address: it uses its own
+    del env["AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS"]
+    env["AWS_BATCH_JOB_NODE_INDEX"] = "2"
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+    parts = out.strip().split("|")
+    assert parts[:3] == ["a0b", "r0x0", "0"] and parts[3] and "$" not in parts[3]
+    # outside a Batch multi-node job it says so and fails
+    del env["AWS_BATCH_JOB_NODE_INDEX"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert proc.returncode != 0 and "AWS_BATCH_JOB_NODE_INDEX" in proc.stderr
+
+
+def test_mounts_devices_and_run_options() -> None:
+    role = _role(
+        mounts=[
+            BindMount("/data", "/mnt/data", read_only=True),
+            VolumeMount("fs-123", "/efs"),
+            DeviceMount("/dev/fuse", "/dev/fuse", permissions="rw"),
+        ]
+    )
+    role.resource = Resource(
+        cpu=4,
+        gpu=2,
+        memMB=2048,
+        devices={"vpc.amazonaws.com/efa": 2},
+        capabilities={"node.kubernetes.io/instance-type": "p4d.24xlarge"},
+    )
+    opts = _opts(
+        privileged=True,
+        ulimits=["nofile:1:2"],
+        job_role_arn="arn:aws:iam::123456789012:role/job",
+        execution_role_arn="arn:aws:iam::123456789012:role/exec",
+        share_id="team",
+        priority=7,
+    )
+    req = make_request(AppDef("app", [role, _role("b")]), "app-x", opts)
+    c = req.job_def["nodeProperties"]["nodeRangeProperties"][0]["container"]
+    assert c["volumes"] == [
+        {"name": "mount_0", "host": {"sourcePath": "/data"}},
+        {"name": "mount_1", "efsVolumeConfiguration": {"fileSystemId": "fs-123"}},
+    ]
+    assert c["mountPoints"] == [
+        {"containerPath": "/mnt/data", "readOnly": True, "sourceVolume": "mount_0"},
+        {"containerPath": "/efs", "readOnly": False, "sourceVolume": "mount_1"},
+    ]
+    rw = ["READ", "WRITE", "MKNOD"]
+    assert c["linuxParameters"]["devices"] == [
+        {
+            "hostPath": "/dev/infiniband/uverbs0",
+            "containerPath": "/dev/infiniband/uverbs0",
+            "permissions": rw,
+        },
+        {
+            "hostPath": "/dev/infiniband/uverbs1",
+            "containerPath": "/dev/infiniband/uverbs1",
+            "permissions": rw,
+        },
+        {"hostPath": "/dev/fuse", "containerPath": "/dev/fuse", "permissions": ["READ", "WRITE"]},
+    ]
+    assert {"type": "GPU", "value": "2"} in c["resourceRequirements"]
+    assert c["instanceType"] == "p4d.24xlarge"
+    assert c["privileged"] is True
+    assert c["ulimits"] == [{"name": "nofile", "softLimit": 1, "hardLimit": 2}]
+    assert c["jobRoleArn"].endswith("role/job") and c["executionRoleArn"].endswith("role/exec")
+    assert req.job["shareIdentifier"] == "team" and req.job["schedulingPriorityOverride"] == 7
+
+
+def test_bad_apps_and_options_are_one_line() -> None:
+    with pytest.raises(SpecError, match="at most 10 attempts"):
+        make_request(AppDef("a", [_role(max_retries=10)]), "a-x", _opts())
+    bad = _role()
+    bad.resource = Resource(cpu=1, gpu=0, memMB=1, devices={"x.com/thing": 1})
+    with pytest.raises(SpecError, match="cannot map"):
+        make_request(AppDef("a", [bad]), "a-x", _opts())
+    for cfg, text in [
+        ({"priority": 3}, "needs 'share_id'"),
+        ({"queue": "bad queue"}, "not a job queue name"),
+        ({"job_role_arn": "role"}, "not an IAM role ARN"),
+        ({"region": "mars"}, "not an AWS region"),
+        ({"ulimits": ["x:1"]}, "NAME:SOFT:HARD"),
+    ]:
+        with pytest.raises(InvalidRunConfigException, match=text) as e:
+            _opts(**cfg)
+        assert "\n" not in str(e.value)
+
+
+def test_job_names_are_what_batch_accepts() -> None:
+    assert job_name("a.b_c-1") == "a-b_c-1"
+    assert len(job_name("x" * 300)) == 128

@@ -1,0 +1,320 @@
+"""The aws_batch scheduler's calls to AWS, checked at the request level (botocore's Stubber).
+
+These are AWS's documented behaviours that the emulator used by the integration tests
+lacks or differs on (see the README's list): node jobs ``<id>#<n>`` in DescribeJobs,
+ListJobs listing only RUNNING jobs without a filter, TerminateJob by id, CloudWatch
+answering the same token at the end of a stream, throttling answers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import Stubs
+from torchx_aws.batch.scheduler import AwsBatchScheduler, parse_app_id
+from torchx_aws.batch.status import CANCEL_REASON
+
+from torchx.schedulers.errors import InvalidAppIdError, SchedulerError
+from torchx.specs import AppDef, AppState, Resource, Role
+
+JOB = "6f1c2a9e-3b1d-4c1e-9d0a-1f2e3d4c5b6a"
+ARN = "arn:aws:batch:us-east-1:123456789012:job-definition/app-x:1"
+
+
+def _sched(stubs: Stubs) -> AwsBatchScheduler:
+    return AwsBatchScheduler("s", client_factory=stubs.factory)
+
+
+def _parent(n: int, status: str = "RUNNING", **extra: Any) -> dict[str, Any]:
+    return {
+        "jobId": JOB,
+        "jobName": "app-x",
+        "jobArn": f"arn:aws:batch:us-east-1:123456789012:job/{JOB}",
+        "jobQueue": "q",
+        "status": status,
+        "startedAt": 1_700_000_000_000,
+        "createdAt": 1_699_999_999_000,
+        "jobDefinition": ARN,
+        "tags": {"torchx.pytorch.org/version": "1", "torchx.pytorch.org/app-name": "app"},
+        "nodeProperties": {
+            "numNodes": n,
+            "mainNode": 0,
+            "nodeRangeProperties": [
+                {
+                    "targetNodes": f"0:{n - 2}",
+                    "container": {
+                        "environment": [{"name": "TORCHX_ROLE_NAME", "value": "trainer"}]
+                    },
+                },
+                {
+                    "targetNodes": f"{n - 1}:{n - 1}",
+                    "container": {"environment": [{"name": "TORCHX_ROLE_NAME", "value": "ps"}]},
+                },
+            ],
+        },
+        **extra,
+    }
+
+
+def _node(i: int, status: str, code: int | None = None, reason: str = "") -> dict[str, Any]:
+    node: dict[str, Any] = {
+        "jobId": f"{JOB}#{i}",
+        "jobName": "app-x",
+        "jobQueue": "q",
+        "status": status,
+        "startedAt": 1,
+        "jobDefinition": ARN,
+        "nodeDetails": {"nodeIndex": i, "isMainNode": i == 0},
+        "container": {
+            "logStreamName": f"app-x/default/task{i}",
+            "networkInterfaces": [{"privateIpv4Address": f"10.0.0.{i}"}],
+        },
+    }
+    if code is not None:
+        node["container"]["exitCode"] = code
+    if reason:
+        node["statusReason"] = reason
+    return node
+
+
+def test_app_ids() -> None:
+    assert parse_app_id(f"q:{JOB}:us-east-1:16") == ("q", JOB, "us-east-1", 16)
+    for bad in ("q", "q:a:b", f"q:{JOB}:us-east-1:x", "q/a:b"):
+        with pytest.raises(InvalidAppIdError):
+            parse_app_id(bad)
+
+
+def test_status_of_16_nodes_is_one_call_with_each_node(stubs: Stubs) -> None:
+    ids = [JOB] + [f"{JOB}#{i}" for i in range(16)]
+    nodes = [_node(i, "RUNNING") for i in range(15)] + [
+        _node(15, "FAILED", 3, "Essential container exited")
+    ]
+    stubs.add("batch", "describe_jobs", {"jobs": [_parent(16), *nodes]}, {"jobs": ids})
+    desc = _sched(stubs).describe(f"q:{JOB}:us-east-1:16")
+    stubs.done()
+    assert desc is not None and desc.state == AppState.RUNNING
+    trainer, ps = desc.roles_statuses
+    assert trainer.role == "trainer" and [r.id for r in trainer.replicas] == list(range(15))
+    assert all(r.state == AppState.RUNNING for r in trainer.replicas)
+    assert trainer.replicas[3].hostname == "10.0.0.3"
+    [p] = ps.replicas
+    assert (p.role, p.id, p.state, p.exit_code) == ("ps", 0, AppState.FAILED, 3)
+    assert "role ps replica 0 (node 15) failed with exit code 3" in desc.msg
+    assert desc.ui_url == (
+        f"https://us-east-1.console.aws.amazon.com/batch/home?region=us-east-1#jobs/detail/{JOB}"
+    )
+    assert desc.start_time == 1_700_000_000.0 and desc.end_time is None
+    assert desc.name == "app"
+
+
+def test_a_cancelled_job_and_restarts(stubs: Stubs) -> None:
+    job = _parent(
+        2,
+        "FAILED",
+        statusReason=CANCEL_REASON,
+        stoppedAt=1_700_000_100_000,
+        attempts=[{"startedAt": 1}, {"startedAt": 2}],
+    )
+    stubs.add("batch", "describe_jobs", {"jobs": [job]})
+    desc = _sched(stubs).describe(f"q:{JOB}:us-east-1:2")
+    assert desc is not None and desc.state == AppState.CANCELLED
+    assert desc.num_restarts == 1 and desc.end_time == 1_700_000_100.0
+    # no node job in the answer: every node takes the job's state
+    assert [r.state for rs in desc.roles_statuses for r in rs.replicas] == [AppState.CANCELLED] * 2
+
+
+def test_an_unknown_job_is_none(stubs: Stubs) -> None:
+    stubs.add("batch", "describe_jobs", {"jobs": []})
+    assert _sched(stubs).describe(f"q:{JOB}:us-east-1:1") is None
+
+
+def test_throttling_is_retried_then_answered(stubs: Stubs) -> None:
+    stubs.error("batch", "describe_jobs", "TooManyRequestsException", 429)
+    stubs.error("batch", "describe_jobs", "ThrottlingException", 400)
+    stubs.error("batch", "describe_jobs", "InternalServerError", 500)
+    stubs.add("batch", "describe_jobs", {"jobs": [_parent(2, "SUCCEEDED")]})
+    desc = _sched(stubs).describe(f"q:{JOB}:us-east-1:2")
+    stubs.done()
+    assert desc is not None and desc.state == AppState.SUCCEEDED
+
+
+def test_a_refusal_is_one_line(stubs: Stubs) -> None:
+    stubs.error("batch", "describe_jobs", "UnrecognizedClientException", 403)
+    with pytest.raises(SchedulerError) as e:
+        _sched(stubs).describe(f"q:{JOB}:us-east-1:2")
+    text = str(e.value)
+    assert "did not accept the credentials" in text and "\n" not in text
+
+
+def test_cancel_terminates_by_job_id(stubs: Stubs) -> None:
+    stubs.add("batch", "describe_jobs", {"jobs": [_parent(2)]})
+    stubs.add("batch", "terminate_job", {}, {"jobId": JOB, "reason": CANCEL_REASON})
+    _sched(stubs).cancel(f"q:{JOB}:us-east-1:2")
+    stubs.done()
+
+
+def test_delete_terminates_a_live_job_and_deregisters_its_definition(stubs: Stubs) -> None:
+    stubs.add("batch", "describe_jobs", {"jobs": [_parent(2)]})  # exists?
+    stubs.add("batch", "describe_jobs", {"jobs": [_parent(2)]}, {"jobs": [JOB]})
+    stubs.add("batch", "terminate_job", {}, {"jobId": JOB, "reason": CANCEL_REASON})
+    stubs.add("batch", "deregister_job_definition", {}, {"jobDefinition": ARN})
+    _sched(stubs).delete(f"q:{JOB}:us-east-1:2")
+    stubs.done()
+
+
+def test_list_asks_every_state_in_every_queue_and_keeps_torchx_jobs(stubs: Stubs) -> None:
+    every = [{"name": "AFTER_CREATED_AT", "values": ["0"]}]
+    stubs.add(
+        "batch",
+        "describe_job_queues",
+        {
+            "jobQueues": [
+                {
+                    "jobQueueName": "a",
+                    "jobQueueArn": "arn:a",
+                    "state": "ENABLED",
+                    "priority": 1,
+                    "computeEnvironmentOrder": [],
+                },
+                {
+                    "jobQueueName": "b",
+                    "jobQueueArn": "arn:b",
+                    "state": "ENABLED",
+                    "priority": 1,
+                    "computeEnvironmentOrder": [],
+                },
+            ]
+        },
+    )
+    summary = {"jobId": JOB, "jobName": "app-x"}
+    stubs.add(
+        "batch",
+        "list_jobs",
+        {"jobSummaryList": [summary], "nextToken": "t1"},
+        {"jobQueue": "a", "filters": every},
+    )
+    stubs.add(
+        "batch",
+        "list_jobs",
+        {"jobSummaryList": [{"jobId": "other", "jobName": "o"}]},
+        {"jobQueue": "a", "filters": every, "nextToken": "t1"},
+    )
+    stubs.add(
+        "batch",
+        "describe_jobs",
+        {"jobs": [_parent(2, "SUCCEEDED"), {**_parent(1), "jobId": "other", "tags": {}}]},
+        {"jobs": [JOB, "other"]},
+    )
+    stubs.add("batch", "list_jobs", {"jobSummaryList": []}, {"jobQueue": "b", "filters": every})
+    apps = _sched(stubs).list()
+    stubs.done()
+    assert [(a.app_id, a.state, a.name) for a in apps] == [
+        (f"a:{JOB}:us-east-1:2", AppState.SUCCEEDED, "app")
+    ]
+
+
+def test_logs_page_by_token_without_repeats(stubs: Stubs) -> None:
+    stream = "app-x/default/task1"
+    stubs.add(
+        "batch", "describe_jobs", {"jobs": [_parent(3, "SUCCEEDED"), _node(1, "SUCCEEDED", 0)]}
+    )
+    base = {
+        "logGroupName": "/aws/batch/job",
+        "logStreamName": stream,
+        "startFromHead": True,
+        "limit": 10_000,
+    }
+    stubs.add(
+        "logs",
+        "get_log_events",
+        {"events": [{"message": "a"}, {"message": "b"}], "nextForwardToken": "f/1"},
+        base,
+    )
+    stubs.add(
+        "logs",
+        "get_log_events",
+        {"events": [{"message": "c"}], "nextForwardToken": "f/2"},
+        {**base, "nextToken": "f/1"},
+    )
+    # the end of the stream: CloudWatch answers the token it was given
+    stubs.add(
+        "logs",
+        "get_log_events",
+        {"events": [], "nextForwardToken": "f/2"},
+        {**base, "nextToken": "f/2"},
+    )
+    lines = list(_sched(stubs).log_iter(f"q:{JOB}:us-east-1:3", "trainer", 1, regex="[ac]"))
+    stubs.done()
+    assert lines == ["a\n", "c\n"]
+
+
+def test_separate_streams_are_refused(stubs: Stubs) -> None:
+    from torchx.schedulers.api import Stream
+
+    with pytest.raises(ValueError, match="one CloudWatch Logs stream"):
+        _sched(stubs).log_iter(f"q:{JOB}:us-east-1:3", "trainer", 0, streams=Stream.STDERR)
+
+
+def _app() -> AppDef:
+    return AppDef(
+        "app", [Role("main", "img", entrypoint="echo", resource=Resource(cpu=1, gpu=0, memMB=64))]
+    )
+
+
+def test_submit_registers_then_submits_and_names_the_job(stubs: Stubs) -> None:
+    sched = _sched(stubs)
+    info = sched.prepare(_app(), {"queue": "q"})
+    name = info.request.name
+    stubs.add(
+        "batch",
+        "register_job_definition",
+        {"jobDefinitionName": name, "jobDefinitionArn": ARN, "revision": 1},
+        info.request.job_def,
+    )
+    stubs.add(
+        "batch",
+        "submit_job",
+        {"jobName": name, "jobId": JOB},
+        {"jobDefinition": ARN, **info.request.job},
+    )
+    assert sched.schedule(info) == f"q:{JOB}:us-east-1:1"
+    stubs.done()
+
+
+def test_a_failed_submit_deregisters_the_definition(stubs: Stubs) -> None:
+    sched = _sched(stubs)
+    info = sched.prepare(_app(), {"queue": "nope"})
+    name = info.request.name
+    stubs.add(
+        "batch",
+        "register_job_definition",
+        {"jobDefinitionName": name, "jobDefinitionArn": ARN, "revision": 1},
+    )
+    stubs.error("batch", "submit_job", "ClientException")
+    stubs.add("batch", "deregister_job_definition", {}, {"jobDefinition": ARN})
+    with pytest.raises(SchedulerError) as e:
+        sched.schedule(info)
+    stubs.done()
+    assert str(e.value).startswith(f"submitting job {name} to queue nope:")
+    assert "ClientException" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_submit_that_timed_out_is_looked_up_before_trying_again(stubs: Stubs) -> None:
+    sched = _sched(stubs)
+    info = sched.prepare(_app(), {"queue": "q"})
+    name = info.request.name
+    stubs.add(
+        "batch",
+        "register_job_definition",
+        {"jobDefinitionName": name, "jobDefinitionArn": ARN, "revision": 1},
+    )
+    stubs.error("batch", "submit_job", "ServerException", 503)  # it may have happened
+    stubs.add(
+        "batch",
+        "list_jobs",
+        {"jobSummaryList": [{"jobId": JOB, "jobName": name}]},
+        {"jobQueue": "q", "filters": [{"name": "JOB_NAME", "values": [name]}]},
+    )
+    assert sched.schedule(info) == f"q:{JOB}:us-east-1:1"
+    stubs.done()
