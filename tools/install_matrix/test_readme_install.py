@@ -88,7 +88,7 @@ CLI_CHECKS = {
     "packages/torchx-cli/README.md": "torchx run --log utils.echo --msg hello --num_replicas 2",
     "plugins/torchx-slurm/README.md": "torchx runopts slurm",
     "plugins/torchx-docker/README.md": "torchx runopts docker",
-    "plugins/torchx-aws/README.md": "torchx plugins",
+    "plugins/torchx-aws/README.md": "torchx runopts aws_batch",
     "plugins/torchx-lsf/README.md": "torchx runopts lsf",
     "plugins/torchx-k8s/README.md": (
         "torchx run -s kubernetes --dryrun dist.ddp -j 2x1 --image my/torch:1 --script train.py"

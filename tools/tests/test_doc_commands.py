@@ -125,8 +125,12 @@ RUN_BY: dict[tuple[str, str], str] = {
     ): "tools/install_matrix/test_readme_install.py::test_every_readmes_clone_install_works_verbatim",
     (
         "plugins/torchx-aws/README.md",
-        "torchx plugins",
+        "torchx runopts aws_batch",
     ): "tools/install_matrix/test_readme_install.py::test_every_readmes_clone_install_works_verbatim",
+    (
+        "plugins/torchx-aws/README.md",
+        "torchx run -s aws_batch --dryrun",
+    ): "tools/install_matrix/test_aws.py::test_the_readmes_dry_run",
     (
         "plugins/torchx-slurm/README.md",
         "torchx runopts slurm",
