@@ -20,7 +20,9 @@ _NODE = re.compile(r"-([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})-(\d+)$")
 _run = containers.ContainerCollection.run
 
 
-def _run_with_node_env(self: Any, image: str, command: Any = None, *args: Any, **kwargs: Any) -> Any:
+def _run_with_node_env(
+    self: Any, image: str, command: Any = None, *args: Any, **kwargs: Any
+) -> Any:
     match = _NODE.search(str(kwargs.get("name") or ""))
     if match is not None:
         env = kwargs.setdefault("environment", {})
