@@ -303,7 +303,7 @@ def _machine_lock(session: nox.Session, path: Path) -> Iterator[None]:
 #: The integration sessions CI runs, in this order (.ci/run reads this literal through
 #: tools/ci_sessions.py, which fails if it disagrees with the ``integration*`` sessions
 #: defined here). A new backend: define ``integration_<backend>`` and add it here.
-INTEGRATION_SESSIONS = ("integration_slurm", "integration_docker")
+INTEGRATION_SESSIONS = ("integration_slurm", "integration_docker", "integration_lsf")
 
 
 @nox.session(name="integration_slurm", python=PYTHON, venv_backend="virtualenv")
@@ -376,6 +376,45 @@ def integration_docker(session: nox.Session) -> None:
                 session,
                 *session.posargs,
                 env={**env, "TORCHX_DOCKER_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)},
+            )
+        finally:
+            session.run(str(script), "down", external=True)
+
+
+@nox.session(name="integration_lsf", python=PYTHON, venv_backend="virtualenv")
+def integration_lsf(session: nox.Session) -> None:
+    """The torchx-lsf integration tests against the project's LSF stand-in on this machine.
+
+    LSF cannot be installed here: ``dev/lsf up`` puts the project's stand-in for ``bsub``,
+    ``bjobs`` and ``bkill`` on PATH (jobs run on this machine, one supervisor each; its
+    differences from real LSF are listed in dev/README.md). The tests in
+    plugins/torchx-lsf/tests/integration then run the conformance kit and apps through
+    the ``torchx`` command: replicas meeting over TCP at the rank-0 host, a failing
+    replica, cancel, logs, list and status from new processes. ``dev/lsf down`` kills
+    what is left afterwards, pass or fail.
+    """
+    wanted = {"torchx-runner": "testing", "torchx-lsf": "test", "torchx-cli": ""}
+    args = [_rel(DISTS["torchx-specs"])]
+    args += [f"{_rel(DISTS[d])}[{x}]" if x else _rel(DISTS[d]) for d, x in wanted.items()]
+    session.install(*args, "pytest")
+    # a reused venv (-R) keeps an installed folder of the same version: reinstall ours
+    local = [_rel(DISTS[d]) for d in ("torchx-specs", *wanted)]
+    session.install("--no-deps", "--force-reinstall", "-q", *local)
+    script = ROOT / "dev" / "lsf"
+    # one stand-in per machine (its state and job ids are shared): a second run waits here
+    state = os.environ.get("TORCHX_DEV_LSF_DIR", "/var/tmp/torchx-dev-lsf")
+    with _machine_lock(session, Path(f"{state}.lock")):
+        env = _cluster_up(session, script)
+        # the stand-in's commands first, then this session's venv (up's PATH is nox's own)
+        env["PATH"] = os.pathsep.join(
+            [env["TORCHX_DEV_LSF_BIN"], str(session.bin), os.environ.get("PATH", "")]
+        )
+        try:
+            session.chdir(ROOT / "plugins" / "torchx-lsf" / "tests" / "integration")
+            run_pytest(
+                session,
+                *session.posargs,
+                env={**env, "TORCHX_LSF_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)},
             )
         finally:
             session.run(str(script), "down", external=True)

@@ -139,6 +139,14 @@ RUN_BY: dict[tuple[str, str], str] = {
         "plugins/torchx-lsf/README.md",
         "torchx runopts lsf",
     ): "tools/install_matrix/test_readme_install.py::test_every_readmes_clone_install_works_verbatim",
+    # the LSF stand-in's example (nox -s integration_lsf, after dev/lsf up)
+    **{
+        (
+            "dev/README.md",
+            start,
+        ): "plugins/torchx-lsf/tests/integration/test_dev_readme.py::test_the_stand_ins_example_submits_runs_and_lists"
+        for start in ("bsub -J hello", "bjobs -a -noheader -o")
+    },
     # the DDP example with real torch (nox -s e2e installs it as the README says)
     ("README.md", "pip install torch numpy"): "noxfile.py::e2e",
     (

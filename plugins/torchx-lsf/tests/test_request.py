@@ -256,6 +256,7 @@ def test_a_failing_replica_ends_the_others(tmp_path: Path, fake_lsf: FakeLsf) ->
     _materialize(req)
     assert _run_job(req, 0) == 3
     assert Path(req.app_dir, "main-0.err").read_text() == "oops\n"
+    assert Path(req.app_dir, "main-0.exit").read_text() == "3\n"
     assert fake_lsf.calls("bkill") == [["-J", "app-x1-main-1"], ["-J", "app-x1-main-2"]]
 
 

@@ -245,3 +245,24 @@ def test_log_iter_reads_the_replica_files(
         list(sched.log_iter(app_id, "main", 0))
     with pytest.raises(ValueError, match="has no role 'x'"):
         sched.log_iter(app_id, "x", 0)
+
+
+def test_a_failed_replica_still_ending_the_others_reads_its_recorded_exit(
+    sched: LsfScheduler, fake_lsf: FakeLsf, tmp_path: Path
+) -> None:
+    """Its script recorded the exit code, then kills the others: LSF still says RUN."""
+    app_id, app_dir = _submit(sched, fake_lsf, tmp_path, _app())
+    Path(app_dir, "main-1.exit").write_text("7\n")
+    fake_lsf.answer(
+        "bjobs",
+        stdout=_line(100, "EXIT", app_id, 0, app_dir, "130")
+        + "\n"
+        + _line(101, "RUN", app_id, 1, app_dir),
+    )
+    desc = sched.describe(app_id)
+    assert desc is not None and desc.state == AppState.FAILED
+    reps = desc.roles_statuses[0].replicas
+    assert [(r.state, r.exit_code) for r in reps] == [
+        (AppState.FAILED, 130),
+        (AppState.FAILED, 7),
+    ]

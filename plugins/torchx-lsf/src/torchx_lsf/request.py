@@ -26,7 +26,8 @@ stdout and stderr to ``ROLE-K.out`` and ``ROLE-K.err`` there, and runs the entry
 as the program: directly, in the role's image when that is a directory, otherwise in a
 container (``docker run --entrypoint ENTRYPOINT IMAGE ARGS``, the environment passed by
 name only). A replica that fails asks LSF to end the app's other replicas (``bkill
--J``): the app fails as a whole, as it does on the other schedulers.
+-J``), after recording its exit code in ``ROLE-K.exit`` (read by ``describe`` while its
+own job is still ending): the app fails as a whole, as it does on the other schedulers.
 
 Quoting: every string that comes from the user (entrypoint, args, env values, paths,
 names) is quoted for the shell by :func:`shell_quote`, so an argument like ``"; rm -rf
@@ -283,7 +284,9 @@ export {rank0}="$_h"
 
 _FAIL_FAST = """\
 if [ "$_rc" -ne 0 ]; then
-  # a failed replica fails the app: end the others (those still there)
+  # a failed replica fails the app: its exit code first (status reads it while this job
+  # still ends the others), then end the others (those still there)
+  (umask 077; echo "$_rc" > "$_dir"/{stem}.exit)
   for _job in {others}; do
     bkill -J "$_job" >/dev/null 2>&1
   done
@@ -337,7 +340,7 @@ def _script(
         lines.append(f"cd {q(r.cwd)} || exit 1")
         lines.append(" ".join(map(q, command)))
         lines.append("_rc=$?")
-    lines.append(_FAIL_FAST.format(others=" ".join(q(o) for o in others) or "''"))
+    lines.append(_FAIL_FAST.format(stem=r.file_stem, others=" ".join(q(o) for o in others) or "''"))
     return "\n".join(lines)
 
 

@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import attrs
+
 from torchx.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
@@ -343,6 +345,7 @@ def _app_state(records: list[JobRecord], cancelled: bool) -> AppState:
 def _response(
     app_id: str, records: list[JobRecord], app_dir: str, cancelled: bool
 ) -> DescribeAppResponse:
+    records = [_with_recorded_exit(rec, app_dir) for rec in records]
     state = _app_state(records, cancelled)
     roles: dict[str, RoleStatus] = {}
     failed = []
@@ -378,6 +381,25 @@ def _response(
         name=app.name if app else "",
         ui_url=f"file://{app_dir}" if app_dir else None,
     )
+
+
+def _with_recorded_exit(rec: JobRecord, app_dir: str) -> JobRecord:
+    """``rec``, EXIT with the code its script recorded if it failed while LSF still runs it.
+
+    A failed replica's script records its exit code before it ends the app's other
+    replicas: until its own job ends, that file says how it ended.
+    """
+    if rec.state != "RUN" or not app_dir or rec.replica is None:
+        return rec
+    role, k = rec.replica
+    try:
+        with open(os.path.join(app_dir, f"{role}-{k}.exit"), encoding="utf-8") as f:
+            text = f.read(32).strip()
+    except OSError:
+        return rec
+    if not text.lstrip("-").isdigit() or int(text) == 0:
+        return rec
+    return attrs.evolve(rec, state="EXIT", exit_code=int(text))
 
 
 def _then_check(
