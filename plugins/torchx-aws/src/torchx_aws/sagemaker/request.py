@@ -1,0 +1,314 @@
+"""An app as SageMaker ``CreateTrainingJob`` parameters; job states; app ids. Pure: no AWS call.
+
+**What becomes what.** The app's one role is the training job:
+
+==========================  ==============================================================
+torchx                      CreateTrainingJob
+==========================  ==============================================================
+``role.image``              ``AlgorithmSpecification.TrainingImage``
+``role.entrypoint``         ``AlgorithmSpecification.ContainerEntrypoint`` (``[entrypoint]``)
+``role.args``               ``AlgorithmSpecification.ContainerArguments``
+``role.env``                ``Environment`` (over the ``environment`` option), with
+                            ``TORCHX_JOB_ID``, ``TORCHX_APP_NAME``, ``TORCHX_ROLE_NAME``
+                            (``describe`` reads the names back from there)
+``role.num_replicas``       ``ResourceConfig.InstanceCount`` (or ``instance_count``)
+``role.resource``           ``ResourceConfig.InstanceType``: ``ml.`` + the instance type of
+                            its AWS named resource (or ``instance_type``)
+``role.max_retries``        ``RetryStrategy.MaximumRetryAttempts`` (or
+                            ``max_retry_attempts``)
+``app.metadata``            ``Tags``, with the ``tags`` option and torchx's own tags
+==========================  ==============================================================
+
+Upstream TorchX goes through the SageMaker Python SDK's PyTorch estimator (script mode:
+the SDK uploads a source directory and SageMaker's PyTorch image runs a script with
+``--key value`` hyperparameters). Here the request names the command directly:
+``ContainerEntrypoint`` and ``ContainerArguments`` run the role's own command in its own
+image, on every instance, the way every other torchx scheduler runs a role.
+
+**Macros.** ``${app_id}`` is the app id; ``${rank0_env}`` names ``TORCHX_RANK0_HOST``,
+which holds ``algo-1``, the host name SageMaker gives the first instance (the others
+are ``algo-2`` ...). SageMaker runs the same command on every instance, so
+``${replica_id}`` cannot differ between them: it is ``0`` for one instance and refused
+for several (the instance's host is in ``/opt/ml/input/config/resourceconfig.json``).
+
+**App ids.** The training job's name, as upstream's; a job submitted with the
+``region`` run option carries it: ``us-west-2:trainer-1a2b3c4d5e``, so that ``status``
+from any shell asks the right region.
+
+>>> split_app_id("us-west-2:trainer-1a2b3c4d5e")
+('us-west-2', 'trainer-1a2b3c4d5e')
+>>> split_app_id("trainer-1a2b3c4d5e")
+(None, 'trainer-1a2b3c4d5e')
+>>> job_name_for("My trainer!")[:-10]
+'My-trainer-'
+>>> to_state("InProgress"), to_state("Stopped"), to_state("Hibernating")
+(<AppState.RUNNING: 3>, <AppState.CANCELLED: 6>, <AppState.UNKNOWN: 7>)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import attrs
+
+from torchx.schedulers.errors import InvalidAppIdError
+from torchx.schedulers.ids import make_app_id
+from torchx.schedulers.states import to_app_state
+from torchx.specs import AppDef, AppState, Role, macros
+from torchx.specs.errors import SpecError
+from torchx_aws.sagemaker.options import SageMakerOpts
+
+#: The format of the printed request (a dry run's output).
+FORMAT_VERSION = "torchx-aws.sagemaker/v1"
+
+#: Tag keys torchx puts on every training job it creates (``list`` finds them by the first).
+SCHEDULER_TAG = "torchx.pytorch.org/scheduler"
+APP_NAME_TAG = "torchx.pytorch.org/app-name"
+ROLE_NAME_TAG = "torchx.pytorch.org/role-name"
+USER_TAG = "torchx.pytorch.org/user"
+VERSION_TAG = "torchx.pytorch.org/version"
+
+#: The environment variable ``${rank0_env}`` names, and the first instance's host.
+RANK0_ENV = "TORCHX_RANK0_HOST"
+RANK0_HOST = "algo-1"
+
+#: Capability key of AWS named resources holding the EC2 instance type.
+INSTANCE_TYPE_CAPABILITY = "node.kubernetes.io/instance-type"
+
+#: SageMaker's training job states (``TrainingJobStatus``).
+JOB_STATE: dict[str, AppState] = {
+    "InProgress": AppState.RUNNING,
+    "Completed": AppState.SUCCEEDED,
+    "Failed": AppState.FAILED,
+    "Stopping": AppState.CANCELLED,
+    "Stopped": AppState.CANCELLED,
+}
+
+_JOB_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")
+_REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
+_NAME_MAX = 63
+_SUFFIX = 10
+
+
+def to_state(status: str) -> AppState:
+    """The AppState of a ``TrainingJobStatus`` (UNKNOWN for one SageMaker adds later)."""
+    return to_app_state(status, JOB_STATE)
+
+
+def job_name_for(name: str) -> str:
+    """A fresh training job name from an app name: cleaned, cut, plus 10 random characters."""
+    base = re.sub(r"[^a-zA-Z0-9]+", "-", name).strip("-") or "torchx"
+    base = base[: _NAME_MAX - _SUFFIX - 1].rstrip("-")
+    return f"{base}-{make_app_id('x')[-_SUFFIX:]}"
+
+
+def join_app_id(region: str | None, job_name: str) -> str:
+    """The app id of ``job_name``: with ``region:`` when the job was sent to a chosen region."""
+    return f"{region}:{job_name}" if region else job_name
+
+
+def split_app_id(app_id: str) -> tuple[str | None, str]:
+    """(region or None, job name) of an app id; one line when it is neither form."""
+    region, sep, job = app_id.rpartition(":")
+    if _JOB_NAME.fullmatch(job) and (not sep or _REGION.fullmatch(region)):
+        return (region or None), job
+    raise InvalidAppIdError(
+        f"invalid aws_sagemaker app id {app_id!r}: expected a training job name (letters, "
+        "digits and '-', at most 63) or REGION:NAME, e.g. 'us-west-2:trainer-1a2b3c4d5e'"
+    )
+
+
+def instance_type(role: Role, opts: SageMakerOpts) -> str:
+    """``ml.`` + the instance type the option or the role's AWS named resource names."""
+    itype = opts.instance_type or role.resource.capabilities.get(INSTANCE_TYPE_CAPABILITY)
+    if not isinstance(itype, str) or not itype:
+        raise SpecError(
+            f"aws_sagemaker needs an instance type for role '{role.name}': give it an AWS "
+            "named resource (-h aws_g5.xlarge) or the run option instance_type=ml.g5.xlarge"
+        )
+    return itype if itype.startswith("ml.") else f"ml.{itype}"
+
+
+def _uses(role: Role, name: str) -> bool:
+    texts = [role.entrypoint, *role.args, *role.env.values()]
+    return any(f"${{{name}}}" in t or f"${name}" in t for t in texts)
+
+
+@attrs.define
+class TrainingJobRequest:
+    """What ``schedule`` sends: ``CreateTrainingJob(**params)`` in ``region`` with ``profile``.
+
+    Two values are finished by ``schedule``, as they need AWS to answer: ``RoleArn``
+    when the ``role`` option is a name (looked up in IAM), and the default output path
+    (it names the account). The dry run shows them as given.
+    """
+
+    app_id: str
+    job_name: str
+    role_name: str
+    params: dict[str, Any]
+    region: str | None = None
+    profile: str | None = None
+
+    def __str__(self) -> str:
+        doc = {
+            "formatVersion": FORMAT_VERSION,
+            "region": self.region,
+            "profile": self.profile,
+            "CreateTrainingJob": self.params,
+        }
+        return json.dumps(doc, indent=2)
+
+
+def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJobRequest:
+    """The ``CreateTrainingJob`` request of ``app`` (its one role) with the run options."""
+    if len(app.roles) != 1:
+        names = ", ".join(r.name for r in app.roles)
+        raise SpecError(
+            f"aws_sagemaker runs one role as one training job; app '{app.name}' has "
+            f"{len(app.roles)} ({names}): submit each role as its own app"
+        )
+    role = app.roles[0]
+    count = opts.instance_count or role.num_replicas
+    if count > 1 and _uses(role, "replica_id"):
+        raise SpecError(
+            f"role '{role.name}' uses ${{replica_id}}, but SageMaker runs the same command on "
+            f"all {count} instances: read the instance's host (algo-1, algo-2, ...) from "
+            "/opt/ml/input/config/resourceconfig.json instead"
+        )
+    job_name = job_name_for(opts.base_job_name or app.name)
+    app_id = join_app_id(opts.region, job_name)
+    values = macros.Values(img_root="", app_id=app_id, replica_id="0", rank0_env=RANK0_ENV)
+    role = values.apply(role)
+    entrypoint = values.substitute(role.entrypoint)
+
+    env = {
+        **opts.environment,
+        **role.env,
+        RANK0_ENV: RANK0_HOST,
+        "TORCHX_JOB_ID": app_id,
+        "TORCHX_APP_NAME": app.name,
+        "TORCHX_ROLE_NAME": role.name,
+    }
+    algorithm: dict[str, Any] = {
+        "TrainingImage": role.image,
+        "TrainingInputMode": opts.input_mode,
+        "ContainerEntrypoint": [entrypoint],
+    }
+    if role.args:
+        algorithm["ContainerArguments"] = list(role.args)
+    if opts.metric_definitions:
+        algorithm["MetricDefinitions"] = [
+            {"Name": k, "Regex": v} for k, v in opts.metric_definitions.items()
+        ]
+    if opts.enable_sagemaker_metrics is not None:
+        algorithm["EnableSageMakerMetricsTimeSeries"] = opts.enable_sagemaker_metrics
+    if opts.training_repository_access_mode:
+        image_config: dict[str, Any] = {
+            "TrainingRepositoryAccessMode": opts.training_repository_access_mode
+        }
+        if opts.training_repository_credentials_provider_arn:
+            image_config["TrainingRepositoryAuthConfig"] = {
+                "TrainingRepositoryCredentialsProviderArn": (
+                    opts.training_repository_credentials_provider_arn
+                )
+            }
+        algorithm["TrainingImageConfig"] = image_config
+
+    resources: dict[str, Any] = {
+        "InstanceType": instance_type(role, opts),
+        "InstanceCount": count,
+        "VolumeSizeInGB": opts.volume_size,
+    }
+    if opts.volume_kms_key:
+        resources["VolumeKmsKeyId"] = opts.volume_kms_key
+    if opts.keep_alive_period_in_seconds is not None:
+        resources["KeepAlivePeriodInSeconds"] = opts.keep_alive_period_in_seconds
+
+    output: dict[str, Any] = {"S3OutputPath": opts.output_path}
+    if opts.output_kms_key:
+        output["KmsKeyId"] = opts.output_kms_key
+    if opts.disable_output_compression:
+        output["CompressionType"] = "NONE"
+
+    stopping: dict[str, Any] = {"MaxRuntimeInSeconds": opts.max_run}
+    if opts.use_spot_instances:
+        stopping["MaxWaitTimeInSeconds"] = opts.max_wait or opts.max_run
+
+    tags = {
+        **opts.tags,
+        **{k: str(v) for k, v in app.metadata.items()},
+        SCHEDULER_TAG: "aws_sagemaker",
+        APP_NAME_TAG: app.name,
+        ROLE_NAME_TAG: role.name,
+        USER_TAG: opts.user,
+        VERSION_TAG: version,
+    }
+    params: dict[str, Any] = {
+        "TrainingJobName": job_name,
+        "RoleArn": opts.role,
+        "AlgorithmSpecification": algorithm,
+        "OutputDataConfig": output,
+        "ResourceConfig": resources,
+        "StoppingCondition": stopping,
+        "Environment": env,
+        "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
+        "EnableNetworkIsolation": opts.enable_network_isolation,
+        "EnableInterContainerTrafficEncryption": opts.encrypt_inter_container_traffic,
+        "EnableManagedSpotTraining": opts.use_spot_instances,
+    }
+    if opts.hyperparameters:
+        params["HyperParameters"] = dict(opts.hyperparameters)
+    retries = opts.max_retry_attempts or role.max_retries
+    if retries:
+        params["RetryStrategy"] = {"MaximumRetryAttempts": min(retries, 30)}
+    if opts.checkpoint_s3_uri:
+        checkpoint = {"S3Uri": opts.checkpoint_s3_uri}
+        if opts.checkpoint_local_path:
+            checkpoint["LocalPath"] = opts.checkpoint_local_path
+        params["CheckpointConfig"] = checkpoint
+    if opts.subnets:
+        params["VpcConfig"] = {
+            "Subnets": list(opts.subnets),
+            "SecurityGroupIds": list(opts.security_group_ids),
+        }
+    if opts.model_uri:
+        params["InputDataConfig"] = [
+            {
+                "ChannelName": opts.model_channel_name,
+                "DataSource": {
+                    "S3DataSource": {
+                        "S3DataType": "S3Prefix",
+                        "S3Uri": opts.model_uri,
+                        "S3DataDistributionType": "FullyReplicated",
+                    }
+                },
+            }
+        ]
+    if opts.debugger_hook_config:
+        params["DebugHookConfig"] = {"S3OutputPath": opts.output_path}
+    if opts.disable_profiler:
+        params["ProfilerConfig"] = {"DisableProfiler": True}
+    if opts.enable_infra_check is not None:
+        params["InfraCheckConfig"] = {"EnableInfraCheck": opts.enable_infra_check}
+    return TrainingJobRequest(
+        app_id=app_id,
+        job_name=job_name,
+        role_name=role.name,
+        params=params,
+        region=opts.region,
+        profile=opts.profile,
+    )
+
+
+def finish(request: TrainingJobRequest, role_arn: str, account: str, region: str) -> None:
+    """Fills in what needed AWS: the role's ARN and, if none was given, the output path."""
+    request.params["RoleArn"] = role_arn
+    default = f"s3://sagemaker-{region}-{account}/"
+    if request.params["OutputDataConfig"].get("S3OutputPath") is None:
+        request.params["OutputDataConfig"]["S3OutputPath"] = default
+    hook = request.params.get("DebugHookConfig")
+    if hook is not None and hook.get("S3OutputPath") is None:
+        hook["S3OutputPath"] = default
