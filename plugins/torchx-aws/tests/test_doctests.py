@@ -16,6 +16,9 @@ MODULES = [
     "torchx_aws.batch.scheduler",
     "torchx_aws.batch.status",
     "torchx_aws.errors",
+    "torchx_aws.sagemaker.options",
+    "torchx_aws.sagemaker.request",
+    "torchx_aws.sagemaker.scheduler",
 ]
 
 

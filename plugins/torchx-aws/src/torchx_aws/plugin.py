@@ -15,6 +15,7 @@ from torchx.specs.hookspecs import hookimpl
 #: Scheduler name (upstream TorchX's) -> ``"module:factory"``, imported when first used.
 SCHEDULERS: Mapping[str, str] = {
     "aws_batch": "torchx_aws.batch.scheduler:create_scheduler",
+    "aws_sagemaker": "torchx_aws.sagemaker.scheduler:create_scheduler",
 }
 
 

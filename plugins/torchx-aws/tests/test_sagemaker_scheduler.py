@@ -1,0 +1,348 @@
+"""aws_sagemaker against botocore's Stubber: the calls made and AWS's documented answers.
+
+The emulator the integration tests use (moto) completes every training job at once and
+does not implement StopTrainingJob; the behaviour AWS documents for those (a job that
+goes InProgress/Training, Stopping, Stopped; a stop refused for a job that has ended)
+is checked here at the request level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import botocore.session
+import pytest
+from botocore.stub import ANY, Stubber
+from torchx_aws.sagemaker.scheduler import LOG_GROUP, AWSSageMakerScheduler, create_scheduler
+
+from torchx.schedulers.api import Stream
+from torchx.schedulers.errors import InvalidAppIdError, SchedulerError
+from torchx.specs import AppDef, AppState, Role, resource
+from torchx.specs.errors import SpecError
+
+ROLE_ARN = "arn:aws:iam::123456789012:role/sm"
+T0 = datetime(2026, 11, 25, 6, 0, tzinfo=UTC)
+
+
+class Stubs:
+    """One stubbed client per service, handed out by the scheduler's client factory."""
+
+    def __init__(self) -> None:
+        session = botocore.session.get_session()
+        self.clients: dict[str, Any] = {}
+        self.stubbers: dict[str, Stubber] = {}
+        self.asked: list[tuple[str, str | None, str | None]] = []
+        for service in ("sagemaker", "iam", "logs"):
+            client = session.create_client(
+                service,
+                region_name="us-east-1",
+                aws_access_key_id="x",
+                aws_secret_access_key="y",
+            )
+            self.clients[service] = client
+            self.stubbers[service] = Stubber(client)
+            self.stubbers[service].activate()
+
+    def factory(self, service: str, region: str | None, profile: str | None) -> Any:
+        self.asked.append((service, region, profile))
+        return self.clients[service]
+
+    def __getattr__(self, service: str) -> Stubber:
+        return self.stubbers[service]
+
+    def verify(self) -> None:
+        for stubber in self.stubbers.values():
+            stubber.assert_no_pending_responses()
+
+
+@pytest.fixture
+def stubs() -> Iterator[Stubs]:
+    s = Stubs()
+    yield s
+    s.verify()
+
+
+@pytest.fixture
+def sched(stubs: Stubs) -> AWSSageMakerScheduler:
+    return create_scheduler("test", client_factory=stubs.factory)
+
+
+def app(n: int = 2) -> AppDef:
+    role = Role(
+        "trainer",
+        image="train:1",
+        entrypoint="python",
+        args=["-m", "train"],
+        num_replicas=n,
+        resource=resource(h="aws_g5.xlarge"),
+    )
+    return AppDef("trainer", roles=[role])
+
+
+def job(status: str, secondary: str = "", **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "TrainingJobName": "trainer-abc",
+        "TrainingJobArn": "arn:aws:sagemaker:us-east-1:123456789012:training-job/trainer-abc",
+        "TrainingJobStatus": status,
+        "SecondaryStatus": secondary or status,
+        "AlgorithmSpecification": {"TrainingInputMode": "File"},
+        "ResourceConfig": {
+            "InstanceType": "ml.g5.xlarge",
+            "InstanceCount": 2,
+            "VolumeSizeInGB": 30,
+        },
+        "StoppingCondition": {"MaxRuntimeInSeconds": 60},
+        "CreationTime": T0,
+        "ModelArtifacts": {"S3ModelArtifacts": "s3://b/m"},
+        "Environment": {"TORCHX_ROLE_NAME": "trainer", "TORCHX_APP_NAME": "trainer"},
+    }
+    out.update(extra)
+    return out
+
+
+def client_error(stubber: Stubber, method: str, code: str, message: str, status: int = 400) -> None:
+    stubber.add_client_error(
+        method, service_error_code=code, service_message=message, http_status_code=status
+    )
+
+
+def test_schedule_looks_up_a_role_name_and_creates_the_job(
+    stubs: Stubs, sched: AWSSageMakerScheduler
+) -> None:
+    info = sched.prepare(app(), {"role": "sm"})
+    stubs.iam.add_response(
+        "get_role",
+        {
+            "Role": {
+                "Path": "/",
+                "RoleName": "sm",
+                "RoleId": "AROAEXAMPLE1234567890",
+                "Arn": ROLE_ARN,
+                "CreateDate": T0,
+            }
+        },
+        {"RoleName": "sm"},
+    )
+    expected = dict(info.request.params)
+    expected["RoleArn"] = ROLE_ARN
+    expected["OutputDataConfig"] = {"S3OutputPath": "s3://sagemaker-us-east-1-123456789012/"}
+    stubs.sagemaker.add_response("create_training_job", {"TrainingJobArn": "arn:x"}, expected)
+    assert sched.schedule(info) == info.request.job_name
+
+
+def test_a_create_retried_after_a_lost_answer_is_not_a_failure(
+    stubs: Stubs, sched: AWSSageMakerScheduler
+) -> None:
+    info = sched.prepare(app(), {"role": ROLE_ARN, "output_path": "s3://b/"})
+    client_error(stubs.sagemaker, "create_training_job", "InternalFailure", "oops", 500)
+    # the first attempt did create it: SageMaker refuses the same name again
+    client_error(stubs.sagemaker, "create_training_job", "ResourceInUse", "already exists")
+    assert sched.schedule(info) == info.request.job_name
+
+
+def test_a_refused_create_is_one_line(stubs: Stubs, sched: AWSSageMakerScheduler) -> None:
+    info = sched.prepare(app(), {"role": ROLE_ARN, "output_path": "s3://b/"})
+    client_error(stubs.sagemaker, "create_training_job", "ResourceLimitExceeded", "no ml.g5")
+    with pytest.raises(SchedulerError) as err:
+        sched.schedule(info)
+    assert str(err.value) == ("AWS refused CreateTrainingJob: ResourceLimitExceeded: no ml.g5")
+
+
+@pytest.mark.parametrize(
+    ("status", "secondary", "state"),
+    [
+        ("InProgress", "Starting", AppState.PENDING),
+        ("InProgress", "Downloading", AppState.PENDING),
+        ("InProgress", "Training", AppState.RUNNING),
+        ("InProgress", "Uploading", AppState.RUNNING),
+        ("Completed", "Completed", AppState.SUCCEEDED),
+        ("Failed", "Failed", AppState.FAILED),
+        ("Stopping", "Stopping", AppState.CANCELLED),
+        ("Stopped", "Stopped", AppState.CANCELLED),
+    ],
+)
+def test_describe_states(
+    stubs: Stubs, sched: AWSSageMakerScheduler, status: str, secondary: str, state: AppState
+) -> None:
+    stubs.sagemaker.add_response(
+        "describe_training_job", job(status, secondary), {"TrainingJobName": "trainer-abc"}
+    )
+    out = sched.describe("trainer-abc")
+    assert out is not None and out.state == state
+    [role] = out.roles_statuses
+    assert role.role == "trainer" and [r.state for r in role.replicas] == [state, state]
+    assert all(r.exit_code is None for r in role.replicas)
+    assert out.ui_url == (
+        "https://us-east-1.console.aws.amazon.com/sagemaker/home?region=us-east-1#/jobs/trainer-abc"
+    )
+
+
+def test_describe_of_a_failed_job_says_why(stubs: Stubs, sched: AWSSageMakerScheduler) -> None:
+    ended = T0.replace(minute=5)
+    stubs.sagemaker.add_response(
+        "describe_training_job",
+        job(
+            "Failed",
+            FailureReason="AlgorithmError: exit code 3",
+            TrainingStartTime=T0,
+            TrainingEndTime=ended,
+        ),
+    )
+    out = sched.describe("trainer-abc")
+    assert out is not None
+    assert out.msg == "AlgorithmError: exit code 3"
+    assert (out.start_time, out.end_time) == (T0.timestamp(), ended.timestamp())
+
+
+def test_describe_of_an_unknown_job_is_none(stubs: Stubs, sched: AWSSageMakerScheduler) -> None:
+    client_error(stubs.sagemaker, "describe_training_job", "ValidationException",
+                 "Requested resource not found.")  # fmt: skip
+    assert sched.describe("nope-1") is None
+
+
+def test_describe_with_a_region_asks_that_region(
+    stubs: Stubs, sched: AWSSageMakerScheduler
+) -> None:
+    stubs.sagemaker.add_response("describe_training_job", job("Completed"))
+    sched.describe("eu-west-1:trainer-abc")
+    assert ("sagemaker", "eu-west-1", None) in stubs.asked
+
+
+def test_a_malformed_app_id_is_one_line(sched: AWSSageMakerScheduler) -> None:
+    with pytest.raises(InvalidAppIdError, match="expected a training job name"):
+        sched.describe("a/b")
+
+
+def test_throttling_is_retried(stubs: Stubs, sched: AWSSageMakerScheduler) -> None:
+    client_error(stubs.sagemaker, "describe_training_job", "ThrottlingException", "Rate exceeded")
+    stubs.sagemaker.add_response("describe_training_job", job("Completed"))
+    out = sched.describe("trainer-abc")
+    assert out is not None and out.state == AppState.SUCCEEDED
+
+
+def test_list_searches_the_torchx_tag_page_by_page(
+    stubs: Stubs, sched: AWSSageMakerScheduler
+) -> None:
+    search = {
+        "Resource": "TrainingJob",
+        "SearchExpression": {
+            "Filters": [
+                {
+                    "Name": "Tags.torchx.pytorch.org/scheduler",
+                    "Operator": "Equals",
+                    "Value": "aws_sagemaker",
+                }
+            ]
+        },
+        "SortBy": "CreationTime",
+        "SortOrder": "Descending",
+        "MaxResults": 100,
+    }
+    tagged = [{"Key": "torchx.pytorch.org/app-name", "Value": "my app"}]
+    first = job("InProgress", "Training", TrainingJobName="a-1", Tags=tagged)
+    second = job("Completed", TrainingJobName="b-2", TrainingEndTime=T0)
+    stubs.sagemaker.add_response(
+        "search", {"Results": [{"TrainingJob": first}], "NextToken": "t1"}, search
+    )
+    stubs.sagemaker.add_response(
+        "search", {"Results": [{"TrainingJob": second}]}, {**search, "NextToken": "t1"}
+    )
+    apps = sched.list({"region": "us-west-2"})
+    assert [(a.app_id, a.state, a.name) for a in apps] == [
+        ("us-west-2:a-1", AppState.RUNNING, "my app"),
+        ("us-west-2:b-2", AppState.SUCCEEDED, "b-2"),
+    ]
+    assert apps[1].end_time == T0.timestamp()
+
+
+def test_cancel_stops_the_job(stubs: Stubs, sched: AWSSageMakerScheduler) -> None:
+    stubs.sagemaker.add_response("describe_training_job", job("InProgress", "Training"))
+    stubs.sagemaker.add_response("stop_training_job", {}, {"TrainingJobName": "trainer-abc"})
+    sched.cancel("trainer-abc")
+
+
+def test_cancel_of_an_ended_job_calls_no_stop(stubs: Stubs, sched: AWSSageMakerScheduler) -> None:
+    stubs.sagemaker.add_response("describe_training_job", job("Completed"))
+    sched.cancel("trainer-abc")  # the Stubber fails on any call not queued
+
+
+def test_a_stop_refused_because_the_job_just_ended_is_no_error(
+    stubs: Stubs, sched: AWSSageMakerScheduler
+) -> None:
+    # AWS documents StopTrainingJob on a job that is not InProgress as a ValidationException;
+    # the job may end between describe and stop
+    stubs.sagemaker.add_response("describe_training_job", job("InProgress", "Training"))
+    client_error(stubs.sagemaker, "stop_training_job", "ValidationException",
+                 "The request was rejected because the training job is in status Completed.")  # fmt: skip
+    sched.cancel("trainer-abc")
+
+
+def test_a_stop_of_a_job_that_vanished_is_an_error(
+    stubs: Stubs, sched: AWSSageMakerScheduler
+) -> None:
+    stubs.sagemaker.add_response("describe_training_job", job("InProgress", "Training"))
+    client_error(stubs.sagemaker, "stop_training_job", "ValidationException",
+                 "Requested resource not found.")  # fmt: skip
+    with pytest.raises(SchedulerError, match="AWS refused StopTrainingJob"):
+        sched.cancel("trainer-abc")
+
+
+def test_cancel_of_an_unknown_job_calls_nothing_else(
+    stubs: Stubs, sched: AWSSageMakerScheduler
+) -> None:
+    client_error(stubs.sagemaker, "describe_training_job", "ValidationException",
+                 "Requested resource not found.")  # fmt: skip
+    sched.cancel("nope-1")
+
+
+def test_log_iter_reads_the_instance_stream(stubs: Stubs, sched: AWSSageMakerScheduler) -> None:
+    stubs.logs.add_response(
+        "describe_log_streams",
+        {"logStreams": [{"logStreamName": "trainer-abc/algo-2-1764050000"}]},
+        {"logGroupName": LOG_GROUP, "logStreamNamePrefix": "trainer-abc/algo-2-"},
+    )
+    page = {
+        "logGroupName": LOG_GROUP,
+        "logStreamName": "trainer-abc/algo-2-1764050000",
+        "startFromHead": True,
+        "limit": ANY,
+    }
+    stubs.logs.add_response(
+        "get_log_events",
+        {
+            "events": [{"timestamp": 1, "message": "hello"}, {"timestamp": 2, "message": "loss=1"}],
+            "nextForwardToken": "f/1",
+        },
+        page,
+    )
+    stubs.logs.add_response(
+        "describe_log_streams",
+        {"logStreams": [{"logStreamName": "trainer-abc/algo-2-1764050000"}]},
+        {"logGroupName": LOG_GROUP, "logStreamNamePrefix": "trainer-abc/algo-2-"},
+    )
+    stubs.logs.add_response(
+        "get_log_events", {"events": [], "nextForwardToken": "f/1"}, {**page, "nextToken": "f/1"}
+    )
+    lines = [line for line in sched.log_iter("trainer-abc", "trainer", k=1) if line]
+    assert lines == ["hello\n", "loss=1\n"]
+
+
+def test_log_iter_of_a_job_without_logs_yet_is_empty(
+    stubs: Stubs, sched: AWSSageMakerScheduler
+) -> None:
+    client_error(stubs.logs, "describe_log_streams", "ResourceNotFoundException", "no group")
+    assert [line for line in sched.log_iter("trainer-abc", "trainer") if line] == []
+
+
+def test_log_iter_has_no_separate_streams(sched: AWSSageMakerScheduler) -> None:
+    with pytest.raises(SpecError, match="use streams=combined"):
+        sched.log_iter("trainer-abc", "trainer", streams=Stream.STDERR)
+
+
+def test_two_roles_are_refused_at_dryrun(sched: AWSSageMakerScheduler) -> None:
+    two = app()
+    two.roles.append(Role("ps", image="x", entrypoint="y", resource=resource(h="aws_t3.medium")))
+    with pytest.raises(SpecError, match="one role as one training job"):
+        sched.prepare(two, {"role": ROLE_ARN}, dryrun=True)
