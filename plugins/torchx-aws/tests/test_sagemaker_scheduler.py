@@ -346,3 +346,22 @@ def test_two_roles_are_refused_at_dryrun(sched: AWSSageMakerScheduler) -> None:
     two.roles.append(Role("ps", image="x", entrypoint="y", resource=resource(h="aws_t3.medium")))
     with pytest.raises(SpecError, match="one role as one training job"):
         sched.prepare(two, {"role": ROLE_ARN}, dryrun=True)
+
+
+def test_a_dry_run_imports_no_boto3() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from torchx.specs import AppDef, Role, resource\n"
+        "from torchx.runner import get_runner\n"
+        "role = Role('r', 'img', entrypoint='echo', num_replicas=16, "
+        "resource=resource(h='aws_p4d.24xlarge'))\n"
+        "with get_runner('s') as runner:\n"
+        "    info = runner.dryrun(AppDef('a', [role]), 'aws_sagemaker', cfg={'role': 'sm'})\n"
+        "print(info.request.params['ResourceConfig']['InstanceCount'],"
+        " [m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore')])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "16 []"
