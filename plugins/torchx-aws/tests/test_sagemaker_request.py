@@ -133,9 +133,11 @@ def test_instance_type_and_count_options_win() -> None:
     )
 
 
-def test_max_retries_become_sagemaker_retry_attempts() -> None:
-    assert params(app(max_retries=2))["RetryStrategy"] == {"MaximumRetryAttempts": 2}
-    assert "RetryStrategy" not in params(app())
+def test_max_retries_are_ignored_as_declared() -> None:
+    # SageMaker's RetryStrategy retries internal errors only, never a failed command, so
+    # the role's max_retries has nothing to map to (Capability.RETRIES is declared missing)
+    assert "RetryStrategy" not in params(app(max_retries=2))
+    assert params(app(), max_retry_attempts=2)["RetryStrategy"] == {"MaximumRetryAttempts": 2}
 
 
 def test_a_resource_without_instance_type_is_one_line() -> None:

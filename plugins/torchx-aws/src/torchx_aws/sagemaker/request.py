@@ -14,8 +14,9 @@ torchx                      CreateTrainingJob
 ``role.num_replicas``       ``ResourceConfig.InstanceCount`` (or ``instance_count``)
 ``role.resource``           ``ResourceConfig.InstanceType``: ``ml.`` + the instance type of
                             its AWS named resource (or ``instance_type``)
-``role.max_retries``        ``RetryStrategy.MaximumRetryAttempts`` (or
-                            ``max_retry_attempts``)
+``role.max_retries``        ignored: SageMaker retries a job after its own internal
+                            errors only (``max_retry_attempts``), never after the
+                            command fails
 ``app.metadata``            ``Tags``, with the ``tags`` option and torchx's own tags
 ==========================  ==============================================================
 
@@ -261,9 +262,8 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
     }
     if opts.hyperparameters:
         params["HyperParameters"] = dict(opts.hyperparameters)
-    retries = opts.max_retry_attempts or role.max_retries
-    if retries:
-        params["RetryStrategy"] = {"MaximumRetryAttempts": min(retries, 30)}
+    if opts.max_retry_attempts:
+        params["RetryStrategy"] = {"MaximumRetryAttempts": opts.max_retry_attempts}
     if opts.checkpoint_s3_uri:
         checkpoint = {"S3Uri": opts.checkpoint_s3_uri}
         if opts.checkpoint_local_path:
