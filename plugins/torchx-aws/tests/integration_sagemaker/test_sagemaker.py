@@ -165,3 +165,23 @@ def test_logs_read_back_from_cloudwatch(iam_role: str) -> None:
         # followed: the job has ended, so the log ends once read
         tailed = list(runner.log_lines(handle, "trainer", k=0, should_tail=True))
         assert len([x for x in tailed if x]) == 25
+
+
+def test_an_endpoint_that_is_down_is_one_line_within_seconds(
+    aws_env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from torchx.schedulers.errors import SchedulerError
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{port}")
+    start = time.monotonic()
+    with get_runner("it") as runner, pytest.raises(SchedulerError) as err:
+        runner.status("aws_sagemaker://it/some-job-1")
+    assert time.monotonic() - start < 30
+    text = str(err.value)
+    assert "\n" not in text and "cannot reach the AWS endpoint" in text
+    assert "state is unknown, not failed" in text
