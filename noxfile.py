@@ -303,7 +303,12 @@ def _machine_lock(session: nox.Session, path: Path) -> Iterator[None]:
 #: The integration sessions CI runs, in this order (.ci/run reads this literal through
 #: tools/ci_sessions.py, which fails if it disagrees with the ``integration*`` sessions
 #: defined here). A new backend: define ``integration_<backend>`` and add it here.
-INTEGRATION_SESSIONS = ("integration_slurm", "integration_docker", "integration_lsf")
+INTEGRATION_SESSIONS = (
+    "integration_slurm",
+    "integration_docker",
+    "integration_lsf",
+    "integration_k8s",
+)
 
 
 @nox.session(name="integration_slurm", python=PYTHON, venv_backend="virtualenv")
@@ -418,6 +423,38 @@ def integration_lsf(session: nox.Session) -> None:
             )
         finally:
             session.run(str(script), "down", external=True)
+
+
+@nox.session(name="integration_k8s", python=PYTHON, venv_backend="virtualenv")
+def integration_k8s(session: nox.Session) -> None:
+    """Tests against a real Kubernetes API server and the project's stand-in for the rest.
+
+    ``dev/docker up`` (the engine the stand-in's node runs pods on), then ``dev/k8s up``
+    (kube-apiserver 1.20 built once from Debian's source, etcd, the project's CRDs, and
+    the stand-in in dev/k8s-standin/: Volcano's and JobSet's controllers, the garbage
+    collector, one node). The stand-in's own tests (dev/k8s-standin/tests) make Volcano
+    Jobs, JobSets and pods as raw API objects and check what a cluster would do with them.
+    Both machine locks are held (k8s, then docker: integration_docker stops dockerd in its
+    fault tests); ``dev/k8s down`` and ``dev/docker down`` run afterwards, pass or fail.
+    """
+    session.install("pytest")
+    k8s_state = os.environ.get("TORCHX_DEV_K8S_DIR", "/var/tmp/torchx-dev-k8s")
+    docker_state = os.environ.get("TORCHX_DEV_DOCKER_DIR", "/var/tmp/torchx-dev-docker")
+    docker, k8s = ROOT / "dev" / "docker", ROOT / "dev" / "k8s"
+    with (
+        _machine_lock(session, Path(f"{k8s_state}.lock")),
+        _machine_lock(session, Path(f"{docker_state}.lock")),
+    ):
+        try:
+            env = _cluster_up(session, docker)
+            env.update(_cluster_up(session, k8s))
+            session.chdir(ROOT / "dev" / "k8s-standin" / "tests")
+            run_pytest(
+                session, *session.posargs, env={**env, "TORCHX_K8S_STANDIN_INTEGRATION": "1"}
+            )
+        finally:
+            session.run(str(k8s), "down", external=True)
+            session.run(str(docker), "down", external=True)
 
 
 nox.options.sessions = [

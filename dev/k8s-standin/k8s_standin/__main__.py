@@ -1,0 +1,188 @@
+"""``python3 -m k8s_standin ...``: run the stand-in until SIGTERM (dev/k8s starts it)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+
+from .api import Api, Obj
+from .docker import Docker
+from .gc import GarbageCollector
+from .jobset import JobController, JobSetController
+from .kubelet import Kubelet
+from .logserver import serve
+from .runtime import Informer, WorkQueue, run_workers, start_thread
+from .scheduler import Scheduler
+from .util import controller_uid, deleting
+from .volcano import VolcanoController
+
+log = logging.getLogger("k8s-standin")
+
+
+def _machine_memory() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) * 1024
+    return 8 * 2**30
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="k8s_standin", description=__doc__)
+    p.add_argument("--server", required=True)
+    p.add_argument("--token-file", required=True)
+    p.add_argument("--ca-file", required=True)
+    p.add_argument("--docker-host", required=True)
+    p.add_argument("--state", required=True, type=Path)
+    p.add_argument("--node-name", default="torchx-dev-node")
+    p.add_argument("--kubelet-port", type=int, default=16250)
+    p.add_argument("--kubelet-cert", required=True)
+    p.add_argument("--kubelet-key", required=True)
+    p.add_argument("--client-ca", required=True, help="the API server's kubelet client certificate")
+    p.add_argument("--cpu", default="", help="allocatable cpu (default: 8 per core here)")
+    p.add_argument("--memory", default="", help="allocatable memory (default: the machine's)")
+    p.add_argument("--code", default="", help="ignored: dev/k8s passes its code's hash")
+    args = p.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(threadName)s %(message)s", stream=sys.stderr
+    )
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    args.state.mkdir(parents=True, exist_ok=True)
+
+    from .util import quantity
+
+    cpu = quantity(args.cpu) if args.cpu else Decimal((os.cpu_count() or 1) * 8)
+    memory = int(quantity(args.memory)) if args.memory else _machine_memory()
+    api = Api(args.server, Path(args.token_file).read_text().strip(), args.ca_file)
+    docker = Docker(args.docker_host)
+
+    pods = Informer(api, "/api/v1/pods", "pods")
+    vcjobs = Informer(api, "/apis/batch.volcano.sh/v1alpha1/jobs", "vcjobs")
+    jobsets = Informer(api, "/apis/jobset.x-k8s.io/v1alpha2/jobsets", "jobsets")
+    jobs = Informer(api, "/apis/batch/v1/jobs", "jobs")
+
+    q_volcano, q_jobset, q_job = WorkQueue("volcano"), WorkQueue("jobset"), WorkQueue("job")
+    q_gc, q_sched, q_kubelet = WorkQueue("gc"), WorkQueue("scheduler"), WorkQueue("kubelet")
+
+    volcano = VolcanoController(api, vcjobs, pods)
+    jobset = JobSetController(api, jobsets, jobs, pods)
+    job = JobController(api, jobs, pods, jobsets)
+    gc = GarbageCollector(api)
+    kubelet = Kubelet(api, docker, pods, q_kubelet, args.node_name, args.state, cpu, memory,
+                      args.kubelet_port)  # fmt: skip
+    sched = Scheduler(api, pods, lambda: kubelet.node, volcano.min_available_of)
+
+    def owner_key(obj: Obj, kind: str, api_version: str) -> str | None:
+        uid = controller_uid(obj)
+        for ref in obj["metadata"].get("ownerReferences") or []:
+            if ref["uid"] == uid and ref["kind"] == kind and ref["apiVersion"] == api_version:
+                return f"{obj['metadata']['namespace']}/{ref['name']}"
+        return None
+
+    def on_pod(key: str, new: Obj | None, old: Obj | None) -> None:
+        obj = new or old
+        assert obj is not None
+        for q, kind, av in (
+            (q_volcano, "Job", "batch.volcano.sh/v1alpha1"),
+            (q_job, "Job", "batch/v1"),
+        ):
+            k = owner_key(obj, kind, av)
+            if k:
+                q.add(k)
+        if (
+            new is None
+            or deleting(new)
+            or not new["spec"].get("nodeName")
+            or (
+                old is not None
+                and (old.get("status") or {}).get("phase") != (new.get("status") or {}).get("phase")
+            )
+        ):
+            q_sched.add("node")
+        if new is None or new["spec"].get("nodeName") == args.node_name:
+            q_kubelet.add(key)
+        if new is None:
+            q_gc.add("all")
+
+    def on_owner(queue: WorkQueue) -> object:
+        def handler(key: str, new: Obj | None, old: Obj | None) -> None:
+            queue.add(key)
+            if new is None or deleting(new):
+                q_gc.add("all")
+
+        return handler
+
+    def on_job(key: str, new: Obj | None, old: Obj | None) -> None:
+        q_job.add(key)
+        k = owner_key(new or old or {}, "JobSet", "jobset.x-k8s.io/v1alpha2")
+        if k:
+            q_jobset.add(k)
+        if new is None or deleting(new):
+            q_gc.add("all")
+
+    def on_jobset(key: str, new: Obj | None, old: Obj | None) -> None:
+        q_jobset.add(key)
+        ns, name = key.split("/", 1)
+        for j in jobs.items():  # its Jobs' controller reads the JobSet (suspend, mode)
+            labels = j["metadata"].get("labels") or {}
+            if (
+                j["metadata"]["namespace"] == ns
+                and labels.get("jobset.sigs.k8s.io/jobset-name") == name
+            ):
+                q_job.add(f"{ns}/{j['metadata']['name']}")
+        if new is None or deleting(new):
+            q_gc.add("all")
+
+    pods.on_change(on_pod)
+    vcjobs.on_change(on_owner(q_volcano))  # type: ignore[arg-type]
+    jobsets.on_change(on_jobset)
+    jobs.on_change(on_job)
+
+    for inf in (pods, vcjobs, jobsets, jobs):
+        start_thread(inf.run, f"informer-{inf.name}")
+    for inf in (pods, vcjobs, jobsets, jobs):
+        inf.synced.wait()
+
+    kubelet.register()
+    server = serve(docker, pods, args.node_name, args.kubelet_port, args.kubelet_cert,
+                   args.kubelet_key, args.client_ca)  # fmt: skip
+    start_thread(server.serve_forever, "kubelet-api")
+    start_thread(kubelet.watch_engine, "docker-events")
+
+    run_workers(q_volcano, volcano.sync, 2)
+    run_workers(q_jobset, jobset.sync, 1)
+    run_workers(q_job, job.sync, 2)
+    run_workers(q_gc, gc.sync, 1)
+    run_workers(q_sched, sched.sync, 1)
+    run_workers(q_kubelet, kubelet.sync, 4)
+    log.info("stand-in ready: node %s (cpu %s, memory %d), kubelet on 127.0.0.1:%d",
+             args.node_name, cpu, memory, args.kubelet_port)  # fmt: skip
+    ready = args.state / "ready"
+    ready.write_text(str(os.getpid()))
+
+    tick = 0
+    while True:
+        time.sleep(2)
+        tick += 1
+        q_sched.add("node")
+        q_gc.add("all")
+        if tick % 3 == 0:
+            try:
+                kubelet.resync()
+            except OSError as e:
+                log.warning("resync: %s", e)
+            for inf, q in ((vcjobs, q_volcano), (jobsets, q_jobset), (jobs, q_job)):
+                q.add_all(
+                    f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in inf.items()
+                )
+        if tick % 15 == 0:
+            kubelet.heartbeat()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""``python3 -m k8s_standin.cleanup``: what `dev/k8s down` cancels before stopping.
+
+Deletes every Volcano Job, JobSet, batch Job and pod in every namespace (grace 0), then
+removes the node's containers and networks from the Docker engine, so a later `up` starts
+with no work left over (etcd's data otherwise survives `down`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .api import Api, ApiError, obj_path
+from .docker import Docker, DockerError
+from .kubelet import L_NODE
+
+KINDS = (("batch.volcano.sh/v1alpha1", "jobs"), ("jobset.x-k8s.io/v1alpha2", "jobsets"),
+         ("batch/v1", "jobs"), ("v1", "pods"))  # fmt: skip
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(prog="k8s_standin.cleanup")
+    p.add_argument("--server", required=True)
+    p.add_argument("--token-file", required=True)
+    p.add_argument("--ca-file", required=True)
+    p.add_argument("--docker-host", default="")
+    args = p.parse_args()
+    removed = 0
+    try:
+        api = Api(args.server, Path(args.token_file).read_text().strip(), args.ca_file)
+        namespaces = [n["metadata"]["name"] for n in api.get("/api/v1/namespaces")["items"]]
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0,
+                "propagationPolicy": "Background"}  # fmt: skip
+        for ns in namespaces:
+            for api_version, plural in KINDS:
+                try:
+                    got = api.request("DELETE", obj_path(api_version, plural, ns), body)
+                    removed += len((got or {}).get("items") or [])
+                except ApiError as e:
+                    if e.status != 404:
+                        raise
+    except (OSError, ApiError) as e:
+        print(f"k8s_standin.cleanup: API server: {e}", file=sys.stderr)
+    if args.docker_host:
+        try:
+            docker = Docker(args.docker_host)
+            for c in docker.containers([L_NODE]):
+                docker.remove(c["Id"])
+            for n in docker.request("GET", "/networks", {"filters": f'{{"label": ["{L_NODE}"]}}'}):
+                docker.remove_network(n["Id"])
+        except (OSError, DockerError) as e:
+            print(f"k8s_standin.cleanup: Docker engine: {e}", file=sys.stderr)
+    print(f"k8s_standin.cleanup: deleted {removed} objects", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
