@@ -40,6 +40,7 @@ EXAMPLES = [
     "torchx.runner.first_party",
     "torchx.schedulers",
     "torchx.schedulers.api",
+    "torchx.schedulers.appstore",
     "torchx.schedulers.capabilities",
     "torchx.schedulers.files",
     "torchx.schedulers.follow",

@@ -11,7 +11,6 @@ import torchx_lsf
 
 #: The modules whose docstrings show examples; each must have at least one.
 MODULES = [
-    "torchx_lsf.appstore",
     "torchx_lsf.commands",
     "torchx_lsf.options",
     "torchx_lsf.parse",

@@ -66,7 +66,7 @@ def test_schedule_writes_private_files_then_bsubs_rank0_first(
     st = os.lstat(app_dir)
     assert stat.S_IMODE(st.st_mode) == 0o700
     names = sorted(os.listdir(app_dir))
-    assert names == ["appdef.pickle", "main-0.env", "main-0.sh", "main-1.env", "main-1.sh"]
+    assert names == ["appdef.json", "main-0.env", "main-0.sh", "main-1.env", "main-1.sh"]
     for name in names:
         assert stat.S_IMODE(os.lstat(os.path.join(app_dir, name)).st_mode) == 0o600
     assert "TOKEN=s3cret\n" in Path(app_dir, "main-0.env").read_text()

@@ -8,7 +8,6 @@ from torchx.schedulers.testing import modules_with_examples, run_examples
 
 #: The modules whose docstrings show examples; each must have at least one.
 MODULES = [
-    "torchx_slurm.appstore",
     "torchx_slurm.commands",
     "torchx_slurm.options",
     "torchx_slurm.parse",

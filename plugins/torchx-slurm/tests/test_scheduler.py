@@ -829,7 +829,7 @@ def test_a_workspace_copy_leaves_out_job_directories_and_logs(
     assert copied == [
         ".torchx-slurm",  # this job's own (its kept AppDef)
         ".torchx-slurm/99",
-        ".torchx-slurm/99/appdef.pickle",
+        ".torchx-slurm/99/appdef.json",
         "runs",
         "runs/notes.txt",
         "slurm-notes.out",

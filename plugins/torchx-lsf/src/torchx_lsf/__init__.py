@@ -16,8 +16,8 @@ LSF project (``bsub -P``), followed with ``bjobs`` and cancelled with ``bkill``:
 Modules: :mod:`~torchx_lsf.scheduler` (the Scheduler), :mod:`~torchx_lsf.options` (run
 options), :mod:`~torchx_lsf.request` (the bsub commands and replica scripts),
 :mod:`~torchx_lsf.parse` (``bjobs -o`` output), :mod:`~torchx_lsf.jobdir` (the private
-directory of an app's files), :mod:`~torchx_lsf.appstore` (the AppDef kept for
-``describe``) and :mod:`~torchx_lsf.commands` (running the LSF tools with timeouts).
+directory of an app's files, where torchx-runner's :mod:`torchx.schedulers.appstore`
+keeps the AppDef for ``describe``) and :mod:`~torchx_lsf.commands` (running the LSF tools with timeouts).
 """
 
 from torchx_lsf._version import __version__

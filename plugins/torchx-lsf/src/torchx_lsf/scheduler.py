@@ -14,7 +14,7 @@ What each call runs (every one with a timeout, see :mod:`torchx_lsf.commands`):
   ``bsub`` per replica, rank 0 first, each with its job file on stdin. The app id is
   the LSF project of its jobs (the handle ``lsf://SESSION/APP_ID``, as upstream TorchX's);
 * ``describe``: ``bjobs -a -P APP_ID -o ...``, one command; the AppDef comes from the
-  file ``schedule`` kept in the app's directory (:mod:`torchx_lsf.appstore`);
+  file ``schedule`` kept in the app's directory (:mod:`torchx.schedulers.appstore`);
 * ``list``: ``bjobs -a -o ...`` for the user's jobs, one app per project;
 * ``cancel``: ``bkill`` of the app's jobs, after leaving a mark in the app's directory
   (so its replicas that LSF ends as EXIT read as CANCELLED, from any process);
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
+from torchx.schedulers import appstore
 from torchx.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
@@ -53,7 +54,7 @@ from torchx.schedulers.polling import Polled, matching_lines
 from torchx.schedulers.states import rollup, settle_cancelled
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus, RoleStatus, runopts
 from torchx.specs.errors import SpecError
-from torchx_lsf import appstore, commands, jobdir
+from torchx_lsf import commands, jobdir
 from torchx_lsf.jobdir import CANCELLED, STATE_DIR
 from torchx_lsf.options import checked, lsf_runopts
 from torchx_lsf.parse import BJOBS_FORMAT, JobRecord, parse_bjobs, replica_exit_code

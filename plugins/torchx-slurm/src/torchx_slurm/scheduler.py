@@ -16,7 +16,7 @@ What each call runs (every one with a timeout, see :mod:`torchx_slurm.commands`)
   the queue, ``sacct -j ID`` (or ``sacct -c``, the job-completion file, on clusters
   without accounting). One command per call in the common case. Per-replica exit
   codes and the restart count come from the job directory (the script records them),
-  the AppDef from the file ``schedule`` kept there (:mod:`torchx_slurm.appstore`);
+  the AppDef from the file ``schedule`` kept there (:mod:`torchx.schedulers.appstore`);
 * ``list``: ``squeue`` for the user's jobs; ``cancel``: ``scancel``;
 * ``log_iter``: reads ``slurm-<id>-<role>-<k>.out``/``.err`` in the job's own directory
   ``.torchx-slurm/<id>/``, following them until the job ends when tailing.
@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from torchx.schedulers import appstore
 from torchx.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
@@ -54,7 +55,7 @@ from torchx.schedulers.states import rollup
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus, RoleStatus, runopts
 from torchx.specs.errors import InvalidRunConfigException, SpecError
 from torchx.workspace.dir_workspace import DirWorkspaceMixin
-from torchx_slurm import appstore, commands, jobdir
+from torchx_slurm import commands, jobdir
 from torchx_slurm.jobdir import STATE_DIR
 from torchx_slurm.options import (
     JOB_DIR_HELP,

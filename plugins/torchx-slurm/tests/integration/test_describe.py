@@ -24,7 +24,7 @@ def test_describe_shows_the_submitted_app_with_its_secrets_masked(cli: Cli) -> N
     shown = json.loads(cli("describe", "--json", "--show-secrets", handle).stdout)
     assert shown["spec"]["roles"][0]["env"]["HF_TOKEN"] == "hf_verysecret"
     # kept with the job, readable by the user alone
-    kept = cli.work / ".torchx-slurm" / job_id(handle) / "appdef.pickle"
+    kept = cli.work / ".torchx-slurm" / job_id(handle) / "appdef.json"
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     # the text form too, from another directory
     text = cli("describe", handle, cwd=cli.home).stdout
