@@ -141,6 +141,36 @@ class LostEarlyCancel(LocalScheduler):
             super()._cancel_existing(app_id)
 
 
+class WaitsByPolling(LocalScheduler):
+    """Not a bug: wait_for_change done right (it polls describe until the state changes)."""
+
+    def wait_for_change(self, app_id, timeout):
+        deadline = time.monotonic() + timeout
+        first = self.describe(app_id)
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = self.describe(app_id)
+            if now is None or first is None or now.state != first.state:
+                break
+        return True
+
+
+class Oversleeps(WaitsByPolling):
+    """wait_for_change sleeps through the app's end (until its timeout)."""
+
+    def wait_for_change(self, app_id, timeout):
+        time.sleep(timeout)
+        return True
+
+
+class Overruns(WaitsByPolling):
+    """wait_for_change takes far longer than its timeout."""
+
+    def wait_for_change(self, app_id, timeout):
+        time.sleep(timeout + 30)
+        return True
+
+
 class Clean(SchedulerConformance):
     cancel_timeout = 8  # the kit's default is 60 s: a planted bug fails sooner here
     planted = LocalScheduler
@@ -168,7 +198,11 @@ CAUGHT_BY = {
     ],
     "CancelledInName": ["test_cancel_reaches_cancelled"],
     "LostEarlyCancel": ["test_cancel_right_after_submit_is_not_lost"],
+    "Oversleeps": ["test_wait_for_change_is_bounded_and_wakes_at_the_end"],
+    "Overruns": ["test_wait_for_change_is_bounded_and_wakes_at_the_end"],
 }
+#: Schedulers without a planted bug that take another path through some checks.
+ALSO_CLEAN = {"WaitsByPolling": ["test_wait_for_change_is_bounded_and_wakes_at_the_end"]}
 
 
 def _outcomes(pytester: pytest.Pytester, source: str, expr: str) -> dict[tuple[str, str], str]:
@@ -188,16 +222,18 @@ def test_each_planted_bug_fails_the_kit_and_the_clean_scheduler_passes(
     pytester: pytest.Pytester,
 ) -> None:
     source = SUITE + "".join(
-        f"\n\nclass Test{bug}(Clean):\n    planted = {bug}\n" for bug in CAUGHT_BY
+        f"\n\nclass Test{bug}(Clean):\n    planted = {bug}\n" for bug in [*CAUGHT_BY, *ALSO_CLEAN]
     )
     tests = sorted({t for ts in CAUGHT_BY.values() for t in ts})
     expr = " or ".join(
         [f"(TestClean and {t})" for t in tests]
         + [f"(Test{bug} and {t})" for bug, ts in CAUGHT_BY.items() for t in ts]
+        + [f"(Test{name} and {t})" for name, ts in ALSO_CLEAN.items() for t in ts]
     )
     found = _outcomes(pytester, source, expr)
     expected = {("TestClean", t): "PASSED" for t in tests}
     expected |= {(f"Test{bug}", t): "FAILED" for bug, ts in CAUGHT_BY.items() for t in ts}
+    expected |= {(f"Test{name}", t): "PASSED" for name, ts in ALSO_CLEAN.items() for t in ts}
     assert found == expected
 
 

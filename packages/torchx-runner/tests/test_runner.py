@@ -938,6 +938,74 @@ def test_wait_timeout(factories: Factories) -> None:
     assert isinstance(e.value, TimeoutError)
 
 
+class BlockingScheduler(FakeScheduler):
+    """A scheduler that can block until its apps change: records each wait's timeout."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.waits: list[float] = []
+        self.wait_errors: list[BaseException] = []
+
+    def wait_for_change(self, app_id: str, timeout: float) -> bool:
+        self.waits.append(timeout)
+        if self.wait_errors:
+            raise self.wait_errors.pop(0)
+        return True
+
+
+def test_wait_blocks_in_the_scheduler_where_it_can_instead_of_sleeping(tmp_path: Path) -> None:
+    factories = Factories(tmp_path / "state.json", BlockingScheduler)
+    script = ["PENDING", "RUNNING", "RUNNING", "SUCCEEDED"]
+    with Runner("s", {"fake": factories.make(script=script)}) as r:
+        sleeps = fake_clock(r)
+        status = r.wait(r.run(app(), "fake"), wait_interval=4.0)
+    assert status is not None and status.state == AppState.SUCCEEDED
+    (sched,) = factories.created
+    assert isinstance(sched, BlockingScheduler)
+    assert sleeps == []  # each pause was the scheduler's own wait, bounded by the interval
+    assert sched.waits == [4.0, 4.0, 4.0]
+
+
+def test_wait_bounds_the_schedulers_wait_by_its_timeout(tmp_path: Path) -> None:
+    factories = Factories(tmp_path / "state.json", BlockingScheduler)
+    with Runner("s", {"fake": factories.make(script=["RUNNING"])}) as r:
+        now = [0.0]
+        r._clock = lambda: now[0]
+        handle = r.run(app(), "fake")
+        (sched,) = factories.created
+        assert isinstance(sched, BlockingScheduler)
+
+        def wait_for_change(app_id: str, timeout: float) -> bool:
+            sched.waits.append(timeout)
+            now[0] += timeout
+            return True
+
+        sched.wait_for_change = wait_for_change  # type: ignore[method-assign]
+        with pytest.raises(AppWaitTimeout):
+            r.wait(handle, wait_interval=2, timeout=5)
+    assert sched.waits == [2.0, 2.0, 1.0]  # never past the timeout
+
+
+def test_a_failing_wait_of_the_scheduler_is_a_sleep(tmp_path: Path) -> None:
+    factories = Factories(tmp_path / "state.json", BlockingScheduler)
+    with Runner("s", {"fake": factories.make(script=["RUNNING", "SUCCEEDED"])}) as r:
+        sleeps = fake_clock(r)
+        handle = r.run(app(), "fake")
+        (sched,) = factories.created
+        assert isinstance(sched, BlockingScheduler)
+        sched.wait_errors.append(ConnectionError("engine gone"))
+        assert r.wait_for_change(handle, 3.0) is False
+        sched.wait_errors.append(ConnectionError("engine gone"))
+        status = r.wait(handle, wait_interval=1.0)
+    assert status is not None and status.state == AppState.SUCCEEDED
+    assert sleeps == [0.1]
+
+
+def test_the_default_scheduler_cannot_wait(runner: Runner) -> None:
+    handle = runner.run(app(), "fake")
+    assert runner.wait_for_change(handle, 60.0) is False  # at once: the caller sleeps
+
+
 def test_wait_for_unknown_app(runner: Runner) -> None:
     assert runner.wait("fake://sess/nope", wait_interval=0.01) is None
 

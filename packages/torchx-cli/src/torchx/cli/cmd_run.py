@@ -310,5 +310,8 @@ def _wait(runner: Runner, handle: str) -> AppStatus | None:
             )
             sys.stderr.flush()
             shown = True
-        time.sleep(interval)
-        interval = min(interval * 2, 0.5 if tty else 1.0)
+        # where the scheduler can block until the app changes, it does (the end is seen as
+        # it happens; a terminal's line is redrawn every half second); else a growing poll
+        if not runner.wait_for_change(handle, 0.5 if tty else 5.0):
+            time.sleep(interval)
+            interval = min(interval * 2, 0.5 if tty else 1.0)

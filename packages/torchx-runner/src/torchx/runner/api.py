@@ -535,9 +535,11 @@ class Runner:
         """Polls the app's status until it is terminal; returns that status.
 
         Returns None if the app does not exist (any more). Polls soon after the first
-        check, then at growing intervals up to ``wait_interval`` seconds. With
-        ``timeout`` (seconds), raises :class:`AppWaitTimeout` if the app is still
-        running by then (the app is left alone).
+        check, then at growing intervals up to ``wait_interval`` seconds; between two
+        polls it waits with :meth:`wait_for_change` where the scheduler can, so the end
+        is seen as it happens, and sleeps otherwise. With ``timeout`` (seconds), raises
+        :class:`AppWaitTimeout` if the app is still running by then (the app is left
+        alone).
         """
         if wait_interval <= 0:
             raise SpecError(f"wait_interval must be > 0 seconds, got {wait_interval!r}")
@@ -548,14 +550,32 @@ class Runner:
             if status is None or status.is_terminal():
                 return status
             delay = min(float(wait_interval), _FIRST_POLL_DELAY * 2**polls)
+            bound = float(wait_interval)  # a wait that wakes on a change may take all of it
             if timeout is not None:
                 elapsed = self._clock() - start
                 remaining = timeout - elapsed
                 if remaining <= 0:
                     raise AppWaitTimeout(app_handle, elapsed, status)
-                delay = min(delay, remaining)
-            self._sleep(delay)
+                delay, bound = min(delay, remaining), min(bound, remaining)
+            if not self.wait_for_change(app_handle, bound):
+                self._sleep(delay)
             polls += 1
+
+    def wait_for_change(self, app_handle: AppHandle, timeout: float) -> bool:
+        """Blocks until the app may have changed state, at most ``timeout`` seconds.
+
+        What to call between two :meth:`status` calls when following an app, instead of
+        sleeping: True once it has waited (something happened, or the time passed),
+        False at once where the scheduler cannot wait for the app (then sleep). See
+        ``Scheduler.wait_for_change``. It never raises for the backend: an error there
+        is False, and the next :meth:`status` reports it as it always does.
+        """
+        sched, _backend, app_id = self._resolve(app_handle)
+        try:
+            return bool(sched.wait_for_change(app_id, timeout))
+        except Exception:
+            _logger().debug("wait_for_change(%r) failed", app_handle, exc_info=True)
+            return False
 
     def describe(self, app_handle: AppHandle) -> AppDef | None:
         """The app's definition as the scheduler knows it, or None if it does not exist.

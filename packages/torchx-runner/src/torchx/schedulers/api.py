@@ -426,6 +426,28 @@ class Scheduler(abc.ABC, Generic[T]):
         """True if the app was submitted and the scheduler still knows it."""
         return self.describe(app_id) is not None
 
+    def wait_for_change(self, app_id: str, timeout: float) -> bool:
+        """Blocks until the app's state may have changed, for at most ``timeout`` seconds.
+
+        Optional. Whoever follows an app until it ends (``Runner.wait``, ``torchx run
+        --wait``) calls it between two :meth:`describe` calls instead of sleeping, so a
+        backend that can say when something happens (a blocking wait call, an event
+        stream) is noticed as it happens rather than at the next poll. Return True once
+        it has waited: something happened (a replica ended, say) or ``timeout`` passed,
+        whichever came first; the caller then describes the app again. Return False, at
+        once, where it cannot wait for this app: the caller sleeps instead. That is the
+        default, so schedulers without such a call need nothing here.
+
+        What an override keeps: it never waits beyond ``timeout`` (plus the time of a
+        call to the backend); waking without a change is allowed (the caller only
+        describes once more), sleeping through an app's end is not; errors may be
+        raised (the caller treats them as "could not wait" and describes the app,
+        which reports an outage as it always does). The conformance kit checks the
+        first two against the real backend.
+        """
+        del app_id, timeout
+        return False
+
     @abc.abstractmethod
     def _cancel_existing(self, app_id: str) -> None:
         """Kills an app that exists. Called only after :meth:`exists` said so."""

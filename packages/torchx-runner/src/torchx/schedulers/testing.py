@@ -53,6 +53,9 @@ name with ``@pytest.fixture``; or class attributes):
     about an unknown app id may take.
 ``replicas`` (attribute, default 2, at least 2)
     N in the apps of N replicas (the backend must run two roles of N at once).
+``wait_slack`` (attribute, default 5 s)
+    How long a scheduler's own ``wait_for_change`` may overrun its timeout, and take
+    to wake after a replica ended.
 
 A plugin adapts the kit only through these: a test class that overrides one of the
 kit's checks, or sets ``replicas`` below 2, fails those tests (a weakened check would
@@ -475,17 +478,34 @@ class Kit:
     def wait_for(
         self, app_id: str, done: Callable[[DescribeAppResponse], bool], what: str, timeout: float
     ) -> DescribeAppResponse:
-        """Polls ``describe`` (0.05 s, doubling to 1 s) until ``done(desc)``; fails at timeout."""
+        """Polls ``describe`` until ``done(desc)``; fails at timeout.
+
+        Between two polls it waits as ``Runner.wait`` does: with the scheduler's
+        ``wait_for_change`` (at most 1 s) where it can, else a sleep of 0.05 s, doubling
+        to 1 s.
+        """
         deadline = time.monotonic() + timeout
         delay = 0.05
         desc = self.describe(app_id)
         while not done(desc):
             if time.monotonic() > deadline:
                 pytest.fail(f"app {app_id} not {what} within {timeout:g} s; last: {desc}")
-            time.sleep(delay)  # a poll interval: the backend offers no event to wait on
-            delay = min(delay * 2, 1.0)
+            if not self.wait_for_change(app_id, 1.0):
+                time.sleep(delay)  # a poll interval: the backend offers no event to wait on
+                delay = min(delay * 2, 1.0)
             desc = self.describe(app_id)
         return desc
+
+    def wait_for_change(self, app_id: str, timeout: float) -> bool:
+        """The scheduler's ``wait_for_change``, bounded (an error is False, as for the Runner)."""
+
+        def wait() -> bool:
+            try:
+                return bool(self.scheduler.wait_for_change(app_id, timeout))
+            except Exception:
+                return False
+
+        return _in_thread(wait, timeout + WAIT_SLACK, f"wait_for_change({app_id!r}, {timeout:g})")
 
     def wait_terminal(self, app_id: str) -> DescribeAppResponse:
         """The app's description once it is in a terminal state."""
@@ -554,6 +574,10 @@ class Kit:
 #: Seconds without a new line after which a replica's output counts as stopped (it
 #: printed every 0.1 s while running).
 QUIET = 1.5
+#: Seconds a ``wait_for_change`` of :meth:`Kit.wait_for` may take beyond its timeout.
+WAIT_SLACK = 10.0
+#: Seconds after which the failing replica of the wait check exits.
+WAIT_FAIL_AFTER = 3.0
 
 
 def _check_not_weakened(cls: type, test: str, replicas: int) -> None:
@@ -641,6 +665,9 @@ class SchedulerConformance:
     unknown_id_timeout: ClassVar[float] = 10.0
     #: The N of apps with N replicas.
     replicas: ClassVar[int] = 2
+    #: Seconds a ``wait_for_change`` may take beyond its timeout, and after a replica's
+    #: end before it wakes (schedulers that override it).
+    wait_slack: ClassVar[float] = 5.0
 
     # -- what a plugin provides -------------------------------------------------------------
 
@@ -1060,6 +1087,45 @@ class SchedulerConformance:
         assert not kit.scheduler.exists(app_id)
         if not kit.lacks(Capability.LIST):
             assert app_id not in (self._app_ids(kit) or set())
+
+    def test_wait_for_change_is_bounded_and_wakes_at_the_end(self, kit: Kit) -> None:
+        """``wait_for_change`` (optional) never waits past its timeout, nor through the end.
+
+        A scheduler that keeps the default returns False at once. One that overrides it:
+        one replica of N fails a few seconds in (the others sleep); a wait of 0.5 s while
+        the app runs returns within its bound (plus ``wait_slack``), and waits of a minute
+        each, with ``describe`` after each, see the app FAILED within ``wait_slack`` of
+        that failure.
+        """
+        sched = kit.scheduler
+        slack = self.wait_slack
+        if type(sched).wait_for_change is Scheduler.wait_for_change:  # the default
+            woke = _in_thread(lambda: sched.wait_for_change("kit-app", 60), slack, "a wait")
+            assert woke is False, "the default wait_for_change must return False at once"
+            return
+        n = self.replicas
+        steps: list[Step] = [Fail(n - 1, 5, after=WAIT_FAIL_AFTER), Sleep(600)]
+        app_id = kit.run(kit.builder.role("main", steps, n))
+        kit.wait_running(app_id)
+        started = time.monotonic()
+        _in_thread(lambda: sched.wait_for_change(app_id, 0.5), 0.5 + slack, "a wait of 0.5 s")
+        deadline = started + WAIT_FAIL_AFTER + slack
+        desc = kit.describe(app_id)
+        while not desc.state.is_terminal():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                pytest.fail(f"app {app_id} not seen ending through wait_for_change; last: {desc}")
+            t0 = time.monotonic()
+            woke = _in_thread(
+                lambda: sched.wait_for_change(app_id, 60.0),
+                left,
+                "wait_for_change(60 s) while a replica fails",
+            )
+            if not woke:
+                assert time.monotonic() - t0 < slack, "wait_for_change returned False late"
+                time.sleep(0.1)
+            desc = kit.describe(app_id)
+        assert desc.state == AppState.FAILED, desc
 
     def test_retries_are_counted(self, kit: Kit) -> None:
         app_id = kit.run(kit.builder.role("main", [Out("attempt"), Exit(3)], max_retries=2))
