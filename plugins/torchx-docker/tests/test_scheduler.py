@@ -7,6 +7,8 @@ failing half-way, each refusal's one line).
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -230,3 +232,99 @@ def test_split_image() -> None:
     assert _split_image("127.0.0.1:5000/a/b:1") == ("127.0.0.1:5000/a/b", "1")
     assert _split_image("127.0.0.1:5000/a/b") == ("127.0.0.1:5000/a/b", "latest")
     assert _split_image("r/a@sha256:ab") == ("r/a", "sha256:ab")
+
+
+# -- wait_for_change: the engine's blocking wait for a container's exit ---------------------
+
+
+class WaitingAPI(FakeAPI):
+    """A stand-in whose ``wait`` blocks until the test releases that container."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting: dict[str, threading.Event] = {}
+        self.released: dict[str, threading.Event] = {}
+        self.wait_error: BaseException | None = None
+        self.lock = threading.Lock()
+
+    def _events(self, cid: str) -> tuple[threading.Event, threading.Event]:
+        with self.lock:
+            return (
+                self.waiting.setdefault(cid, threading.Event()),
+                self.released.setdefault(cid, threading.Event()),
+            )
+
+    def wait(self, cid: str, timeout: float, condition: str) -> dict[str, Any]:
+        self.calls.append(("wait", cid))
+        assert condition == "not-running"
+        waiting, released = self._events(cid)
+        waiting.set()
+        if self.wait_error is not None:
+            raise self.wait_error
+        assert released.wait(30), "never released"
+        return {"StatusCode": 0}
+
+    def release_when_waited(self, cid: str) -> threading.Thread:
+        """Releases ``cid``'s wait once it has begun, from another thread."""
+        waiting, released = self._events(cid)
+
+        def run() -> None:
+            assert waiting.wait(30)
+            released.set()
+
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        return t
+
+
+def _described(api: FakeAPI, state: str = "running") -> DockerScheduler:
+    api.containers_answer = _replicas(state, "Up 1 second" if state == "running" else "Created")
+    sched = DockerScheduler("t", client=api)  # type: ignore[arg-type]
+    assert sched.describe("a") is not None
+    api.calls.clear()
+    return sched
+
+
+def test_wait_for_change_returns_when_a_running_container_stops() -> None:
+    api = WaitingAPI()
+    sched = _described(api)
+    api.release_when_waited("id1")
+    t0 = time.monotonic()
+    assert sched.wait_for_change("a", 60) is True
+    assert time.monotonic() - t0 < 30  # woken by the exit, not by the 60 s timeout
+    assert sorted(c for c in api.calls if c[0] == "wait") == [("wait", f"id{k}") for k in range(3)]
+
+
+def test_wait_for_change_keeps_to_its_timeout_and_reuses_waits_under_way() -> None:
+    api = WaitingAPI()
+    sched = _described(api)
+    t0 = time.monotonic()
+    assert sched.wait_for_change("a", 0.2) is True  # nothing stopped: it waited 0.2 s
+    assert 0.2 <= time.monotonic() - t0 < 10
+    assert sched.wait_for_change("a", 0.05) is True
+    assert len([c for c in api.calls if c[0] == "wait"]) == 3  # one per container, reused
+    for k in range(3):
+        api.released.setdefault(f"id{k}", threading.Event()).set()
+
+
+def test_wait_for_change_without_a_running_container_is_false_at_once() -> None:
+    api = WaitingAPI()
+    sched = _described(api, state="created")
+    assert sched.wait_for_change("a", 60) is False
+    assert api.calls == []
+
+
+def test_wait_for_change_of_an_app_not_described_lists_it_once() -> None:
+    api = WaitingAPI()
+    api.containers_answer = _replicas("running", "Up 1 second", n=1)
+    sched = DockerScheduler("t", client=api)  # type: ignore[arg-type]
+    api.release_when_waited("id0")
+    assert sched.wait_for_change("a", 60) is True
+    assert [c[0] for c in api.calls] == ["containers", "wait"]
+
+
+def test_wait_for_change_whose_waits_fail_is_false_so_the_caller_sleeps() -> None:
+    api = WaitingAPI()
+    api.wait_error = requests.ConnectionError("engine gone")
+    sched = _described(api)
+    assert sched.wait_for_change("a", 60) is False

@@ -40,6 +40,7 @@ from __future__ import annotations
 import builtins
 import codecs
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -81,6 +82,12 @@ ENGINE_TIMEOUT = 30
 PARALLEL = 16
 #: The engine's address when ``DOCKER_HOST`` is not set.
 DEFAULT_ENGINE = "unix:///var/run/docker.sock"
+#: Seconds one blocking wait for a container's exit may hold its connection; a follower
+#: that waits longer starts another.
+EXIT_WAIT_HOLD = 120
+#: At most this many containers of an app are waited for at once (each wait holds a
+#: connection); any others are seen at the next describe, which a wait's timeout bounds.
+MAX_EXIT_WAITS = 16
 
 
 def engine_address() -> str:
@@ -103,6 +110,14 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     def __init__(self, session_name: str, client: docker.APIClient | None = None) -> None:
         super().__init__("docker", session_name)
         self._client = client
+        self._injected = client is not None
+        #: the client of the blocking exit waits (connections of their own)
+        self._wait_client: docker.APIClient | None = None
+        #: app id -> its replica containers the last describe saw running
+        self._running: dict[str, builtins.list[str]] = {}
+        #: container id -> the wait for its exit under way (or just ended)
+        self._exit_waits: dict[str, _ExitWait] = {}
+        self._woken = threading.Condition()
 
     # -- the engine ----------------------------------------------------------------------
 
@@ -114,13 +129,31 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             self._client = docker.APIClient(timeout=ENGINE_TIMEOUT, **kwargs_from_env())
         return self._client
 
+    def _waits_api(self) -> docker.APIClient:
+        """The client the exit waits use: the main one's pool is left to everything else."""
+        if self._injected:
+            return self._api()
+        if self._wait_client is None:
+            import docker
+            from docker.utils import kwargs_from_env
+
+            self._wait_client = docker.APIClient(
+                version=self._api().api_version,  # known: no second version call
+                timeout=ENGINE_TIMEOUT,
+                max_pool_size=MAX_EXIT_WAITS,
+                **kwargs_from_env(),
+            )
+        return self._wait_client
+
     def close(self) -> None:
         client, self._client = self._client, None
-        if client is not None:
-            try:
-                client.close()
-            except Exception:
-                pass
+        waits, self._wait_client = self._wait_client, None
+        for c in (client, waits):
+            if c is not None:
+                try:
+                    c.close()
+                except Exception:
+                    pass
 
     def classify_error(self, e: BaseException) -> SchedulerError | None:
         """Engine errors in contract terms: unreachable or 5xx is an outage, else one line."""
@@ -277,6 +310,7 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         order = [r.name for r in appdef.roles] if appdef is not None else None
         expected = {r.name: r.num_replicas for r in appdef.roles} if appdef is not None else None
         view = engine.app_status(seen, order, expected)
+        self._running[app_id] = [c.id for c in replicas if c.state == "running"]
         return DescribeAppResponse(
             app_id=app_id,
             state=view.state,
@@ -290,6 +324,42 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             start_time=_start_time(replicas),
             end_time=_end_time(replicas) if view.state.is_terminal() else None,
         )
+
+    def wait_for_change(self, app_id: str, timeout: float) -> bool:
+        """Blocks until a container of the app that was running stops, or ``timeout``.
+
+        The engine's own wait call (``POST /containers/ID/wait?condition=not-running``),
+        one per container the last describe saw running, each in a daemon thread of its
+        own: it answers as soon as the container has stopped (at once if it already
+        had), so ``torchx run --wait`` sees an app end as it ends instead of at its next
+        poll. A wait still under way is reused by the next call. An app with no running
+        container (pending, restarting, ended) is not waited for: False, the caller
+        polls.
+        """
+        running = self._running.get(app_id)
+        if running is None:  # not described by this process yet: one list call
+            running = [
+                c.id
+                for c in self._seen_plain(app_id)
+                if c.kind == labels.KIND_REPLICA and c.state == "running"
+            ]
+        if not running:
+            return False
+        api = self._waits_api()
+        waits = []
+        for cid in running[:MAX_EXIT_WAITS]:
+            w = self._exit_waits.get(cid)
+            if w is None or w.done:
+                w = self._exit_waits[cid] = _ExitWait(api, cid, self._woken)
+            waits.append(w)
+        with self._woken:
+            self._woken.wait_for(lambda: any(w.done for w in waits), timeout)
+        for cid in [cid for cid, w in self._exit_waits.items() if w.done]:
+            del self._exit_waits[cid]
+        # waits that only failed (an engine without the call, or unreachable) waited for
+        # nothing: False, so that the caller sleeps its poll interval instead of spinning
+        ended = [w for w in waits if w.done]
+        return not ended or not all(w.failed for w in ended)
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
         del cfg  # one engine: nothing to route by
@@ -532,6 +602,34 @@ def _parallel(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T | BaseExce
 
     with ThreadPoolExecutor(min(PARALLEL, len(items))) as pool:
         return list(pool.map(guarded, items))
+
+
+class _ExitWait:
+    """The engine's blocking wait for one container to stop running, in a daemon thread.
+
+    ``done`` once the engine answered (the container stopped), or the wait failed or
+    timed out (the container gone, the engine unreachable, :data:`EXIT_WAIT_HOLD`
+    passed): any of these wakes the follower, whose next describe says what happened.
+    """
+
+    def __init__(self, api: docker.APIClient, cid: str, woken: threading.Condition) -> None:
+        self.done = False
+        #: the engine did not answer the wait (an error, not the container's exit)
+        self.failed = False
+        self._woken = woken
+        threading.Thread(
+            target=self._run, args=(api, cid), daemon=True, name=f"torchx-docker: wait {cid[:12]}"
+        ).start()
+
+    def _run(self, api: docker.APIClient, cid: str) -> None:
+        try:
+            api.wait(cid, timeout=EXIT_WAIT_HOLD, condition="not-running")
+        except Exception:
+            self.failed = True  # gone, unreachable or held too long: the next describe tells
+        finally:
+            with self._woken:
+                self.done = True
+                self._woken.notify_all()
 
 
 class _Puller:
