@@ -57,6 +57,9 @@ def test_one_failed_replica_fails_the_app_and_is_named() -> None:
         (AppState.FAILED, 7),
     ]
     assert view.msg == "replica r/1 (container app-r-1) exited with 7"
+    # only the exit code is known: the Runner makes the error from the replica's stderr
+    assert view.structured_error_msg == ""
+    assert view.roles[0].replicas[1].structured_error_msg == "<NONE>"
 
 
 def test_oom_is_named_from_the_inspect() -> None:

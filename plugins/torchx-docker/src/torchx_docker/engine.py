@@ -17,7 +17,10 @@ Rules:
 * while a restart of the ROLE or APPLICATION policy is under way (a ``restart``
   marker not yet renamed ``done``), the replicas it restarts are PENDING, not FAILED;
 * one FAILED replica fails the app (:func:`torchx.schedulers.states.rollup`), and the
-  message names it, with ``out of memory`` when the engine says so.
+  message names it, with ``out of memory`` when the engine says so;
+* ``structured_error_msg`` is filled only where the engine knows why beyond the exit
+  code (out of memory, dead, gone): a plain exit is left to the Runner, which makes the
+  error from the end of the replica's stderr (the exception that ended it).
 """
 
 from __future__ import annotations
@@ -218,6 +221,16 @@ def failure_text(c: Seen) -> str:
     return f"{where} exited with {c.exit_code}"
 
 
+def knows_more_than_the_exit(c: Seen) -> bool:
+    """Whether the engine says why ``c`` failed beyond its exit code.
+
+    Killed for memory, dead, gone, or an error of the engine's own: then the scheduler
+    fills ``structured_error_msg``. A plain non-zero exit is left to the Runner, which
+    reads the end of the replica's stderr (the Python exception, say) and says that.
+    """
+    return c.oom_killed or c.state == "dead" or not c.id or bool(c.error)
+
+
 def structured_error(c: Seen) -> str:
     """The replica's failure as JSON (``structured_error_msg``), with its format version."""
     return json.dumps(
@@ -292,7 +305,8 @@ def app_status(
         )
         if state == AppState.FAILED:
             failed.append(c)
-            status.structured_error_msg = structured_error(c)
+            if knows_more_than_the_exit(c):
+                status.structured_error_msg = structured_error(c)
         by_role[c.role].replicas.append(status)
     state = rollup(states)
     if markers.cancelled and state == AppState.FAILED:
@@ -304,6 +318,10 @@ def app_status(
         roles=[r for r in by_role.values() if r.replicas],
         num_restarts=restarts,
         msg=msg,
-        structured_error_msg=structured_error(failed[0]) if state == AppState.FAILED else "",
+        structured_error_msg=(
+            structured_error(failed[0])
+            if state == AppState.FAILED and knows_more_than_the_exit(failed[0])
+            else ""
+        ),
         failed=failed,
     )

@@ -76,7 +76,7 @@ def test_two_roles_a_failing_replica_and_its_exit_code(runner: Runner) -> None:
         "two",
         [
             _role("ok", "echo fine", n=2),
-            _role("bad", 'if [ "$0" = 1 ]; then exit 7; fi', n=2),
+            _role("bad", 'if [ "$0" = 1 ]; then echo "bad batch $0" >&2; exit 7; fi', n=2),
         ],
     )
     app.roles[1].args.append("${replica_id}")
@@ -99,6 +99,9 @@ def test_two_roles_a_failing_replica_and_its_exit_code(runner: Runner) -> None:
         (1, AppState.FAILED, 7),
     ]
     assert "replica bad/1" in status.msg and "exited with 7" in status.msg
+    # the engine knows only the exit code: the error is the end of the replica's stderr
+    assert "bad batch 1" in by_role["bad"][1].structured_error_msg
+    assert "bad batch 1" in status.structured_error_msg
 
 
 def test_an_oom_killed_replica_says_so(runner: Runner) -> None:
