@@ -395,8 +395,9 @@ def integration_lsf(session: nox.Session) -> None:
     differences from real LSF are listed in dev/README.md). The tests in
     plugins/torchx-lsf/tests/integration then run the conformance kit and apps through
     the ``torchx`` command: replicas meeting over TCP at the rank-0 host, a failing
-    replica, cancel, logs, list and status from new processes. ``dev/lsf down`` kills
-    what is left afterwards, pass or fail.
+    replica, cancel, logs, list and status from new processes, and replicas in
+    containers (``dev/docker up`` with its busybox image, under the engine's lock).
+    ``dev/lsf down`` and ``dev/docker down`` stop what is left afterwards, pass or fail.
     """
     wanted = {"torchx-runner": "testing", "torchx-lsf": "test", "torchx-cli": ""}
     args = [_rel(DISTS["torchx-specs"])]
@@ -406,23 +407,38 @@ def integration_lsf(session: nox.Session) -> None:
     local = [_rel(DISTS[d]) for d in ("torchx-specs", *wanted)]
     session.install("--no-deps", "--force-reinstall", "-q", *local)
     script = ROOT / "dev" / "lsf"
-    # one stand-in per machine (its state and job ids are shared): a second run waits here
+    docker = ROOT / "dev" / "docker"
+    # one stand-in per machine (its state and job ids are shared): a second run waits
+    # here; the Docker engine (for replicas in containers) is shared with
+    # integration_docker, whose lock is held while it is used
     state = os.environ.get("TORCHX_DEV_LSF_DIR", "/var/tmp/torchx-dev-lsf")
-    with _machine_lock(session, Path(f"{state}.lock")):
-        env = _cluster_up(session, script)
-        # the stand-in's commands first, then this session's venv (up's PATH is nox's own)
-        env["PATH"] = os.pathsep.join(
-            [env["TORCHX_DEV_LSF_BIN"], str(session.bin), os.environ.get("PATH", "")]
-        )
+    engine = os.environ.get("TORCHX_DEV_DOCKER_DIR", "/var/tmp/torchx-dev-docker")
+    with (
+        _machine_lock(session, Path(f"{state}.lock")),
+        _machine_lock(session, Path(f"{engine}.lock")),
+    ):
+        os.environ["TORCHX_DEV_DOCKER_IMAGES"] = "busybox"  # only the small test image
         try:
-            session.chdir(ROOT / "plugins" / "torchx-lsf" / "tests" / "integration")
-            run_pytest(
-                session,
-                *session.posargs,
-                env={**env, "TORCHX_LSF_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)},
-            )
+            env = _cluster_up(session, docker)
         finally:
-            session.run(str(script), "down", external=True)
+            os.environ.pop("TORCHX_DEV_DOCKER_IMAGES", None)
+        try:
+            env.update(_cluster_up(session, script))
+            # the stand-in's commands first, then this session's venv (up's PATH is nox's)
+            env["PATH"] = os.pathsep.join(
+                [env["TORCHX_DEV_LSF_BIN"], str(session.bin), os.environ.get("PATH", "")]
+            )
+            try:
+                session.chdir(ROOT / "plugins" / "torchx-lsf" / "tests" / "integration")
+                run_pytest(
+                    session,
+                    *session.posargs,
+                    env={**env, "TORCHX_LSF_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)},
+                )
+            finally:
+                session.run(str(script), "down", external=True)
+        finally:
+            session.run(str(docker), "down", external=True)
 
 
 @nox.session(name="integration_k8s", python=PYTHON, venv_backend="virtualenv")

@@ -121,6 +121,11 @@ def test_docker_command_with_upstream_run_options() -> None:
         "--entrypoint python ghcr.io/x/trainer:1 -c 'print(1)' &",
     ):
         assert part in run, part
+    # a kill of the job stops the container through the engine, outside the job's processes
+    assert (
+        "trap 'setsid docker stop --time 10 app-x1-trainer-0 >/dev/null 2>&1 < /dev/null &' INT TERM"
+        in r.script
+    )
     host = _build(AppDef("a", [role]), host_network=True).replicas[0].script
     assert "--net=host --ipc=host" in host and "--publish" not in host
 

@@ -295,8 +295,12 @@ exit "$_rc"
 """
 
 _DOCKER_RUN = """\
-# the container runs while this script waits: a kill (bkill) of the job stops it too
-trap 'docker kill --signal=TERM {name} >/dev/null 2>&1' INT TERM
+# the container runs while this script waits: a kill (bkill) of the job stops it too.
+# The stop runs in a session of its own, so that the SIGKILL bkill sends to this job's
+# processes after its grace time cannot end it half way (the engine would keep the
+# container running): the container gets SIGTERM, then SIGKILL 10 s later, and --rm
+# removes it
+trap 'setsid docker stop --time 10 {name} >/dev/null 2>&1 < /dev/null &' INT TERM
 {command} &
 _child=$!
 wait "$_child"
