@@ -12,6 +12,7 @@ MODULES = [
     "torchx_docker.labels",
     "torchx_docker.logs",
     "torchx_docker.options",
+    "torchx_docker.wire",
 ]
 
 

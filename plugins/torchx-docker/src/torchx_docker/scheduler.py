@@ -40,6 +40,7 @@ from __future__ import annotations
 import builtins
 import codecs
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -59,7 +60,7 @@ from torchx.schedulers.polling import matching_lines
 from torchx.schedulers.window import window_lines
 from torchx.specs import NONE, AppDef, AppDryRunInfo, CfgVal, RetryPolicy, runopts
 from torchx.specs.errors import SpecError
-from torchx_docker import engine, labels
+from torchx_docker import engine, labels, wire
 from torchx_docker.engine import Seen
 from torchx_docker.images import ImageWorkspaceMixin
 from torchx_docker.logs import engine_log, follow_to_the_end
@@ -111,6 +112,8 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         super().__init__("docker", session_name)
         self._client = client
         self._injected = client is not None
+        #: the hot path's calls without the SDK (None: not made yet; False: not possible)
+        self._wire: wire.Wire | bool | None = None
         #: the client of the blocking exit waits (connections of their own)
         self._wait_client: docker.APIClient | None = None
         #: app id -> its replica containers the last describe saw running
@@ -129,10 +132,22 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             self._client = docker.APIClient(timeout=ENGINE_TIMEOUT, **kwargs_from_env())
         return self._client
 
-    def _waits_api(self) -> docker.APIClient:
+    def _engine(self) -> Any:
+        """The client of the hot path's calls: :class:`~torchx_docker.wire.Wire` where the
+        engine's address allows (no SDK to import), else the SDK's (:meth:`_api`)."""
+        if self._injected:
+            return self._api()
+        if self._wire is None:
+            self._wire = wire.for_address(engine_address(), os.environ) or False
+        return self._wire if isinstance(self._wire, wire.Wire) else self._api()
+
+    def _waits_api(self) -> Any:
         """The client the exit waits use: the main one's pool is left to everything else."""
         if self._injected:
             return self._api()
+        fast = self._engine()
+        if isinstance(fast, wire.Wire):
+            return wire.Wire(fast.path, fast.host, fast.port, timeout=EXIT_WAIT_HOLD)
         if self._wait_client is None:
             import docker
             from docker.utils import kwargs_from_env
@@ -162,15 +177,14 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         text = _unreachable(e)
         if text is not None:
             return TransientSchedulerError(text)
-        import docker.errors
-
-        if isinstance(e, docker.errors.APIError):
-            code = e.status_code or 0
+        if isinstance(e, _refusals()):
+            code = getattr(e, "status_code", None) or 0
             reason = _engine_reason(e)
             if code >= 500 and code != 501:
                 return TransientSchedulerError(f"the Docker engine answered {code}: {reason}")
             return SchedulerError(f"the Docker engine refused: {reason}")
-        if isinstance(e, docker.errors.DockerException):
+        sdk = sys.modules.get("docker.errors")
+        if sdk is not None and isinstance(e, sdk.DockerException):
             return SchedulerError(f"Docker: {e}")
         return None
 
@@ -188,25 +202,23 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     def schedule(self, dryrun_info: AppDryRunInfo[DockerRequest]) -> str:
         request = dryrun_info.request
         try:
-            api = self._api()
+            api = self._engine()
         except Exception as e:
             raise self._submit_error(e, request) from e
         network: str | None = None
         created: list[str] = []
         try:
             if request.network is not None:
-                _create_network(api, request.network, request.app_id)
+                _create_network(api, self._api, request.network, request.app_id)
                 network = request.network
 
-            pull = _Puller(api)
+            pull = _Puller(self._api)
 
             def create(c: Any) -> str:
-                import docker.errors
-
                 host_config = api.create_host_config(**c.host_config)
                 try:
                     answer = api.create_container(host_config=host_config, **c.config)
-                except docker.errors.ImageNotFound:
+                except _image_missing():
                     pull(c.config["image"])  # once per image, whichever replica asks first
                     answer = api.create_container(host_config=host_config, **c.config)
                 return str(answer["Id"])
@@ -216,7 +228,7 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             _raise_first(outcomes)
             _raise_first(_parallel(api.start, created))
         except BaseException as e:
-            _cleanup(api, created, network)
+            _cleanup(self._api, created, network)
             raise self._submit_error(e, request) from e
         return request.app_id
 
@@ -228,15 +240,15 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         text = _unreachable(e)
         if text is not None:
             return SchedulerError(text)
-        try:
-            import docker.errors
-        except ImportError:  # pragma: no cover - docker is a dependency
-            return e
-        if not isinstance(e, docker.errors.DockerException):
+        sdk = sys.modules.get("docker.errors")
+        if not (
+            isinstance(e, wire.EngineError)
+            or (sdk is not None and isinstance(e, sdk.DockerException))
+        ):
             return e
         reason = _engine_reason(e)
         low = reason.lower()
-        if isinstance(e, docker.errors.ImageNotFound) or "no such image" in low:
+        if isinstance(e, _image_missing()) or "no such image" in low:
             return SchedulerError(
                 f"image not found on the Docker engine at {engine_address()}: {reason}; "
                 "pull or build it there first (docker pull IMAGE)"
@@ -265,20 +277,18 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     def _seen(self, app_id: str | None) -> builtins.list[Seen]:
         """The app's containers (every app's with None): one list call, inspects if needed."""
-        api = self._api()
+        api = self._engine()
         filters = labels.all_apps_filter() if app_id is None else labels.app_filter(app_id)
         seen = [engine.seen_from_list(e) for e in api.containers(all=True, filters=filters)]
         if app_id is not None:
             self._inspect_where_needed(api, seen)
         return seen
 
-    def _inspect_where_needed(self, api: docker.APIClient, seen: builtins.list[Seen]) -> None:
-        import docker.errors
-
+    def _inspect_where_needed(self, api: Any, seen: builtins.list[Seen]) -> None:
         def inspect(c: Seen) -> None:
             try:
                 engine.add_inspect(c, api.inspect_container(c.id))
-            except docker.errors.NotFound:
+            except _not_found():
                 c.state = "removing"
 
         replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
@@ -293,7 +303,7 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     def exists(self, app_id: str) -> bool:
         """One list call: does any replica container of the app exist?"""
-        api = self._api()
+        api = self._engine()
         found = api.containers(all=True, filters=labels.app_filter(app_id))
         return any(engine.seen_from_list(e).kind == labels.KIND_REPLICA for e in found)
 
@@ -489,7 +499,7 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 pass
 
     def _seen_plain(self, app_id: str) -> builtins.list[Seen]:
-        api = self._api()
+        api = self._engine()
         found = api.containers(all=True, filters=labels.app_filter(app_id))
         return [engine.seen_from_list(e) for e in found]
 
@@ -640,10 +650,8 @@ class _Puller:
     is remembered, so the other replicas of that image fail at once with the same error.
     """
 
-    def __init__(self, api: docker.APIClient) -> None:
-        import threading
-
-        self._api = api
+    def __init__(self, api: Callable[[], docker.APIClient]) -> None:
+        self._api = api  # the SDK's client, made on the first pull
         self._lock = threading.Lock()
         self._done: dict[str, BaseException | None] = {}
 
@@ -652,7 +660,7 @@ class _Puller:
             if image not in self._done:
                 try:
                     repo, tag = _split_image(image)
-                    self._api.pull(repo, tag=tag)
+                    self._api().pull(repo, tag=tag)
                     self._done[image] = None
                 except Exception as e:
                     self._done[image] = e
@@ -681,6 +689,28 @@ def _split_image(image: str) -> tuple[str, str | None]:
     if colon > slash:
         return image[:colon], image[colon + 1 :]
     return image, "latest"
+
+
+def _sdk_errors(name: str) -> tuple[type[BaseException], ...]:
+    """The SDK's exception class ``name``, if the SDK was imported (else none of its can
+    have been raised): the hot path reaches the engine without it (:mod:`~torchx_docker.wire`)."""
+    sdk = sys.modules.get("docker.errors")
+    return (getattr(sdk, name),) if sdk is not None else ()
+
+
+def _not_found() -> tuple[type[BaseException], ...]:
+    """The engine's "no such container", from either client."""
+    return (wire.NotFound, *_sdk_errors("NotFound"))
+
+
+def _image_missing() -> tuple[type[BaseException], ...]:
+    """The engine's "no such image", from either client."""
+    return (wire.ImageNotFound, *_sdk_errors("ImageNotFound"))
+
+
+def _refusals() -> tuple[type[BaseException], ...]:
+    """An answer of the engine that refuses (with a status code), from either client."""
+    return (wire.EngineError, *_sdk_errors("APIError"))
 
 
 def _raise_first(outcomes: Sequence[object]) -> None:
@@ -721,10 +751,8 @@ def _engine_reason(e: BaseException) -> str:
     return " ".join(str(text).split())
 
 
-def _create_network(api: docker.APIClient, name: str, app_id: str) -> None:
+def _create_network(api: Any, sdk: Callable[[], docker.APIClient], name: str, app_id: str) -> None:
     """Creates the app's network; one of that name already made for this app is reused."""
-    import docker.errors
-
     try:
         api.create_network(
             name,
@@ -732,10 +760,10 @@ def _create_network(api: docker.APIClient, name: str, app_id: str) -> None:
             check_duplicate=True,
             labels={labels.APP_ID: app_id, labels.VERSION: labels.FORMAT},
         )
-    except docker.errors.APIError as e:
-        if e.status_code != 409:
+    except _refusals() as e:
+        if getattr(e, "status_code", None) != 409:
             raise
-        found = api.networks(names=[name])
+        found = sdk().networks(names=[name])
         if not any((n.get("Labels") or {}).get(labels.APP_ID) == app_id for n in found):
             raise SchedulerError(
                 f"a network named {name} exists on the Docker engine but is not app "
@@ -763,8 +791,16 @@ def _create_marker(
     return str(answer["Id"])
 
 
-def _cleanup(api: docker.APIClient, created: Sequence[str], network: str | None) -> None:
+def _cleanup(
+    sdk: Callable[[], docker.APIClient], created: Sequence[str], network: str | None
+) -> None:
     """Removes the containers and network a failed submit made (errors ignored)."""
+    if not created and network is None:
+        return
+    try:
+        api = sdk()
+    except Exception:
+        return  # the engine cannot be reached: nothing can be removed
 
     def remove(cid: str) -> None:
         api.remove_container(cid, v=True, force=True)

@@ -1,0 +1,342 @@
+"""The engine's HTTP API for the calls on the hot path, without the docker SDK.
+
+``torchx run -s docker --wait`` of a small app takes a few hundred milliseconds, most of
+them the engine's (creating and starting the container); importing the docker SDK
+(docker-py, with requests and urllib3 under it) adds some 40 ms of CPU to every command
+on top of that, more than anything else the scheduler does. So the calls that submitting
+and following an app make (create and start containers, list and inspect them, wait for
+them to stop, create the app's network) go through :class:`Wire`: the standard
+library's HTTP client on the engine's socket, one connection per call (a Unix socket
+connects in microseconds), the same JSON bodies the SDK sends (the tests compare them
+with the SDK's, field by field). Everything else (pulling images, logs, stopping,
+removing, restarting) still uses the SDK, imported when first needed.
+
+:func:`for_address` says whether an address can be reached this way: a Unix socket
+(``unix://``, the default ``/var/run/docker.sock``) or plain TCP (``tcp://`` with no TLS
+asked for by ``DOCKER_TLS_VERIFY``/``DOCKER_CERT_PATH``). Anything else (TLS, ``ssh://``,
+named pipes) is the SDK's alone.
+
+Errors are those of the SDK's shape: :class:`EngineError` with ``status_code`` and
+``explanation`` (:class:`NotFound` for 404, :class:`ImageNotFound` for a missing image),
+and the socket's own ``OSError`` when the engine cannot be reached.
+
+>>> for_address("unix:///var/run/docker.sock", {}).path
+'/var/run/docker.sock'
+>>> for_address("ssh://me@host", {}) is None
+True
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote, urlencode
+
+#: Lower-cased words of the engine's 404 answers that mean "no such image" (the SDK's).
+_IMAGE_MISSING = (
+    "no such image",
+    "not found: does not exist or no pull access",
+    "repository does not exist",
+    "was found but does not match the specified platform",
+)
+
+
+class EngineError(Exception):
+    """The engine answered with an error (``status_code``, ``explanation``: its message)."""
+
+    def __init__(self, status_code: int, explanation: str, what: str) -> None:
+        super().__init__(f"{status_code} for {what}: {explanation}")
+        self.status_code = status_code
+        self.explanation = explanation
+        self.response = None  # an answer, not an outage: see scheduler._unreachable
+
+
+class NotFound(EngineError):
+    """404: no such container (or network)."""
+
+
+class ImageNotFound(NotFound):
+    """404 because the image is missing."""
+
+
+class Wire:
+    """The engine at ``path`` (a Unix socket) or ``host``:``port`` (plain TCP)."""
+
+    def __init__(
+        self,
+        path: str | None = None,
+        host: str | None = None,
+        port: int = 2375,
+        timeout: float = 30,
+    ) -> None:
+        self.path = path
+        self.host = host
+        self.port = port
+        self.timeout = timeout
+
+    # -- the calls (the SDK's names and arguments) --------------------------------------------
+
+    def create_host_config(self, **kw: Any) -> dict[str, Any]:
+        """The ``HostConfig`` of a create call, from the SDK's keyword arguments."""
+        return host_config_body(kw)
+
+    def create_container(self, host_config: Mapping[str, Any], **kw: Any) -> dict[str, Any]:
+        body = container_body(kw, host_config)
+        query = {"name": kw["name"]} if kw.get("name") else None
+        answer: dict[str, Any] = self._call("POST", "/containers/create", query, body)
+        return answer
+
+    def start(self, cid: str) -> None:
+        self._call("POST", f"/containers/{quote(cid, safe='')}/start")
+
+    def containers(
+        self, all: bool = False, filters: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        query: dict[str, str] = {"all": "1" if all else "0"}
+        if filters:
+            query["filters"] = json.dumps(filters)
+        found: list[dict[str, Any]] = self._call("GET", "/containers/json", query)
+        return found
+
+    def inspect_container(self, cid: str) -> dict[str, Any]:
+        record: dict[str, Any] = self._call("GET", f"/containers/{quote(cid, safe='')}/json")
+        return record
+
+    def wait(
+        self, cid: str, timeout: float | None = None, condition: str | None = None
+    ) -> dict[str, Any]:
+        query = {"condition": condition} if condition else None
+        answer: dict[str, Any] = self._call(
+            "POST", f"/containers/{quote(cid, safe='')}/wait", query, timeout=timeout
+        )
+        return answer
+
+    def create_network(
+        self,
+        name: str,
+        driver: str | None = None,
+        check_duplicate: bool | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"Name": name, "Driver": driver, "CheckDuplicate": check_duplicate}
+        if labels is not None:
+            body["Labels"] = dict(labels)
+        answer: dict[str, Any] = self._call(
+            "POST", "/networks/create", None, {k: v for k, v in body.items() if v is not None}
+        )
+        return answer
+
+    # -- HTTP ------------------------------------------------------------------------------------
+
+    def _connect(self, timeout: float | None) -> Any:
+        import http.client
+
+        if self.path is not None:
+            return _unix_connection(self.path, timeout)
+        return http.client.HTTPConnection(self.host or "localhost", self.port, timeout=timeout)
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str] | None = None,
+        body: Any = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """One request on a connection of its own; the decoded JSON answer (None if empty)."""
+        url = path + ("?" + urlencode(query) if query else "")
+        conn = self._connect(self.timeout if timeout is None else timeout)
+        try:
+            headers = {"Host": "docker"}
+            data = None
+            if body is not None:
+                data = json.dumps(body).encode()
+                headers["Content-Type"] = "application/json"
+            conn.request(method, url, body=data, headers=headers)
+            response = conn.getresponse()
+            raw = response.read()
+        finally:
+            conn.close()
+        if response.status >= 400:
+            raise _error(response.status, raw, f"{method} {path}")
+        return json.loads(raw) if raw.strip() else None
+
+
+def _error(status: int, raw: bytes, what: str) -> EngineError:
+    text = raw.decode("utf-8", "replace").strip()
+    try:
+        text = str(json.loads(text)["message"])
+    except (ValueError, KeyError, TypeError):
+        pass
+    if status == 404:
+        low = text.lower()
+        cls = ImageNotFound if any(f in low for f in _IMAGE_MISSING) else NotFound
+        return cls(status, text, what)
+    return EngineError(status, text, what)
+
+
+def _unix_connection_class() -> Any:
+    import http.client
+
+    class UnixConnection(http.client.HTTPConnection):
+        """HTTP over a Unix socket."""
+
+        def __init__(self, path: str, timeout: float | None) -> None:
+            super().__init__("localhost", timeout=timeout)
+            self._path = path
+
+        def connect(self) -> None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(self._path)
+            except BaseException:
+                sock.close()
+                raise
+            self.sock = sock
+
+    return UnixConnection
+
+
+def _unix_connection(path: str, timeout: float | None) -> Any:
+    """An HTTP connection to the socket at ``path`` (the class made on first use: it
+    subclasses http.client's, imported only when the engine is called)."""
+    global _UNIX
+    if _UNIX is None:
+        _UNIX = _unix_connection_class()
+    return _UNIX(path, timeout)
+
+
+_UNIX: Any = None
+
+
+def for_address(address: str, env: Mapping[str, str]) -> Wire | None:
+    """A :class:`Wire` for the engine at ``address`` (``DOCKER_HOST``'s form), or None.
+
+    None where only the SDK can go: TLS (``DOCKER_TLS_VERIFY`` or ``DOCKER_CERT_PATH``
+    set), ``ssh://``, named pipes, anything unusual.
+    """
+    if address.startswith("unix://"):
+        path = address[len("unix://") :]
+        return Wire(path=path) if path.startswith("/") else None
+    if address.startswith("tcp://") and not (
+        env.get("DOCKER_TLS_VERIFY") or env.get("DOCKER_CERT_PATH")
+    ):
+        hostport = address[len("tcp://") :].rstrip("/")
+        host, sep, port = hostport.rpartition(":")
+        if not sep or "/" in hostport or not port.isdigit() or not host:
+            return None
+        return Wire(host=host.strip("[]"), port=int(port))
+    return None
+
+
+# -- the bodies: what docker-py's create_host_config and create_container send ------------------
+
+
+def _port(p: Any) -> str:
+    text = str(p)
+    return text if "/" in text else f"{text}/tcp"
+
+
+def _device(spec: str) -> dict[str, str]:
+    parts = spec.split(":")
+    host = parts[0]
+    inside = parts[1] if len(parts) > 1 and parts[1] else host
+    perms = parts[2] if len(parts) > 2 else "rwm"
+    return {"PathOnHost": host, "PathInContainer": inside, "CgroupPermissions": perms}
+
+
+#: The host-config keywords :mod:`torchx_docker.request` uses, and how each is sent.
+_HOST_CONFIG: dict[str, tuple[str, Any]] = {
+    "init": ("Init", bool),
+    "network_mode": ("NetworkMode", str),
+    "nano_cpus": ("NanoCpus", int),
+    "mem_limit": ("Memory", int),
+    "memswap_limit": ("MemorySwap", int),
+    "shm_size": ("ShmSize", int),
+    "privileged": ("Privileged", bool),
+    "restart_policy": ("RestartPolicy", dict),
+    "binds": ("Binds", list),
+    "devices": ("Devices", lambda v: [_device(d) for d in v]),
+    "port_bindings": (
+        "PortBindings",
+        lambda v: {_port(p): [{"HostIp": "", "HostPort": ""}] for p in v},
+    ),
+    "device_requests": (
+        "DeviceRequests",
+        lambda v: [
+            {
+                "Driver": r.get("driver", ""),
+                "Count": r.get("count", 0),
+                "DeviceIDs": r.get("device_ids", []),
+                "Capabilities": r.get("capabilities", []),
+                "Options": r.get("options", {}),
+            }
+            for r in v
+        ],
+    ),
+}
+
+
+def host_config_body(kw: Mapping[str, Any]) -> dict[str, Any]:
+    """The API's ``HostConfig`` for the SDK's ``create_host_config(**kw)``.
+
+    Only the keywords the request uses are known (a new one is a ``KeyError`` that the
+    tests catch), and only the forms it uses (``port_bindings`` to free host ports).
+    """
+    if kw.get("network_mode") == "host" and kw.get("port_bindings"):
+        # refused before any call, as the SDK refuses it
+        raise EngineError(400, '"host" network_mode is incompatible with port_bindings', "create")
+    out: dict[str, Any] = {}
+    if kw.get("network_mode") is None:
+        out["NetworkMode"] = "default"  # as the SDK sends it
+    for key, value in kw.items():
+        name, convert = _HOST_CONFIG[key]
+        if key == "port_bindings" and any(v is not None for v in value.values()):
+            raise KeyError("port_bindings to given host ports")
+        if value is None or (key == "privileged" and not value):
+            continue
+        out[name] = convert(value)
+    return out
+
+
+def container_body(kw: Mapping[str, Any], host_config: Mapping[str, Any]) -> dict[str, Any]:
+    """The API's create body for the SDK's ``create_container(**kw, host_config=...)``."""
+    known = {
+        "image",
+        "entrypoint",
+        "command",
+        "name",
+        "hostname",
+        "labels",
+        "environment",
+        "stop_timeout",
+        "ports",
+    }
+    unknown = set(kw) - known
+    if unknown:
+        raise KeyError(f"create_container keywords {sorted(unknown)}")
+    env = kw.get("environment")
+    body: dict[str, Any] = {
+        "Hostname": kw.get("hostname"),
+        "Tty": False,
+        "OpenStdin": False,
+        "StdinOnce": False,
+        "AttachStdin": False,
+        "AttachStdout": True,
+        "AttachStderr": True,
+        "Env": None if env is None else [f"{k}={v}" for k, v in env.items()],
+        "Cmd": kw.get("command"),
+        "Image": kw["image"],
+        "NetworkDisabled": False,
+        "Entrypoint": kw.get("entrypoint"),
+        "HostConfig": dict(host_config),
+        "Labels": kw.get("labels"),
+        "StopTimeout": kw.get("stop_timeout"),
+    }
+    ports = kw.get("ports")
+    if ports:
+        body["ExposedPorts"] = {_port(p): {} for p in ports}
+    return {k: v for k, v in body.items() if v is not None}
