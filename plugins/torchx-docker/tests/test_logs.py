@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from torchx_docker.logs import demux
+from torchx_docker.logs import dechunk, demux
 
 
 def _frame(stream: int, data: bytes) -> bytes:
@@ -27,6 +27,32 @@ def test_every_payload_in_order_whatever_the_cuts(
     reads = iter(pieces)
     got = b"".join(demux(lambda n: next(reads, b"")))
     assert got == b"".join(d for _, d in frames)
+
+
+@given(
+    st.lists(st.binary(min_size=1, max_size=300), max_size=30),
+    st.lists(st.integers(min_value=1, max_value=200), min_size=1, max_size=50),
+    st.sampled_from([b"", b";ext=1"]),
+    st.booleans(),
+)
+def test_http_chunks_are_cut_out_whatever_the_network_cuts(
+    chunks: list[bytes], cuts: list[int], ext: bytes, upper: bool
+) -> None:
+    """Each read yields the payload that arrived (never waits for a whole chunk), in order,
+    up to the last chunk; what follows it is not read."""
+    sizes = [(b"%X" if upper else b"%x") % len(c) for c in chunks]
+    sent = b"".join(z + ext + b"\r\n" + c + b"\r\n" for z, c in zip(sizes, chunks, strict=True))
+    sent += b"0\r\n\r\n" + b"NOT PART OF IT"
+    pieces, pos, i = [], 0, 0
+    while pos < len(sent):
+        size = cuts[i % len(cuts)]
+        pieces.append(sent[pos : pos + size])
+        pos, i = pos + size, i + 1
+    reads = iter(pieces)
+    got = list(dechunk(lambda n: next(reads, b"")))
+    assert b"".join(got) == b"".join(chunks)
+    assert all(got)  # no empty blocks
+    assert len(got) <= len(pieces)  # at most one block per read: many chunks in one
 
 
 def test_a_frame_cut_by_the_end_is_dropped() -> None:
