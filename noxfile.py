@@ -214,7 +214,7 @@ def build(session: nox.Session) -> None:
 def repo(session: nox.Session) -> None:
     """Repository-level checks: tools/check_imports.py, then the tests in tools/tests
     (among them, that .ci/run runs every session it should: tools/ci_sessions.py)."""
-    session.install("pytest", "packaging", "twine", "readme_renderer[md]", "PyYAML")
+    session.install("pytest", "hypothesis", "packaging", "twine", "readme_renderer[md]", "PyYAML")
     # the pinned nox of .ci/run: tools/tests run .ci/run and tools/ci_sessions.py
     session.install("-r", ".ci/requirements.txt")
     if shutil.which("uv") is None:

@@ -716,28 +716,7 @@ class Kubelet:
         return {"waiting": {"reason": "ContainerCreating"}}
 
     def _write_status(self, pod: Obj, st: PodState, statuses: list[Obj], policy: str) -> None:
-        running = waiting = stopped = succeeded = 0
-        for s in statuses:
-            state = s["state"]
-            if "running" in state:
-                running += 1
-            elif "terminated" in state:
-                stopped += 1
-                succeeded += state["terminated"]["exitCode"] == 0
-            elif s.get("lastState", {}).get("terminated"):
-                stopped += 1
-            else:
-                waiting += 1
-        if waiting:
-            phase = "Pending"
-        elif running or policy == "Always":
-            phase = "Running"
-        elif stopped == succeeded:
-            phase = "Succeeded"
-        elif policy == "OnFailure":
-            phase = "Running"
-        else:
-            phase = "Failed"
+        phase = compute_phase(statuses, policy)
         if phase in ("Succeeded", "Failed"):
             for s in statuses:  # the last state, not a back-off, once nothing restarts
                 if "waiting" in s["state"] and s["lastState"].get("terminated"):
@@ -825,6 +804,31 @@ class Kubelet:
             time.sleep(backoff)
             backoff = min(backoff * 2, 10.0)
             self.resync()
+
+
+def compute_phase(statuses: list[Obj], policy: str) -> str:
+    """The pod's phase from its containers' states, by the kubelet's rules: Pending while
+    a container waits to start for the first time; Running while one runs or will be
+    restarted; Succeeded when all ended with 0; Failed when one failed for good."""
+    running = waiting = stopped = succeeded = 0
+    for s in statuses:
+        state = s["state"]
+        if "running" in state:
+            running += 1
+        elif "terminated" in state:
+            stopped += 1
+            succeeded += state["terminated"]["exitCode"] == 0
+        elif s.get("lastState", {}).get("terminated"):
+            stopped += 1
+        else:
+            waiting += 1
+    if waiting:
+        return "Pending"
+    if running or policy == "Always":
+        return "Running"
+    if stopped == succeeded:
+        return "Succeeded"
+    return "Running" if policy == "OnFailure" else "Failed"
 
 
 class _NotReady(Exception):
