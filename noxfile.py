@@ -308,6 +308,7 @@ INTEGRATION_SESSIONS = (
     "integration_docker",
     "integration_lsf",
     "integration_k8s",
+    "integration_aws",
 )
 
 
@@ -471,6 +472,59 @@ def integration_k8s(session: nox.Session) -> None:
         finally:
             session.run(str(k8s), "down", external=True)
             session.run(str(docker), "down", external=True)
+
+
+@nox.session(name="integration_aws", python=PYTHON, venv_backend="virtualenv")
+def integration_aws(session: nox.Session) -> None:
+    """The torchx-aws integration tests against an AWS API emulator running jobs in containers.
+
+    ``dev/docker up`` starts the Docker engine (root) and ``dev/aws up`` moto's server on
+    loopback (from PyPI, in a venv of its own), which runs each Batch job's nodes as
+    containers on that engine; the tests in plugins/torchx-aws/tests/integration make the
+    Batch prerequisites (compute environment, queue), then run the conformance kit and the
+    scheduler's own checks with real boto3, and the faults (endpoint down, throttling, bad
+    credentials). Both are stopped afterwards, pass or fail. Holds the Docker engine's
+    machine lock (and the emulator's: a fixed port) while it runs.
+    """
+    wanted = {"torchx-runner": "testing", "torchx-aws": "test", "torchx-cli": ""}
+    args = [_rel(DISTS["torchx-specs"])]
+    args += [f"{_rel(DISTS[d])}[{x}]" if x else _rel(DISTS[d]) for d, x in wanted.items()]
+    session.install(*args, "pytest")
+    # a reused venv (-R) keeps an installed folder of the same version: reinstall ours
+    local = [_rel(DISTS[d]) for d in ("torchx-specs", *wanted)]
+    session.install("--no-deps", "--force-reinstall", "-q", *local)
+    docker_state = os.environ.get("TORCHX_DEV_DOCKER_DIR", "/var/tmp/torchx-dev-docker")
+    aws_state = os.environ.get("TORCHX_DEV_AWS_DIR", "/var/tmp/torchx-dev-aws")
+    with (
+        _machine_lock(session, Path(f"{docker_state}.lock")),
+        _machine_lock(session, Path(f"{aws_state}.lock")),
+    ):
+        docker_script, aws_script = ROOT / "dev" / "docker", ROOT / "dev" / "aws"
+        # only the small image: every job runs in busybox
+        os.environ.setdefault("TORCHX_DEV_DOCKER_IMAGES", "busybox")
+        env = _cluster_up(session, docker_script)
+        try:
+            saved = {k: os.environ.get(k) for k in env}
+            os.environ.update(env)  # dev/aws reads DOCKER_HOST
+            try:
+                env.update(_cluster_up(session, aws_script))
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+            try:
+                session.chdir(ROOT / "plugins" / "torchx-aws" / "tests" / "integration")
+                run_pytest(
+                    session,
+                    *session.posargs,
+                    env={**env, "TORCHX_AWS_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)},
+                )
+            finally:
+                session.run(str(aws_script), "down", external=True, env=env)
+        finally:
+            session.run(str(docker_script), "down", external=True)
 
 
 nox.options.sessions = [

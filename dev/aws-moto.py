@@ -1,38 +1,327 @@
-"""moto's server (``moto_server``), with AWS Batch's node environment in multi-node jobs.
+"""moto's server (``moto_server``), with AWS Batch's multi-node jobs made closer to AWS's.
 
-Started by ``dev/aws up`` with the private venv's Python. moto runs each node of a
-multi-node Batch job as a container named ``<job name>-<job id>-<node index>``, but sets
-none of the node variables AWS Batch documents for them. This adds, to those containers
-only, what AWS sets: ``AWS_BATCH_JOB_NODE_INDEX`` (the node's index) and ``AWS_BATCH_JOB_MAIN_NODE_INDEX``
-(0: moto starts node 0 first, as the main node, and gives the others its address in
-``AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS`` itself). Nothing else of moto changes.
+Started by ``dev/aws up`` with the private venv's Python. moto 5.2 runs a multi-node
+parallel job's nodes as containers, but unlike AWS it sets none of the node variables,
+has no node jobs (``DescribeJobs`` of ``<job id>#<n>`` answers nothing), waits for the
+nodes one after the other and writes every node's output into one log stream. Here,
+for multi-node jobs only, what AWS Batch documents:
+
+* each node's container gets ``AWS_BATCH_JOB_NODE_INDEX`` and
+  ``AWS_BATCH_JOB_MAIN_NODE_INDEX`` (0), and the nodes after the main node
+  ``AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS`` (moto's own);
+* ``DescribeJobs`` answers each node job ``<job id>#<n>``: its status, exit code,
+  status reason, ``nodeDetails`` and ``container.logStreamName``;
+* each node's output goes to a log stream of its own in ``/aws/batch/job``, sent while
+  the container runs (moto sends a container job's output once it has ended, and every
+  node's into one stream): a followed log sees lines as they come, as on AWS;
+* a container job's record carries its container's exit code (moto drops it);
+* the job ends when every node has ended, or when one fails (the others are then
+  stopped, FAILED with a reason saying so), or when it is terminated.
+
+Container jobs run the same way (one node, no node job, the job's own log stream and
+exit code). Everything else is moto's own. The torchx-aws README
+lists the differences from AWS that remain.
 """
 
 from __future__ import annotations
 
-import re
 import sys
+import threading
+import time
+from datetime import datetime
 from typing import Any
 
-import docker.models.containers as containers
+from moto.batch import models
+from moto.batch.utils import JobStatus
+from moto.core.parse import default_timestamp_parser
+from moto.core.utils import unix_time_millis
 
-_NODE = re.compile(r"-([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})-(\d+)$")
-_run = containers.ContainerCollection.run
-
-
-def _run_with_node_env(
-    self: Any, image: str, command: Any = None, *args: Any, **kwargs: Any
-) -> Any:
-    match = _NODE.search(str(kwargs.get("name") or ""))
-    if match is not None:
-        env = kwargs.setdefault("environment", {})
-        if isinstance(env, dict):
-            env.setdefault("AWS_BATCH_JOB_NODE_INDEX", match.group(2))
-            env.setdefault("AWS_BATCH_JOB_MAIN_NODE_INDEX", "0")
-    return _run(self, image, command, *args, **kwargs)
+_original_run = models.Job.run
+_original_describe_jobs = models.BatchBackend.describe_jobs
+_lock = threading.Lock()
 
 
-containers.ContainerCollection.run = _run_with_node_env  # type: ignore[method-assign]
+def _node_specs(job: Any) -> list[dict[str, Any]]:
+    props = job.job_definition.node_properties
+    num = int(props["numNodes"])
+    specs: dict[int, dict[str, Any]] = {}
+    for rng in props["nodeRangeProperties"]:
+        start, sep, end = str(rng["targetNodes"]).partition(":")
+        first = int(start or 0)
+        last = (int(end) if end else num - 1) if sep else first
+        for i in range(first, last + 1):
+            specs[i] = rng["container"]
+    return [specs[i] for i in range(num)]
+
+
+def _set_node(job: Any, index: int, **fields: Any) -> None:
+    with _lock:
+        job._torchx_nodes.setdefault(index, {}).update(fields)
+
+
+def _stream_name(job: Any, index: int, multi: bool) -> str:
+    base = f"{job.job_definition.name}/default/{job.job_id}"
+    return f"{base}-node-{index}" if multi else base
+
+
+def _forward_logs(job: Any, index: int, container: Any, stream: str) -> None:
+    """Puts the container's lines not sent yet into its stream (as awslogs does, live)."""
+    raw = container.logs(stdout=True, stderr=True, timestamps=True).decode(errors="replace")
+    lines = [line for line in raw.split("\n") if line]
+    with _lock:
+        node = job._torchx_nodes.setdefault(index, {})
+        seen = node.get("_seen", 0)
+        node["_seen"] = len(lines)
+    events = []
+    for line in lines[seen:]:
+        stamp, _, text = line.partition(" ")
+        when = unix_time_millis(default_timestamp_parser(stamp))
+        events.append({"timestamp": int(when), "message": text})
+    if events:
+        job._log_backend.put_log_events(job._log_group, stream, events)
+
+
+_recent: dict[str, float] = {}  # addresses given out lately (not yet seen in use)
+
+
+def _free_address(client: Any, network: str) -> str | None:
+    """An unused IPv4 address of the user-defined ``network`` (None if it has no subnet)."""
+    import ipaddress
+
+    net = client.networks.get(network)
+    configs = (net.attrs.get("IPAM") or {}).get("Config") or []
+    if not configs or not configs[0].get("Subnet"):
+        return None
+    subnet = ipaddress.ip_network(configs[0]["Subnet"])
+    used = {configs[0].get("Gateway")}
+    for c in (net.attrs.get("Containers") or {}).values():
+        used.add(str(c.get("IPv4Address", "")).split("/")[0])
+    with _lock:
+        now = time.monotonic()
+        for addr, when in list(_recent.items()):
+            if now - when > 60:
+                del _recent[addr]
+        for host in subnet.hosts():
+            addr = str(host)
+            if addr not in used and addr not in _recent and not addr.endswith(".1"):
+                _recent[addr] = now
+                return addr
+    return None
+
+
+def _address(container: Any, network: str | None) -> str | None:
+    """The container's IPv4 address on ``network`` (or the default bridge)."""
+    ipam = (
+        (container.attrs["NetworkSettings"].get("Networks") or {}).get(network or "") or {}
+    ).get("IPAMConfig") or {}
+    if ipam.get("IPv4Address"):
+        return str(ipam["IPv4Address"])  # fixed at start: kept after the container ends
+    nets = container.attrs["NetworkSettings"].get("Networks") or {}
+    net = (nets.get(network) if network else None) or nets.get("bridge") or {}
+    found = net.get("IPAddress") or container.attrs["NetworkSettings"].get("IPAddress")
+    return str(found) if found else None
+
+
+def _run_nodes(job: Any, multi: bool) -> None:
+    import docker
+
+    job._torchx_nodes = {}
+    containers: list[Any] = []
+    try:
+        job.advance()
+        while job.status == JobStatus.SUBMITTED:
+            time.sleep(0.2)
+        job.advance()
+        while job.status == JobStatus.PENDING:
+            time.sleep(0.2)
+        job.job_started_at = datetime.now()
+        job._start_attempt()
+        job.advance()
+        while job.status == JobStatus.RUNNABLE:
+            time.sleep(0.2)
+        job.advance()
+        while job.status == JobStatus.STARTING:
+            time.sleep(0.2)
+        network = models.settings.moto_network_name()
+        mode = models.settings.moto_network_mode()
+        main_ip = None
+        specs = _node_specs(job) if multi else [job.job_definition.container_properties]
+        job._log_backend.ensure_log_group(job._log_group)
+        for index, spec in enumerate(specs):
+            if job.stop:
+                break
+            env = {e["name"]: e["value"] for e in spec.get("environment", [])}
+            env["AWS_BATCH_JOB_ID"] = job.job_id
+            if multi:
+                env["AWS_BATCH_JOB_ID"] = f"{job.job_id}#{index}"
+                env["AWS_BATCH_JOB_NODE_INDEX"] = str(index)
+                env["AWS_BATCH_JOB_MAIN_NODE_INDEX"] = "0"
+                env["AWS_BATCH_JOB_NUM_NODES"] = str(len(specs))
+            if main_ip:
+                env["AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS"] = main_ip
+            kwargs: dict[str, Any] = {}
+            if network:
+                kwargs["network"] = network
+            elif mode:
+                kwargs["network_mode"] = mode
+            volumes = {v["name"]: v["host"] for v in spec.get("volumes", []) if "host" in v}
+            mounts = [
+                docker.types.Mount(
+                    m["containerPath"],
+                    volumes[m["sourceVolume"]]["sourcePath"],
+                    type="bind",
+                    read_only=m.get("readOnly", False),
+                )
+                for m in spec.get("mountPoints", [])
+                if m["sourceVolume"] in volumes
+            ]
+            if index == 0 and multi and network:
+                # the main node's address is fixed before it starts: a node that ends at
+                # once has no address left to read, yet the others must be given it
+                fixed = _free_address(job.docker_client, network)
+                if fixed:
+                    config = job.docker_client.api.create_endpoint_config(ipv4_address=fixed)
+                    kwargs["networking_config"] = {network: config}
+            container = job.docker_client.containers.run(
+                spec.get("image", "alpine:latest"),
+                spec.get("command"),
+                detach=True,
+                environment=env,
+                mounts=mounts,
+                privileged=spec.get("privileged", False),
+                name=f"{job.job_name}-{job.job_id}-{index}",
+                log_config=docker.types.LogConfig(type=docker.types.LogConfig.types.JSON),
+                **kwargs,
+            )
+            container.reload()
+            containers.append(container)
+            stream = _stream_name(job, index, multi)
+            job._log_backend.ensure_log_stream(job._log_group, stream)
+            if not multi:
+                job.log_stream_name = stream
+            _set_node(
+                job,
+                index,
+                status="RUNNING",
+                logStreamName=stream,
+                startedAt=models.datetime2int_milliseconds(datetime.now()),
+            )
+            if index == 0:
+                main_ip = _address(container, network)
+        failed_node: int | None = None
+        running = set(range(len(containers)))
+        while running and not job.stop and failed_node is None:
+            time.sleep(0.2)
+            for index in sorted(running):
+                container = containers[index]
+                container.reload()
+                stream = _stream_name(job, index, multi)
+                _forward_logs(job, index, container, stream)
+                if container.status == "running" or container.status == "created":
+                    continue
+                running.discard(index)
+                code = int(container.attrs["State"]["ExitCode"])
+                _forward_logs(job, index, container, stream)  # what it wrote last
+                if not multi:
+                    job.exit_code = code
+                _set_node(
+                    job,
+                    index,
+                    exitCode=code,
+                    stoppedAt=models.datetime2int_milliseconds(datetime.now()),
+                    status="SUCCEEDED" if code == 0 else "FAILED",
+                    statusReason="Essential container in task exited",
+                )
+                if code != 0 and failed_node is None:
+                    failed_node = index
+        why = job.job_stopped_reason if job.stop else f"node {failed_node} failed"
+        for index in sorted(running):  # stopped: terminated, or another node failed
+            container = containers[index]
+            try:
+                container.kill()
+                container.wait(timeout=30)
+                container.reload()
+            except Exception:
+                pass
+            code = container.attrs["State"].get("ExitCode")
+            _forward_logs(job, index, container, _stream_name(job, index, multi))
+            if not multi:
+                job.exit_code = code
+            _set_node(
+                job,
+                index,
+                exitCode=code,
+                status="FAILED",
+                stoppedAt=models.datetime2int_milliseconds(datetime.now()),
+                statusReason=f"stopped: {why}",
+            )
+        if failed_node is not None or job.stop:
+            if failed_node is not None and not job.job_stopped_reason:
+                job.job_stopped_reason = f"Node {failed_node} exited with a non-zero code"
+            job._mark_stopped(success=False)
+        else:
+            job._mark_stopped(success=True)
+    except Exception as e:  # as moto does: a job that cannot run fails
+        models.logger.error("Failed to run AWS Batch job %s: %s", job.name, e)
+        job._mark_stopped(success=False)
+    finally:
+        for container in containers:
+            try:
+                container.remove(force=True)
+            except Exception:
+                pass
+
+
+def _run(self: Any) -> None:
+    if self.job_definition.type == "multinode":
+        _run_nodes(self, multi=True)
+    elif self.job_definition.container_properties is not None:
+        _run_nodes(self, multi=False)
+    else:  # EKS jobs: moto's own
+        _original_run(self)
+
+
+def _describe_jobs(self: Any, jobs: list[str] | None) -> list[dict[str, Any]]:
+    answer = _original_describe_jobs(self, jobs)
+    for record in answer:  # moto's record of a container job drops its exit code
+        job = self._jobs.get(record.get("jobId"))
+        if job is not None and job.exit_code is not None and "container" in record:
+            record["container"].setdefault("exitCode", job.exit_code)
+    for wanted in jobs or []:
+        job_id, sep, index = str(wanted).partition("#")
+        job = self._jobs.get(job_id)
+        if not sep or not index.isdigit() or job is None:
+            continue
+        if job.job_definition.type != "multinode":
+            continue
+        with _lock:
+            node = dict(getattr(job, "_torchx_nodes", {}).get(int(index), {}))
+        if not node:
+            continue  # not started yet: AWS has no node job either
+        record: dict[str, Any] = {
+            "jobId": wanted,
+            "jobArn": f"{job.arn}#{index}",
+            "jobName": job.job_name,
+            "jobQueue": job.job_queue.arn,
+            "jobDefinition": job.job_definition.arn,
+            "createdAt": models.datetime2int_milliseconds(job.job_created_at),
+            "status": node.get("status", "RUNNING"),
+            "nodeDetails": {"nodeIndex": int(index), "isMainNode": index == "0"},
+            "container": {},
+            "tags": self.list_tags_for_resource(job.arn),
+        }
+        for key in ("startedAt", "stoppedAt", "statusReason"):
+            if node.get(key) is not None:
+                record[key] = node[key]
+        for key in ("exitCode", "logStreamName"):
+            if node.get(key) is not None:
+                record["container"][key] = node[key]
+        answer.append(record)
+    return answer
+
+
+models.Job.run = _run  # type: ignore[method-assign]
+models.BatchBackend.describe_jobs = _describe_jobs  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     from moto.server import main
