@@ -154,6 +154,14 @@ def test_cancel_terminates_by_job_id(stubs: Stubs) -> None:
     stubs.done()
 
 
+def test_cancel_leaves_an_ended_job_as_it_is(stubs: Stubs) -> None:
+    stubs.add(
+        "batch", "describe_jobs", {"jobs": [_parent(2, "FAILED", statusReason="Node 1 failed")]}
+    )
+    _sched(stubs).cancel(f"q:{JOB}:us-east-1:2")  # no TerminateJob: it would change the reason
+    stubs.done()
+
+
 def test_delete_terminates_a_live_job_and_deregisters_its_definition(stubs: Stubs) -> None:
     stubs.add("batch", "describe_jobs", {"jobs": [_parent(2)]})  # exists?
     stubs.add("batch", "describe_jobs", {"jobs": [_parent(2)]}, {"jobs": [JOB]})

@@ -325,6 +325,14 @@ class AwsBatchScheduler(Scheduler[Mapping[str, CfgVal]]):
                 return items
             seen.add(token)
 
+    def cancel(self, app_id: str) -> None:
+        """Terminates the job unless it has ended (one DescribeJobs, one TerminateJob):
+        a job that ended keeps its own state and reason."""
+        batch, _, _, job_id, _ = self._locate(app_id)
+        jobs = self._jobs(batch, [job_id])
+        if jobs and not describe_state(jobs[0]).is_terminal():
+            self._cancel_existing(app_id)
+
     def _cancel_existing(self, app_id: str) -> None:
         batch, _, _, job_id, _ = self._locate(app_id)
         self._call(
