@@ -500,9 +500,15 @@ def integration_aws(session: nox.Session) -> None:
         _machine_lock(session, Path(f"{aws_state}.lock")),
     ):
         docker_script, aws_script = ROOT / "dev" / "docker", ROOT / "dev" / "aws"
-        # only the small image: every job runs in busybox
+        # only the small image: every job runs in busybox (the setting is put back after:
+        # a later session of this nox run may want every image)
+        images = os.environ.get("TORCHX_DEV_DOCKER_IMAGES")
         os.environ.setdefault("TORCHX_DEV_DOCKER_IMAGES", "busybox")
-        env = _cluster_up(session, docker_script)
+        try:
+            env = _cluster_up(session, docker_script)
+        finally:
+            if images is None:
+                os.environ.pop("TORCHX_DEV_DOCKER_IMAGES", None)
         try:
             saved = {k: os.environ.get(k) for k in env}
             os.environ.update(env)  # dev/aws reads DOCKER_HOST
