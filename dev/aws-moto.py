@@ -182,17 +182,36 @@ def _run_nodes(job: Any, multi: bool) -> None:
                 if fixed:
                     config = job.docker_client.api.create_endpoint_config(ipv4_address=fixed)
                     kwargs["networking_config"] = {network: config}
-            container = job.docker_client.containers.run(
-                spec.get("image", "alpine:latest"),
-                spec.get("command"),
-                detach=True,
-                environment=env,
-                mounts=mounts,
-                privileged=spec.get("privileged", False),
-                name=f"{job.job_name}-{job.job_id}-{index}",
-                log_config=docker.types.LogConfig(type=docker.types.LogConfig.types.JSON),
-                **kwargs,
-            )
+
+            def start(
+                kwargs: dict[str, Any] = kwargs,
+                spec: dict[str, Any] = spec,
+                env: dict[str, str] = env,
+                mounts: list[Any] = mounts,
+                name: str = f"{job.job_name}-{job.job_id}-{index}",
+            ) -> Any:
+                return job.docker_client.containers.run(
+                    spec.get("image", "alpine:latest"),
+                    spec.get("command"),
+                    detach=True,
+                    environment=env,
+                    mounts=mounts,
+                    privileged=spec.get("privileged", False),
+                    name=name,
+                    log_config=docker.types.LogConfig(type=docker.types.LogConfig.types.JSON),
+                    **kwargs,
+                )
+
+            name = f"{job.job_name}-{job.job_id}-{index}"
+            try:
+                container = start()
+            except docker.errors.APIError:
+                if "networking_config" not in kwargs:
+                    raise
+                # the engine refused the fixed address: start it as moto would
+                job.docker_client.containers.get(name).remove(force=True)
+                kwargs.pop("networking_config")
+                container = start()
             container.reload()
             containers.append(container)
             stream = _stream_name(job, index, multi)
