@@ -28,10 +28,11 @@ cat > "$HOME/job.sh"
 echo "Job <4242> is submitted to default queue <normal>."
 """
 
-# bjobs -P APP -o "jobid stat proj_name exit_code exec_host job_name output_dir delimiter='|'"
+# bjobs -P APP -o "jobid stat proj_name exit_code exec_host job_name start_time finish_time
+# output_dir delimiter='|'"
 _BJOBS = r"""#!/bin/sh
 app=$(cat "$HOME/app_id" 2>/dev/null)
-printf '4242|DONE|%s|-|hostA|%s-echo-0|-\n' "$app" "$app"
+printf '4242|DONE|%s|-|hostA|%s-echo-0|Nov 25 06:40|Nov 25 06:41|-\n' "$app" "$app"
 """
 
 

@@ -21,7 +21,7 @@ while [ "$#" -gt 0 ]; do
   if [ "$1" = -P ]; then app=$2; fi
   shift
 done
-for k in 0 1; do printf '%s|DONE|%s|-|hostA|%s-echo-%s|-\n' "$((100 + k))" "$app" "$app" "$k"; done
+for k in 0 1; do printf '%s|DONE|%s|-|hostA|%s-echo-%s|Nov 25 06:40|Nov 25 06:41|-\n' "$((100 + k))" "$app" "$app" "$k"; done
 """
 
 

@@ -35,7 +35,10 @@ def _submitted(n: int, first: int = 100) -> list[dict[str, object]]:
 
 
 def _line(job_id: int, state: str, app_id: str, k: int, app_dir: str, code: str = "-") -> str:
-    return SEP.join([str(job_id), state, app_id, code, "hostA", f"{app_id}-main-{k}", app_dir])
+    start = "-" if state == "PEND" else "Nov 25 06:40"
+    end = "Nov 25 06:41" if state in ("DONE", "EXIT") else "-"
+    fields = [str(job_id), state, app_id, code, "hostA", f"{app_id}-main-{k}", start, end, app_dir]
+    return SEP.join(fields)
 
 
 @pytest.fixture
@@ -139,9 +142,11 @@ def test_describe_reads_states_exit_codes_and_the_appdef(
     ]
     assert "main/1 (LSF job 101, exit code 3)" in desc.msg
     assert desc.name == "demo" and desc.metadata == {"k": "v"} and desc.roles[0].name == "main"
+    assert desc.end_time is not None and desc.start_time is not None
+    assert desc.end_time - desc.start_time == 60
     assert fake_lsf.calls("bjobs")[-1] == [
         "-noheader", "-a", "-P", app_id, "-o",
-        "jobid stat proj_name exit_code exec_host job_name output_dir delimiter='|'",
+        "jobid stat proj_name exit_code exec_host job_name start_time finish_time output_dir delimiter='|'",
     ]  # fmt: skip
 
 
@@ -210,7 +215,7 @@ def test_list_groups_jobs_by_project(sched: LsfScheduler, fake_lsf: FakeLsf) -> 
                 _line(10, "DONE", "a-1", 0, "-"),
                 _line(11, "RUN", "a-1", 1, "-"),
                 _line(12, "DONE", "b-2", 0, "-"),
-                SEP.join(["13", "RUN", "default", "-", "h", "myjob", "-"]),
+                SEP.join(["13", "RUN", "default", "-", "h", "myjob", "Nov 25 06:40", "-", "-"]),
             ]
         ),
     )
@@ -224,7 +229,7 @@ def test_list_groups_jobs_by_project(sched: LsfScheduler, fake_lsf: FakeLsf) -> 
             "-noheader",
             "-a",
             "-o",
-            "jobid stat proj_name exit_code exec_host job_name output_dir delimiter='|'",
+            "jobid stat proj_name exit_code exec_host job_name start_time finish_time output_dir delimiter='|'",
         ]
     ]
 

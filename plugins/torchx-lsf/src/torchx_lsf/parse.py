@@ -4,11 +4,14 @@ The scheduler asks ``bjobs`` for exactly the fields it reads, unpadded, one job 
 line, separated by :data:`SEP` (``bjobs -noheader -a -o "FIELDS delimiter='|'"``, the
 customized output IBM documents since LSF 9.1)::
 
-    >>> [rec] = parse_bjobs("1234|EXIT|kit-x1|3|4*hostA:2*hostB|kit-x1-main-0|/jobs/a\\n")
+    >>> line = "1234|EXIT|kit-x1|3|4*hostA:2*hostB|kit-x1-main-0|Nov 25 06:40|Nov 25 06:41|/jobs/a"
+    >>> [rec] = parse_bjobs(line)
     >>> rec.job_id, rec.state, rec.exit_code, rec.exec_host, rec.role, rec.replica_id
     ('1234', 'EXIT', 3, 'hostA', 'main', 0)
 
-A field LSF has no value for is ``-``. Lines that are not records (``No job found``,
+A field LSF has no value for is ``-``. Times are LSF's default form, ``Nov 25 06:40``
+(local time, to the minute; a year when ``LSB_DISPLAY_YEAR=Y``; a trailing ``E``/``L``
+marks an estimate, read as none): :func:`parse_time`. Lines that are not records (``No job found``,
 ``Job <12> is not found``: LSF's answers when nothing matches) are skipped, never read
 as a job. The last field (the output directory, a path) may hold the separator: it is
 split off last.
@@ -25,7 +28,17 @@ from torchx.specs.api import AppState
 #: The separator of the fields (``delimiter='|'``).
 SEP = "|"
 #: The fields asked for, in the order :func:`parse_bjobs` reads them.
-FIELDS = ("jobid", "stat", "proj_name", "exit_code", "exec_host", "job_name", "output_dir")
+FIELDS = (
+    "jobid",
+    "stat",
+    "proj_name",
+    "exit_code",
+    "exec_host",
+    "job_name",
+    "start_time",
+    "finish_time",
+    "output_dir",
+)
 #: The ``-o`` argument of bjobs.
 BJOBS_FORMAT = " ".join(FIELDS) + f" delimiter='{SEP}'"
 
@@ -55,6 +68,8 @@ class JobRecord:
     exec_host: str
     job_name: str
     output_dir: str
+    start_time: float | None = None
+    finish_time: float | None = None
 
     @property
     def replica(self) -> tuple[str, int] | None:
@@ -101,6 +116,53 @@ def _exit_code(text: str) -> int | None:
         return None
 
 
+_MONTHS = {m: i for i, m in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
+)}  # fmt: skip
+
+
+def parse_time(text: str, now: float | None = None) -> float | None:
+    """LSF's ``Nov 25 06:40`` (local time; optionally `` 2026``) as seconds since the epoch.
+
+    Without a year, the latest year that does not put the time more than a day after
+    ``now``. None for ``-``, an estimate (a trailing ``E`` or ``L``) or another form.
+
+    >>> import time
+    >>> t = parse_time("Jan 02 03:04 2026")
+    >>> time.localtime(t)[:5]
+    (2026, 1, 2, 3, 4)
+    >>> parse_time("-") is None, parse_time("Nov 25 06:40 E") is None
+    (True, True)
+    """
+    import time as _time
+
+    parts = text.split()
+    if len(parts) not in (3, 4) or parts[0] not in _MONTHS:
+        return None
+    hm = parts[2].split(":")
+    if not parts[1].isdigit() or len(hm) not in (2, 3) or not all(x.isdigit() for x in hm):
+        return None
+    month, day = _MONTHS[parts[0]], int(parts[1])
+    hour, minute = int(hm[0]), int(hm[1])
+    second = int(hm[2]) if len(hm) == 3 else 0
+    now = _time.time() if now is None else now
+    if len(parts) == 4:
+        if not parts[3].isdigit():
+            return None  # E or L: an estimate, not a time that happened
+        years = [int(parts[3])]
+    else:
+        this = _time.localtime(now).tm_year
+        years = [this, this - 1]
+    for year in years:
+        try:
+            value = _time.mktime((year, month, day, hour, minute, second, 0, 0, -1))
+        except (OverflowError, ValueError):
+            return None
+        if len(parts) == 4 or value <= now + 86400:
+            return value
+    return None
+
+
 def parse_bjobs(text: str) -> list[JobRecord]:
     """The records of bjobs' output (``-o BJOBS_FORMAT -noheader``), in its order."""
     records = []
@@ -108,7 +170,7 @@ def parse_bjobs(text: str) -> list[JobRecord]:
         parts = line.split(SEP, len(FIELDS) - 1)
         if len(parts) != len(FIELDS) or not _JOB_ID.fullmatch(parts[0].strip()):
             continue  # a message, not a job
-        job_id, state, project, exit_code, exec_host, job_name, output_dir = parts
+        job_id, state, project, exit_code, exec_host, job_name, start, finish, output_dir = parts
         records.append(
             JobRecord(
                 job_id=job_id.strip(),
@@ -118,6 +180,8 @@ def parse_bjobs(text: str) -> list[JobRecord]:
                 exec_host=first_host(_value(exec_host)),
                 job_name=_value(job_name),
                 output_dir=_value(output_dir),
+                start_time=parse_time(start),
+                finish_time=parse_time(finish),
             )
         )
     return records

@@ -229,7 +229,11 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
         for app_id, records in apps.items():
             app_dir = self._app_dir(app_id, records)
             cancelled = bool(app_dir) and os.path.exists(os.path.join(app_dir, CANCELLED))
-            found.append(ListAppResponse(app_id=app_id, state=_app_state(records, cancelled)))
+            state = _app_state(records, cancelled)
+            start, end = _times(records, state)
+            found.append(
+                ListAppResponse(app_id=app_id, state=state, start_time=start, end_time=end)
+            )
         # newest first: LSF's job ids grow
         found.sort(key=lambda a: -min(int(r.job_id.split("[")[0]) for r in apps[a.app_id]))
         return found
@@ -371,6 +375,7 @@ def _response(
     elif state == AppState.PENDING:
         msg = "waiting for LSF to dispatch the jobs (bjobs -p says why)"
     app = appstore.load(app_dir) if app_dir else None
+    start, end = _times(records, state)
     return DescribeAppResponse(
         app_id=app_id,
         state=state,
@@ -381,7 +386,18 @@ def _response(
         metadata=dict(app.metadata) if app else {},
         name=app.name if app else "",
         ui_url=f"file://{app_dir}" if app_dir else None,
+        start_time=start,
+        end_time=end,
     )
+
+
+def _times(records: list[JobRecord], state: AppState) -> tuple[float | None, float | None]:
+    """When the app's first replica started, and (once it ended) its last one finished."""
+    starts = [r.start_time for r in records if r.start_time is not None]
+    ends = [r.finish_time for r in records if r.finish_time is not None]
+    start = min(starts) if starts else None
+    end = max(ends) if ends and state.is_terminal() else None
+    return start, end
 
 
 def _with_recorded_exit(rec: JobRecord, app_dir: str) -> JobRecord:

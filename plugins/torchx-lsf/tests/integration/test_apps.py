@@ -89,7 +89,11 @@ def test_logs_and_status_from_another_directory(cli: Cli, tmp_path: Path) -> Non
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     assert cli("log", handle, cwd=elsewhere).stdout.endswith("hello; rm -rf ~ $HOME\n")
-    assert cli.status(handle, cwd=elsewhere)["state"] == "SUCCEEDED"
+    status = cli.status(handle, cwd=elsewhere)
+    assert status["state"] == "SUCCEEDED"
+    # LSF's times are to the minute: the app started and ended within this test
+    assert status["start_time"] is not None and status["end_time"] is not None
+    assert abs(time.time() - status["end_time"]) < 180
     described = json.loads(cli("describe", "--json", handle, cwd=elsewhere).stdout)
     assert described["kind"] == "AppDef" and described["spec"]["roles"][0]["args"] == [
         "hello; rm -rf ~ $HOME"
