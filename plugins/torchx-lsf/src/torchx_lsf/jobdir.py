@@ -53,6 +53,16 @@ def prepare(jobdir: str) -> bool:
             "them could replace the files of the app: use a directory only you can write, "
             f"or make it sticky like /tmp (chmod +t {jobdir})"
         )
+    try:
+        _prepare_top(jobdir)
+    except SchedulerError:
+        if made:  # a failed submit leaves nothing behind
+            shutil.rmtree(jobdir, ignore_errors=True)
+        raise
+    return made
+
+
+def _prepare_top(jobdir: str) -> None:
     top = os.path.join(jobdir, STATE_DIR)
     try:
         os.mkdir(top, 0o700)
@@ -73,7 +83,6 @@ def prepare(jobdir: str) -> bool:
             )
     finally:
         os.close(fd)
-    return made
 
 
 def _open_dir(path: str) -> int:
