@@ -39,6 +39,7 @@ import builtins
 import codecs
 import json
 import os
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -169,7 +170,10 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         if isinstance(e, SchedulerError):
             return e
         status_code = getattr(e, "status", None)
-        if type(e).__name__ == "ApiException" and isinstance(status_code, int):
+        # the client's errors, if the client was ever imported (nothing is imported here)
+        exceptions = sys.modules.get("kubernetes.client.exceptions")
+        api_error = exceptions is not None and isinstance(e, exceptions.ApiException)
+        if api_error and isinstance(status_code, int):
             reason = _reason(e)
             if status_code == 429:
                 headers = getattr(e, "headers", None) or {}
@@ -209,7 +213,12 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     def schedule(self, dryrun_info: AppDryRunInfo[K8sRequest]) -> str:
         request = dryrun_info.request
         if request.validate_spec:
-            self._validate_pods(request)
+            try:
+                self._validate_pods(request)
+            except SpecError:
+                raise
+            except SchedulerError as e:
+                raise SchedulerError(self._submit_message(e, request)) from e
         group, version, plural, _ = KINDS[request.flavour]
         api = self._custom(request.context)
         attempts = 0

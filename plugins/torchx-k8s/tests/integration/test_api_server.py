@@ -1,0 +1,135 @@
+"""The scheduler's requests against a real kube-apiserver, through the CLI and the Runner.
+
+What the API server itself decides is checked here: the objects are accepted by the
+CRDs and read back unchanged (nothing the scheduler sends is pruned), a pod the server
+refuses is refused before anything is created, status/list/cancel/delete work from new
+processes, describe is two API calls, and errors are one line.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from k8scmd import Cli, Made, image
+from torchx_k8s.scheduler import create_scheduler
+
+from torchx.runner import get_runner
+from torchx.specs import AppDef, AppState, Resource, Role, parse_app_handle
+from torchx.specs.errors import SpecError
+
+FLAVOURS = ["volcano", "jobset"]
+
+
+def sleeper(replicas: int = 2, name: str = "sleeper", **kw: Any) -> AppDef:
+    role = Role(
+        "worker",
+        image(),
+        entrypoint="sleep",
+        args=["600"],
+        num_replicas=replicas,
+        resource=Resource(cpu=1, gpu=0, memMB=256),
+        **kw,
+    )
+    return AppDef(name, [role])
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_the_cli_runs_follows_cancels_and_deletes(cli: Cli, made: Made, flavour: str) -> None:
+    out = cli(
+        "run",
+        "-s",
+        "kubernetes",
+        "-cfg",
+        f"flavour={flavour}",
+        "utils.sh",
+        "--image",
+        image(),
+        "sleep",
+        "600",
+    )
+    handle = out.stdout.strip().splitlines()[-1]
+    assert handle.startswith("kubernetes://"), out.stdout
+    app_id = made.add(parse_app_handle(handle).app_id)
+    assert made.get(app_id) is not None
+    status = cli.status(handle)  # a new process
+    assert status["state"] in ("PENDING", "RUNNING"), status
+    assert [r["role"] for r in status["roles"]] == ["sh"]
+    assert handle in cli("list", "-s", "kubernetes").stdout
+    cli("cancel", handle)
+    assert cli.status(handle)["state"] == "CANCELLED"
+    cli("cancel", handle)  # idempotent
+    cli("delete", handle)
+    assert made.get(app_id) is None
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_the_object_is_read_back_as_sent(made: Made, flavour: str) -> None:
+    sched = create_scheduler("it")
+    app = sleeper(min_replicas=1, max_retries=1, port_map={"tb": 6006}, env={"A": "1"})
+    info = sched.submit_dryrun(app, {"flavour": flavour, "secret_env": {"T": "s/k"}})
+    app_id = made.add(sched.schedule(info))
+    stored = made.get(app_id)
+    assert stored is not None
+    # the CRD declares every field the scheduler sets: the server pruned nothing
+    assert stored["spec"] == info.request.resource["spec"]
+    assert stored["metadata"]["labels"] == info.request.resource["metadata"]["labels"]
+    sched.close()
+
+
+def test_describe_is_two_api_calls(made: Made) -> None:
+    from kubernetes import config
+    from kubernetes.client import ApiClient
+
+    calls: list[str] = []
+
+    class Counting(ApiClient):  # type: ignore[misc]
+        def call_api(self, resource_path: str, method: str, *a: Any, **kw: Any) -> Any:
+            calls.append(f"{method} {resource_path}")
+            return super().call_api(resource_path, method, *a, **kw)
+
+    api = Counting(configuration=config.new_client_from_config().configuration)
+    sched = create_scheduler("it", client=api)
+    app_id = made.add(
+        sched.schedule(sched.submit_dryrun(sleeper(replicas=16), {"validate_spec": False}))
+    )
+    calls.clear()
+    described = sched.describe(app_id)
+    assert described is not None and len(described.roles_statuses[0].replicas) == 16
+    assert len(calls) == 2, calls
+    assert described.roles[0].num_replicas == 16 and described.name == "sleeper"
+
+
+def test_an_invalid_pod_is_refused_before_anything_is_created(made: Made) -> None:
+    with get_runner("it") as runner:
+        before = {a.app_id for a in runner.list("kubernetes")}
+        bad = sleeper(env={"1BAD": "x"})  # an env name Kubernetes refuses
+        with pytest.raises(SpecError) as e:
+            runner.run(bad, "kubernetes")
+        assert "role 'worker'" in str(e.value) and "1BAD" in str(e.value), e.value
+        assert "\n" not in str(e.value)
+        assert {a.app_id for a in runner.list("kubernetes")} == before
+
+
+def test_a_missing_namespace_is_one_line(cli: Cli) -> None:
+    proc = cli("run", "-s", "kubernetes", "-cfg", "namespace=no-such-ns", "utils.echo", rc=1)
+    [line] = proc.stderr.strip().splitlines()
+    assert "namespace 'no-such-ns' does not exist" in line
+
+
+def test_cancel_right_after_submit_and_upstream_handles(cli: Cli, made: Made) -> None:
+    with get_runner("it") as runner:
+        handle = runner.run(sleeper(), "kubernetes")
+        app_id = made.add(parse_app_handle(handle).app_id)
+        runner.cancel(handle)
+        assert runner.status(handle).state == AppState.CANCELLED  # type: ignore[union-attr]
+    # upstream's form: kubernetes://SESSION/NAMESPACE:NAME, any session
+    assert cli.status(f"kubernetes://someone/{app_id}")["state"] == "CANCELLED"
+
+
+def test_an_unknown_app_is_not_found(cli: Cli) -> None:
+    started = time.monotonic()
+    proc = cli("status", "kubernetes://x/default:nope-1a2b3c4d5e", rc=None)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert time.monotonic() - started < 10
