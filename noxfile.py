@@ -558,7 +558,8 @@ nox.options.sessions = [
 ]
 
 
-UPSTREAM_TORCHX = "torchx==0.7.0"
+# with its kubernetes extra: the kubernetes cases compare with upstream's kubernetes scheduler
+UPSTREAM_TORCHX = "torchx[kubernetes]==0.7.0"
 UPSTREAM_VENV = ROOT / "bench" / ".venvs" / "upstream"
 
 
@@ -566,7 +567,8 @@ def _upstream_python(session: nox.Session) -> Path:
     """A venv with upstream TorchX from PyPI, created once and reused (bench/.venvs/)."""
     python = UPSTREAM_VENV / "bin" / "python"
     wanted = UPSTREAM_TORCHX.split("==")[1]
-    check = "import importlib.metadata as m; print(m.version('torchx'))"
+    # a venv made before the extra was wanted lacks the client: made again
+    check = "import importlib.metadata as m, kubernetes; print(m.version('torchx'))"
     if python.exists():
         found = session.run(
             str(python), "-c", check, silent=True, success_codes=[0, 1], external=True

@@ -12,6 +12,7 @@ MODULES = [
     "torchx_k8s.names",
     "torchx_k8s.options",
     "torchx_k8s.rbac",
+    "torchx_k8s.yamltext",
 ]
 
 

@@ -50,7 +50,7 @@ info = create_scheduler("s").submit_dryrun(ddp(script="t.py", j="4x2", image="im
 assert "kind: Job" in str(info)
 """
     loaded = _modules_after(code)
-    assert "torchx_k8s.scheduler" in loaded and "yaml" in loaded
+    assert "torchx_k8s.scheduler" in loaded and "yaml" not in loaded
     assert not [m for m in loaded if m == "kubernetes" or m.startswith(("kubernetes.", "urllib3"))]
 
 

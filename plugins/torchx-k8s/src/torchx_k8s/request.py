@@ -91,7 +91,7 @@ class K8sRequest:
     samples: list[dict[str, Any]] = field(default_factory=list)
 
     def to_yaml(self) -> str:
-        """The object as YAML (what ``torchx run --dryrun`` prints); libyaml when present."""
+        """The object as YAML (what ``torchx run --dryrun`` prints)."""
         return render_yaml(self.resource)
 
     def __str__(self) -> str:
@@ -99,11 +99,10 @@ class K8sRequest:
 
 
 def render_yaml(data: Any) -> str:
-    """``data`` as block YAML, keys in their order; with libyaml's C dumper when present."""
-    import yaml
+    """``data`` as block YAML, keys in their order (:mod:`torchx_k8s.yamltext`)."""
+    from torchx_k8s.yamltext import render
 
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    return str(yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False))
+    return render(data)
 
 
 def _check(app: AppDef) -> None:
