@@ -122,8 +122,8 @@ def test_min_replicas_makes_the_first_tasks_required() -> None:
     ("policy", "task_action", "job_retries"),
     [
         (RetryPolicy.REPLICA, "RestartTask", 0),
-        (RetryPolicy.ROLE, "RestartJob", 3),
-        (RetryPolicy.APPLICATION, "RestartJob", 3),
+        (RetryPolicy.ROLE, "RestartJob", 4),
+        (RetryPolicy.APPLICATION, "RestartJob", 4),
     ],
 )
 def test_retry_policies_map_to_volcano_policies(
@@ -131,7 +131,8 @@ def test_retry_policies_map_to_volcano_policies(
 ) -> None:
     req = request(AppDef("a", [role(max_retries=3, retry_policy=policy)]))
     for task in tasks(req):
-        assert task["maxRetry"] == 3
+        # Volcano fails the job when retryCount reaches maxRetry: 3 restarts need 4
+        assert task["maxRetry"] == 4
         assert task["policies"] == [
             {"event": "PodFailed", "action": task_action},
             {"event": "PodEvicted", "action": task_action},

@@ -223,6 +223,20 @@ def test_volcano_phases(
     assert d is not None and d.state == state and d.num_restarts == 2
 
 
+def test_restarts_are_those_volcano_made(sched: KubernetesScheduler, api: FakeApi) -> None:
+    from torchx.specs import RetryPolicy
+
+    a = app()
+    a.roles[0].max_retries = 2
+    a.roles[0].retry_policy = RetryPolicy.APPLICATION
+    app_id = submit(sched, a, validate_spec=False)
+    set_phase(api, app_id, "Running", retryCount=1)
+    assert sched.describe(app_id).num_restarts == 1  # type: ignore[union-attr]
+    # the third failure: retryCount reaches maxRetry (3) and the job fails, 2 restarts made
+    set_phase(api, app_id, "Failed", retryCount=3)
+    assert sched.describe(app_id).num_restarts == 2  # type: ignore[union-attr]
+
+
 def test_no_status_yet_is_pending_saying_why(sched: KubernetesScheduler) -> None:
     d = sched.describe(submit(sched, app(), validate_spec=False))
     assert d is not None and d.state == AppState.PENDING and "Volcano controller" in d.msg

@@ -34,8 +34,12 @@ no retries                ``PodFailed`` -> ``TerminateJob`` (a failed replica
                           fails the app at once, as on every TorchX scheduler)
 ========================= =====================================================
 
-The job's ``maxRetry`` is the largest ``max_retries`` of a role whose policy restarts
-the job (0 if none), so Volcano's default of 3 never applies unasked.
+Volcano counts a restart in ``status.retryCount`` when it asks for it, and fails the job
+instead once that count reaches ``maxRetry``: ``maxRetry: N`` allows ``N - 1`` restarts.
+So ``max_retries`` becomes ``maxRetry: max_retries + 1`` (the task's, and the job's for
+the largest of the roles whose policy restarts the job; upstream TorchX wrote
+``max_retries``, one restart short), and the job's is 0 when no role restarts it, so
+Volcano's default of 3 never applies unasked.
 
 **JobSet** (``jobset.x-k8s.io/v1alpha2``, ``flavour=jobset``; for clusters without
 Volcano): one replicated job per replica (``replicas: 1``, an Indexed batch Job of
@@ -211,7 +215,7 @@ def _volcano(app: AppDef, name: str, opts: K8sOpts) -> tuple[dict[str, Any], lis
             task["minAvailable"] = 1 if required else 0
         min_available += 1 if required else 0
         if role.max_retries > 0:
-            task["maxRetry"] = role.max_retries
+            task["maxRetry"] = role.max_retries + 1
             action = "RestartTask" if role.retry_policy == RetryPolicy.REPLICA else "RestartJob"
             task["policies"] = [
                 {"event": "PodFailed", "action": action},
@@ -220,10 +224,8 @@ def _volcano(app: AppDef, name: str, opts: K8sOpts) -> tuple[dict[str, Any], lis
         elif required:
             task["policies"] = [{"event": "PodFailed", "action": "TerminateJob"}]
         tasks.append(task)
-    job_retries = max(
-        (r.max_retries for r in app.roles if r.retry_policy != RetryPolicy.REPLICA),
-        default=0,
-    )
+    job_restarts = [r.max_retries for r in app.roles if r.retry_policy != RetryPolicy.REPLICA]
+    job_retries = max(job_restarts) + 1 if job_restarts and max(job_restarts) > 0 else 0
     spec: dict[str, Any] = {
         "schedulerName": "volcano",
         "queue": opts.queue or DEFAULT_QUEUE,

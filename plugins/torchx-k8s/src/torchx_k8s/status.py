@@ -10,7 +10,8 @@ The app's state comes from the object:
 * Volcano's ``status.state.phase``: ``Pending`` -> PENDING; ``Running``,
   ``Restarting``, ``Completing``, ``Terminating``, ``Aborting`` -> RUNNING;
   ``Completed`` -> SUCCEEDED; ``Failed``, ``Terminated`` -> FAILED; ``Aborted`` ->
-  CANCELLED (``cancel`` asks for it). Restarts: ``status.retryCount``.
+  CANCELLED (``cancel`` asks for it). Restarts: ``status.retryCount``, at most
+  ``maxRetry - 1`` (Volcano counts the restart it refuses when failing the job).
 * JobSet's ``status.terminalState`` / conditions ``Completed`` and ``Failed``;
   ``spec.suspend`` (``cancel`` sets it) -> CANCELLED; else RUNNING once a pod runs,
   PENDING before. Restarts: ``status.restarts``.
@@ -122,6 +123,11 @@ def object_state(flavour: str, obj: Mapping[str, Any]) -> tuple[AppState, int, s
     state = status.get("state") or {}
     phase = state.get("phase")
     restarts = int(status.get("retryCount") or 0)
+    # Volcano counts the restart it then refuses (retryCount reaching maxRetry fails the
+    # job): the restarts made are at most maxRetry - 1
+    max_retry = int((obj.get("spec") or {}).get("maxRetry") or 0)
+    if max_retry > 0:
+        restarts = min(restarts, max_retry - 1)
     if not phase:
         return AppState.PENDING, restarts, "no status yet: the Volcano controller has not seen it"
     message = " ".join(str(x) for x in (state.get("reason"), state.get("message")) if x)
