@@ -91,9 +91,10 @@ def test_describe_is_two_api_calls(made: Made) -> None:
 
     api = Counting(configuration=config.new_client_from_config().configuration)
     sched = create_scheduler("it", client=api)
-    app_id = made.add(
-        sched.schedule(sched.submit_dryrun(sleeper(replicas=16), {"validate_spec": False}))
-    )
+    # too big for the stand-in's node: 16 pods that stay Pending (nothing to run)
+    big = sleeper(replicas=16)
+    big.roles[0].resource = Resource(cpu=4096, gpu=0, memMB=256)
+    app_id = made.add(sched.schedule(sched.submit_dryrun(big, {"validate_spec": False})))
     calls.clear()
     described = sched.describe(app_id)
     assert described is not None and len(described.roles_statuses[0].replicas) == 16
