@@ -457,7 +457,13 @@ def integration_k8s(session: nox.Session) -> None:
     are held (k8s, then docker: integration_docker stops dockerd in its fault tests);
     ``dev/k8s down`` and ``dev/docker down`` run afterwards, pass or fail.
     """
-    wanted = {"torchx-runner": "testing", "torchx-k8s": "test", "torchx-cli": ""}
+    # torchx-docker: the plugin's "docker" extra builds the DDP example's workspace image
+    wanted = {
+        "torchx-runner": "testing",
+        "torchx-docker": "",
+        "torchx-k8s": "test,docker",
+        "torchx-cli": "",
+    }
     args = [_rel(DISTS["torchx-specs"])]
     args += [f"{_rel(DISTS[d])}[{x}]" if x else _rel(DISTS[d]) for d, x in wanted.items()]
     session.install(*args, "pytest")
