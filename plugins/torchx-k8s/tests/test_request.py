@@ -94,22 +94,15 @@ def test_a_volcano_job_has_one_task_per_replica_named_role_replica() -> None:
     assert spec["minAvailable"] == 3 and spec["maxRetry"] == 0
 
 
-def test_macros_and_the_rank0_host_as_upstream() -> None:
+def test_macros_and_the_rank0_host_from_the_svc_plugin() -> None:
     req = request(AppDef("a", [role()]))
     first, second = pods(req)
-    assert container(first)["command"] == [
-        "python",
-        "-m",
-        "train",
-        "--rank",
-        "0",
-        "--master",
-        "TORCHX_RANK0_HOST",
-    ]
-    assert env(first)["TORCHX_RANK0_HOST"] == "localhost"
-    # the others read the first task's host from Volcano's svc plugin
-    assert container(second)["command"][-1] == "VC_TRAINER_0_HOSTS"
-    assert "TORCHX_RANK0_HOST" not in env(second)
+    # every replica, rank 0 included, reads the first task's host from Volcano's svc plugin
+    for k, pod in enumerate((first, second)):
+        assert container(pod)["command"] == [
+            "python", "-m", "train", "--rank", str(k), "--master", "VC_TRAINER_0_HOSTS",
+        ]  # fmt: skip
+        assert "TORCHX_RANK0_HOST" not in env(pod)
 
 
 def test_min_replicas_makes_the_first_tasks_required() -> None:
@@ -179,10 +172,9 @@ def test_a_jobset_has_one_replicated_job_per_replica_with_dns_hostnames() -> Non
             "Indexed",
         )
     first, second, ps = pods(req)
-    assert env(first)["TORCHX_RANK0_HOST"] == "localhost"
     # JobSet's documented host name: <jobset>-<replicated job>-<job index>-<pod index>.<subdomain>
-    assert env(second)["TORCHX_RANK0_HOST"] == f"{NAME}-trainer-0-0-0.{NAME}"
-    assert env(ps)["TORCHX_RANK0_HOST"] == f"{NAME}-trainer-0-0-0.{NAME}"
+    for pod in (first, second, ps):
+        assert env(pod)["TORCHX_RANK0_HOST"] == f"{NAME}-trainer-0-0-0.{NAME}"
     assert first["spec"]["priorityClassName"] == "high"
 
 

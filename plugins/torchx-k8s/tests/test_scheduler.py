@@ -375,7 +375,44 @@ def test_log_streams_are_combined_only(sched: KubernetesScheduler) -> None:
         sched.log_iter(app_id, "r0", 0, streams=Stream.STDERR)
 
 
-def test_a_replica_without_pods_is_one_line(sched: KubernetesScheduler) -> None:
+def test_a_replica_without_pods_has_no_lines_yet(sched: KubernetesScheduler) -> None:
     app_id = submit(sched, app(), validate_spec=False)
-    with pytest.raises(SpecError, match="no pod for replica 0 of role 'r0'"):
-        sched.log_iter(app_id, "r0", 0)
+    assert list(sched.log_iter(app_id, "r0", 0)) == []
+
+
+def test_an_unknown_app_has_no_log(sched: KubernetesScheduler) -> None:
+    with pytest.raises(SpecError, match="no kubernetes app default:nope-1a2b3c4d5e"):
+        sched.log_iter("default:nope-1a2b3c4d5e", "r0", 0)
+
+
+def test_a_container_waiting_to_start_has_no_lines(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    app_id = submit(sched, app(), validate_spec=False)
+    name = app_id.split(":")[1]
+    api.pods = [pod(name, 0, 0, "Pending", waiting="ContainerCreating")]
+    assert list(sched.log_iter(app_id, "r0", 0)) == []
+    assert not [p for _, p, _, _ in api.calls if p.endswith("/log")]
+
+
+def test_following_waits_for_the_container_and_ends_with_the_app(
+    sched: KubernetesScheduler, api: FakeApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app_id = submit(sched, app(), validate_spec=False)
+    name = app_id.split(":")[1]
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:  # the pod appears after the first wait
+        sleeps.append(seconds)
+        api.pods = [pod(name, 0, 0, "Running")]
+        api.logs[f"{name}-r0-0-0"] = b"2026-11-25T00:00:01Z up\n"
+
+    monkeypatch.setattr("torchx_k8s.scheduler.time.sleep", sleep)
+    assert list(sched.log_iter(app_id, "r0", 0, should_tail=True)) == ["up\n"]
+    assert len(sleeps) == 1
+    log_query = [q for _, p, q, _ in api.calls if p.endswith("/log")][-1]
+    assert log_query["follow"] is True
+    # an app that ended with no pod for the replica: the follow ends, no line
+    api.pods = []
+    set_phase(api, app_id, "Failed")
+    assert list(sched.log_iter(app_id, "r0", 1, should_tail=True)) == []

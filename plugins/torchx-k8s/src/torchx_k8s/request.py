@@ -15,8 +15,9 @@ after the job, each pod's hostname its own name and subdomain the job's, host na
 every task in ``VC_<TASK>_HOSTS``; ``--publish-not-ready-addresses`` so replicas find
 each other before they are ready) and the ``env`` plugin (``VC_TASK_INDEX``). The
 rank-0 host: ``macros.rank0_env`` is ``VC_<TASK0>_HOSTS`` (the first task's host name,
-set by the svc plugin), and in rank 0 itself ``TORCHX_RANK0_HOST=localhost``, as
-upstream. ``min_replicas`` of a role: its first ``min_replicas`` tasks have
+set by the svc plugin in every replica, rank 0 included: upstream gave rank 0
+``TORCHX_RANK0_HOST=localhost`` instead, so its replicas disagreed on the host).
+``min_replicas`` of a role: its first ``min_replicas`` tasks have
 ``minAvailable: 1``, the rest ``0``; the job's ``minAvailable`` is their sum (all
 replicas when no role sets it), so the gang starts once the required replicas fit.
 
@@ -46,7 +47,7 @@ Volcano): one replicated job per replica (``replicas: 1``, an Indexed batch Job 
 one pod), ``network.enableDNSHostnames`` (each pod's host name is
 ``{jobset}-{rjob}-0-0``, its subdomain the JobSet's name, published before it is ready),
 ``successPolicy: All``. The rank-0 host is that name of the first replica, in
-``TORCHX_RANK0_HOST`` (``localhost`` in rank 0). Retries: ``REPLICA`` is the Job's
+``TORCHX_RANK0_HOST`` of every replica. Retries: ``REPLICA`` is the Job's
 ``backoffLimit`` (the Job makes a new pod); ``APPLICATION`` and ``ROLE`` are the
 JobSet's ``failurePolicy.maxRestarts`` (the whole JobSet is recreated). ``queue`` is
 Kueue's ``kueue.x-k8s.io/queue-name`` label. Upstream TorchX has no JobSet support.
@@ -68,7 +69,7 @@ from torchx_k8s.options import DEFAULT_QUEUE, K8sOpts
 
 VOLCANO_GROUP, VOLCANO_VERSION, VOLCANO_PLURAL = "batch.volcano.sh", "v1alpha1", "jobs"
 JOBSET_GROUP, JOBSET_VERSION, JOBSET_PLURAL = "jobset.x-k8s.io", "v1alpha2", "jobsets"
-#: The variable holding the rank-0 host where the controller sets none (JobSet, rank 0).
+#: The variable holding the rank-0 host where the controller sets none (JobSet).
 RANK0_ENV = "TORCHX_RANK0_HOST"
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 
@@ -166,20 +167,12 @@ def _replicas(
     for role_index, role in enumerate(app.roles):
         overlaid = pod.OVERLAY_NAMESPACE in role.metadata
         for k in range(role.num_replicas):
-            first = role_index == 0 and k == 0
-            values = macros.Values(
-                img_root="",
-                app_id=name,
-                replica_id=str(k),
-                rank0_env=RANK0_ENV if first else rank0_env,
-            )
+            values = macros.Values(img_root="", app_id=name, replica_id=str(k), rank0_env=rank0_env)
             # macros in args and env (and, with an overlay, in metadata: a full copy)
             replica_role = values.apply(role) if overlaid else role
             args = [values.substitute(a) for a in role.args]
             env = {key: values.substitute(v) for key, v in role.env.items()}
-            if first:
-                env[RANK0_ENV] = "localhost"
-            elif rank0_env == RANK0_ENV:
+            if rank0_env == RANK0_ENV:
                 env[RANK0_ENV] = rank0_host
             task = names.task_name(name, role.name, k, flavour)
             template = pod.pod_template(

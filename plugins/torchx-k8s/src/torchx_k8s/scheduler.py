@@ -40,6 +40,7 @@ import codecs
 import json
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -471,42 +472,89 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 "returns stdout and stderr together): use streams=combined"
             )
         ref = parse_app_id(app_id)
-        pod = self._replica_pod(ref, role_name, k)
-        container = (((pod.get("spec") or {}).get("containers")) or [{}])[0].get("name")
-        kwargs: dict[str, Any] = {"timestamps": True, "follow": should_tail}
-        if container:
-            kwargs["container"] = container
-        if since is not None:
-            ago = datetime.now(UTC).timestamp() - _seconds(since)
-            kwargs["since_seconds"] = max(int(ago) + 1, 1)
-        answer = self._core(ref.context).read_namespaced_pod_log(
-            pod["metadata"]["name"],
-            ref.namespace,
-            _preload_content=False,
-            _request_timeout=None if should_tail else API_TIMEOUT,
-            **kwargs,
-        )
-        lines: Iterator[str] = window_lines(
-            split_lines_iterator(_decode(answer)), since, until, ordered=True
-        )
-        return matching_lines(regex, lines) if regex else lines
-
-    def _replica_pod(self, ref: AppRef, role: str, k: int) -> dict[str, Any]:
-        """The newest pod of replica ``k`` of ``role`` (one pod list by label selector)."""
         selector = ",".join(
             [
                 labels.pod_selector(ref.name),
-                f"{labels.ROLE_NAME}={labels.label_value(role)}",
+                f"{labels.ROLE_NAME}={labels.label_value(role_name)}",
                 f"{labels.REPLICA_ID}={k}",
             ]
         )
+        options: dict[str, Any] = {"timestamps": True, "follow": should_tail}
+        if since is not None:
+            ago = datetime.now(UTC).timestamp() - _seconds(since)
+            options["since_seconds"] = max(int(ago) + 1, 1)
+        chunks: Iterable[str]
+        if should_tail:
+            chunks = self._follow(ref, selector, options)
+        else:
+            pod = self._newest_pod(ref, selector)
+            if pod is None and self._get(ref) is None:
+                raise SpecError(f"no kubernetes app {app_id}: nothing to read a log of")
+            # no pod yet, or one whose container never started (or was removed): no lines
+            answer = self._open_log(ref, pod, options) if pod is not None else None
+            chunks = _decode(answer) if answer is not None else iter(())
+        lines: Iterator[str] = window_lines(
+            split_lines_iterator(chunks), since, until, ordered=True
+        )
+        return matching_lines(regex, lines) if regex else lines
+
+    def _newest_pod(self, ref: AppRef, selector: str) -> dict[str, Any] | None:
+        """The newest pod of one replica (one pod list by label selector), or None."""
         pods = self._pods(ref, selector)
         if not pods:
-            raise SpecError(
-                f"app {format_ref(ref)} has no pod for replica {k} of role {role!r} (yet): "
-                "torchx status shows its replicas"
-            )
+            return None
         return max(pods, key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp")))
+
+    def _open_log(self, ref: AppRef, pod: dict[str, Any], options: dict[str, Any]) -> Any:
+        """The pod's log as a stream (None: its container has not started, or it is gone).
+
+        Opening is retried like any call (the API server's 5xx, as when it cannot reach
+        the node); a container still waiting to start (400) or a pod removed meanwhile
+        (404) has no log to give.
+        """
+        if not _started(pod):
+            return None
+        from kubernetes.client.exceptions import ApiException
+
+        kwargs = dict(options)
+        container = (((pod.get("spec") or {}).get("containers")) or [{}])[0].get("name")
+        if container:
+            kwargs["container"] = container
+        core = self._core(ref.context)
+
+        def open_log() -> Any:
+            return core.read_namespaced_pod_log(
+                pod["metadata"]["name"],
+                ref.namespace,
+                _preload_content=False,
+                _request_timeout=None if kwargs.get("follow") else API_TIMEOUT,
+                **kwargs,
+            )
+
+        try:
+            return self._call(open_log, f"reading the log of pod {pod['metadata']['name']}")
+        except SchedulerError as e:
+            cause = e.__cause__
+            if isinstance(cause, ApiException) and cause.status in (400, 404):
+                return None
+            raise
+
+    def _follow(self, ref: AppRef, selector: str, options: dict[str, Any]) -> Iterator[str]:
+        """The replica's log, followed: waits for its container to start (or for the app
+        to end without it), then streams the log until the container exits."""
+        delay = 0.2
+        while True:
+            pod = self._newest_pod(ref, selector)
+            if pod is not None and _started(pod):
+                answer = self._open_log(ref, pod, options)
+                if answer is not None:
+                    yield from _decode(answer)
+                    return
+            obj = self._get(ref)
+            if obj is None or status.object_state(ref.flavour, obj)[0].is_terminal():
+                return  # ended (or deleted) with no log left to read
+            time.sleep(delay)  # no event to wait on through this API without a watch
+            delay = min(delay * 1.5, 2.0)
 
 
 def format_ref(ref: AppRef) -> str:
@@ -579,3 +627,13 @@ def _decode(answer: Any) -> Iterator[str]:
     tail = decoder.decode(b"", final=True)
     if tail:
         yield tail
+
+
+def _started(pod: dict[str, Any]) -> bool:
+    """Has the pod's (first) container started: is there a log to read?"""
+    phase = (pod.get("status") or {}).get("phase")
+    if phase in ("Running", "Succeeded", "Failed"):
+        cs = status._container_status(pod)
+        state = cs.get("state") or {}
+        return not state.get("waiting") or bool(cs.get("lastState", {}).get("terminated"))
+    return False

@@ -13,8 +13,8 @@ The app's state comes from the object:
   CANCELLED (``cancel`` asks for it). Restarts: ``status.retryCount``, at most
   ``maxRetry - 1`` (Volcano counts the restart it refuses when failing the job).
 * JobSet's ``status.terminalState`` / conditions ``Completed`` and ``Failed``;
-  ``spec.suspend`` (``cancel`` sets it) -> CANCELLED; else RUNNING once a pod runs,
-  PENDING before. Restarts: ``status.restarts``.
+  ``spec.suspend`` (``cancel`` sets it) -> CANCELLED; else RUNNING once a replicated
+  job is ready or done (``replicatedJobsStatus``) or a pod runs, PENDING before. Restarts: ``status.restarts``.
 * No status yet (no controller has seen the object): PENDING, saying so.
 
 Each replica's state comes from its newest pod (pod phase; a container's exit code and
@@ -119,6 +119,9 @@ def object_state(flavour: str, obj: Mapping[str, Any]) -> tuple[AppState, int, s
             return AppState.CANCELLED, restarts, "cancelled (the JobSet is suspended)"
         if not status:
             return AppState.PENDING, 0, "no status yet: the JobSet controller has not seen it"
+        jobs = status.get("replicatedJobsStatus") or []
+        if any(int(j.get("ready") or 0) + int(j.get("succeeded") or 0) > 0 for j in jobs):
+            return AppState.RUNNING, restarts, ""  # some replica's pod runs (or has run)
         return AppState.PENDING, restarts, ""
     state = status.get("state") or {}
     phase = state.get("phase")

@@ -135,7 +135,7 @@ def test_logs_are_followed_from_a_new_process(cli: Cli, made: Made, flavour: str
     )  # fmt: skip
     handle = out.stdout.strip().splitlines()[-1]
     made.add(parse_app_handle(handle).app_id)
-    followed = cli("log", "-f", f"{handle}/sh/0", timeout=180).stdout
+    followed = cli("log", "-t", f"{handle}/sh/0", timeout=180).stdout
     assert [x.split("line ", 1)[1] for x in followed.splitlines() if "line " in x] == [
         "1",
         "2",
