@@ -203,3 +203,29 @@ def test_bad_apps_and_options_are_one_line() -> None:
 def test_job_names_are_what_batch_accepts() -> None:
     assert job_name("a.b_c-1") == "a-b_c-1"
     assert len(job_name("x" * 300)) == 128
+
+
+def test_an_aws_named_resource_gives_the_instance_type_and_its_devices() -> None:
+    from torchx.specs import named_resources_aws
+    from torchx.specs.api import resource
+
+    assert named_resources_aws.K8S_ITYPE == "node.kubernetes.io/instance-type"
+    role = _role("t", 2)
+    role.resource = resource(h="aws_p4d.24xlarge")
+    req = make_request(AppDef("app", [role]), "app-x", _opts())
+    c = req.job_def["nodeProperties"]["nodeRangeProperties"][0]["container"]
+    assert c["instanceType"] == "p4d.24xlarge"
+    reqs = {r["type"]: r["value"] for r in c["resourceRequirements"]}
+    assert (reqs["VCPU"], reqs["GPU"]) == ("96", "8")
+    assert int(reqs["MEMORY"]) == role.resource.memMB
+    efa = [d["hostPath"] for d in c["linuxParameters"]["devices"]]
+    assert efa == [f"/dev/infiniband/uverbs{i}" for i in range(4)]
+    # a container job names no instance type (Batch takes one only in node ranges)
+    one = _role("one")
+    one.resource = resource(h="aws_trn1.32xlarge")
+    c1 = make_request(AppDef("app", [one]), "app-y", _opts()).job_def["containerProperties"]
+    assert "instanceType" not in c1
+    assert [d["hostPath"] for d in c1["linuxParameters"]["devices"]] == [
+        *(f"/dev/neuron{i}" for i in range(16)),
+        *(f"/dev/infiniband/uverbs{i}" for i in range(8)),
+    ]

@@ -57,9 +57,11 @@ __all__ = [
 RANK0_ENV = "TORCHX_RANK0_HOST"
 #: Where ``${replica_id}`` stood in a multi-node job's args and env (replaced at run time).
 REPLICA_MARK = "@@TORCHX_REPLICA_ID@@"
-#: The resource capability naming an EC2 instance type (upstream TorchX's key).
+#: The resource capability naming an EC2 instance type (upstream TorchX's key, which the
+#: AWS named resources of ``torchx.specs.named_resources_aws`` set).
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
-#: Devices of ``Resource.devices`` mapped to host device files, by name.
+#: Devices of ``Resource.devices`` (the keys ``named_resources_aws.EFA_DEVICE`` and
+#: ``NEURON_DEVICE``) mapped to host device files, by name.
 DEVICE_PATHS = {
     "vpc.amazonaws.com/efa": "/dev/infiniband/uverbs{}",
     "aws.amazon.com/neurondevice": "/dev/neuron{}",
@@ -275,7 +277,9 @@ def _container(role: Role, name: str, opts: BatchOpts, *, first_node: int | None
         container["jobRoleArn"] = opts.job_role_arn
     if opts.execution_role_arn:
         container["executionRoleArn"] = opts.execution_role_arn
-    instance_type = role.resource.capabilities.get(INSTANCE_TYPE)
+    from torchx.specs.named_resources_aws import instance_type_from_resource
+
+    instance_type = instance_type_from_resource(role.resource)
     if instance_type and multi:
         container["instanceType"] = str(instance_type)
     return container
