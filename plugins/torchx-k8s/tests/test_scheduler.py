@@ -416,3 +416,28 @@ def test_following_waits_for_the_container_and_ends_with_the_app(
     api.pods = []
     set_phase(api, app_id, "Failed")
     assert list(sched.log_iter(app_id, "r0", 1, should_tail=True)) == []
+
+
+# -- workspaces ----------------------------------------------------------------------------
+
+
+def test_a_workspace_needs_torchx_docker_and_an_image_repo(
+    sched: KubernetesScheduler, tmp_path: Any
+) -> None:
+    import importlib.util
+
+    from torchx.specs.errors import InvalidRunConfigException
+
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    if importlib.util.find_spec("torchx_docker") is None:
+        with pytest.raises(SpecError, match=r"pip install 'torchx-k8s\[docker\]'"):
+            sched.prepare(app(), {}, workspace=str(tmp_path), dryrun=True)
+        return
+    with pytest.raises(InvalidRunConfigException, match="needs the run option 'image_repo'"):
+        sched.prepare(app(), {}, workspace=str(tmp_path), dryrun=True)
+    # with a registry: the dry run names the image the submission will build, builds nothing
+    info = sched.prepare(
+        app(), {"image_repo": "registry.example.com/team"}, workspace=str(tmp_path), dryrun=True
+    )
+    image = info.request.resource["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["image"]
+    assert image.startswith("registry.example.com/team:ws-"), image
