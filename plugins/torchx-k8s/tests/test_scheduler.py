@@ -369,6 +369,18 @@ def test_logs_are_read_from_the_newest_pod_of_the_replica(
     assert log_call["timestamps"] is True and log_call["container"] == "r0-1"
 
 
+def test_lines_cut_by_the_streams_chunks_come_whole(
+    sched: KubernetesScheduler, api: FakeApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("torchx_k8s.scheduler.LOG_CHUNK", 7)  # HTTP chunks end anywhere
+    app_id = submit(sched, app(), validate_spec=False)
+    name = app_id.split(":")[1]
+    api.pods = [pod(name, 0, 0, "Succeeded", exit_code=0)]
+    long = "x" * 50
+    api.logs[f"{name}-r0-0-0"] = f"2026-11-25T00:00:01Z a b\n2026-11-25T00:00:02Z {long}\n".encode()
+    assert list(sched.log_iter(app_id, "r0", 0)) == ["a b\n", f"{long}\n"]
+
+
 def test_log_streams_are_combined_only(sched: KubernetesScheduler) -> None:
     app_id = submit(sched, app(), validate_spec=False)
     with pytest.raises(ValueError, match="combined"):

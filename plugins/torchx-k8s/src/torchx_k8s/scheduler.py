@@ -50,7 +50,6 @@ from torchx.schedulers.api import (
     ListAppResponse,
     Scheduler,
     Stream,
-    split_lines_iterator,
 )
 from torchx.schedulers.capabilities import Capability
 from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
@@ -493,9 +492,7 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             # no pod yet, or one whose container never started (or was removed): no lines
             answer = self._open_log(ref, pod, options) if pod is not None else None
             chunks = _decode(answer) if answer is not None else iter(())
-        lines: Iterator[str] = window_lines(
-            split_lines_iterator(chunks), since, until, ordered=True
-        )
+        lines: Iterator[str] = window_lines(_whole_lines(chunks), since, until, ordered=True)
         return matching_lines(regex, lines) if regex else lines
 
     def _newest_pod(self, ref: AppRef, selector: str) -> dict[str, Any] | None:
@@ -637,3 +634,16 @@ def _started(pod: dict[str, Any]) -> bool:
         state = cs.get("state") or {}
         return not state.get("waiting") or bool(cs.get("lastState", {}).get("terminated"))
     return False
+
+
+def _whole_lines(chunks: Iterable[str]) -> Iterator[str]:
+    """The lines of a stream whose chunks end anywhere (HTTP chunks split lines), each with
+    its ``\\n`` (the last one without, if the stream ends without one)."""
+    rest = ""
+    for chunk in chunks:
+        parts = (rest + chunk).split("\n")
+        rest = parts.pop()
+        for part in parts:
+            yield part + "\n"
+    if rest:
+        yield rest
