@@ -1,9 +1,17 @@
-"""aws_sagemaker through the Runner and real boto3, against the emulator on loopback."""
+"""aws_sagemaker through the Runner and real boto3, against the emulator on loopback.
+
+The emulator accepts, stores, describes, tags and searches training jobs, but runs none:
+every job is ``Completed`` at once, and ``StopTrainingJob`` is not implemented (HTTP 500).
+What AWS does beyond that is checked at the request level
+(tests/test_sagemaker_scheduler.py, botocore's Stubber).
+"""
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,6 +29,27 @@ def boto(service: str, region: str = REGION) -> Any:
     import boto3
 
     return boto3.client(service, region_name=region)
+
+
+@pytest.fixture
+def aws_env(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The environment a user of the emulator has: endpoint, dummy credentials, region."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", os.environ.get("AWS_ACCESS_KEY_ID", "testing"))
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", os.environ.get("AWS_SECRET_ACCESS_KEY", "testing"))
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    return endpoint
+
+
+@pytest.fixture
+def iam_role(aws_env: str) -> Iterator[str]:
+    """An IAM role of the emulator's account (its name; its ARN is looked up on submit)."""
+    iam = boto("iam")
+    name = f"torchx-sm-{uuid.uuid4().hex[:8]}"
+    iam.create_role(RoleName=name, AssumeRolePolicyDocument="{}")
+    yield name
+    iam.delete_role(RoleName=name)
 
 
 def app(name: str = "sm-trainer", n: int = 2) -> AppDef:
