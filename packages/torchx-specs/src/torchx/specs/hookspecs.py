@@ -125,6 +125,24 @@ def torchx_cli_commands() -> Mapping[str, str]:  # type: ignore[empty-body]
     """
 
 
+@hookspec
+def torchx_quick_handlers() -> Mapping[str, str]:  # type: ignore[empty-body]
+    """Quick handlers of this plugin's schedulers: ``{scheduler name: "module:attr"}``.
+
+    Signature: ``torchx_quick_handlers() -> Mapping[str, str]``.
+
+    Optional. Each value is a lazy reference to an object with the methods of
+    ``torchx.schedulers.quick.QuickHandler``, which lets ``torchx status``, ``log`` and
+    ``cancel`` of that scheduler's apps skip the registry, argparse, attrs and the
+    Runner (most of a command's cost when the backend answers in milliseconds). The
+    handler answers exactly as the scheduler would, or declines and the full command
+    runs. The ``torchx`` command uses it only while the scheduler of that name comes
+    from the same distribution as the handler. Example:
+    ``{"slurm": "torchx_slurm.quick:HANDLER"}``.
+    Results of all plugins are merged by name; a name given twice is a clash.
+    """
+
+
 class Hook(NamedTuple):
     """What one hook contributes: the registry's ``kind`` of entry and its label in messages."""
 
@@ -141,6 +159,7 @@ HOOKS: Mapping[str, Hook] = MappingProxyType(
         "torchx_named_resources": Hook("named_resource", "named resource"),
         "torchx_components": Hook("component", "component"),
         "torchx_cli_commands": Hook("cli_command", "CLI command"),
+        "torchx_quick_handlers": Hook("quick_handler", "quick handler"),
     }
 )
 

@@ -54,7 +54,7 @@ API summary:
   :func:`register_builtin` adds an in-process plugin (a module or object with
   ``@hookimpl`` functions); :func:`build_registry` builds an uncached one.
 * :class:`Registry`: ``schedulers``, ``named_resources``, ``components``,
-  ``cli_commands`` (each ``Mapping[str, Entry]``), ``failures``, ``clashes``,
+  ``cli_commands``, ``quick_handlers`` (each ``Mapping[str, Entry]``), ``failures``, ``clashes``,
   ``distributions`` (per installed plugin distribution: its entry points,
   contributions and failures); ``get(kind, name)``, ``scheduler_factory(name)``,
   ``named_resource_factory(name)``, ``cli_command(name)``,
@@ -112,7 +112,8 @@ def __getattr__(name: str) -> Any:
 
 
 #: What an entry provides: the ``kind`` of a hook in :data:`torchx.specs.hookspecs.HOOKS`
-#: (``"scheduler"``, ``"named_resource"``, ``"component"``, ``"cli_command"``).
+#: (``"scheduler"``, ``"named_resource"``, ``"component"``, ``"cli_command"``,
+#: ``"quick_handler"``).
 Kind: TypeAlias = str
 
 #: All kinds, in the order reports list them (derived from the hook table).
@@ -401,6 +402,12 @@ class Registry:
     def cli_commands(self) -> Mapping[str, Entry]:
         """Subcommand name -> entry whose :meth:`~Entry.load` gives the command object or class."""
         return self._tables["cli_command"]
+
+    @property
+    def quick_handlers(self) -> Mapping[str, Entry]:
+        """Scheduler name -> entry whose :meth:`~Entry.load` gives its quick handler
+        (``torchx.schedulers.quick``; used by the ``torchx`` command only)."""
+        return self._tables["quick_handler"]
 
     @property
     def failures(self) -> tuple[Failure, ...]:

@@ -1,0 +1,116 @@
+"""Quick handlers: how a scheduler plugin lets ``torchx status|log|cancel`` of its apps start fast.
+
+Before any work, a ``torchx`` command pays for the interpreter, attrs (every spec type),
+pluggy and the plugin registry, argparse and a Runner: some 50 ms. Against a backend
+that answers in 10 ms (``squeue``) that is most of the command. A plugin may register a
+*quick handler* for its scheduler (the ``torchx_quick_handlers`` hook, ``{scheduler
+name: "module:attr"}``); ``torchx status``, ``log`` and ``cancel`` of that scheduler's
+apps then ask it first, with none of the above loaded.
+
+The contract (this module imports nothing, so a handler can import it for free):
+
+* **Light.** The handler's module imports the standard library and the plugin's own
+  light modules only: never attrs, ``torchx.specs``, ``torchx.schedulers.api`` or an
+  SDK. Importing them would cost what the quick path exists to save.
+* **Exact, or decline.** Each method answers exactly what the scheduler's full path
+  would (``describe``, ``log_iter``), or declines: it returns None, or raises anything.
+  Declining is always correct: the full command runs and prints what it prints, errors
+  included. So decline on any doubt: the backend failed or timed out (the full path
+  retries and reports it), the backend does not know the app, a state the handler does
+  not map with certainty, a record it cannot read, a FAILED app (the full path looks
+  for the failed replica's error).
+* **No side effect** before it answers: declining after a change would have the full
+  command act again.
+* **Data, not text.** The handler returns plain values; the command formats them with
+  the code of the full path, so the output is the same byte for byte.
+
+What the ``torchx`` command does with it: ``status HANDLE`` prints the
+:class:`QuickStatus` (masking the secret-looking values of its ``envs`` unless
+``--show-secrets``); ``log HANDLE[/ROLE[/N,M]]`` (with ``--streams``, ``--color``)
+prints what :meth:`QuickHandler.log` gives for each replica chosen; ``cancel HANDLE`` of
+an app that has ended says so (the cancel of a live app is the full command's). Any
+other option, and any command error, goes the full way. The command uses a handler only
+after a full run in the same Python environment found it to come from the same
+distribution as the scheduler of that name, the commands to be torchx-cli's own, and no
+plugin failing to load; that finding is forgotten when anything is installed, upgraded
+or removed, a ``TORCHX_*`` variable changes or a plugin module's file changes
+(``TORCHX_NO_PLUGIN_CACHE=1`` turns the quick path off).
+
+A plugin tests its handler against its scheduler: for the same backend answer,
+:meth:`QuickHandler.status` must equal :func:`quick_status_of` of the scheduler's
+``describe`` (or be None), and the handler's log lines the scheduler's.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing costs milliseconds, which this module exists to save
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any, Protocol, TypedDict
+
+    #: A replica: (replica id, AppState name, exit code or None, hostname or "").
+    QuickReplica = tuple[int, str, "int | None", str]
+
+    class QuickStatus(TypedDict):
+        """What the scheduler's ``describe`` says of an app, as plain values.
+
+        The fields of the ``DescribeAppResponse`` that ``torchx status`` prints.
+        """
+
+        #: The app's ``AppState`` name ("RUNNING", "SUCCEEDED", ...).
+        state: str
+        num_restarts: int
+        #: ``describe``'s ``msg`` ("" for none).
+        msg: str
+        ui_url: str | None
+        #: Seconds since the epoch, None where unknown.
+        start_time: float | None
+        end_time: float | None
+        #: Each role (in ``roles_statuses`` order) and its replicas.
+        roles: list[tuple[str, list[QuickReplica]]]
+        #: The env of each role of the AppDef ``describe`` gives (``roles``), whose
+        #: secret-looking values ``torchx status`` masks; empty without roles.
+        envs: list[dict[str, str]]
+
+    class QuickHandler(Protocol):
+        """What a quick handler provides (an object, often a module-level instance)."""
+
+        def status(self, app_id: str) -> QuickStatus | None:
+            """The app's status as the scheduler's ``describe`` gives it; None declines."""
+            ...
+
+        def log(
+            self, app_id: str, role: str, k: int, streams: str | None, status: QuickStatus
+        ) -> Iterable[str] | None:
+            """Replica ``k`` of ``role``'s log, as the scheduler's ``log_iter`` with
+            ``streams`` ("stdout", "stderr", "combined" or None) and no other option
+            gives it; ``status`` is what :meth:`status` just answered. None declines."""
+            ...
+
+
+# QuickHandler and QuickStatus are for type checkers: import them under TYPE_CHECKING
+__all__ = ["quick_status_of"]
+
+
+def quick_status_of(desc: Any, envs: list[dict[str, str]] | None = None) -> QuickStatus:
+    """The :class:`QuickStatus` of a scheduler's ``DescribeAppResponse`` (for tests).
+
+    ``envs`` defaults to the env of each of ``desc.roles``. A plugin's tests compare
+    this with what its handler answers for the same backend state.
+    """
+    return {
+        "state": desc.state.name,
+        "num_restarts": desc.num_restarts,
+        "msg": desc.msg,
+        "ui_url": desc.ui_url,
+        "start_time": desc.start_time,
+        "end_time": desc.end_time,
+        "roles": [
+            (
+                rs.role,
+                [(rep.id, rep.state.name, rep.exit_code, rep.hostname) for rep in rs.replicas],
+            )
+            for rs in desc.roles_statuses
+        ],
+        "envs": [dict(role.env) for role in desc.roles] if envs is None else envs,
+    }
