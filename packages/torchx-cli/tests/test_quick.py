@@ -451,3 +451,250 @@ def test_another_schedulers_command_imports_nothing_here(argv: list[str]) -> Non
         del sys.modules[name]
     assert _quick.run(argv) is None
     assert "torchx.schedulers.local_view" not in sys.modules
+
+
+# ------------------------------------------------------ a plugin's scheduler and its handler
+
+#: The plugin 'acme': a scheduler whose backend is a JSON file (``$ACME_BACKEND``), and
+#: a quick handler reading the same file with the standard library, declining as the
+#: contract says (torchx.schedulers.quick).
+ACME_SCHEDULER = """
+import json, os
+
+from torchx.schedulers.api import DescribeAppResponse, Scheduler, TransientSchedulerError
+from torchx.specs import AppState, ReplicaStatus, Role, RoleStatus
+
+
+def _backend():
+    with open(os.environ["ACME_BACKEND"]) as f:
+        data = json.load(f)
+    if data.get("down"):
+        raise TransientSchedulerError("acme's backend is down")
+    return data
+
+
+class AcmeScheduler(Scheduler):
+    def __init__(self, session_name, **kwargs):
+        super().__init__("acme", session_name)
+
+    def schedule(self, dryrun_info):
+        raise NotImplementedError
+
+    def _submit_dryrun(self, app, cfg):
+        raise NotImplementedError
+
+    def list(self, cfg=None):
+        return []
+
+    def _cancel_existing(self, app_id):
+        _backend()["apps"][app_id]["state"] = "CANCELLED"
+
+    def describe(self, app_id):
+        app = _backend()["apps"].get(app_id)
+        if app is None:
+            return None
+        return DescribeAppResponse(
+            app_id=app_id,
+            state=AppState[app["state"]],
+            num_restarts=app["restarts"],
+            msg=app["msg"],
+            ui_url=app["ui_url"],
+            start_time=app["start"],
+            end_time=app["end"],
+            roles_statuses=[
+                RoleStatus(role, [
+                    ReplicaStatus(id=k, state=AppState[s], role=role, hostname=h, exit_code=c)
+                    for k, s, c, h in reps
+                ])
+                for role, reps in app["roles"]
+            ],
+            roles=[Role(role, image="i", env=env) for (role, _), env in zip(app["roles"], app["envs"])],
+        )
+
+    def log_iter(self, app_id, role_name, k=0, regex=None, since=None, until=None,
+                 should_tail=False, streams=None):
+        return iter(_backend()["apps"][app_id]["logs"][f"{role_name}/{k}"])
+
+
+def create_scheduler(session_name, **kwargs):
+    return AcmeScheduler(session_name, **kwargs)
+"""
+
+#: Its quick handler: light (json and os only), in a module of its own.
+ACME_QUICK = """
+import json, os
+
+
+class Handler:
+    def status(self, app_id):
+        with open(os.environ["ACME_BACKEND"]) as f:
+            data = json.load(f)
+        app = data["apps"].get(app_id)
+        if data.get("down") or app is None:
+            return None
+        return {
+            "state": app["state"], "num_restarts": app["restarts"], "msg": app["msg"],
+            "ui_url": app["ui_url"], "start_time": app["start"], "end_time": app["end"],
+            "roles": [(role, [tuple(r) for r in reps]) for role, reps in app["roles"]],
+            "envs": app["envs"],
+        }
+
+    def log(self, app_id, role, k, streams, status):
+        with open(os.environ["ACME_BACKEND"]) as f:
+            return list(json.load(f)["apps"][app_id]["logs"][f"{role}/{k}"])
+
+
+HANDLER = Handler()
+"""
+
+ACME_HOOKS = """
+@hookimpl
+def torchx_schedulers():
+    return {"acme": "acme_sched:create_scheduler"}
+
+@hookimpl
+def torchx_quick_handlers():
+    return {"acme": "acme_quick:HANDLER"}
+"""
+
+
+def _acme_app(state: str = "SUCCEEDED", msg: str = "") -> dict[str, object]:
+    return {
+        "state": state,
+        "restarts": 1,
+        "msg": msg,
+        "ui_url": "https://acme.example/jobs/a1",
+        "start": 1_700_000_000.0,
+        "end": 1_700_000_090.5 if state in ("SUCCEEDED", "FAILED", "CANCELLED") else None,
+        "roles": [
+            ["trainer", [[0, state, 0, "node-1"], [1, state, None, ""]]],
+            ["ps", [[0, "RUNNING", None, "node-3"]]],
+        ],
+        "envs": [{"HF_TOKEN": "hf_abcdef", "LR": "0.1"}, {}],
+        "logs": {"trainer/0": ["loss=1\n", "loss=0.5\n"], "trainer/1": ["x\n"], "ps/0": ["ps"]},
+    }
+
+
+def _acme_world(both: Both, hooks: str) -> Path:
+    """The plugin 'acme' with ``hooks``, installed in ``both``'s world; its backend file."""
+    both.env.update(_plugin(both.cli.root, hooks))
+    (both.cli.root / "acme" / "acme_sched.py").write_text(ACME_SCHEDULER)
+    (both.cli.root / "acme" / "acme_quick.py").write_text(ACME_QUICK)
+    backend = both.cli.root / "backend.json"
+    backend.write_text(json.dumps({"apps": {"a1": _acme_app(msg="fine, hf_abcdef leaked")}}))
+    both.env["ACME_BACKEND"] = str(backend)
+    return backend
+
+
+@pytest.fixture
+def acme(both: Both) -> Path:
+    """The plugin 'acme' (a scheduler and its handler) installed; its backend (one app, a1)."""
+    return _acme_world(both, ACME_HOOKS)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("status", "acme://torchx/a1"),
+        ("status", "--show-secrets", "acme://s/a1"),
+        ("log", "acme://torchx/a1"),
+        ("log", "acme://torchx/a1/trainer"),
+        ("log", "--streams", "stdout", "--color", "always", "acme://torchx/a1/trainer/0,1"),
+        ("cancel", "acme://torchx/a1"),
+    ],
+)
+def test_a_plugins_handler_answers_as_the_full_path(
+    both: Both, acme: Path, args: tuple[str, ...]
+) -> None:
+    proc = both.same(*args)
+    assert proc.returncode == 0 and proc.stdout
+
+
+def test_the_status_a_handler_gives_is_masked_and_complete(both: Both, acme: Path) -> None:
+    out = both.same("status", "acme://torchx/a1").stdout
+    assert "hf_abcdef" not in out and "Msg: fine, ****" in out
+    assert "trainer/0  SUCCEEDED  exit=0  host=node-1\n" in out
+    assert "trainer/1  SUCCEEDED\n" in out  # no exit code, no host: not shown
+    assert "Num restarts: 1\nStarted: " in out and "(after 1m30s)" in out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("status", "acme://torchx/nope"),  # unknown app: the handler declines
+        ("log", "acme://torchx/nope/trainer/0"),
+        ("cancel", "acme://torchx/nope"),
+        ("status", "acme://torchx"),  # bad handles: never reach the handler
+        ("status", "acme://torchx/a1/trainer"),
+        ("log", "acme://torchx/a1/trainer/x"),
+        ("log", "acme://torchx/a1/nope"),
+        ("log", "acme://torchx/a1/trainer/7"),
+        ("status", "acme://torchx/a 1"),
+    ],
+)
+def test_errors_of_a_plugins_apps_are_the_full_commands(
+    both: Both, acme: Path, args: tuple[str, ...]
+) -> None:
+    proc = both.same(*args, taken=False)
+    assert proc.returncode == 2
+    assert _without_import_lines(proc.stderr).startswith(f"torchx {args[0]}: error: ")
+
+
+def test_an_outage_of_a_plugins_backend_is_the_full_commands(both: Both, acme: Path) -> None:
+    import re
+
+    both.quick("status", "acme://torchx/a1")  # the quick path may answer in this world
+    acme.write_text(json.dumps({"down": True, "apps": {}}))
+    # the handler declines; the full path retries for 10 s, then says the state is unknown
+    full, quick = (
+        both.full("status", "acme://torchx/a1"),
+        both.quick("status", "acme://torchx/a1", taken=False),
+    )
+
+    def said(proc: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
+        took = re.sub(r"in [0-9.]+s", "in Ns", _without_import_lines(proc.stderr))
+        return proc.returncode, proc.stdout, took
+
+    assert said(quick) == said(full)
+    assert quick.returncode == 4 and "acme's backend is down" in quick.stderr
+
+
+@pytest.mark.parametrize("state", ["FAILED", "RUNNING"])
+def test_what_a_handler_leaves_to_the_scheduler(both: Both, acme: Path, state: str) -> None:
+    acme.write_text(json.dumps({"apps": {"a1": _acme_app(state)}}))
+    # a failed app's error and hint are the full path's; so is stopping a live app
+    args = ("status", "acme://torchx/a1") if state == "FAILED" else ("cancel", "acme://torchx/a1")
+    both.same(*args, taken=False)
+    both.same("log", "acme://torchx/a1/trainer/0", taken=state != "FAILED")
+
+
+@pytest.mark.parametrize("option", [("--json",), ("--roles", "ps"), ("--log_level", "INFO")])
+def test_options_a_handler_does_not_get_go_the_full_path(
+    both: Both, acme: Path, option: tuple[str, ...]
+) -> None:
+    both.same("status", *option, "acme://torchx/a1", taken=False)
+    both.same("log", "-t", "acme://torchx/a1/trainer/0", taken=False)
+
+
+def test_a_handler_for_another_distributions_scheduler_is_ignored(both: Both) -> None:
+    # the scheduler 'acme' comes from another distribution, 'zeta': acme's handler
+    # must not answer for it
+    _acme_world(
+        both,
+        """
+        @hookimpl
+        def torchx_quick_handlers():
+            return {"acme": "acme_quick:HANDLER"}
+        """,
+    )
+    zeta = both.cli.root / "zeta"
+    info = zeta / "zeta-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: zeta\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[torchx]\nzeta = zeta_plugin\n")
+    (zeta / "zeta_plugin.py").write_text(
+        "from torchx.specs.hookspecs import hookimpl\n\n"
+        "@hookimpl\ndef torchx_schedulers():\n    return {'acme': 'acme_sched:create_scheduler'}\n"
+    )
+    both.env["PYTHONPATH"] += os.pathsep + str(zeta)
+    both.same("status", "acme://torchx/a1", taken=False)

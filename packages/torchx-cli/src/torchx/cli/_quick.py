@@ -1,4 +1,4 @@
-"""The quick path of ``torchx status``, ``list`` and ``log`` for apps of the built-in local scheduler.
+"""The quick path of ``torchx status``, ``list``, ``log`` and ``cancel``: local apps, and plugins' handlers.
 
 Following an app is what users type most, and its work (reading a few small records)
 takes a millisecond; what made it slow was getting there: ``attrs`` for the spec types,
@@ -7,12 +7,19 @@ handle (and ``list`` of the local scheduler), when nothing installed changes who
 these commands are answered from :mod:`torchx.schedulers.local_view`, which reads the
 local scheduler's records with the standard library only, and printed exactly as the
 full commands (:mod:`torchx.cli.cmd_follow`, :mod:`torchx.cli.cmd_log`) print them.
+For another scheduler's handle, ``status``, ``log`` and ``cancel`` (of an app that has
+ended) are answered the same way through the *quick handler* its plugin registers
+(the ``torchx_quick_handlers`` hook; the contract is :mod:`torchx.schedulers.quick`):
+the handler gives plain data, or declines, and this module prints it as the full
+commands would.
 
 The CLI is still assembled from the installed plugins, and a plugin may replace the
-``status``, ``list`` or ``log`` command or the ``local`` scheduler. So the quick path is
-taken only when the full path, run earlier in this same environment, found in the
-plugin registry that the command is torchx-cli's own and ``local`` is torchx-runner's,
-with no plugin failing to load. That finding is remembered in
+``status``, ``list``, ``log`` or ``cancel`` command, the ``local`` scheduler or another
+plugin's scheduler. So the quick path is taken only when the full path, run earlier in
+this same environment, found in the plugin registry that the command is torchx-cli's
+own and ``local`` is torchx-runner's (or, for a plugin's scheduler, that the quick
+handler comes from the distribution that provides the scheduler, neither name in a
+clash), with no plugin failing to load. That finding is remembered in
 ``$XDG_CACHE_HOME/torchx/cli-quick-<env>.txt`` (else ``~/.cache/torchx``) under the key
 of the ``--help`` cache (:func:`torchx.cli._help_cache.environment_key`: the
 interpreter, ``sys.path``, the ``TORCHX_*`` variables, torchx-cli's files, the name and
@@ -50,6 +57,7 @@ COMMANDS = {
     "status": "torchx.cli.cmd_follow:StatusCommand",
     "list": "torchx.cli.cmd_follow:ListCommand",
     "log": "torchx.cli.cmd_log:LogCommand",
+    "cancel": "torchx.cli.cmd_follow:CancelCommand",
 }
 #: The scheduler answered here, and the reference the registry must resolve it to.
 SCHEDULER = "local"
@@ -69,9 +77,20 @@ _FLAGS: dict[str, dict[str, str | None]] = {
         "--tail": None,
         "--color": "value",
     },
+    "cancel": {},
 }
+#: The options handled for a plugin's scheduler (through its quick handler), per command.
+_PLUGIN_FLAGS: dict[str, dict[str, str | None]] = {
+    "status": {"--show-secrets": None},
+    "log": {"--streams": "value", "--color": "value"},
+    "cancel": {},
+}
+#: The commands a local app's quick path answers (cancel is the scheduler's).
+_LOCAL_COMMANDS = frozenset({"status", "list", "log"})
+#: The states of an app that has ended (``cancel`` of one has nothing to do).
+_ENDED = ("SUCCEEDED", "FAILED", "CANCELLED")
 
-_FORMAT = "torchx-cli-quick/1"
+_FORMAT = "torchx-cli-quick/2"
 _STREAMS = ("stdout", "stderr", "combined")
 _COLOR = ("auto", "always", "never")
 _CONFIG_FILE = ".torchxconfig"
@@ -113,18 +132,31 @@ def _sees_every_distribution() -> bool:
 
 
 def allowed() -> frozenset[str] | None:
-    """The commands a full run in this environment found to be ours (and ``local`` too).
+    """The commands that a full run in this environment found the local quick path may answer.
 
     None when nothing valid is remembered (no marker, or one of another environment).
     """
+    found = _found()
+    if found is None:
+        return None
+    commands, local, _handlers = found
+    return commands & _LOCAL_COMMANDS if local else frozenset()
+
+
+def _found() -> tuple[frozenset[str], bool, dict[str, str]] | None:
+    """What a full run in this environment remembered, or None (no valid marker).
+
+    (the commands that are torchx-cli's own, whether ``local`` is torchx-runner's, each
+    scheduler's quick handler reference); nothing when the caches are off.
+    """
     if os.environ.get("TORCHX_NO_PLUGIN_CACHE") or not _sees_every_distribution():
-        return frozenset()
+        return frozenset(), False, {}
     path = _marker_path()
     if path is None:
-        return frozenset()
+        return frozenset(), False, {}
     try:
         with open(path, encoding="utf-8") as f:
-            fmt, key, commands, files = f.read().split("\0")
+            fmt, key, commands, local, files, handlers = f.read().split("\0")
     except (OSError, ValueError):
         return None
     if fmt != _FORMAT:
@@ -137,16 +169,22 @@ def allowed() -> frozenset[str] | None:
 
     if key != environment_key():
         return None
-    return frozenset(commands.split(",")) - {""}
+    refs = {}
+    for line in handlers.splitlines():
+        scheduler, _, ref = line.partition("\t")
+        refs[scheduler] = ref
+    return frozenset(commands.split(",")) - {""}, local == "1", refs
 
 
 def remember() -> None:
-    """After a full run: records which commands the quick path may answer in this environment.
+    """After a full run: records what the quick path may answer in this environment.
 
-    Those of the three that the registry resolves to the built-in ones, and none unless
-    ``local`` is the built-in one and no plugin failed (a failed plugin, once fixed,
-    might take a name); the files of every plugin module are recorded with their
-    mtimes. Errors are ignored.
+    The commands the registry resolves to torchx-cli's own; whether ``local`` is
+    torchx-runner's; each quick handler whose scheduler comes from the handler's own
+    distribution (a plugin answers for its scheduler only, never for one another plugin
+    replaced), with neither name in a clash. Nothing at all when a plugin failed (a
+    failed plugin, once fixed, might take a name). The files of every plugin module are
+    recorded with their mtimes. Errors are ignored.
     """
     path = _marker_path()
     if path is None or os.environ.get("TORCHX_NO_PLUGIN_CACHE"):
@@ -161,8 +199,23 @@ def remember() -> None:
             if getattr(registry.cli_commands.get(name), "ref", None) == ref
         ]
         local = registry.schedulers.get(SCHEDULER)
-        if registry.failures or local is None or local.ref != LOCAL_FACTORY:
-            ours = []
+        local_ok = local is not None and local.ref == LOCAL_FACTORY
+        clashed = {(c.kind, c.name) for c in registry.clashes}
+        handlers = []
+        for name, entry in sorted(registry.quick_handlers.items()):
+            sched = registry.schedulers.get(name)
+            if (
+                sched is not None
+                and entry.ref is not None
+                and entry.distribution is not None
+                and entry.distribution == sched.distribution
+                and ("scheduler", name) not in clashed
+                and ("quick_handler", name) not in clashed
+                and name != SCHEDULER
+            ):
+                handlers.append(f"{name}\t{entry.ref}")
+        if registry.failures:
+            ours, local_ok, handlers = [], False, []
         files = []
         for dist in registry.distributions.values():
             for declared in dist.entry_points:  # "torchx: name = module:attr"
@@ -174,12 +227,21 @@ def remember() -> None:
                 if filename:
                     files.append(f"{filename}\t{_mtime(filename)}")
                 else:  # cannot tell when it changes: nothing is answered quickly
-                    ours = []
+                    ours, local_ok, handlers = [], False, []
         from torchx.cli._help_cache import environment_key
         from torchx.schedulers.files import write_private_atomic
 
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        text = "\0".join([_FORMAT, environment_key(), ",".join(ours), "\n".join(files)])
+        text = "\0".join(
+            [
+                _FORMAT,
+                environment_key(),
+                ",".join(ours),
+                "1" if local_ok else "0",
+                "\n".join(files),
+                "\n".join(handlers),
+            ]
+        )
         write_private_atomic(path, text, fsync=False)
     except Exception:  # a cache: never the reason a command fails
         pass
@@ -188,12 +250,12 @@ def remember() -> None:
 # ------------------------------------------------------------------------- the commands
 
 
-def _app_id(handle: str) -> str:
-    """The app id of a ``local://SESSION/APP_ID`` handle (the full path's parse, narrowed)."""
+def _app_id(handle: str, scheduler: str = SCHEDULER) -> str:
+    """The app id of a ``SCHEDULER://SESSION/APP_ID`` handle (the full path's parse, narrowed)."""
     scheme, sep, rest = handle.partition("://")
     _session, slash, app_id = rest.partition("/")
     if (
-        scheme != SCHEDULER
+        scheme != scheduler
         or not sep
         or not slash
         or not app_id
@@ -370,6 +432,25 @@ class _OpenedLogs:
         return opened
 
 
+def _log_target(
+    identifier: str, scheduler: str = SCHEDULER
+) -> tuple[str, str, str | None, list[int] | None]:
+    """(handle, app id, role, replica ids) of ``HANDLE[/ROLE[/N,M]]`` (as ``split_handle``)."""
+    parts = _app_id(identifier, scheduler).split("/")
+    if len(parts) > 3:
+        raise _Decline(identifier)
+    app_id = parts[0]
+    handle = identifier[: len(identifier) - len("/".join(parts))] + app_id
+    role = parts[1] if len(parts) > 1 and parts[1] else None
+    ids = None
+    if len(parts) > 2 and parts[2]:
+        try:
+            ids = [int(x) for x in parts[2].split(",")]
+        except ValueError:
+            raise _Decline(identifier) from None
+    return handle, app_id, role, ids
+
+
 def _log(args: Sequence[str]) -> Callable[[], int]:
     from torchx.cli.logs import check_selection, parse_time, replicas_of, stream
     from torchx.schedulers import local_view
@@ -383,19 +464,7 @@ def _log(args: Sequence[str]) -> Callable[[], int]:
     until = parse_time(options["--until"]) if "--until" in options else None
     check_selection(None, since, until)
     tail = bool(options.get("-t") or options.get("--tail"))
-    identifier = positionals[0]
-    parts = _app_id(identifier).split("/")
-    if len(parts) > 3:
-        raise _Decline(identifier)
-    app_id = parts[0]
-    handle = identifier[: len(identifier) - len("/".join(parts))] + app_id
-    role = parts[1] if len(parts) > 1 and parts[1] else None
-    ids = None
-    if len(parts) > 2 and parts[2]:
-        try:
-            ids = [int(x) for x in parts[2].split(",")]
-        except ValueError:
-            raise _Decline(identifier) from None
+    handle, app_id, role, ids = _log_target(positionals[0])
     pairs = replicas_of(_Status(local_view.status(app_id)), role, ids)
     opened = {
         (r, k): local_view.log_lines(app_id, r, k, streams, since, until, tail) for r, k in pairs
@@ -410,6 +479,146 @@ def _log(args: Sequence[str]) -> Callable[[], int]:
     return emit
 
 
+# ------------------------------------------------------- a plugin's scheduler (its handler)
+
+
+def _load_handler(ref: str) -> Any:
+    """The object ``module:attr`` names (the registry's reference, already checked)."""
+    import importlib
+
+    module, _, attr = ref.partition(":")
+    obj: Any = importlib.import_module(module)
+    for name in attr.split("."):
+        obj = getattr(obj, name)
+    return obj
+
+
+def _checked_status(fields: Any) -> dict[str, Any]:
+    """A handler's status, if it is well formed and not a failed app's; else declines.
+
+    A FAILED app's status is the full path's: it finds the failed replica's error
+    (``torchx.runner.failures``) and says where to read more.
+    """
+    from torchx.cli.output import APP_STATES
+
+    if (
+        not isinstance(fields, dict)
+        or fields.get("state") not in APP_STATES
+        or fields["state"] == "FAILED"
+        or type(fields.get("num_restarts")) is not int
+        or not isinstance(fields.get("msg"), str)
+        or not isinstance(fields.get("ui_url"), (str, type(None)))
+        or not isinstance(fields.get("roles"), list)
+        or not isinstance(fields.get("envs"), list)
+    ):
+        raise _Decline("status")
+    for role, replicas in fields["roles"]:
+        for rep_id, state, exit_code, host in replicas:
+            if (
+                not isinstance(role, str)
+                or type(rep_id) is not int
+                or state not in APP_STATES
+                or not isinstance(exit_code, (int, type(None)))
+                or not isinstance(host, str)
+            ):
+                raise _Decline("replica")
+    return fields
+
+
+def _plugin_status_text(handle: str, fields: dict[str, Any]) -> str:
+    """What ``torchx status HANDLE`` prints for a describe answer of these ``fields``.
+
+    ``AppStatus.format()`` (``torchx.specs.api``) with the time lines of
+    ``torchx.cli.output.format_status``, line for line; tests compare the two paths.
+    """
+    from torchx.cli.output import time_lines
+
+    restarts = fields["num_restarts"]
+    lines = [
+        f"AppHandle: {handle}",
+        f"State: {fields['state']}",
+        f"Num restarts: {restarts if restarts >= 0 else 'unknown'}",
+        *time_lines(fields.get("start_time"), fields.get("end_time")),
+    ]
+    if fields["msg"]:
+        lines.append(f"Msg: {fields['msg']}")
+    if fields["ui_url"]:
+        lines.append(f"UI: {fields['ui_url']}")
+    if fields["roles"]:
+        lines.append("Roles:")
+        for role, replicas in fields["roles"]:
+            lines.append(f"  {role}:")
+            for rep_id, state, exit_code, host in replicas:
+                parts = [f"{role}/{rep_id}", state]
+                if exit_code is not None:
+                    parts.append(f"exit={exit_code}")
+                if host:
+                    parts.append(f"host={host}")
+                lines.append("    " + "  ".join(parts))
+    return "\n".join(lines) + "\n"
+
+
+def _plugin_status(handler: Any, scheduler: str, args: Sequence[str]) -> Callable[[], int]:
+    positionals, options = _options(args, _PLUGIN_FLAGS["status"])
+    if len(positionals) != 1:
+        raise _Decline("arguments")
+    handle = positionals[0]
+    fields = _checked_status(handler.status(_app_id(handle, scheduler)))
+    text = _plugin_status_text(handle, fields)
+    if not options.get("--show-secrets"):
+        from torchx.cli.output import mask_values
+
+        text = mask_values(text, fields["envs"])
+    return lambda: _print(text)
+
+
+class _Roles:
+    """The little of an AppStatus that ``replicas_of`` reads, from a handler's roles."""
+
+    def __init__(self, roles: list[tuple[str, list[Any]]]) -> None:
+        self.roles = [_Role(role, [_Replica(rep[0]) for rep in reps]) for role, reps in roles]
+
+
+def _plugin_log(handler: Any, scheduler: str, args: Sequence[str]) -> Callable[[], int]:
+    from torchx.cli.logs import replicas_of, stream
+
+    positionals, options = _options(args, _PLUGIN_FLAGS["log"])
+    streams = options.get("--streams")
+    color = options.get("--color", "auto")
+    if len(positionals) != 1 or streams not in (None, *_STREAMS) or color not in _COLOR:
+        raise _Decline("arguments")
+    handle, app_id, role, ids = _log_target(positionals[0], scheduler)
+    fields = _checked_status(handler.status(app_id))
+    pairs = replicas_of(_Roles(fields["roles"]), role, ids)
+    opened = {}
+    for r, k in pairs:
+        lines = handler.log(app_id, r, k, streams, fields)
+        if lines is None:
+            raise _Decline(f"log of {r}/{k}")
+        opened[(r, k)] = lines
+
+    def emit() -> int:
+        return 1 if stream(_OpenedLogs(opened), handle, pairs, color=color) else 0
+
+    return emit
+
+
+def _plugin_cancel(handler: Any, scheduler: str, args: Sequence[str]) -> Callable[[], int]:
+    """``cancel`` of an app that has ended: nothing to do, as the full command says."""
+    positionals, _options_given = _options(args, _PLUGIN_FLAGS["cancel"])
+    if len(positionals) != 1:
+        raise _Decline("arguments")
+    handle = positionals[0]
+    fields = _checked_status(handler.status(_app_id(handle, scheduler)))
+    if fields["state"] not in _ENDED:
+        raise _Decline("a live app: the scheduler cancels it")
+    text = f"{handle} had already ended: {fields['state']}; nothing to cancel\n"
+    return lambda: _print(text)
+
+
+_PLUGIN_RUN = {"status": _plugin_status, "log": _plugin_log, "cancel": _plugin_cancel}
+
+
 _RUN = {"status": _status, "list": _list, "log": _log}
 
 
@@ -421,29 +630,44 @@ def run(argv: Sequence[str]) -> int | None:
     """
     global stale
     stale = False
-    if not argv or argv[0] not in _RUN:
+    if not argv or argv[0] not in _FLAGS:
         return None
+    command = argv[0]
     try:
-        # options it does not handle, or another scheduler's handle: decline at once,
-        # before importing anything (the full command of a slurm:// handle pays nothing)
-        positionals, options = _options(argv[1:], _FLAGS[argv[0]])
-        if argv[0] == "list":
-            if options.get("-s", options.get("--scheduler", SCHEDULER)) != SCHEDULER:
-                return None
-        elif positionals and not positionals[0].startswith(f"{SCHEDULER}://"):
+        # options it does not handle: decline at once, before importing anything
+        positionals, options = _options(argv[1:], _FLAGS[command])
+        if command == "list":
+            scheduler = options.get("-s", options.get("--scheduler", SCHEDULER))
+        elif positionals and "://" in positionals[0]:
+            scheduler = positionals[0].partition("://")[0]
+        else:
             return None
-        import torchx.schedulers.local_view  # noqa: F401  (an older torchx-runner lacks it)
+        if scheduler == SCHEDULER:
+            if command not in _LOCAL_COMMANDS:
+                return None
+            import torchx.schedulers.local_view  # noqa: F401  (an older torchx-runner lacks it)
+        elif command not in _PLUGIN_RUN or not set(options) <= set(_PLUGIN_FLAGS[command]):
+            return None
     except (_Decline, ImportError):
         return None
-    commands = allowed()
-    if commands is None:
+    found = _found()
+    if found is None:
         stale = True
         return None
-    if argv[0] not in commands:
+    commands, local, handlers = found
+    if command not in commands:
         return None
     try:
-        emit = _RUN[argv[0]](argv[1:])
-    except Exception:  # _Decline, local_view.Unsure, a bad role...: the full command says
+        if scheduler == SCHEDULER:
+            if not local:
+                return None
+            emit = _RUN[command](argv[1:])
+        else:
+            ref = handlers.get(scheduler)
+            if ref is None:
+                return None
+            emit = _PLUGIN_RUN[command](_load_handler(ref), scheduler, argv[1:])
+    except Exception:  # _Decline, local_view.Unsure, a handler's doubt...: the full command says
         return None
     return emit()
 

@@ -9,7 +9,9 @@ Speed: only the command being run is imported and given a parser
 (:mod:`torchx.cli._parser`); ``--version`` and ``--help`` (cached by
 :mod:`torchx.cli._help_cache`) import neither argparse nor the plugin registry, and
 neither do ``status``, ``list`` and ``log`` of a local app when no plugin replaces them
-or the local scheduler (:mod:`torchx.cli._quick`).
+or the local scheduler, nor ``status``, ``log`` and ``cancel`` of an app whose
+scheduler's plugin has a quick handler (:mod:`torchx.cli._quick`,
+:mod:`torchx.schedulers.quick`).
 
 Errors are told apart by type (``isinstance``), never by name:
 
@@ -56,7 +58,7 @@ __all__ = ["EXIT_APP_FAILED", "EXIT_USAGE", "CliError", "build_parser", "main", 
 
 _HELP_FLAGS = ("-h", "--help")
 # answered by torchx.cli._quick when the full path is not needed (see there)
-_QUICK_COMMANDS = ("status", "list", "log")
+_QUICK_COMMANDS = ("status", "list", "log", "cancel")
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:

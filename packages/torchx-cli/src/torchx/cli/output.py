@@ -7,8 +7,6 @@ Everything printed as JSON carries a ``formatVersion`` so scripts can rely on it
 
 from __future__ import annotations
 
-import copy
-import re
 import sys
 
 TYPE_CHECKING = False  # typing costs milliseconds: the quick path imports this module
@@ -23,12 +21,20 @@ if TYPE_CHECKING:
 #: Version of the JSON documents the CLI prints.
 JSON_FORMAT_VERSION = "torchx.cli/v1"
 MASK = "****"
-_SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IGNORECASE)
+#: What a secret-looking env name contains (any case); compiled on first use, so that a
+#: status with no env to mask never imports ``re`` (the quick path).
+SECRET_PATTERN = r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL"
+_secret: Any = None
 
 
 def is_secret_name(name: str) -> bool:
     """True for env names that look like they hold a secret (``API_KEY``, ``HF_TOKEN``, ...)."""
-    return bool(_SECRET.search(name))
+    global _secret
+    if _secret is None:
+        import re
+
+        _secret = re.compile(SECRET_PATTERN, re.IGNORECASE)
+    return bool(_secret.search(name))
 
 
 def mask_env(env: dict[str, str]) -> dict[str, str]:
@@ -38,6 +44,8 @@ def mask_env(env: dict[str, str]) -> dict[str, str]:
 
 def masked_app(app: Any) -> Any:
     """A deep copy of an AppDef whose roles' secret-looking env values are masked."""
+    import copy
+
     out = copy.deepcopy(app)
     for role in out.roles:
         role.env = mask_env(role.env)
