@@ -17,10 +17,11 @@ import stat
 
 from torchx.schedulers.api import SchedulerError
 
-#: The sub-directory of the job directory holding each job's exit codes and restarts.
-#: (Defined here, not in :mod:`torchx_slurm.script`, so that following an app never
-#: imports the script generator.)
-STATE_DIR = ".torchx-slurm"
+# The sub-directory of the job directory holding each job's exit codes and restarts
+# (defined with the readers of what it holds, which import no spec type)
+from torchx_slurm.jobfiles import STATE_DIR
+
+__all__ = ["STATE_DIR", "prepare", "remove_if_empty"]
 
 
 def prepare(job_dir: str, *, shared_logs: bool = False) -> bool:

@@ -24,12 +24,17 @@ Formats read:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from typing import Any, NamedTuple
 
-from torchx.schedulers.states import to_app_state
-from torchx.specs.api import AppState
+TYPE_CHECKING = False  # not the typing module: its import costs the quick handler milliseconds
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
+    from torchx.specs.api import AppState
+
+# Light to import (the standard library only): the quick handler (:mod:`torchx_slurm.quick`)
+# parses squeue's answer with this module without loading the spec types. AppStates are
+# made from :data:`STATE_NAMES` when first asked for (:data:`SLURM_STATES`, :func:`app_state`).
 
 #: Field separator of the text formats asked for (ASCII unit separator).
 SEP = "\x1f"
@@ -38,36 +43,37 @@ SQUEUE_FORMAT = SEP.join(["%i", "%T", "%u", "%N", "%r", "%j", "%S", "%e", "%Z"])
 #: ``sacct -o`` fields, in the order :func:`parse_sacct_text` reads them.
 SACCT_FIELDS = "JobID,State,ExitCode,User,NodeList,Reason,JobName,Start,End,WorkDir"
 
-#: Every Slurm job state (squeue/sacct long names) and the AppState it means.
-SLURM_STATES: Mapping[str, AppState] = {
-    "BOOT_FAIL": AppState.FAILED,
-    "CANCELLED": AppState.CANCELLED,
-    "COMPLETED": AppState.SUCCEEDED,
-    "COMPLETING": AppState.RUNNING,
-    "CONFIGURING": AppState.PENDING,
-    "DEADLINE": AppState.FAILED,
-    "FAILED": AppState.FAILED,
-    "LAUNCH_FAILED": AppState.FAILED,
-    "NODE_FAIL": AppState.FAILED,
-    "OUT_OF_MEMORY": AppState.FAILED,
-    "PENDING": AppState.PENDING,
-    "POWER_UP_NODE": AppState.PENDING,
-    "PREEMPTED": AppState.FAILED,
-    "RECONFIG_FAIL": AppState.FAILED,
-    "REQUEUED": AppState.PENDING,
-    "REQUEUE_FED": AppState.PENDING,
-    "REQUEUE_HOLD": AppState.PENDING,
-    "RESIZING": AppState.RUNNING,
-    "RESV_DEL_HOLD": AppState.PENDING,
-    "REVOKED": AppState.CANCELLED,
-    "RUNNING": AppState.RUNNING,
-    "SIGNALING": AppState.RUNNING,
-    "SPECIAL_EXIT": AppState.FAILED,
-    "STAGE_OUT": AppState.RUNNING,
-    "STOPPED": AppState.RUNNING,
-    "SUSPENDED": AppState.RUNNING,
-    "TIMEOUT": AppState.FAILED,
-    "UPDATE_DB": AppState.RUNNING,
+#: Every Slurm job state (squeue/sacct long names) and the name of the AppState it means
+#: (:data:`SLURM_STATES` holds the AppStates themselves).
+STATE_NAMES: Mapping[str, str] = {
+    "BOOT_FAIL": "FAILED",
+    "CANCELLED": "CANCELLED",
+    "COMPLETED": "SUCCEEDED",
+    "COMPLETING": "RUNNING",
+    "CONFIGURING": "PENDING",
+    "DEADLINE": "FAILED",
+    "FAILED": "FAILED",
+    "LAUNCH_FAILED": "FAILED",
+    "NODE_FAIL": "FAILED",
+    "OUT_OF_MEMORY": "FAILED",
+    "PENDING": "PENDING",
+    "POWER_UP_NODE": "PENDING",
+    "PREEMPTED": "FAILED",
+    "RECONFIG_FAIL": "FAILED",
+    "REQUEUED": "PENDING",
+    "REQUEUE_FED": "PENDING",
+    "REQUEUE_HOLD": "PENDING",
+    "RESIZING": "RUNNING",
+    "RESV_DEL_HOLD": "PENDING",
+    "REVOKED": "CANCELLED",
+    "RUNNING": "RUNNING",
+    "SIGNALING": "RUNNING",
+    "SPECIAL_EXIT": "FAILED",
+    "STAGE_OUT": "RUNNING",
+    "STOPPED": "RUNNING",
+    "SUSPENDED": "RUNNING",
+    "TIMEOUT": "FAILED",
+    "UPDATE_DB": "RUNNING",
 }
 
 # squeue's and sacct's short state codes (squeue %t, sacct's compact states)
@@ -99,26 +105,38 @@ _SHORT_STATES = {
 }
 
 
-class JobRecord(NamedTuple):
-    """One job component as squeue or sacct reported it.
+_RECORD_DOC = """One job component as squeue or sacct reported it.
 
-    ``job_id`` is the heterogeneous job's leader id (the app id) and ``offset`` the
-    component's place in it (0 for a plain job); ``state`` is the normalized Slurm
-    state name; ``exit_code`` the program's exit code (128+N for signal N) when known.
-    """
+``job_id`` is the heterogeneous job's leader id (the app id) and ``offset`` the
+component's place in it (0 for a plain job); ``state`` is the normalized Slurm state
+name; ``exit_code`` the program's exit code (128+N for signal N) when known.
+"""
 
-    job_id: str
-    offset: int
-    state: str
-    name: str = ""
-    user: str = ""
-    nodes: str = ""
-    reason: str = ""
-    work_dir: str = ""
-    exit_code: int | None = None
-    restarts: int | None = None
-    start_time: float | None = None
-    end_time: float | None = None
+if TYPE_CHECKING:
+
+    class JobRecord(NamedTuple):
+        job_id: str
+        offset: int
+        state: str
+        name: str = ""
+        user: str = ""
+        nodes: str = ""
+        reason: str = ""
+        work_dir: str = ""
+        exit_code: int | None = None
+        restarts: int | None = None
+        start_time: float | None = None
+        end_time: float | None = None
+
+else:  # the same type, made without importing typing
+    from collections import namedtuple
+
+    JobRecord = namedtuple(
+        "JobRecord",
+        "job_id offset state name user nodes reason work_dir exit_code restarts start_time end_time",
+        defaults=("", "", "", "", "", None, None, None, None),
+    )
+    JobRecord.__doc__ = _RECORD_DOC
 
 
 def normalize_state(raw: object) -> str:
@@ -132,9 +150,26 @@ def normalize_state(raw: object) -> str:
     return _SHORT_STATES.get(word, word)
 
 
+_app_states: dict[str, AppState] = {}
+
+
+def __getattr__(name: str) -> Any:
+    """``SLURM_STATES``: every Slurm job state and the AppState it means (made on first use)."""
+    if name == "SLURM_STATES":
+        if not _app_states:
+            from torchx.specs.api import AppState
+
+            _app_states.update({k: AppState[v] for k, v in STATE_NAMES.items()})
+        return _app_states
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def app_state(state: str) -> AppState:
     """The AppState of a normalized Slurm state (``UNKNOWN`` for one Slurm may add later)."""
-    return to_app_state(state, SLURM_STATES)
+    from torchx.schedulers.states import to_app_state
+
+    table: Mapping[str, AppState] = __getattr__("SLURM_STATES")
+    return to_app_state(state, table)
 
 
 def split_job_id(raw: str) -> tuple[str, int] | None:
@@ -300,6 +335,8 @@ def _json_exit(value: Any, *, raw_wait_status: bool) -> int | None:
 
 
 def _load_jobs(out: str) -> list[Any]:
+    import json
+
     try:
         data = json.loads(out)
     except ValueError:

@@ -16,3 +16,10 @@ from torchx.specs.hookspecs import hookimpl
 def torchx_schedulers() -> Mapping[str, str]:
     """``slurm``: apps as heterogeneous sbatch jobs (upstream TorchX's name)."""
     return {"slurm": "torchx_slurm.scheduler:create_scheduler"}
+
+
+@hookimpl
+def torchx_quick_handlers() -> Mapping[str, str]:
+    """``slurm``: ``torchx status|log|cancel`` of its apps without the spec types (see
+    :mod:`torchx_slurm.quick`)."""
+    return {"slurm": "torchx_slurm.quick:HANDLER"}

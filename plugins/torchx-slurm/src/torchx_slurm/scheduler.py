@@ -30,7 +30,6 @@ from __future__ import annotations
 import getpass
 import os
 import re
-import stat
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -56,7 +55,8 @@ from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus,
 from torchx.specs.errors import InvalidRunConfigException, SpecError
 from torchx.workspace.dir_workspace import DirWorkspaceMixin
 from torchx_slurm import commands, jobdir
-from torchx_slurm.jobdir import STATE_DIR
+from torchx_slurm.jobfiles import STATE_DIR, is_own_file, read_int, split_name
+from torchx_slurm.jobfiles import exit_files as _exit_files
 from torchx_slurm.options import (
     JOB_DIR_HELP,
     extra_sbatch_args,
@@ -83,28 +83,10 @@ _JOB_ID = re.compile(r"\d+")
 LIST_FILTERS = ("partition", "account", "qos")
 #: Seconds between two status calls of a followed log (``log_iter(should_tail=True)``).
 STATUS_INTERVAL = 1.0
-_EXIT_FILE = re.compile(r"(.+)\.(\d+)\.exit")
 # a Slurm job's log file: sbatch's default (slurm-<id>.out) or a replica's (slurm-<id>-<role>-<k>.err)
 _SLURM_LOG = re.compile(r"slurm-\d+(_\d+)?(-.*)?\.(out|err)")
 # sdiag's count of the controller's messages still to send to slurmdbd
 _DBD_QUEUE = re.compile(r"DBD Agent queue size:\s*(\d+)")
-
-
-def _split_name(name: str) -> tuple[str, str, int] | None:
-    """``"train-ab12:trainer:3"`` -> ``("train-ab12", "trainer", 3)``; None for other jobs."""
-    parts = name.rsplit(":", 2)
-    if len(parts) != 3 or not parts[2].isdigit():
-        return None
-    return parts[0], parts[1], int(parts[2])
-
-
-def _read_int(path: str) -> int | None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read(32).strip()
-    except OSError:
-        return None
-    return int(text) if text.lstrip("-").isdigit() else None
 
 
 class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
@@ -395,7 +377,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         have consecutive ids) tell: the first of the run of jobs of the same app is
         the leader.
         """
-        parsed = _split_name(rec.name)
+        parsed = split_name(rec.name)
         if parsed is None or not rec.work_dir:
             return
         if os.path.isdir(os.path.join(rec.work_dir, STATE_DIR, app_id)):
@@ -412,11 +394,11 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             if isinstance(e, TransientSchedulerError):
                 raise
             return
-        same = {r.job_id: r for r in parse_sacct_text(out) if _split_name(r.name)}
+        same = {r.job_id: r for r in parse_sacct_text(out) if split_name(r.name)}
         leader = None
         for job in before:  # walk back while the jobs are of the same app
             other = same.get(job)
-            named = _split_name(other.name) if other else None
+            named = split_name(other.name) if other else None
             if named is None or named[0] != parsed[0]:
                 break
             leader = job
@@ -440,7 +422,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         state = rollup(app_state(r.state) for r in records)
         job_dir = leader.work_dir
         state_dir = os.path.join(job_dir, STATE_DIR, app_id) if job_dir else ""
-        restarts = _read_int(os.path.join(state_dir, "restarts")) if state_dir else None
+        restarts = read_int(os.path.join(state_dir, "restarts")) if state_dir else None
         if restarts is None:
             restarts = leader.restarts or 0
         # a pending job has not started its current run: exit codes on disk are of the
@@ -453,7 +435,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         roles: dict[str, RoleStatus] = {}
         app_name = ""
         for rec in records:
-            parsed = _split_name(rec.name)
+            parsed = split_name(rec.name)
             if parsed is None:
                 app_name = app_name or rec.name
                 role, replica_id = rec.name or "job", rec.offset
@@ -542,7 +524,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         firsts: dict[str, JobRecord] = {}
         plain = []
         for rec in parse_sacct_text(out):
-            parsed = _split_name(rec.name)
+            parsed = split_name(rec.name)
             if parsed is None:
                 plain.append(rec)
                 continue
@@ -577,7 +559,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         leaders.update(_leaders(parse_squeue_text(out)))
         apps = []
         for job_id, rec in leaders.items():
-            parsed = _split_name(rec.name)
+            parsed = split_name(rec.name)
             state = app_state(rec.state)
             apps.append(
                 ListAppResponse(
@@ -644,7 +626,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         # under that name; a job submitted before the logs moved has them in the job dir
         name = f"slurm-{app_id}-{role_name}-{k}"
         base = os.path.join(job_dir, STATE_DIR, app_id, name)
-        if not os.path.exists(base + ".out") and _is_own_file(os.path.join(job_dir, name + ".out")):
+        if not os.path.exists(base + ".out") and is_own_file(os.path.join(job_dir, name + ".out")):
             base = os.path.join(job_dir, name)
         paths = {
             Stream.STDOUT: [base + ".out"],
@@ -684,15 +666,6 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         return Polled(lines)
 
 
-def _is_own_file(path: str) -> bool:
-    """Whether ``path`` is a regular file itself (not a link to one) of this user's."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
-
-
 def _leaders(records: Iterable[JobRecord]) -> dict[str, JobRecord]:
     """One record per job: each heterogeneous job's leader (its component 0)."""
     leaders: dict[str, JobRecord] = {}
@@ -720,7 +693,7 @@ def _own(app_id: str, records: list[JobRecord], session: str) -> list[JobRecord]
 def _component_error(
     app_id: str, leader: str, offset: int, rec: JobRecord, session: str
 ) -> SchedulerError:
-    parsed = _split_name(rec.name)
+    parsed = split_name(rec.name)
     what = f" (replica {parsed[1]}/{parsed[2]} of its app)" if parsed else ""
     return SchedulerError(
         f"Slurm job {app_id} is component {offset} of heterogeneous job {leader}{what}, "
@@ -777,7 +750,7 @@ def slurm_errors(job_dir: str, app_id: str, limit: int = 5) -> list[str]:
     # user put there under that name
     paths = [os.path.join(job_dir, STATE_DIR, f"slurm-{app_id}.out")]
     paths.append(os.path.join(job_dir, f"slurm-{app_id}.out"))
-    path = next((p for p in paths if _is_own_file(p)), "")
+    path = next((p for p in paths if is_own_file(p)), "")
     if not path:
         return []
     try:
@@ -791,24 +764,6 @@ def slurm_errors(job_dir: str, app_id: str, limit: int = 5) -> list[str]:
         if "error" in line.lower() or line.startswith("torchx:")
     ]
     return found[-limit:]
-
-
-def _exit_files(state_dir: str) -> list[tuple[str, int, int]]:
-    """``(role, replica, exit code)`` of every exit code the job script recorded."""
-    if not state_dir:
-        return []
-    try:
-        names = os.listdir(state_dir)
-    except OSError:
-        return []
-    found = []
-    for name in names:
-        match = _EXIT_FILE.fullmatch(name)
-        if match:
-            code = _read_int(os.path.join(state_dir, name))
-            if code is not None:
-                found.append((match.group(1), int(match.group(2)), code))
-    return found
 
 
 def _then_check(

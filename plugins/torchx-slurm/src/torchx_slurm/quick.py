@@ -1,0 +1,302 @@
+"""torchx-slurm's quick handler: ``torchx status|log|cancel slurm://...`` without the spec types.
+
+An HPC user compares ``torchx status slurm://torchx/42`` with ``squeue -j 42`` (about 10
+ms). The full command first loads attrs, pluggy, argparse and a Runner; this handler
+(registered through the ``torchx_quick_handlers`` hook, contract in
+:mod:`torchx.schedulers.quick`) answers with the standard library and the plugin's light
+modules only: it runs the very ``squeue`` the scheduler's ``describe`` runs, parses it
+with the same parser (:mod:`torchx_slurm.parse`) and reads the job directory with the
+same readers (:mod:`torchx_slurm.jobfiles`), and gives back what ``describe`` would.
+
+It declines (None, and the full command runs) on anything but the plain case: a Slurm
+tool missing or failing or timing out, a job ``squeue`` does not show (ended long ago:
+the scheduler asks accounting), a component of another job, components in different
+states (the scheduler rolls them up), a state that is UNKNOWN or FAILED, exit codes
+recorded for replicas ``squeue`` does not show, a kept AppDef it cannot read, or a log
+file that is not there. Tests compare its answers with the scheduler's for
+the same Slurm answers and files.
+"""
+
+from __future__ import annotations
+
+import os
+
+from torchx_slurm.jobfiles import STATE_DIR, exit_files, is_own_file, read_int, split_name
+from torchx_slurm.parse import SQUEUE_FORMAT, STATE_NAMES, JobRecord, parse_squeue_text
+
+TYPE_CHECKING = False  # typing costs milliseconds, which this module exists to save
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any
+
+    from torchx.schedulers.quick import QuickReplica, QuickStatus
+
+#: As :mod:`torchx_slurm.commands` (which imports the Scheduler contract); a test checks.
+TIMEOUT_ENV = "TORCHX_SLURM_TIMEOUT"
+DEFAULT_TIMEOUT = 10.0
+MAX_TIMEOUT = 86400.0
+#: As ``torchx.schedulers.appstore`` and ``torchx.specs.appdef_json``; a test checks.
+APPDEF_FILE = "appdef.json"
+APPDEF_VERSION = "torchx.specs/v1"
+
+_NOT_STARTED = ("PENDING", "SUBMITTED", "UNSUBMITTED")
+_ENDED = ("SUCCEEDED", "FAILED", "CANCELLED")
+
+
+class _Decline(Exception):
+    """Not the plain case: the full command answers."""
+
+
+def _timeout() -> float:
+    raw = os.environ.get(TIMEOUT_ENV, "")
+    if not raw:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        raise _Decline(TIMEOUT_ENV) from None
+    if not 0 < value <= MAX_TIMEOUT:
+        raise _Decline(TIMEOUT_ENV)  # the full command says what is wrong
+    return value
+
+
+def _which(tool: str) -> str | None:
+    """``shutil.which(tool)`` for a bare name on POSIX, without importing shutil (and with
+    it bz2, lzma, fnmatch: milliseconds); a test checks they agree."""
+    path = os.environ.get("PATH", None)
+    if path is None:
+        try:
+            path = os.confstr("CS_PATH")
+        except (AttributeError, ValueError):
+            path = os.defpath
+    if not path:
+        return None
+    seen = set()
+    for folder in os.fsdecode(path).split(os.pathsep):
+        norm = os.path.normcase(folder)
+        if norm in seen:
+            continue
+        seen.add(norm)
+        name = os.path.join(folder, tool)
+        if os.path.exists(name) and os.access(name, os.F_OK | os.X_OK) and not os.path.isdir(name):
+            return name
+    return None
+
+
+def _squeue(app_id: str) -> str:
+    """``squeue``'s answer for the job, exactly as the scheduler asks; declines on any failure."""
+    conf = os.environ.get("SLURM_CONF")
+    if conf and not os.path.isfile(conf):
+        raise _Decline("SLURM_CONF")
+    path = _which("squeue")
+    if path is None:
+        raise _Decline("squeue")
+    limit = _timeout()
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            [path, "-h", "-t", "all", "-j", app_id, "-o", SQUEUE_FORMAT],
+            capture_output=True,
+            text=True,
+            timeout=limit,
+            check=False,
+            errors="replace",
+            env={**os.environ, "SLURM_TIME_FORMAT": "standard"},
+        )
+    except (subprocess.TimeoutExpired, OSError):
+        raise _Decline("squeue") from None
+    if proc.returncode != 0:
+        raise _Decline("squeue failed")
+    return proc.stdout
+
+
+def _state(records: list[JobRecord]) -> str:
+    """The app's state: every component's, when they agree (else the scheduler rolls up)."""
+    states = {STATE_NAMES.get(r.state, "UNKNOWN") for r in records}
+    if len(states) != 1:
+        raise _Decline("components in different states")
+    (state,) = states
+    if state in ("UNKNOWN", "FAILED"):
+        raise _Decline(state)
+    return state
+
+
+def _roles(
+    records: list[JobRecord], state: str, state_dir: str
+) -> list[tuple[str, list[QuickReplica]]]:
+    """Each role's replicas, as ``SlurmScheduler._response`` makes them."""
+    exits = (
+        {} if state == "PENDING" else {(role, k): code for role, k, code in exit_files(state_dir)}
+    )
+    roles: dict[str, list[QuickReplica]] = {}
+    for rec in records:
+        parsed = split_name(rec.name)
+        if parsed is None:
+            role, replica_id = rec.name or "job", rec.offset
+        else:
+            _, role, replica_id = parsed
+        exit_code = exits.pop((role, replica_id), None)
+        if exit_code is not None:
+            rstate = "SUCCEEDED" if exit_code == 0 else "FAILED"
+        else:
+            rstate = STATE_NAMES.get(rec.state, "UNKNOWN")
+            if len(records) == 1:
+                exit_code = rec.exit_code
+        roles.setdefault(role, []).append((replica_id, rstate, exit_code, rec.nodes))
+    if exits:
+        raise _Decline("exit codes of replicas squeue does not show")
+    out = []
+    for role, replicas in roles.items():
+        replicas.sort(key=lambda r: r[0])
+        if state == "CANCELLED":
+            replicas = [
+                (k, s if s == "SUCCEEDED" else "CANCELLED", code, host)
+                for k, s, code, host in replicas
+            ]
+        out.append((role, replicas))
+    return out
+
+
+def _envs(state_dir: str) -> list[dict[str, str]]:
+    """The env of each role of the AppDef kept with the job (``torchx.schedulers.appstore``).
+
+    None of it where ``appstore.load`` would give no AppDef for reasons this can tell (no
+    file, not the user's own private file). The command uses these values only to see
+    whether a secret would be masked in what it prints, and leaves any such status to
+    the full path; so a file ``appstore.load`` would still refuse costs nothing. Declines
+    when it cannot read every role's env.
+    """
+    if not state_dir:
+        return []
+    import stat
+
+    try:
+        fd = os.open(
+            os.path.join(state_dir, APPDEF_FILE), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+        )
+    except OSError:
+        return []
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            return []
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read()
+    finally:
+        os.close(fd)
+    import json
+
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except ValueError:
+        raise _Decline("the kept AppDef") from None
+    spec = doc.get("spec") if type(doc) is dict else None
+    roles = spec.get("roles") if type(spec) is dict else None
+    if (
+        doc.get("apiVersion") != APPDEF_VERSION
+        or doc.get("kind") != "AppDef"
+        or type(roles) is not list
+    ):
+        raise _Decline("the kept AppDef's format")
+    envs = []
+    for role in roles:
+        env = role.get("env") if type(role) is dict else None
+        if type(env) is not dict or not all(
+            type(k) is str and type(v) is str for k, v in env.items()
+        ):
+            raise _Decline("a role's env")
+        envs.append(dict(env))
+    return envs
+
+
+def _start_time(records: list[JobRecord], state: str) -> float | None:
+    if state in _NOT_STARTED:
+        return None
+    times = [r.start_time for r in records if r.start_time is not None]
+    return min(times) if times else None
+
+
+def _end_time(records: list[JobRecord], state: str) -> float | None:
+    if state not in _ENDED:
+        return None
+    times = [r.end_time for r in records if r.end_time is not None]
+    return max(times) if times else None
+
+
+class SlurmQuickHandler:
+    """The quick handler of the ``slurm`` scheduler (see the module docstring)."""
+
+    def status(self, app_id: str) -> QuickStatus | None:
+        """What ``SlurmScheduler.describe(app_id)`` says, from one ``squeue``; None declines."""
+        try:
+            return self._status(app_id)
+        except _Decline:
+            return None
+
+    def _status(self, app_id: str) -> QuickStatus:
+        if not app_id.isdigit() or not app_id.isascii():
+            raise _Decline(app_id)
+        records = [r for r in parse_squeue_text(_squeue(app_id)) if r.job_id == app_id]
+        if not records:
+            raise _Decline("not in the queue")  # accounting's, or a component of another job
+        records.sort(key=lambda r: r.offset)
+        leader = records[0]
+        state = _state(records)
+        job_dir = leader.work_dir
+        state_dir = os.path.join(job_dir, STATE_DIR, app_id) if job_dir else ""
+        restarts = read_int(os.path.join(state_dir, "restarts")) if state_dir else None
+        if restarts is None:
+            restarts = leader.restarts or 0
+        return {
+            "state": state,
+            "num_restarts": restarts,
+            "msg": (leader.reason or "") if state == "PENDING" else "",
+            "ui_url": f"file://{job_dir}" if job_dir else None,
+            "start_time": _start_time(records, state),
+            "end_time": _end_time(records, state),
+            "roles": _roles(records, state, state_dir),
+            "envs": _envs(state_dir),
+        }
+
+    def log(
+        self, app_id: str, role: str, k: int, streams: str | None, status: QuickStatus
+    ) -> Iterable[str] | None:
+        """The replica's log as ``SlurmScheduler.log_iter`` reads it (not followed).
+
+        Declines when a file it would read is missing (the scheduler then says so,
+        with Slurm's own errors).
+        """
+        ui_url = status["ui_url"]
+        if not ui_url or not any(
+            r == role and any(rep[0] == k for rep in reps) for r, reps in status["roles"]
+        ):
+            return None
+        job_dir = ui_url.removeprefix("file://")
+        name = f"slurm-{app_id}-{role}-{k}"
+        base = os.path.join(job_dir, STATE_DIR, app_id, name)
+        if not os.path.exists(base + ".out") and is_own_file(os.path.join(job_dir, name + ".out")):
+            base = os.path.join(job_dir, name)
+        paths = {
+            "stdout": [base + ".out"],
+            "stderr": [base + ".err"],
+            "combined": [base + ".out", base + ".err"],
+        }[streams or "combined"]
+        if not all(os.path.isfile(p) for p in paths):
+            return None
+        from torchx.schedulers.follow import follow_file
+        from torchx.schedulers.merge import merge_lines
+        from torchx.schedulers.polling import Polled
+
+        def never() -> bool:
+            return True
+
+        def lines() -> Iterator[str]:
+            sources = [follow_file(p, should_tail=False, is_done=never, polled=True) for p in paths]
+            return merge_lines(sources) if len(sources) > 1 else sources[0]
+
+        return Polled(lines)
+
+
+#: The handler the ``torchx_quick_handlers`` hook names.
+HANDLER = SlurmQuickHandler()
