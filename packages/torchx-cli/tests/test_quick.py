@@ -581,7 +581,7 @@ def _acme_world(both: Both, hooks: str) -> Path:
     (both.cli.root / "acme" / "acme_sched.py").write_text(ACME_SCHEDULER)
     (both.cli.root / "acme" / "acme_quick.py").write_text(ACME_QUICK)
     backend = both.cli.root / "backend.json"
-    backend.write_text(json.dumps({"apps": {"a1": _acme_app(msg="fine, hf_abcdef leaked")}}))
+    backend.write_text(json.dumps({"apps": {"a1": _acme_app(msg="fine")}}))
     both.env["ACME_BACKEND"] = str(backend)
     return backend
 
@@ -610,12 +610,21 @@ def test_a_plugins_handler_answers_as_the_full_path(
     assert proc.returncode == 0 and proc.stdout
 
 
-def test_the_status_a_handler_gives_is_masked_and_complete(both: Both, acme: Path) -> None:
+def test_the_status_a_handler_gives_is_complete(both: Both, acme: Path) -> None:
     out = both.same("status", "acme://torchx/a1").stdout
-    assert "hf_abcdef" not in out and "Msg: fine, ****" in out
+    assert "Msg: fine\n" in out and "hf_abcdef" not in out
     assert "trainer/0  SUCCEEDED  exit=0  host=node-1\n" in out
     assert "trainer/1  SUCCEEDED\n" in out  # no exit code, no host: not shown
     assert "Num restarts: 1\nStarted: " in out and "(after 1m30s)" in out
+
+
+def test_a_status_with_a_secret_to_mask_is_the_full_paths(both: Both, acme: Path) -> None:
+    acme.write_text(json.dumps({"apps": {"a1": _acme_app(msg="fine, hf_abcdef leaked")}}))
+    # masked with the AppDef the scheduler gives back: the full path's to decide
+    out = both.same("status", "acme://torchx/a1", taken=False).stdout
+    assert "hf_abcdef" not in out and "Msg: fine, ****" in out
+    shown = both.same("status", "--show-secrets", "acme://torchx/a1").stdout
+    assert "Msg: fine, hf_abcdef leaked" in shown
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,6 @@ from torchx_slurm.parse import SQUEUE_FORMAT, STATE_NAMES, JobRecord, parse_sque
 TYPE_CHECKING = False  # typing costs milliseconds, which this module exists to save
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
-    from typing import Any
 
     from torchx.schedulers.quick import QuickReplica, QuickStatus
 

@@ -25,8 +25,8 @@ The contract (this module imports nothing, so a handler can import it for free):
   the code of the full path, so the output is the same byte for byte.
 
 What the ``torchx`` command does with it: ``status HANDLE`` prints the
-:class:`QuickStatus` (masking the secret-looking values of its ``envs`` unless
-``--show-secrets``); ``log HANDLE[/ROLE[/N,M]]`` (with ``--streams``, ``--color``)
+:class:`QuickStatus` (one whose text holds a secret-looking value of its ``envs``, which
+the full path would mask, goes the full way unless ``--show-secrets``); ``log HANDLE[/ROLE[/N,M]]`` (with ``--streams``, ``--color``)
 prints what :meth:`QuickHandler.log` gives for each replica chosen; ``cancel HANDLE`` of
 an app that has ended says so (the cancel of a live app is the full command's). Any
 other option, and any command error, goes the full way. The command uses a handler only
@@ -68,8 +68,10 @@ if TYPE_CHECKING:
         end_time: float | None
         #: Each role (in ``roles_statuses`` order) and its replicas.
         roles: list[tuple[str, list[QuickReplica]]]
-        #: The env of each role of the AppDef ``describe`` gives (``roles``), whose
-        #: secret-looking values ``torchx status`` masks; empty without roles.
+        #: The env of each role of the AppDef ``describe`` gives (``roles``), empty
+        #: without roles. ``torchx status`` masks their secret-looking values, so a
+        #: status whose text holds one goes the full way. Every role's env, or decline:
+        #: a superset is fine (at worst the full path answers), a subset is not.
         envs: list[dict[str, str]]
 
     class QuickHandler(Protocol):
