@@ -486,7 +486,12 @@ def integration_aws(session: nox.Session) -> None:
     credentials). Both are stopped afterwards, pass or fail. Holds the Docker engine's
     machine lock (and the emulator's: a fixed port) while it runs.
     """
-    wanted = {"torchx-runner": "testing", "torchx-aws": "test", "torchx-cli": ""}
+    wanted = {
+        "torchx-runner": "testing",
+        "torchx-docker": "",
+        "torchx-aws": "test,docker",
+        "torchx-cli": "",
+    }
     args = [_rel(DISTS["torchx-specs"])]
     args += [f"{_rel(DISTS[d])}[{x}]" if x else _rel(DISTS[d]) for d, x in wanted.items()]
     session.install(*args, "pytest")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from test_plugin import _modules_after
 from torchx_aws.batch.scheduler import AwsBatchScheduler
 
@@ -27,3 +30,22 @@ assert info.request.num_nodes == 16
     loaded = _modules_after(code)
     assert "torchx_aws.batch.scheduler" in loaded
     assert not [m for m in loaded if m.split(".")[0] in ("boto3", "botocore")]
+
+
+def test_a_workspace_without_torchx_docker_is_one_line(tmp_path: Path) -> None:
+    # torchx-docker (the extra ``docker``) is not installed with torchx-aws alone
+    from torchx_aws.batch.scheduler import create_scheduler
+
+    from torchx.specs import AppDef, Resource, Role
+    from torchx.specs.errors import SpecError
+
+    app = AppDef(
+        "a", [Role("r", "img", entrypoint="echo", resource=Resource(cpu=1, gpu=0, memMB=64))]
+    )
+    import importlib.util
+
+    assert importlib.util.find_spec("torchx_docker") is None  # tested without the extra
+    with pytest.raises(SpecError) as e:
+        create_scheduler("s").prepare(app, {"queue": "q"}, workspace=str(tmp_path), dryrun=True)
+    text = str(e.value)
+    assert "pip install 'torchx-aws[docker]'" in text and "\n" not in text

@@ -53,8 +53,9 @@ def batch_runopts() -> runopts:
         "image_repo",
         type_=str,
         default=None,
-        help="the image repository workspace images go to (accepted for upstream "
-        "configurations; this scheduler does not build workspaces)",
+        help="the image repository a workspace image is pushed to (e.g. an ECR "
+        "repository, 123456789012.dkr.ecr.us-east-1.amazonaws.com/team); needed with "
+        "--workspace (built by torchx-docker: pip install 'torchx-aws[docker]')",
     )
     opts.add("privileged", type_=bool, default=False, help="run every container privileged")
     opts.add(
