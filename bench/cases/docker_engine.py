@@ -128,8 +128,9 @@ def run_wait_echo(ctx: Context) -> Measurement:
 
 # In one fresh interpreter: n times, an 8-replica app (each replica sleeps) from
 # Runner.run until Runner.status says every replica RUNNING (polled every 10 ms); then a
-# new Runner's first status of it, counting the HTTP requests the docker SDK sends
-# (requests.Session.send: docker.APIClient is a requests Session); then when the engine
+# new Runner's first status of it, counting the HTTP requests sent to the engine (the
+# docker SDK's at requests.Session.send: docker.APIClient is a requests Session; the
+# scheduler's own client's at torchx_docker.wire.Wire._call); then when the engine
 # started each container (State.StartedAt); then the app is cancelled and deleted, also
 # when something failed on the way.
 _EIGHT = textwrap.dedent(
@@ -153,6 +154,18 @@ _EIGHT = textwrap.dedent(
         return send(self, request, **kw)
 
     requests.Session.send = counted
+    try:  # the scheduler's own HTTP client (no SDK) for the hot path's calls
+        from torchx_docker import wire
+
+        wire_call = wire.Wire._call
+
+        def wire_counted(self, method, path, *args, **kw):
+            calls.append(f"{method} {path}")
+            return wire_call(self, method, path, *args, **kw)
+
+        wire.Wire._call = wire_counted
+    except ImportError:
+        pass
     app = AppDef("eight", [Role("r", image=image, entrypoint="sh",
                                 args=["-c", "exec sleep 120"], num_replicas=8,
                                 resource=Resource(cpu=1, gpu=0, memMB=64))])
