@@ -12,7 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from .api import Api, Obj
-from .docker import Docker
+from .docker import Docker, DockerError
 from .gc import GarbageCollector
 from .jobset import JobController, JobSetController
 from .kubelet import Kubelet
@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
             k = owner_key(obj, kind, av)
             if k:
                 q.add(k)
+        jobset_name = (obj["metadata"].get("labels") or {}).get("jobset.sigs.k8s.io/jobset-name")
+        if jobset_name:  # replicatedJobsStatus.ready follows its pods (Job.status.ready in 1.24+)
+            q_jobset.add(f"{obj['metadata']['namespace']}/{jobset_name}")
         if (
             new is None
             or deleting(new)
@@ -174,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         if tick % 3 == 0:
             try:
                 kubelet.resync()
-            except OSError as e:
+            except (OSError, DockerError) as e:
                 log.warning("resync: %s", e)
             for inf, q in ((vcjobs, q_volcano), (jobsets, q_jobset), (jobs, q_job)):
                 q.add_all(

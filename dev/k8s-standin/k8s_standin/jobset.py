@@ -301,7 +301,10 @@ class JobSetController:
         try:
             got = self.api.merge_patch(
                 obj_path(GV, "jobsets", meta["namespace"], meta["name"]) + "/status",
-                {"status": merge_diff(js.get("status") or {}, status)},
+                {
+                    "metadata": {"resourceVersion": js["metadata"]["resourceVersion"]},
+                    "status": merge_diff(js.get("status") or {}, status),
+                },
             )
             self.jobsets.put(got)
         except ApiError as e:
@@ -416,11 +419,14 @@ class JobController:
             try:
                 got = self.api.merge_patch(
                     obj_path("batch/v1", "jobs", meta["namespace"], meta["name"]) + "/status",
-                    {"status": merge_diff(job.get("status") or {}, status)},
+                    {
+                        "metadata": {"resourceVersion": job["metadata"]["resourceVersion"]},
+                        "status": merge_diff(job.get("status") or {}, status),
+                    },
                 )
                 self.jobs.put(got)
             except ApiError as e:
-                if e.status != 404:
+                if e.status != 404:  # 409: written from a stale copy; synced again
                     raise
 
     def _create_pod(self, job: Obj, index: int | None) -> None:

@@ -803,7 +803,10 @@ class Kubelet:
                 log.warning("docker events: %s (again in %.1fs)", e, backoff)
             time.sleep(backoff)
             backoff = min(backoff * 2, 10.0)
-            self.resync()
+            try:
+                self.resync()
+            except (OSError, DockerError) as e:
+                log.warning("resync: %s", e)
 
 
 def compute_phase(statuses: list[Obj], policy: str) -> str:

@@ -103,6 +103,8 @@ class Informer:
                             old = self.store.get(k)
                             if typ == "DELETED":
                                 self.store.pop(k, None)
+                            elif old is not None and _rv(old) > _rv(o):
+                                continue  # this process already wrote (put) a newer one
                             else:
                                 self.store[k] = o
                         self._emit(k, None if typ == "DELETED" else o, old)

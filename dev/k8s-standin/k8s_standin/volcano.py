@@ -94,7 +94,7 @@ class VolcanoController:
                 phase = KILLING[phase]
                 if phase == "Pending":
                     retry = int(status.get("retryCount") or 0)
-                    max_retry = int(job["spec"].get("maxRetry", 3))
+                    max_retry = int(job["spec"].get("maxRetry") or 3)  # 0 means Volcano's default
                     if retry >= max_retry:
                         phase = "Failed"
                 state = {"phase": phase, "lastTransitionTime": now()}
@@ -120,7 +120,7 @@ class VolcanoController:
                     ),
                     {},
                 )
-                if retry >= int(task.get("maxRetry", job["spec"].get("maxRetry", 3))):
+                if retry >= int(task.get("maxRetry") or job["spec"].get("maxRetry") or 3):
                     phase = "Failed"
                     state = {
                         "phase": phase,
@@ -161,11 +161,14 @@ class VolcanoController:
             try:
                 got = self.api.merge_patch(
                     obj_path(GROUP_VERSION, "jobs", meta["namespace"], meta["name"]) + "/status",
-                    {"status": merge_diff(job.get("status") or {}, status)},
+                    {
+                        "metadata": {"resourceVersion": job["metadata"]["resourceVersion"]},
+                        "status": merge_diff(job.get("status") or {}, status),
+                    },
                 )
                 self.jobs.put(got)
             except ApiError as e:
-                if e.status != 404:
+                if e.status != 404:  # 409: written from a stale copy; synced again
                     raise
 
     def _running_outcome(self, job: Obj, counts: dict[str, Any]) -> str | None:
