@@ -242,3 +242,10 @@ def test_app_ids_parse_or_fail_in_one_line(text: str) -> None:
     else:
         assert _JOB_NAME.fullmatch(job)
         assert text == (f"{region}:{job}" if region else job)
+
+
+def test_mounts_are_refused() -> None:
+    from torchx.specs import BindMount
+
+    with pytest.raises(SpecError, match=r"role 'trainer' has mounts, which a SageMaker"):
+        params(app(mounts=[BindMount(src_path="/data", dst_path="/data")]))

@@ -365,3 +365,33 @@ def test_a_dry_run_imports_no_boto3() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "16 []"
+
+
+def test_a_workspace_without_image_repo_is_one_line(tmp_path: Any) -> None:
+    from torchx.specs.errors import InvalidRunConfigException
+
+    with pytest.raises(InvalidRunConfigException) as err:
+        create_scheduler("s").prepare(
+            app(), {"role": ROLE_ARN}, workspace=str(tmp_path), dryrun=True
+        )
+    text = str(err.value)
+    assert "workspace on aws_sagemaker needs the run option 'image_repo'" in text
+    assert "registry SageMaker pulls from" in text and "\n" not in text
+
+
+def test_a_workspace_without_torchx_docker_is_one_line(tmp_path: Any) -> None:
+    import importlib.util
+
+    assert importlib.util.find_spec("torchx_docker") is None  # tested without the extra
+    with pytest.raises(SpecError) as err:
+        create_scheduler("s").prepare(
+            app(), {"role": ROLE_ARN, "image_repo": "r.example/team"},
+            workspace=str(tmp_path), dryrun=True,
+        )  # fmt: skip
+    text = str(err.value)
+    assert "pip install 'torchx-aws[docker]'" in text and "\n" not in text
+
+
+def test_without_a_workspace_nothing_needs_torchx_docker() -> None:
+    info = create_scheduler("s").prepare(app(), {"role": ROLE_ARN}, dryrun=True)
+    assert info.request.params["AlgorithmSpecification"]["TrainingImage"] == "train:1"

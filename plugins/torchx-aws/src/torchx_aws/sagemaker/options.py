@@ -71,6 +71,14 @@ def sagemaker_runopts() -> runopts:
     )
     add("user", type_=str, default=_user(), help="the user name the job is tagged with")
     add(
+        "image_repo",
+        type_=str,
+        default=None,
+        help="the image repository a workspace image is pushed to (e.g. an ECR repository, "
+        "123456789012.dkr.ecr.us-east-1.amazonaws.com/team); needed with --workspace "
+        "(built by torchx-docker: pip install 'torchx-aws[docker]')",
+    )
+    add(
         "region",
         type_=str,
         default=None,

@@ -172,6 +172,11 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
             f"{len(app.roles)} ({names}): submit each role as its own app"
         )
     role = app.roles[0]
+    if role.mounts:
+        raise SpecError(
+            f"role '{role.name}' has mounts, which a SageMaker training job cannot have: give "
+            "it its data through S3 (model_uri, checkpoint_s3_uri) or put it in the image"
+        )
     count = opts.instance_count or role.num_replicas
     if count > 1 and _uses(role, "replica_id"):
         raise SpecError(

@@ -59,6 +59,7 @@ from torchx_aws.sagemaker.request import (
     split_app_id,
     to_state,
 )
+from torchx_aws.workspace import AwsImageWorkspaceMixin
 
 #: The CloudWatch Logs group SageMaker writes training jobs' output to.
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
@@ -121,8 +122,15 @@ def job_state(job: Mapping[str, Any]) -> AppState:
     return state
 
 
-class AWSSageMakerScheduler(Scheduler[Mapping[str, CfgVal]]):
-    """TorchX on SageMaker training jobs (see the module)."""
+class AWSSageMakerScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
+    """TorchX on SageMaker training jobs (see the module).
+
+    A workspace (``--workspace .``) is built into an image on the role's and pushed to
+    ``image_repo`` (:mod:`torchx_aws.workspace`, extra ``docker``), as upstream's
+    scheduler did; the training job runs that image.
+    """
+
+    puller = "SageMaker"
 
     missing_capabilities = {
         Capability.REPLICA_STATUS: "SageMaker reports one status per training job, none per "
