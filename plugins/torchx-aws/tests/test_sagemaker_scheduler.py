@@ -395,3 +395,25 @@ def test_a_workspace_without_torchx_docker_is_one_line(tmp_path: Any) -> None:
 def test_without_a_workspace_nothing_needs_torchx_docker() -> None:
     info = create_scheduler("s").prepare(app(), {"role": ROLE_ARN}, dryrun=True)
     assert info.request.params["AlgorithmSpecification"]["TrainingImage"] == "train:1"
+
+
+def test_describe_without_environment_reads_the_names_from_the_tags(
+    stubs: Stubs, sched: AWSSageMakerScheduler
+) -> None:
+    # AWS returns Environment; an endpoint that leaves it out costs one ListTags call
+    bare = job("Completed")
+    del bare["Environment"]
+    stubs.sagemaker.add_response("describe_training_job", bare)
+    stubs.sagemaker.add_response(
+        "list_tags",
+        {
+            "Tags": [
+                {"Key": "torchx.pytorch.org/role-name", "Value": "worker"},
+                {"Key": "torchx.pytorch.org/app-name", "Value": "my app"},
+            ]
+        },
+        {"ResourceArn": bare["TrainingJobArn"]},
+    )
+    out = sched.describe("trainer-abc")
+    assert out is not None and out.name == "my app"
+    assert [r.role for r in out.roles_statuses] == ["worker"]
