@@ -75,6 +75,13 @@ def test_resources_gpus_and_no_memory() -> None:
     assert bsub[bsub.index("-gpu") + 1] == "num=2:mode=shared:j_exclusive=yes"
 
 
+def test_a_fraction_of_a_cpu_takes_a_whole_slot() -> None:
+    for cpu, slots in ((0.5, "1"), (2.5, "3"), (4, "4")):
+        role = _role(resource=Resource(cpu=cpu, gpu=0, memMB=0))  # type: ignore[arg-type]
+        bsub = _build(AppDef("a", [role])).replicas[0].bsub
+        assert bsub[bsub.index("-n") + 1] == slots
+
+
 def test_no_queue_no_q() -> None:
     assert "-q" not in _build(AppDef("a", [_role()])).replicas[0].bsub
 

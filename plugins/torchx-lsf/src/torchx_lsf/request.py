@@ -36,6 +36,7 @@ names) is quoted for the shell by :func:`shell_quote`, so an argument like ``"; 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -182,7 +183,8 @@ def bsub_resources(role: Role) -> list[str]:
     res = role.resource
     out: list[str] = []
     if res.cpu > 0:
-        out += ["-n", str(int(res.cpu))]
+        # LSF counts whole slots: a fraction of a CPU still takes one
+        out += ["-n", str(max(1, math.ceil(res.cpu)))]
     out += [
         "-R",
         f"span[hosts=1] rusage[mem={int(res.memMB)}]" if res.memMB > 0 else "span[hosts=1]",
