@@ -46,6 +46,11 @@ def test_a_workspace_without_torchx_docker_is_one_line(tmp_path: Path) -> None:
 
     assert importlib.util.find_spec("torchx_docker") is None  # tested without the extra
     with pytest.raises(SpecError) as e:
-        create_scheduler("s").prepare(app, {"queue": "q"}, workspace=str(tmp_path), dryrun=True)
+        create_scheduler("s").prepare(
+            app,
+            {"queue": "q", "image_repo": "registry.example/team"},
+            workspace=str(tmp_path),
+            dryrun=True,
+        )
     text = str(e.value)
     assert "pip install 'torchx-aws[docker]'" in text and "\n" not in text

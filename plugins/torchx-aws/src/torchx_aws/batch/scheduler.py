@@ -47,13 +47,13 @@ from torchx.schedulers.capabilities import Capability
 from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
 from torchx.schedulers.ids import join_app_id, make_app_id
 from torchx.schedulers.retry import Backoff, call_with_retries
-from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, Role, runopts
+from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, runopts
 from torchx.specs.errors import SpecError
-from torchx.workspace import WorkspaceMixin
 from torchx_aws.batch.options import batch_runopts, read
 from torchx_aws.batch.request import BatchRequest, make_request, roles_of
 from torchx_aws.batch.status import CANCEL_REASON, describe_response, list_response
 from torchx_aws.errors import classify_error
+from torchx_aws.workspace import AwsImageWorkspaceMixin
 
 __all__ = ["LOG_GROUP", "AwsBatchScheduler", "create_scheduler", "parse_app_id"]
 
@@ -114,53 +114,7 @@ def _default_clients(service: str, region: str | None, profile: str | None) -> A
     return client(service, region=region, profile=profile)
 
 
-class BatchWorkspaceMixin(WorkspaceMixin[None]):
-    """Workspaces as images, through torchx-docker's public image builder (extra ``docker``).
-
-    The image is built on the role's image with the workspace in it, pushed to
-    ``image_repo`` (Batch pulls from a registry, never from this machine), and the role
-    runs it; a dry run names that image and builds nothing. Without torchx-docker, or
-    without ``image_repo``, a workspace is one clear error, before anything is made.
-    """
-
-    def workspace_opts(self) -> runopts:
-        return runopts()  # image_repo is one of the scheduler's own run options
-
-    def _image_workspaces(self, cfg: Mapping[str, CfgVal]) -> Any:
-        import importlib
-
-        try:
-            # torchx-docker is an optional extra: imported by name, typed as Any
-            images = importlib.import_module("torchx_docker.images")
-        except ImportError:
-            raise SpecError(
-                "a workspace on aws_batch is built as an image by torchx-docker, which is "
-                "not installed: pip install 'torchx-aws[docker]' (or run without --workspace)"
-            ) from None
-        if not cfg.get("image_repo"):
-            from torchx.specs.errors import InvalidRunConfigException
-
-            raise InvalidRunConfigException(
-                "a workspace on aws_batch needs the run option 'image_repo' (a registry Batch "
-                "pulls from, e.g. -cfg image_repo=123456789012.dkr.ecr.us-east-1.amazonaws.com/team)"
-            )
-        helper = getattr(self, "_ws_helper", None)
-        if helper is None:
-            helper = images.ImageWorkspaceMixin()
-            self._ws_helper = helper
-        return helper
-
-    def plan_workspaces(self, roles: builtins.list[Role], cfg: Mapping[str, CfgVal]) -> None:
-        if any(r.workspace is not None for r in roles):
-            self._image_workspaces(cfg).plan_workspaces(roles, cfg)
-
-    def build_workspace_and_update_role(
-        self, role: Role, workspace: Any, cfg: Mapping[str, CfgVal]
-    ) -> None:
-        self._image_workspaces(cfg).build_workspace_and_update_role(role, workspace, cfg)
-
-
-class AwsBatchScheduler(BatchWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
+class AwsBatchScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     """Apps as AWS Batch jobs (see the module docstring).
 
     Args:
@@ -168,6 +122,9 @@ class AwsBatchScheduler(BatchWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         client_factory: makes the boto3 clients (tests); default:
             :func:`torchx_aws.session.client`
     """
+
+    #: Who pulls a workspace's image (see :class:`~torchx_aws.workspace.AwsImageWorkspaceMixin`).
+    puller = "Batch"
 
     #: What Batch itself lacks, on AWS as on an emulator.
     missing_capabilities: Mapping[Capability, str] = {
