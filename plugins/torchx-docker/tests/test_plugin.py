@@ -55,3 +55,23 @@ assert info.request.network
     loaded = _modules_after(code)
     assert "torchx_docker.scheduler" in loaded
     assert not [m for m in loaded if m == "docker" or m.startswith(("docker.", "requests"))]
+
+
+def test_a_one_replica_start_imports_no_hashing_and_no_thread_pool() -> None:
+    """``torchx run -s docker`` of one replica pays for neither (both are lazy, see there).
+
+    OpenSSL's hashlib is for workspace images only, concurrent.futures (with logging and
+    queue) for several containers at once: importing either up front costs the CLI's
+    start-up milliseconds the engine's own start is measured against.
+    """
+    code = """
+import sys
+from torchx.specs import AppDef, Role
+from torchx_docker.scheduler import create_scheduler
+info = create_scheduler("s").submit_dryrun(AppDef("a", [Role("r", "img", entrypoint="echo")]), {})
+assert info.request.containers
+"""
+    loaded = _modules_after(code)
+    assert "torchx_docker.scheduler" in loaded
+    assert not [m for m in loaded if m in ("hashlib", "_hashlib", "logging")]
+    assert not [m for m in loaded if m.startswith("concurrent")]

@@ -43,7 +43,6 @@ workspace, and so a dry run, works without the SDK reaching any engine.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
@@ -257,6 +256,8 @@ def _parents(target: str) -> list[str]:
 
 
 def _file_digest(path: str) -> bytes:
+    import hashlib  # OpenSSL's loading costs milliseconds: only a workspace build hashes
+
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -265,6 +266,8 @@ def _file_digest(path: str) -> bytes:
 
 
 def _tag_of(base: str, ctx: _Context) -> str:
+    import hashlib
+
     h = hashlib.sha256(_RECIPE)
     for part in (base, ctx.dockerfile):
         h.update(part.encode() + b"\0")

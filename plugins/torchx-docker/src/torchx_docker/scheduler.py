@@ -43,7 +43,6 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -609,6 +608,10 @@ def _parallel(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T | BaseExce
             return fn(item)
         except Exception as e:
             return e
+
+    # imported here: concurrent.futures brings logging and queue, which a 1-replica app
+    # (the common start, timed by the CLI's start-up) never needs
+    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(min(PARALLEL, len(items))) as pool:
         return list(pool.map(guarded, items))
