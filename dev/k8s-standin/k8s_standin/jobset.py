@@ -473,7 +473,11 @@ class JobController:
         meta = pod["metadata"]
         body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": meta["uid"]}}
         try:
-            self.api.delete(obj_path("v1", "pods", meta["namespace"], meta["name"]), body)
+            if (
+                self.api.delete(obj_path("v1", "pods", meta["namespace"], meta["name"]), body)
+                is None
+            ):
+                self.pods.forget(f"{meta['namespace']}/{meta['name']}")  # already gone
         except ApiError as e:
             if e.status != 409:
                 raise

@@ -785,9 +785,19 @@ class Kubelet:
             for p in self.pods.items()
             if p["spec"].get("nodeName") == self.name
         }
-        for c in self.docker.containers([f"{L_NODE}={self.name}"]):
+        containers = self.docker.containers([f"{L_NODE}={self.name}"])
+        for c in containers:
             keys.add(f"{c['Labels'].get(L_NS)}/{c['Labels'].get(L_POD)}")
         self.queue.add_all(keys)
+        # A namespace's network goes once none of its pods has a container here (the
+        # pool has room for 64 at a time; tests make a namespace each).
+        busy = {f"k8s-{c['Labels'].get(L_NS)}" for c in containers}
+        busy |= {f"k8s-{p['metadata']['namespace']}" for p in self.pods.items()}
+        filters = json.dumps({"label": [f"{L_NODE}={self.name}"]})
+        with self.net_lock:
+            for net in self.docker.request("GET", "/networks", {"filters": filters}) or []:
+                if net["Name"] not in busy and not net.get("Containers"):
+                    self.docker.remove_network(net["Id"])
 
     def watch_engine(self) -> None:
         """Container starts and deaths (docker events) sync their pods at once."""

@@ -35,6 +35,9 @@ class Informer:
         self.path = path
         self.name = name
         self.store: dict[str, Obj] = {}
+        # key -> resourceVersion of its deletion: put() of an older copy (a write whose
+        # answer came back after the object was deleted) must not bring it back
+        self.tombstones: dict[str, int] = {}
         self.lock = threading.Lock()
         self.handlers: list[Callable[[str, Obj | None, Obj | None], None]] = []
         self.synced = threading.Event()
@@ -59,11 +62,16 @@ class Informer:
             old = self.store.get(key)
             if old is not None and _rv(old) > _rv(obj):
                 return
+            if old is None and self.tombstones.get(key, -1) >= _rv(obj):
+                return
             self.store[key] = obj
 
     def forget(self, key: str) -> None:
+        """Drops an object this process found gone (a 404) before its watch event."""
         with self.lock:
-            self.store.pop(key, None)
+            gone = self.store.pop(key, None)
+            if gone is not None:
+                self.tombstones[key] = _rv(gone)
 
     def _emit(self, key: str, new: Obj | None, old: Obj | None) -> None:
         for h in self.handlers:
@@ -81,6 +89,7 @@ class Informer:
                 fresh = {key_of(o): o for o in listing.get("items") or []}
                 with self.lock:
                     old_store, self.store = self.store, fresh
+                    self.tombstones.clear()
                 for k, o in fresh.items():
                     self._emit(k, o, old_store.get(k))
                 for k, o in old_store.items():
@@ -103,6 +112,7 @@ class Informer:
                             old = self.store.get(k)
                             if typ == "DELETED":
                                 self.store.pop(k, None)
+                                self.tombstones[k] = _rv(o)
                             elif old is not None and _rv(old) > _rv(o):
                                 continue  # this process already wrote (put) a newer one
                             else:

@@ -99,9 +99,12 @@ def cluster() -> Cluster:
         nodes = c.api.get("/api/v1/nodes")["items"]
     except (OSError, ApiError) as e:
         pytest.fail(f'no API server from dev/k8s ({e}): run `eval "$(dev/k8s up)"` first')
-    if not any(n["metadata"]["name"] == "torchx-dev-node" for n in nodes):
+    # the Node object outlives the stand-in (etcd keeps it): dev/k8s says whether it runs
+    running = os.environ.get("TORCHX_DEV_K8S_STANDIN") == "1"
+    if not running or not any(n["metadata"]["name"] == "torchx-dev-node" for n in nodes):
         pytest.fail(
-            "no node torchx-dev-node: the stand-in does not run (dev/docker up, then dev/k8s up)"
+            'the stand-in does not run: `eval "$(dev/docker up)"`, then `eval "$(dev/k8s up)"`'
+            " (which sets TORCHX_DEV_K8S_STANDIN=1)"
         )
     return c
 
