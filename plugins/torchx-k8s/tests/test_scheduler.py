@@ -414,19 +414,21 @@ def test_following_waits_for_the_container_and_ends_with_the_app(
     name = app_id.split(":")[1]
     sleeps: list[float] = []
 
-    def sleep(seconds: float) -> None:  # the pod appears after the first wait
+    def sleep(seconds: float) -> None:
         sleeps.append(seconds)
-        api.pods = [pod(name, 0, 0, "Running")]
-        api.logs[f"{name}-r0-0-0"] = b"2026-11-25T00:00:01Z up\n"
+        if len(sleeps) == 1:  # the pod appears after the first wait
+            api.pods = [pod(name, 0, 0, "Running")]
+            api.logs[f"{name}-r0-0-0"] = b"2026-11-25T00:00:01Z up\n"
+        else:  # the app ends while the follower waits for it, after its log ended
+            set_phase(api, app_id, "Completed")
 
     monkeypatch.setattr("torchx_k8s.scheduler.time.sleep", sleep)
     assert list(sched.log_iter(app_id, "r0", 0, should_tail=True)) == ["up\n"]
-    assert len(sleeps) == 1
+    assert len(sleeps) == 2  # waited for the pod, then (log ended) for the app to end
     log_query = [q for _, p, q, _ in api.calls if p.endswith("/log")][-1]
     assert log_query["follow"] is True
     # an app that ended with no pod for the replica: the follow ends, no line
     api.pods = []
-    set_phase(api, app_id, "Failed")
     assert list(sched.log_iter(app_id, "r0", 1, should_tail=True)) == []
 
 

@@ -15,15 +15,19 @@ How the contract maps onto the API:
   never made twice; the object is all a submit creates (the controller makes the pods).
 * ``describe``: two calls whatever the replica count: the object, then one pod list by
   label selector (:mod:`torchx_k8s.status` turns both into the answer).
-* ``list``: one list of the objects this plugin made (label selector), in the
-  ``namespace`` (and ``context``) of the run options given to it.
+* ``list``: one list of the objects this plugin made (label selector) per flavour, in
+  the ``namespace`` (and ``context``) of the run options given to it, and one list of
+  their running pods (an app whose controller has not yet written RUNNING is RUNNING
+  once a pod runs, as ``describe`` says).
 * ``cancel``: a Volcano Job's status phase becomes ``Aborted`` (the Volcano controller
-  then kills its pods and keeps the job, as upstream TorchX cancels); a JobSet is
+  then kills its pods and keeps the job, as upstream TorchX cancels), read back and
+  written again if a controller's concurrent status write overwrote it; a JobSet is
   suspended (``spec.suspend``: the controller removes its pods). ``delete``: the object
   is deleted; its pods go with it (the controller's owner references).
 * ``log_iter``: the API's pod log (stdout and stderr together: the API has no
   separate streams before Kubernetes 1.32), streamed in chunks; ``should_tail``
-  follows it until the container exits; ``since`` is sent as ``sinceSeconds``, and
+  follows it until the container exits, then returns once the app has ended; ``since``
+  is sent as ``sinceSeconds``, and
   both bounds are applied to the lines' own times (requested with ``timestamps``).
 * Throttling (429, with its ``Retry-After``), 5xx answers and an unreachable API
   server are transient (``TransientSchedulerError``): the Runner retries them with
@@ -56,7 +60,7 @@ from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
 from torchx.schedulers.polling import matching_lines
 from torchx.schedulers.retry import Backoff, call_with_retries, parse_retry_after
 from torchx.schedulers.window import window_lines
-from torchx.specs import NONE, AppDef, AppDryRunInfo, CfgVal, Role, runopts
+from torchx.specs import NONE, AppDef, AppDryRunInfo, AppState, CfgVal, Role, runopts
 from torchx.specs.errors import SpecError
 from torchx.workspace import WorkspaceMixin
 from torchx_k8s import labels, names, status
@@ -311,12 +315,13 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             raise
         return dict(obj)
 
-    def _pods(self, ref: AppRef, selector: str) -> builtins.list[dict[str, Any]]:
+    def _pods(self, ref: AppRef, selector: str, **fields: str) -> builtins.list[dict[str, Any]]:
         answer = self._core(ref.context).list_namespaced_pod(
             ref.namespace,
             label_selector=selector,
             _preload_content=False,
             _request_timeout=API_TIMEOUT,
+            **fields,
         )
         try:
             items = json.loads(answer.data).get("items") or []
@@ -357,6 +362,16 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         out: builtins.list[ListAppResponse] = []
         from kubernetes.client.exceptions import ApiException
 
+        # one more call for every app: the apps with a running pod (a controller writes its
+        # object's status a moment after its pods run; describe reads the pods too)
+        running = {
+            str(((p.get("metadata") or {}).get("labels") or {}).get(labels.INSTANCE))
+            for p in self._pods(
+                AppRef(opts.namespace, "", opts.flavour, opts.context),
+                labels.app_selector(),
+                field_selector="status.phase=Running",
+            )
+        }
         for flavour in names.FLAVOURS:
             group, version, plural, _ = KINDS[flavour]
             try:
@@ -376,6 +391,8 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 meta = obj.get("metadata") or {}
                 ref = AppRef(opts.namespace, str(meta.get("name")), flavour, opts.context)
                 state, _, _ = status.object_state(flavour, obj)
+                if state == AppState.PENDING and ref.name in running:
+                    state = AppState.RUNNING
                 appdef = appdef_from(obj)
                 out.append(
                     ListAppResponse(
@@ -414,9 +431,8 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             if state.is_terminal():
                 return
             now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            body = {
+            body = {  # a merge patch: the controller's other status fields stay as they are
                 "status": {
-                    **(obj.get("status") or {}),
                     "state": {
                         "phase": "Aborted",
                         "reason": "TorchXCancelled",
@@ -425,9 +441,17 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                     },
                 }
             }
-            api.patch_namespaced_custom_object_status(
-                group, version, ref.namespace, plural, ref.name, body, _request_timeout=API_TIMEOUT
-            )
+            # A controller writing the job's first status at that moment may overwrite the
+            # phase (a status written from what it read before): read it back, write again.
+            for attempt in range(10):
+                api.patch_namespaced_custom_object_status(
+                    group, version, ref.namespace, plural, ref.name, body,
+                    _request_timeout=API_TIMEOUT,
+                )  # fmt: skip
+                time.sleep(0.1 * (attempt + 1))
+                obj = self._get(ref)
+                if obj is None or status.object_state(ref.flavour, obj)[0].is_terminal():
+                    return
         except ApiException as e:
             if e.status != 404:
                 raise
@@ -536,6 +560,16 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 return None
             raise
 
+    def _wait_terminal(self, ref: AppRef) -> None:
+        """Returns once the app has ended (or is gone): a followed log ends with the app."""
+        delay = 0.1
+        while True:
+            obj = self._get(ref)
+            if obj is None or status.object_state(ref.flavour, obj)[0].is_terminal():
+                return
+            time.sleep(delay)  # the object's status has no event to wait on here
+            delay = min(delay * 1.5, 2.0)
+
     def _follow(self, ref: AppRef, selector: str, options: dict[str, Any]) -> Iterator[str]:
         """The replica's log, followed: waits for its container to start (or for the app
         to end without it), then streams the log until the container exits."""
@@ -546,6 +580,7 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 answer = self._open_log(ref, pod, options)
                 if answer is not None:
                     yield from _decode(answer)
+                    self._wait_terminal(ref)
                     return
             obj = self._get(ref)
             if obj is None or status.object_state(ref.flavour, obj)[0].is_terminal():
