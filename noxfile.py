@@ -449,12 +449,29 @@ def integration_k8s(session: nox.Session) -> None:
     ``dev/docker up`` (the engine the stand-in's node runs pods on), then ``dev/k8s up``
     (kube-apiserver 1.20 built once from Debian's source, etcd, the project's CRDs, and
     the stand-in in dev/k8s-standin/: Volcano's and JobSet's controllers, the garbage
-    collector, one node). The stand-in's own tests (dev/k8s-standin/tests) make Volcano
-    Jobs, JobSets and pods as raw API objects and check what a cluster would do with them.
-    Both machine locks are held (k8s, then docker: integration_docker stops dockerd in its
-    fault tests); ``dev/k8s down`` and ``dev/docker down`` run afterwards, pass or fail.
+    collector, one node). Two suites run: the stand-in's own tests (dev/k8s-standin/tests:
+    Volcano Jobs, JobSets and pods as raw API objects, checked against what a cluster
+    would do with them), then torchx-k8s's (plugins/torchx-k8s/tests/integration: the
+    scheduler through the ``torchx`` command and the Runner, the conformance kit, the
+    README's DDP example). ``TORCHX_K8S_SUITES=plugin`` (or ``standin``) runs one of them
+    (posargs go to each suite run). Both machine locks are held (k8s, then docker:
+    integration_docker stops dockerd in its fault tests); ``dev/k8s down`` and
+    ``dev/docker down`` run afterwards, pass or fail.
     """
-    session.install("pytest")
+    # torchx-docker: the plugin's "docker" extra builds the DDP example's workspace image
+    wanted = {
+        "torchx-runner": "testing",
+        "torchx-docker": "",
+        "torchx-k8s": "test,docker",
+        "torchx-cli": "",
+    }
+    args = [_rel(DISTS["torchx-specs"])]
+    args += [f"{_rel(DISTS[d])}[{x}]" if x else _rel(DISTS[d]) for d, x in wanted.items()]
+    session.install(*args, "pytest")
+    # a reused venv (-R) keeps an installed folder of the same version: reinstall ours
+    local = [_rel(DISTS[d]) for d in ("torchx-specs", *wanted)]
+    session.install("--no-deps", "--force-reinstall", "-q", *local)
+    suites = os.environ.get("TORCHX_K8S_SUITES", "standin,plugin").split(",")
     k8s_state = os.environ.get("TORCHX_DEV_K8S_DIR", "/var/tmp/torchx-dev-k8s")
     docker_state = os.environ.get("TORCHX_DEV_DOCKER_DIR", "/var/tmp/torchx-dev-docker")
     docker, k8s = ROOT / "dev" / "docker", ROOT / "dev" / "k8s"
@@ -465,10 +482,15 @@ def integration_k8s(session: nox.Session) -> None:
         try:
             env = _cluster_up(session, docker)
             env.update(_cluster_up(session, k8s))
-            session.chdir(ROOT / "dev" / "k8s-standin" / "tests")
-            run_pytest(
-                session, *session.posargs, env={**env, "TORCHX_K8S_STANDIN_INTEGRATION": "1"}
-            )
+            if "standin" in suites:
+                session.chdir(ROOT / "dev" / "k8s-standin" / "tests")
+                run_pytest(
+                    session, *session.posargs, env={**env, "TORCHX_K8S_STANDIN_INTEGRATION": "1"}
+                )
+            if "plugin" in suites:
+                session.chdir(ROOT / "plugins" / "torchx-k8s" / "tests" / "integration")
+                plugin_env = {"TORCHX_K8S_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)}
+                run_pytest(session, *session.posargs, env={**env, **plugin_env})
         finally:
             session.run(str(k8s), "down", external=True)
             session.run(str(docker), "down", external=True)
