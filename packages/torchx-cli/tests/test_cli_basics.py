@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -126,3 +127,42 @@ def test_cached_help_imports_nothing_heavy(tmp_path) -> None:  # type: ignore[no
 def test_bare_torchx_prints_help_and_exits_2() -> None:
     proc = torchx(check_rc=2)
     assert proc.stdout.startswith("usage: torchx") and "commands:" in proc.stdout
+
+
+def test_run_parsing_and_a_component_import_no_shutil_nor_shlex(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``torchx run``'s parsers size their help without shutil (bz2, lzma), and
+    ``utils.echo``'s module quotes with shlex only in the component that needs it: both
+    would add milliseconds to every start (issue 19). A scheduler may still import them."""
+    code = (
+        "import sys\n"
+        "from torchx.cli._parser import build_parser, load_commands\n"
+        "p = build_parser(load_commands(False, only=['run']), other_names=['run'])\n"
+        "args, _ = p.parse_known_args(['run', '--dryrun', 'utils.echo', '--msg', 'hi'])\n"
+        "from torchx.components.args import materialize_appdef\n"
+        "from torchx.components.finder import get_component\n"
+        "app = materialize_appdef(get_component('utils.echo').fn, ['--msg', 'hi'])\n"
+        "assert app.roles[0].args == ['hi'], app.roles[0].args\n"
+        "print('LOADED=' + ','.join(m for m in ('shutil', 'lzma', 'bz2', 'shlex') if m in sys.modules))"
+    )
+    # the first run fills the plugin cache (a scan reads zipfile, hence shutil); the second
+    # is a start as the command makes it
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("TORCHX_NO_PLUGIN_CACHE", None)
+    for _ in range(2):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+        )
+    assert out.stdout.strip().splitlines()[-1] == "LOADED="
+
+
+def test_help_width_is_shutils(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    from torchx.cli._parser import HelpFormatter
+
+    for columns in ("57", "0", "x", None):
+        if columns is None:
+            monkeypatch.delenv("COLUMNS", raising=False)
+        else:
+            monkeypatch.setenv("COLUMNS", columns)
+        assert HelpFormatter("p")._width == shutil.get_terminal_size().columns - 2

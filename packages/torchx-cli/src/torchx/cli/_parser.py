@@ -8,6 +8,7 @@ only when it is the one being run, or when the full help is shown.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -155,7 +156,7 @@ def build_parser(
         prog="torchx",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"torchx {version()}")
     parser.add_argument(
@@ -175,14 +176,49 @@ def build_parser(
     for name in names:
         cmd = commands.get(name)
         if cmd is None:
-            sub.add_parser(name)
+            sub.add_parser(name, formatter_class=HelpFormatter)
             continue
         sp = sub.add_parser(
             name,
             help=cmd.help,
             description=getattr(cmd, "description", None) or cmd.help,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=HelpFormatter,
         )
         cmd.add_arguments(sp)
         sp.set_defaults(_torchx_command=cmd, _torchx_parser=sp)
     return parser
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter of raw descriptions, sized without importing :mod:`shutil`.
+
+    argparse makes a formatter for every ``add_argument`` (to check it), and its
+    ``__init__`` imports shutil for the terminal's width: shutil loads the bz2 and lzma
+    extensions, milliseconds of every ``torchx run``'s start for a width no one reads
+    unless help is printed. The width is the one ``shutil.get_terminal_size`` gives:
+    ``$COLUMNS`` when a positive number, else the terminal's, else 80; minus 2.
+    """
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:
+            width = _terminal_columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+def _terminal_columns() -> int:
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80

@@ -22,7 +22,6 @@ local scheduler runs the job); pass a container image for container schedulers.
 from __future__ import annotations
 
 import os
-import shlex
 from typing import Final
 
 from torchx.components import DEFAULT_IMAGE
@@ -140,6 +139,8 @@ def sh(
     """
     if not args:
         raise ComponentArgError("a command to run is needed (e.g. -- echo hello)")
+    import shlex  # its regex compiles at import: only this component quotes
+
     job_env = dict(env) if env else {}
     job_env.setdefault("LOGLEVEL", os.environ.get("LOGLEVEL", "WARNING"))
     role = Role(
