@@ -42,6 +42,7 @@ EXAMPLES = [
     "torchx.schedulers.api",
     "torchx.schedulers.appstore",
     "torchx.schedulers.capabilities",
+    "torchx.schedulers.commands",
     "torchx.schedulers.files",
     "torchx.schedulers.follow",
     "torchx.schedulers.ids",

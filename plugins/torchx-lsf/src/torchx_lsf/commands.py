@@ -14,18 +14,15 @@ reached or asked to try later. :func:`is_no_job` tells LSF's "nothing matches" a
 
 from __future__ import annotations
 
-import math
-import os
-import shutil
-import subprocess
 from collections.abc import Sequence
 
-from torchx.schedulers.api import SchedulerError, TransientSchedulerError
+from torchx.schedulers import commands as shared
+from torchx.schedulers.api import TransientSchedulerError
 
 #: Environment variable overriding the timeout (seconds) of every LSF command.
 TIMEOUT_ENV = "TORCHX_LSF_TIMEOUT"
 DEFAULT_TIMEOUT = 30.0
-MAX_TIMEOUT = 86400.0
+MAX_TIMEOUT = shared.MAX_TIMEOUT
 
 # what LSF's clients say when its daemons cannot be reached (worth a retry)
 _UNREACHABLE = (
@@ -44,13 +41,8 @@ _UNREACHABLE = (
 _NO_JOB = ("no job found", "no unfinished job found", "no matching job found", "is not found")
 
 
-class LsfCommandError(SchedulerError):
+class LsfCommandError(shared.CommandError):
     """An LSF tool ran and failed; ``output`` holds what it said (stderr, then stdout)."""
-
-    def __init__(self, message: str, *, returncode: int, output: str) -> None:
-        super().__init__(message)
-        self.returncode = returncode
-        self.output = output
 
 
 class TransientLsfCommandError(LsfCommandError, TransientSchedulerError):
@@ -63,41 +55,25 @@ def is_no_job(text: str) -> bool:
     >>> is_no_job("Job <123> is not found"), is_no_job("No unfinished job found")
     (True, True)
     """
-    said = text.lower()
-    return any(p in said for p in _NO_JOB)
+    return shared.mentions(text, _NO_JOB)
 
 
 def timeout() -> float:
     """The timeout of each LSF command, in seconds (``TORCHX_LSF_TIMEOUT`` or 30)."""
-    raw = os.environ.get(TIMEOUT_ENV, "")
-    if not raw:
-        return DEFAULT_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not 0 < value <= MAX_TIMEOUT:
-        raise SchedulerError(
-            f"{TIMEOUT_ENV}={raw!r} is not a number of seconds from 0 to {MAX_TIMEOUT:g}: "
-            f"set it to e.g. 60, or unset it for the default of {DEFAULT_TIMEOUT:g}"
-        )
-    return value
+    return shared.timeout_from_env(TIMEOUT_ENV, default=DEFAULT_TIMEOUT, example=60)
 
 
 def which(tool: str) -> str:
     """The path of ``tool``; one line saying what to do if it is not on PATH."""
-    path = shutil.which(tool)
-    if path is None:
-        raise SchedulerError(
-            f"LSF's {tool} is not on PATH: run on an LSF host (after sourcing LSF's "
-            "profile.lsf) or add LSF's bin directory to PATH"
-        )
-    return path
+    return shared.which(
+        tool,
+        missing=f"LSF's {tool} is not on PATH: run on an LSF host (after sourcing LSF's "
+        "profile.lsf) or add LSF's bin directory to PATH",
+    )
 
 
-def first_line(text: str) -> str:
-    """The first non-empty line of ``text``."""
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+#: The first non-empty line of a text (a tool's answer).
+first_line = shared.first_line
 
 
 def run(
@@ -109,25 +85,14 @@ def run(
     ``LSB_BJOBS_CONSISTENT_EXIT_CODE`` decides) returns ``""``.
     """
     tool = argv[0]
-    path = which(tool)
-    limit = timeout()
-    try:
-        proc = subprocess.run(
-            [path, *argv[1:]],
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=limit,
-            check=False,
-            errors="replace",
-        )
-    except subprocess.TimeoutExpired:
-        raise TransientSchedulerError(
-            f"{tool} did not answer within {limit:g} s{f' ({what})' if what else ''}: LSF may "
-            f"be down or slow (raise {TIMEOUT_ENV} to wait longer)"
-        ) from None
-    except OSError as e:
-        raise SchedulerError(f"cannot run {path}: {e.strerror}") from None
+    proc = shared.run(
+        argv,
+        path=which(tool),
+        timeout=timeout(),
+        what=what,
+        slow=f"LSF may be down or slow (raise {TIMEOUT_ENV} to wait longer)",
+        input=input,
+    )
     said = proc.stderr + proc.stdout
     if proc.returncode != 0:
         if ok_no_job and is_no_job(said):
@@ -135,14 +100,11 @@ def run(
         line = (
             first_line(proc.stderr) or first_line(proc.stdout) or f"exit status {proc.returncode}"
         )
-        cls = (
-            TransientLsfCommandError
-            if any(p in said.lower() for p in _UNREACHABLE)
-            else LsfCommandError
-        )
+        cls = TransientLsfCommandError if shared.mentions(said, _UNREACHABLE) else LsfCommandError
         raise cls(
-            f"{tool} failed{f' ({what})' if what else ''}: {line}",
+            shared.failed_message(tool, what, line),
             returncode=proc.returncode,
-            output=said,
+            stderr=proc.stderr,
+            stdout=proc.stdout,
         )
     return proc.stdout

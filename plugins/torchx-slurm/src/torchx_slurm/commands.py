@@ -19,19 +19,17 @@ that Slurm does not know a job: every other failure is an error, never "no such 
 
 from __future__ import annotations
 
-import math
 import os
-import shutil
-import subprocess
 from collections.abc import Sequence
 
+from torchx.schedulers import commands as shared
 from torchx.schedulers.api import SchedulerError, TransientSchedulerError
 
 #: Environment variable overriding the timeout (seconds) of every Slurm command.
 TIMEOUT_ENV = "TORCHX_SLURM_TIMEOUT"
 DEFAULT_TIMEOUT = 10.0
 #: The longest timeout ``TORCHX_SLURM_TIMEOUT`` may ask for (a day): every call must end.
-MAX_TIMEOUT = 86400.0
+MAX_TIMEOUT = shared.MAX_TIMEOUT
 
 # Phrases of Slurm client errors that mean "the controller could not be reached".
 DEFAULT_CONF = "/etc/slurm/slurm.conf"
@@ -60,13 +58,8 @@ _UNREACHABLE = (
 _INVALID_JOB_ID = "invalid job id specified"
 
 
-class SlurmCommandError(SchedulerError):
+class SlurmCommandError(shared.CommandError):
     """A Slurm tool ran and failed; ``stderr`` holds what it said."""
-
-    def __init__(self, message: str, *, returncode: int, stderr: str) -> None:
-        super().__init__(message)
-        self.returncode = returncode
-        self.stderr = stderr
 
 
 class TransientSlurmCommandError(SlurmCommandError, TransientSchedulerError):
@@ -87,21 +80,7 @@ def is_invalid_job_id(error: SlurmCommandError) -> bool:
 
 def timeout() -> float:
     """The timeout of each Slurm command, in seconds (``TORCHX_SLURM_TIMEOUT`` or 10)."""
-    raw = os.environ.get(TIMEOUT_ENV, "")
-    if not raw:
-        return DEFAULT_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    # inf, nan and huge values would reach the OS as an unusable timeout (OverflowError)
-    if not 0 < value <= MAX_TIMEOUT:
-        raise SchedulerError(
-            f"{TIMEOUT_ENV}={raw!r} is not a number of seconds from 0 to {MAX_TIMEOUT:g}: "
-            "set it to e.g. 30, or unset it for the default of "
-            f"{DEFAULT_TIMEOUT:g}"
-        )
-    return value
+    return shared.timeout_from_env(TIMEOUT_ENV, default=DEFAULT_TIMEOUT, example=30)
 
 
 def check_environment(tool: str) -> str:
@@ -112,13 +91,11 @@ def check_environment(tool: str) -> str:
             f"SLURM_CONF={conf} does not exist, so every Slurm command would wait 60 s for it: "
             "point SLURM_CONF at the cluster's slurm.conf or unset it"
         )
-    path = shutil.which(tool)
-    if path is None:
-        raise SchedulerError(
-            f"Slurm's {tool} is not on PATH: run on a machine with the Slurm client tools "
-            "(a login node, or Debian/Ubuntu: apt-get install slurm-client) or add them to PATH"
-        )
-    return path
+    return shared.which(
+        tool,
+        missing=f"Slurm's {tool} is not on PATH: run on a machine with the Slurm client tools "
+        "(a login node, or Debian/Ubuntu: apt-get install slurm-client) or add them to PATH",
+    )
 
 
 def _no_config_hint(stderr: str) -> str:
@@ -162,35 +139,24 @@ def run(argv: Sequence[str], *, input: str | None = None, what: str = "") -> str
     """
     tool = argv[0]
     path = check_environment(tool)
-    limit = timeout()
-    try:
-        proc = subprocess.run(
-            [path, *argv[1:]],
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=limit,
-            check=False,
-            errors="replace",
-            # times as parse.parse_time reads them, whatever the user's own setting
-            env={**os.environ, "SLURM_TIME_FORMAT": "standard"},
-        )
-    except subprocess.TimeoutExpired:
-        conf = os.environ.get("SLURM_CONF", DEFAULT_CONF)
-        raise TransientSchedulerError(
-            f"{tool} did not answer within {limit:g} s{f' ({what})' if what else ''}: the Slurm "
-            f"controller may be down or slow (SLURM_CONF={conf}; raise {TIMEOUT_ENV} to wait longer)"
-        ) from None
-    except OSError as e:
-        raise SchedulerError(f"cannot run {path}: {e.strerror}") from None
+    conf = os.environ.get("SLURM_CONF", DEFAULT_CONF)
+    proc = shared.run(
+        argv,
+        path=path,
+        timeout=timeout(),
+        what=what,
+        slow=f"the Slurm controller may be down or slow (SLURM_CONF={conf}; "
+        f"raise {TIMEOUT_ENV} to wait longer)",
+        input=input,
+        # times as parse.parse_time reads them, whatever the user's own setting
+        env={**os.environ, "SLURM_TIME_FORMAT": "standard"},
+    )
     if proc.returncode != 0:
         line = first_error_line(proc.stderr) or f"exit status {proc.returncode}"
-        message = (
-            f"{tool} failed{f' ({what})' if what else ''}: {line}{_no_config_hint(proc.stderr)}"
-        )
+        message = shared.failed_message(tool, what, line) + _no_config_hint(proc.stderr)
         cls = (
             TransientSlurmCommandError
-            if any(p in proc.stderr.lower() for p in _UNREACHABLE)
+            if shared.mentions(proc.stderr, _UNREACHABLE)
             else SlurmCommandError
         )
         raise cls(message, returncode=proc.returncode, stderr=proc.stderr)
