@@ -47,6 +47,7 @@ EXAMPLES = [
     "torchx.schedulers.follow",
     "torchx.schedulers.ids",
     "torchx.schedulers.local_scheduler",
+    "torchx.schedulers.privatedir",
     "torchx.schedulers.replica_errors",
     "torchx.schedulers.retry",
     "torchx.schedulers.states",

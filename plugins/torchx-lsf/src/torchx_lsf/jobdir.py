@@ -18,12 +18,19 @@ import os
 import shutil
 import stat
 
+from torchx.schedulers import privatedir
 from torchx.schedulers.api import SchedulerError
 
 #: The sub-directory of the job directory holding one private directory per app.
 STATE_DIR = ".torchx-lsf"
 #: The file whose presence says that the app was cancelled through torchx.
 CANCELLED = "cancelled"
+
+# the end of every refusal of a private directory: why it matters, what to do
+_WHY = (
+    "the app keeps its scripts, environment and logs there, so another user could plant "
+    "or read them; use another jobdir, or remove it if you made it"
+)
 
 
 def prepare(jobdir: str) -> bool:
@@ -43,54 +50,14 @@ def prepare(jobdir: str) -> bool:
             raise SchedulerError(
                 f"cannot create the job directory {jobdir}: {e.strerror}"
             ) from None
+    privatedir.check_job_dir(jobdir, option="jobdir", holds="the app")
     try:
-        st = os.stat(jobdir)
-    except OSError as e:
-        raise SchedulerError(f"cannot use the job directory {jobdir}: {e.strerror}") from None
-    if st.st_mode & stat.S_IWOTH and not st.st_mode & stat.S_ISVTX:
-        raise SchedulerError(
-            f"jobdir {jobdir} can be written by every user and is not sticky, so any of "
-            "them could replace the files of the app: use a directory only you can write, "
-            f"or make it sticky like /tmp (chmod +t {jobdir})"
-        )
-    try:
-        _prepare_top(jobdir)
+        privatedir.make_private_dir(os.path.join(jobdir, STATE_DIR), why=_WHY)
     except SchedulerError:
         if made:  # a failed submit leaves nothing behind
             shutil.rmtree(jobdir, ignore_errors=True)
         raise
     return made
-
-
-def _prepare_top(jobdir: str) -> None:
-    top = os.path.join(jobdir, STATE_DIR)
-    try:
-        os.mkdir(top, 0o700)
-        os.chmod(top, 0o700)
-    except FileExistsError:
-        pass
-    except OSError as e:
-        raise SchedulerError(f"cannot create {top}: {e.strerror}") from None
-    fd = _open_dir(top)
-    try:
-        own = os.fstat(fd)
-        if own.st_uid != os.geteuid():
-            raise SchedulerError(_refusal(top, f"owned by uid {own.st_uid}"))
-        if own.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise SchedulerError(
-                _refusal(top, f"writable by others (mode {stat.S_IMODE(own.st_mode):o})")
-                + f"; or make it yours alone: chmod go-w {top}"
-            )
-    finally:
-        os.close(fd)
-
-
-def _open_dir(path: str) -> int:
-    try:
-        # the directory itself, never what a link of that name points to
-        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as e:
-        raise SchedulerError(_refusal(path, _what(path, e))) from None
 
 
 def make_app_dir(app_dir: str, files: dict[str, str]) -> None:
@@ -107,7 +74,7 @@ def make_app_dir(app_dir: str, files: dict[str, str]) -> None:
         ) from None
     except OSError as e:
         raise SchedulerError(f"cannot create {app_dir}: {e.strerror}") from None
-    fd = _open_dir(app_dir)
+    fd = privatedir.open_private_dir(app_dir, why=_WHY)
     try:
         os.fchmod(fd, 0o700)  # the umask may have taken bits away (never added any)
         for name, text in files.items():
@@ -169,23 +136,3 @@ def remove(app_dir: str, jobdir: str, made_jobdir: bool) -> None:
     shutil.rmtree(app_dir, ignore_errors=True)
     if made_jobdir:
         shutil.rmtree(jobdir, ignore_errors=True)
-
-
-def _what(path: str, error: OSError) -> str:
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return error.strerror or "not usable"
-    if stat.S_ISLNK(mode):
-        return "a link"
-    if not stat.S_ISDIR(mode):
-        return "not a directory"
-    return error.strerror or "not usable"
-
-
-def _refusal(path: str, what: str) -> str:
-    return (
-        f"{path} is {what}, not a directory of yours that only you can write: the app keeps "
-        "its scripts, environment and logs there, so another user could plant or read "
-        "them; use another jobdir, or remove it if you made it"
-    )
