@@ -270,3 +270,91 @@ def test_the_hot_path_does_not_import_the_sdk(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- the HTTP answer as the engine may frame it (read by hand, not by http.client) -----------
+
+
+def _raw_engine(tmp_path: Path, answer: bytes) -> tuple[str, list[bytes]]:
+    """A Unix socket that reads one request, writes ``answer`` as given and closes."""
+    path = str(tmp_path / "raw.sock")
+    server = socketserver.UnixStreamServer(path, socketserver.BaseRequestHandler)
+    requests: list[bytes] = []
+
+    def serve() -> None:
+        conn, _ = server.socket.accept()
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(4096)
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = [
+                int(h.split(b":")[1])
+                for h in head.split(b"\r\n")
+                if h.lower().startswith(b"content-length:")
+            ]
+            while length and len(body) < length[0]:
+                body += conn.recv(4096)
+            requests.append(head + b"\r\n\r\n" + body)
+            conn.sendall(answer)
+        server.server_close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return path, requests
+
+
+def test_a_chunked_answer_is_joined(tmp_path: Path) -> None:
+    """The engine's wait call answers chunked (headers first, the body when the container stops)."""
+    answer = b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"Sta\r\nc\r\ntusCode": 3}\r\n0\r\n\r\n'
+    path, requests = _raw_engine(tmp_path, answer)
+    assert wire.Wire(path=path, timeout=10).wait("abc") == {"StatusCode": 3}
+    request = requests[0].decode()
+    assert request.startswith("POST /containers/abc/wait HTTP/1.1\r\n")
+    assert "Content-Length: 0\r\n" in request and "Connection: close\r\n" in request
+
+
+def test_an_answer_without_length_ends_when_the_engine_closes(tmp_path: Path) -> None:
+    path, requests = _raw_engine(tmp_path, b'HTTP/1.0 200 OK\r\n\r\n[{"Id": "a"}]')
+    assert wire.Wire(path=path, timeout=10).containers() == [{"Id": "a"}]
+    assert requests[0].startswith(b"GET /containers/json?all=0 HTTP/1.1\r\n")
+    assert b"Content-Length" not in requests[0]
+
+
+def test_a_body_is_sent_with_its_length(tmp_path: Path) -> None:
+    path, requests = _raw_engine(
+        tmp_path, b'HTTP/1.1 201 Created\r\nContent-Length: 11\r\n\r\n{"Id": "x"}'
+    )
+    assert wire.Wire(path=path, timeout=10).create_container({}, image="i") == {"Id": "x"}
+    head, _, body = requests[0].partition(b"\r\n\r\n")
+    assert json.loads(body)["Image"] == "i"
+    assert f"Content-Length: {len(body)}".encode() in head
+    assert b"Content-Type: application/json" in head
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"",
+        b"HTTP/1.1 200 OK\r\nContent-Le",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{}",
+        b"SSH-2.0\r\n\r\n",
+    ],
+)
+def test_an_answer_cut_short_or_not_http_is_an_os_error(tmp_path: Path, answer: bytes) -> None:
+    """Seen as an engine that cannot be reached (an ``OSError`` without an answer)."""
+    path, _ = _raw_engine(tmp_path, answer)
+    with pytest.raises(OSError):
+        wire.Wire(path=path, timeout=10).containers()
+
+
+def test_a_call_imports_no_http_client(tmp_path: Path) -> None:
+    """http.client brings email and ssl: some 10 ms of CPU at every ``torchx run`` start."""
+    path, _ = _raw_engine(tmp_path, b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+    code = (
+        "import sys\n"
+        "from torchx_docker import wire\n"
+        f"wire.Wire(path={path!r}, timeout=10).start('abc')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('http', 'email', 'ssl')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
