@@ -29,6 +29,7 @@ DEPENDENT = {
     Capability.RANK0_ENV: "test_two_roles_of_n_replicas_with_macros",
     Capability.DESCRIBE_APPDEF: "test_describe_gives_back_the_appdef",
     Capability.REPLICA_STATUS: "test_one_failing_replica_of_several_fails_the_app",
+    Capability.LAST_ATTEMPT_STATUS: "test_one_failing_replica_of_several_with_retries",
 }
 
 HEADER = """
@@ -59,6 +60,10 @@ class TestAll(SchedulerConformance):
 
 class TestLogs(TestAll):
     missing = {Capability.LOGS: "pretend there are no logs"}
+
+
+class TestLastAttempt(TestAll):
+    missing = {Capability.LAST_ATTEMPT_STATUS: "pretend the failed attempt's pods are gone"}
 """
     )
     names = sorted(set(DEPENDENT.values()))
@@ -71,6 +76,9 @@ class TestLogs(TestAll):
     # every test depending on a capability TestAll pretends to lack fails there
     assert {("TestAll", DEPENDENT[c]) for c in single} <= failed, result.stdout.str()
     assert ("TestLogs", "test_log_iter_regex") in failed, result.stdout.str()
+    # alone (retries present), it fails on the exit code the local scheduler does keep
+    last = ("TestLastAttempt", DEPENDENT[Capability.LAST_ATTEMPT_STATUS])
+    assert last in failed, result.stdout.str()
 
 
 @linux_only

@@ -56,21 +56,3 @@ def cli(tmp_path: Path) -> Cli:
     from k8scmd import Cli
 
     return Cli(tmp_path)
-
-
-#: Kit checks that Volcano's own design makes fail, each with the reason (strict: one that
-#: starts to pass fails, so this list cannot outlive its reason).
-VOLCANO_XFAIL = {
-    "TestVolcanoConformance::test_one_failing_replica_of_several_with_retries": (
-        "Volcano deletes every pod of a job it restarts (RestartJob), the failed attempt's "
-        "too, before it marks the job Failed on the last failure: the exit code of the "
-        "attempt that failed the app is gone from the API"
-    ),
-}
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        for test, reason in VOLCANO_XFAIL.items():
-            if item.nodeid.endswith(test):
-                item.add_marker(pytest.mark.xfail(strict=True, reason=reason))

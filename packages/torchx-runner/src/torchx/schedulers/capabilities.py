@@ -66,6 +66,10 @@ class Capability(StrEnum):
     #: ``ReplicaStatus.state`` per replica: each replica's own state (SageMaker reports one
     #: state per training job, none per instance)
     REPLICA_STATUS = "replica_status"
+    #: The replicas' states and exit codes once an app has failed after its restarts (the
+    #: attempt that failed it): Volcano deletes every pod of a job it restarts, the failed
+    #: attempt's too, before it marks the job Failed
+    LAST_ATTEMPT_STATUS = "last_attempt_status"
 
 
 #: What the contract does on a backend that lacks each capability (what the kit checks).
@@ -84,6 +88,8 @@ LACKING: Mapping[Capability, str] = {
     "name or the job name made from it",
     Capability.REPLICA_STATUS: "every replica is reported in the app's state, with no exit "
     "code (torchx.schedulers.states.replicas_in_app_state); declare exit_codes missing too",
+    Capability.LAST_ATTEMPT_STATUS: "once an app has failed after restarts, every replica "
+    "is reported in the app's state (FAILED), with no exit code",
 }
 
 

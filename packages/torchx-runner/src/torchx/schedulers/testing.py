@@ -863,6 +863,12 @@ class SchedulerConformance:
             assert desc.num_restarts <= 0, desc
         else:
             assert desc.num_restarts == 1, desc
+        if kit.lacks(Capability.LAST_ATTEMPT_STATUS) and not kit.lacks(Capability.RETRIES):
+            (role,) = desc.roles_statuses
+            assert sorted(rep.id for rep in role.replicas) == list(range(n)), role
+            for rep in role.replicas:
+                assert rep.state == desc.state and rep.exit_code is None, (desc.state, rep)
+            return
         self._check_exits(kit, desc, {n - 1: 7})
 
     def test_two_roles_of_n_replicas_with_macros(self, kit: Kit) -> None:
