@@ -50,9 +50,11 @@ def _role(name: str, script: str, n: int = 1, **kw: Any) -> Role:
 
 
 def test_three_replicas_meet_over_tcp_by_container_name(cli: Cli) -> None:
+    # a listener (port) per peer: with one port listened on twice in turn, a peer whose
+    # connection queued behind the first one's was dropped when that listener exited
     script = (
-        'if [ "$0" = 0 ]; then for i in 1 2; do nc -l -p 9000; done; '
-        'else until echo "hello from $0 to $TORCHX_RANK0_HOST" | nc "$TORCHX_RANK0_HOST" 9000; '
+        'if [ "$0" = 0 ]; then nc -l -p 9001 & nc -l -p 9002 & wait; '
+        'else until echo "hello from $0 to $TORCHX_RANK0_HOST" | nc "$TORCHX_RANK0_HOST" 900$0; '
         "do sleep 0.2; done; fi"
     )
     proc = cli(
