@@ -41,8 +41,12 @@ MEET = (
     'echo "index=$VC_TASK_INDEX vk=$VK_TASK_INDEX num=$VC_W_NUM hosts=$VC_W_HOSTS"; '
     "echo file=$(cat /etc/volcano/w.host | tr '\\n' ,); "
     "rank0=${VC_W_HOSTS%%,*}; "
-    'if [ "$VC_TASK_INDEX" = 0 ]; then for i in $(seq $((VC_W_NUM - 1))); do nc -l -p 5000; done; '
-    'else until echo "hello from $(hostname)" | nc "$rank0" 5000; do sleep 0.2; done; fi'
+    # a listener (port) per peer: one port listened on twice in turn drops a peer whose
+    # connection queued behind the first one's
+    'if [ "$VC_TASK_INDEX" = 0 ]; then for i in $(seq $((VC_W_NUM - 1))); do '
+    "nc -l -p $((5000 + i)) & done; wait; "
+    'else until echo "hello from $(hostname)" | nc "$rank0" $((5000 + VC_TASK_INDEX)); '
+    "do sleep 0.2; done; fi"
 )
 
 

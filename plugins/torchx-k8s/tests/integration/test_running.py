@@ -57,8 +57,10 @@ def test_three_replicas_meet_over_tcp_at_the_rank0_host(
 ) -> None:
     script = (
         'eval "host=\\${$1}"; '
-        'if [ "$0" = 0 ]; then for i in 1 2; do nc -l -p 9000; done; '
-        'else until echo "hello from $0 via $host" | nc "$host" 9000; do sleep 0.3; done; fi'
+        # a listener (port) per peer: one port listened on twice in turn drops a peer
+        # whose connection queued behind the first one's
+        'if [ "$0" = 0 ]; then nc -l -p 9001 & nc -l -p 9002 & wait; '
+        'else until echo "hello from $0 via $host" | nc "$host" 900$0; do sleep 0.3; done; fi'
     )
     handle = runner.run(
         AppDef("meet", [_sh("peer", script, n=3)]), "kubernetes", {"flavour": flavour}
