@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
-import pkgutil
-
 import pytest
-import torchx_lsf
+
+from torchx.schedulers.testing import modules_with_examples, run_examples
 
 #: The modules whose docstrings show examples; each must have at least one.
 MODULES = [
@@ -20,20 +17,10 @@ MODULES = [
 
 
 def test_the_modules_with_examples_are_the_listed_ones() -> None:
-    found = pkgutil.walk_packages(torchx_lsf.__path__, prefix="torchx_lsf.")
-    names = ["torchx_lsf", *sorted(m.name for m in found)]
-    finder = doctest.DocTestFinder()
-    with_examples = [
-        name
-        for name in names
-        if any(test.examples for test in finder.find(importlib.import_module(name)))
-    ]
-    assert with_examples == MODULES
+    # a module that gains examples is listed (so they run); one that loses them is not
+    assert modules_with_examples("torchx_lsf") == MODULES
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_doctests(name: str) -> None:
-    module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0, f"{name} has no examples"
-    assert result.failed == 0
+    run_examples(name)
