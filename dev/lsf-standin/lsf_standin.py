@@ -302,6 +302,7 @@ def supervise(job_id: int) -> None:
         stdout=out,
         stderr=err,
         start_new_session=True,
+        preexec_fn=_default_signals,
     )
     with locked():
         job = load(job_id) or job
@@ -335,6 +336,14 @@ def supervise(job_id: int) -> None:
         job["exit_code"] = code
         job["finish_time"] = time.time()
         save(job)
+
+
+def _default_signals() -> None:
+    """A job starts with INT and QUIT at their defaults, as under LSF, even when whoever
+    started bsub ignored them (a background job of a shell): sh cannot trap a signal
+    ignored on entry, and bkill's first signal is INT."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def _open_output(path: str, append: bool) -> int:
