@@ -6,6 +6,7 @@ so the tests import them the way ``python tools/<tool>.py`` does.
 
 from __future__ import annotations
 
+import ast
 import shutil
 import sys
 import textwrap
@@ -118,3 +119,26 @@ def copy_tree(src: Path, dst: Path) -> Path:
         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "dist", "build"),
     )
     return dst
+
+
+def doc_sources(root: Path = REPO) -> list[str]:
+    """The Markdown files the documentation is made of (relative to ``root``): the root
+    README, each distribution's and example's README, docs/ (any depth), bench/ and dev/.
+    The doc tests (commands, Python examples) go through every one of them."""
+    globs = ("packages/*/README.md", "plugins/*/README.md", "docs/**/*.md", "examples/*/README.md")
+    found = ["README.md"]
+    for pattern in globs:
+        found += sorted(str(p.relative_to(root)) for p in root.glob(pattern))
+    found += ["bench/README.md", "dev/README.md"]
+    return [doc for doc in found if (root / doc).is_file()]
+
+
+def function_source(ref: str) -> tuple[str, str]:
+    """The text of the file of test ``path::function`` (relative to the repository) and the
+    source of that function; fails when there is no such function."""
+    path, _, name = ref.partition("::")
+    text = (REPO / path).read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return text, ast.get_source_segment(text, node) or ""
+    raise AssertionError(f"{ref}: no such test")

@@ -21,24 +21,14 @@ A new command in a doc fails here until it is one of these.
 
 from __future__ import annotations
 
-import ast
 import re
 import shlex
 from pathlib import Path
 
 import pytest
+from conftest import REPO, doc_sources, function_source
 
-REPO = Path(__file__).resolve().parents[2]
-
-DOCS = [
-    "README.md",
-    *sorted(str(p.relative_to(REPO)) for p in REPO.glob("packages/*/README.md")),
-    *sorted(str(p.relative_to(REPO)) for p in REPO.glob("plugins/*/README.md")),
-    *sorted(str(p.relative_to(REPO)) for p in REPO.glob("docs/*.md")),
-    *sorted(str(p.relative_to(REPO)) for p in REPO.glob("examples/*/README.md")),
-    "bench/README.md",
-    "dev/README.md",
-]
+DOCS = doc_sources()
 
 MARKS = (
     "(not yet published)",
@@ -253,15 +243,6 @@ def _covering(doc: str, line: str) -> str | None:
     return max(matches, key=len) if matches else None
 
 
-def _function_source(ref: str) -> tuple[str, str]:
-    path, _, name = ref.partition("::")
-    text = (REPO / path).read_text()
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return text, ast.get_source_segment(text, node) or ""
-    raise AssertionError(f"{ref}: no such test")
-
-
 def _words(line: str) -> list[str]:
     command = line.removeprefix("$ ").split("  #")[0].split(" # ")[0]
     words = shlex.split(command)
@@ -287,7 +268,7 @@ def test_each_command_is_run_by_a_test_or_marked(doc: str, line: str) -> None:
     )
     if test == "tooling":
         return
-    file_text, source = _function_source(test)
+    file_text, source = function_source(test)
     if Path(doc).name in file_text or doc in file_text:
         return  # the test reads the command from the doc
     missing = [w for w in _words(line) if w not in source and w not in file_text]
@@ -296,7 +277,7 @@ def test_each_command_is_run_by_a_test_or_marked(doc: str, line: str) -> None:
 
 def test_every_listed_test_exists_and_every_entry_is_used() -> None:
     for test in set(RUN_BY.values()) - {"tooling"}:
-        _function_source(test)
+        function_source(test)
     used = {
         (doc, start)
         for doc, line in COMMANDS
