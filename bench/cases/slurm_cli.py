@@ -15,12 +15,12 @@ off: the value is ``median(torchx) - calls x median(one stand-in)``.
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-from harness import Context, Measurement, Skip, case, child_env
+from harness import Context, Measurement, case, child_env
+
+from cases import cli_overhead
 
 _SEP = "\x1f"
 
@@ -33,32 +33,25 @@ def _squeue_answer(job_dir: str) -> str:
     return "\n".join(rows) + "\n"
 
 
-_TOOL = """#!/bin/sh
-echo "$0" >> {calls}
-{body}
-"""
-
-
 def _world(root: Path) -> tuple[Path, dict[str, str], Path]:
     """Stand-in tools on PATH, a job directory with a finished job's logs and exit codes."""
     bins = root / "bin"
-    bins.mkdir()
     work = root / "work"
     work.mkdir()
     calls = root / "calls.txt"
     answer = root / "squeue.txt"
     answer.write_text(_squeue_answer(str(work)))
-    bodies = {
-        "squeue": f"cat {answer}",
-        "sacct": "exit 0",
-        "scancel": "exit 0",
-        "sbatch": "cat > /dev/null; echo 5",
-        "scontrol": "exit 0",
-    }
-    for tool, body in bodies.items():
-        path = bins / tool
-        path.write_text(_TOOL.format(calls=calls, body=body))
-        path.chmod(0o755)
+    cli_overhead.write_tools(
+        bins,
+        calls,
+        {
+            "squeue": f"cat {answer}",
+            "sacct": "exit 0",
+            "scancel": "exit 0",
+            "sbatch": "cat > /dev/null; echo 5",
+            "scontrol": "exit 0",
+        },
+    )
     state = work / ".torchx-slurm" / "5"
     state.mkdir(parents=True)
     for k in (0, 1):
@@ -75,13 +68,6 @@ def _world(root: Path) -> tuple[Path, dict[str, str], Path]:
     return work, env, calls
 
 
-def _torchx(ctx: Context) -> str:
-    path = Path(ctx.python).parent / "torchx"
-    if not path.exists():
-        raise Skip(f"no torchx command next to {ctx.python}")
-    return str(path)
-
-
 _COMMANDS = {
     "status": ["status", "slurm://torchx/5"],
     "log": ["log", "slurm://torchx/5/echo/0"],
@@ -91,52 +77,20 @@ _COMMANDS = {
 
 
 def _measure(ctx: Context) -> dict[str, dict[str, float]]:
-    """Each command and one stand-in call, interleaved; the calls each command made."""
     with tempfile.TemporaryDirectory(prefix="torchx-bench-slurm-cli-") as tmp:
         work, env, calls = _world(Path(tmp))
-        torchx = _torchx(ctx)
-        argvs = {label: [torchx, *args] for label, args in _COMMANDS.items()}
-        argvs["one_slurm_command"] = [str(Path(tmp) / "bin" / "squeue")]
-        ncalls: dict[str, int] = {}
-        for label, argv in argvs.items():
-            for _ in range(3):  # warm-up: bytecode, plugin cache, page cache
-                if calls.exists():
-                    calls.unlink()
-                proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True)
-                if proc.returncode != 0:
-                    raise RuntimeError(f"{' '.join(argv)} failed: {proc.stderr.strip()[-300:]}")
-            ncalls[label] = len(calls.read_text().splitlines()) if calls.exists() else 0
-        samples: dict[str, list[float]] = {label: [] for label in argvs}
-        for _ in range(ctx.repeat):
-            for label, argv in argvs.items():
-                t0 = time.perf_counter()
-                subprocess.run(
-                    argv, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-                )
-                samples[label].append((time.perf_counter() - t0) * 1000.0)
-    one = sorted(samples["one_slurm_command"])[len(samples["one_slurm_command"]) // 2]
-    out: dict[str, dict[str, float]] = {}
-    for label in _COMMANDS:
-        times = sorted(samples[label])
-        median = times[len(times) // 2]
-        out[label] = {
-            "overhead_ms": round(median - ncalls[label] * one, 1),
-            "median_ms": round(median, 1),
-            "min_ms": round(times[0], 1),
-            "slurm_commands": ncalls[label],
-            "one_slurm_command_ms": round(one, 2),
-        }
-    return out
+        return cli_overhead.measure(
+            ctx,
+            commands=_COMMANDS,
+            one_tool=str(Path(tmp) / "bin" / "squeue"),
+            cwd=work,
+            env=env,
+            calls=calls,
+        )
 
 
 def _overhead(ctx: Context, label: str) -> Measurement:
-    data = ctx.cached("slurm.cli", lambda: _measure(ctx))[label]
-    return Measurement(
-        value=data["overhead_ms"],
-        unit="ms",
-        statistic="median minus the stand-in Slurm commands",
-        details={k: v for k, v in data.items() if k != "overhead_ms"},
-    )
+    return cli_overhead.overhead(ctx.cached("slurm.cli", lambda: _measure(ctx))[label], "Slurm")
 
 
 @case("slurm.cli_status_overhead", target="<= 60 ms")
