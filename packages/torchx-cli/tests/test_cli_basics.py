@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -155,14 +156,12 @@ def test_run_parsing_and_a_component_import_no_shutil_nor_shlex(tmp_path) -> Non
     assert out.stdout.strip().splitlines()[-1] == "LOADED="
 
 
-def test_help_width_is_shutils(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import shutil
+def test_the_parser_uses_the_shared_help_formatter() -> None:
+    """The width without shutil is torchx-specs' HelpFormatter (tested there)."""
+    from torchx.cli._parser import build_parser
+    from torchx.specs.help_formatter import HelpFormatter
 
-    from torchx.cli._parser import HelpFormatter
-
-    for columns in ("57", "0", "x", None):
-        if columns is None:
-            monkeypatch.delenv("COLUMNS", raising=False)
-        else:
-            monkeypatch.setenv("COLUMNS", columns)
-        assert HelpFormatter("p")._width == shutil.get_terminal_size().columns - 2
+    parser = build_parser({}, other_names=["run"])
+    assert parser.formatter_class is HelpFormatter
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert sub.choices["run"].formatter_class is HelpFormatter

@@ -31,6 +31,7 @@ EXAMPLES = [
     "torchx.specs.errors",
     "torchx.specs.file_linter",
     "torchx.specs.handles",
+    "torchx.specs.help_formatter",
     "torchx.specs.mounts",
     "torchx.specs.named_resources_aws",
     "torchx.specs.named_resources_generic",

@@ -8,7 +8,6 @@ only when it is the one being run, or when the full help is shown.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -152,6 +151,9 @@ def build_parser(
     ``other_names`` (commands not loaded for this run) are still valid choices, so an
     unknown command gets the full list and a "did you mean", but they have no options.
     """
+    # imported here: `torchx --help` answers from its cache without building a parser
+    from torchx.specs.help_formatter import HelpFormatter
+
     parser = Parser(
         prog="torchx",
         description=DESCRIPTION,
@@ -187,38 +189,3 @@ def build_parser(
         cmd.add_arguments(sp)
         sp.set_defaults(_torchx_command=cmd, _torchx_parser=sp)
     return parser
-
-
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's formatter of raw descriptions, sized without importing :mod:`shutil`.
-
-    argparse makes a formatter for every ``add_argument`` (to check it), and its
-    ``__init__`` imports shutil for the terminal's width: shutil loads the bz2 and lzma
-    extensions, milliseconds of every ``torchx run``'s start for a width no one reads
-    unless help is printed. The width is the one ``shutil.get_terminal_size`` gives:
-    ``$COLUMNS`` when a positive number, else the terminal's, else 80; minus 2.
-    """
-
-    def __init__(
-        self,
-        prog: str,
-        indent_increment: int = 2,
-        max_help_position: int = 24,
-        width: int | None = None,
-    ) -> None:
-        if width is None:
-            width = _terminal_columns() - 2
-        super().__init__(prog, indent_increment, max_help_position, width)
-
-
-def _terminal_columns() -> int:
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80

@@ -56,8 +56,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import os
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, NoReturn
@@ -74,6 +72,7 @@ from torchx.specs.errors import (
     SpecError,
 )
 from torchx.specs.handles import make_app_handle
+from torchx.specs.help_formatter import HelpFormatter
 from torchx.specs.mounts import parse_mounts
 
 __all__ = [
@@ -532,7 +531,7 @@ def _compile(
         description=spec.description,
         add_help=False,
         allow_abbrev=False,
-        formatter_class=_HelpFormatter,
+        formatter_class=HelpFormatter,
     )
     converted = _convert_defaults(spec, config, parser.prog, lambda: parser.format_usage().strip())
     if "help" not in spec.by_name:
@@ -786,38 +785,3 @@ def _bind(spec: _Spec, values: Mapping[str, Any]) -> tuple[list[Any], dict[str, 
     if spec.vararg is not None:
         args.extend(kwargs.pop(spec.vararg.name, ()))
     return args, kwargs
-
-
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's formatter of raw descriptions, sized without importing :mod:`shutil`.
-
-    argparse makes a formatter for every ``add_argument`` (to check it), and its
-    ``__init__`` imports shutil for the terminal's width: shutil loads the bz2 and lzma
-    extensions, milliseconds of every ``torchx run``'s start for a width no one reads
-    unless help is printed. The width is the one ``shutil.get_terminal_size`` gives:
-    ``$COLUMNS`` when a positive number, else the terminal's, else 80; minus 2.
-    """
-
-    def __init__(
-        self,
-        prog: str,
-        indent_increment: int = 2,
-        max_help_position: int = 24,
-        width: int | None = None,
-    ) -> None:
-        if width is None:
-            width = _terminal_columns() - 2
-        super().__init__(prog, indent_increment, max_help_position, width)
-
-
-def _terminal_columns() -> int:
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
