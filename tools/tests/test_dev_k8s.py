@@ -68,7 +68,7 @@ def _nodes(schema: dict[str, Any], path: str) -> Iterator[tuple[str, dict[str, A
         yield from _nodes(schema["items"], f"{path}[]")
 
 
-def test_there_is_a_volcano_job_and_a_jobset_crd() -> None:
+def test_there_are_the_crds_the_stand_in_plays_controllers_for() -> None:
     kinds = set()
     for path in CRDS:
         crd = yaml.safe_load(path.read_text())
@@ -78,6 +78,9 @@ def test_there_is_a_volcano_job_and_a_jobset_crd() -> None:
     assert kinds == {
         ("batch.volcano.sh", "v1alpha1", "Job"),
         ("jobset.x-k8s.io", "v1alpha2", "JobSet"),
+        ("workload.codeflare.dev", "v1beta1", "AppWrapper"),
+        ("workload.codeflare.dev", "v1beta2", "AppWrapper"),
+        ("scheduling.sigs.k8s.io", "v1alpha1", "PodGroup"),
     }
 
 
@@ -96,8 +99,12 @@ def test_the_crd_is_one_a_1_20_api_server_accepts(path: Path) -> None:
             unknown = set(node) - _KNOWN_1_20
             if unknown:
                 problems.append(f"{where}: keys a 1.20 server does not know: {sorted(unknown)}")
-            # structural: every node has a type, unless it keeps unknown fields as given
-            if "type" not in node and not node.get("x-kubernetes-preserve-unknown-fields"):
+            # structural: every node has a type, unless it keeps unknown fields as given or
+            # is an int-or-string (a quantity: anyOf integer/string, which has no type)
+            if "type" not in node and not (
+                node.get("x-kubernetes-preserve-unknown-fields")
+                or node.get("x-kubernetes-int-or-string")
+            ):
                 problems.append(f"{where}: no type")
             if node.get("type") == "object" and not (
                 "properties" in node
