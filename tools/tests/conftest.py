@@ -128,7 +128,12 @@ def doc_sources(root: Path = REPO) -> list[str]:
     globs = ("packages/*/README.md", "plugins/*/README.md", "docs/**/*.md", "examples/*/README.md")
     found = ["README.md"]
     for pattern in globs:
-        found += sorted(str(p.relative_to(root)) for p in root.glob(pattern))
+        found += sorted(
+            str(p.relative_to(root))
+            for p in root.glob(pattern)
+            # docs/_generated/ (written from the code at each site build) and the like
+            if not any(part.startswith("_") for part in p.relative_to(root).parts)
+        )
     found += ["bench/README.md", "dev/README.md"]
     return [doc for doc in found if (root / doc).is_file()]
 
