@@ -22,6 +22,8 @@ Run by name only:
 * ``install_matrix``: each distribution (and the example vendor plugin) installed from its
   wheel alone in a fresh environment, then used (tools/install_matrix).
 * ``stress``: the long stress tests of torchx-runner (marked ``stress``).
+* ``docs_browser``: the documentation site in Debian's headless Chromium (installs it when
+  missing, as root): home page, search, an API page, no console errors (tools/docs_browser).
 * ``integration_<backend>``: root, Debian packages, a real backend started from dev/.
 
 CI (``bash .ci/run``) runs the default sessions, ``build``, ``install_matrix``, ``stress``
@@ -228,6 +230,36 @@ def repo(session: nox.Session) -> None:
         session.install(*plugins)
     session.run("python", "tools/check_imports.py")
     run_pytest(session, "tools/tests", *session.posargs)
+
+
+def _ensure_chromium(session: nox.Session) -> None:
+    """Debian's Chromium for the browser tests: installed here (root, apt-get) when missing;
+    without it the session fails, saying how to get it (``TORCHX_CHROMIUM`` names another)."""
+    if os.environ.get("TORCHX_CHROMIUM") or shutil.which("chromium"):
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        session.error(
+            "docs_browser needs Chromium: apt-get install chromium (as root), "
+            "or TORCHX_CHROMIUM=/path/to/chromium"
+        )
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("apt-get", "update", "-qq", external=True, env=env)
+    session.run("apt-get", "install", "-y", "-qq", "chromium", external=True, env=env)
+
+
+@nox.session(python=PYTHON)
+def docs_browser(session: nox.Session) -> None:
+    """The documentation site in a real headless browser (tools/docs_browser).
+
+    Debian's Chromium (installed when missing, as root) driven over the DevTools protocol
+    through a pipe; the site is served on 127.0.0.1. The harness's own checks run on tiny
+    pages made to fail them; the site's (home page, a search for ``dist.ddp``, an API page,
+    no console error on any) on the folder ``TORCHX_DOCS_SITE`` names.
+    """
+    _ensure_chromium(session)
+    session.install("pytest")
+    env = {k: os.environ[k] for k in ("TORCHX_DOCS_SITE",) if k in os.environ}
+    run_pytest(session, "tools/docs_browser", *session.posargs, env=env)
 
 
 @nox.session(python=PYTHON)
