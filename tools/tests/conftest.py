@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import shutil
+import subprocess
 import sys
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -124,18 +125,27 @@ def copy_tree(src: Path, dst: Path) -> Path:
 def doc_sources(root: Path = REPO) -> list[str]:
     """The Markdown files the documentation is made of (relative to ``root``): the root
     README, each distribution's and example's README, docs/ (any depth), bench/ and dev/.
-    The doc tests (commands, Python examples) go through every one of them."""
+    The doc tests (commands, Python examples) go through every one of them.
+
+    Files git ignores are left out: the site build writes pages from the code into docs/
+    (git-ignored), and those are no source."""
     globs = ("packages/*/README.md", "plugins/*/README.md", "docs/**/*.md", "examples/*/README.md")
     found = ["README.md"]
     for pattern in globs:
-        found += sorted(
-            str(p.relative_to(root))
-            for p in root.glob(pattern)
-            # docs/_generated/ (written from the code at each site build) and the like
-            if not any(part.startswith("_") for part in p.relative_to(root).parts)
-        )
+        found += sorted(str(p.relative_to(root)) for p in root.glob(pattern))
     found += ["bench/README.md", "dev/README.md"]
-    return [doc for doc in found if (root / doc).is_file()]
+    found = [doc for doc in found if (root / doc).is_file()]
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--stdin"],
+        cwd=root,
+        input="\n".join(found),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if ignored.returncode not in (0, 1):  # 1: none ignored
+        raise AssertionError(f"git check-ignore failed in {root}: {ignored.stderr.strip()}")
+    return [doc for doc in found if doc not in set(ignored.stdout.splitlines())]
 
 
 def function_source(ref: str) -> tuple[str, str]:
