@@ -10,11 +10,18 @@ from any later shell finds it without being told again:
 * either, followed by ``@CONTEXT``: through that kubeconfig context, percent-encoded
   (context names may hold ``:``, ``/``, ``@``: an EKS context is an ARN).
 
+The ``kubernetes_mcad`` scheduler's ids have the same form (:data:`MCAD_IDS`):
+``NAMESPACE:NAME`` is an AppWrapper of ``workload.codeflare.dev/v1beta1`` (upstream
+TorchX's ``kubernetes_mcad://SESSION/NAMESPACE:NAME`` handles), ``NAMESPACE:NAME:v1beta2``
+one of ``v1beta2``.
+
 >>> format_app_id(AppRef("team-a", "trainer-x1"))
 'team-a:trainer-x1'
 >>> ref = parse_app_id("default:ddp-4k2:jobset@arn%3Aaws%3Aeks%3Aus-east-1%3A1%3Acluster%2Fml")
 >>> ref.flavour, ref.context
 ('jobset', 'arn:aws:eks:us-east-1:1:cluster/ml')
+>>> parse_app_id("team-a:trainer-x1:v1beta2", MCAD_IDS).flavour
+'appwrapper-v1beta2'
 >>> parse_app_id("trainer-x1")
 Traceback (most recent call last):
   ...
@@ -33,12 +40,15 @@ that the longest name made from it still fits:
 'trainer-1a2b3c4d5e-worker-3-0'
 >>> jobset_host_name("trainer-1a2b3c4d5e", "worker", 3)
 'trainer-1a2b3c4d5e-worker-3-0-0'
+>>> appwrapper_pod_name("trainer-1a2b3c4d5e", "worker", 3)
+'trainer-1a2b3c4d5e-worker-3'
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
 from torchx.schedulers.errors import InvalidAppIdError
@@ -46,9 +56,14 @@ from torchx.schedulers.ids import DNS_LABEL_MAX, dns_label, make_app_id
 
 VOLCANO = "volcano"
 JOBSET = "jobset"
-#: The request flavours: a Volcano ``batch.volcano.sh/v1alpha1`` Job (the default, as
-#: upstream TorchX), or a ``jobset.x-k8s.io/v1alpha2`` JobSet.
+#: The ``kubernetes`` scheduler's flavours: a Volcano ``batch.volcano.sh/v1alpha1`` Job
+#: (the default, as upstream TorchX), or a ``jobset.x-k8s.io/v1alpha2`` JobSet.
 FLAVOURS = (VOLCANO, JOBSET)
+#: The ``kubernetes_mcad`` scheduler's flavours: an AppWrapper of
+#: ``workload.codeflare.dev/v1beta1`` (what upstream TorchX submits) or ``v1beta2``.
+APPWRAPPER = "appwrapper"
+APPWRAPPER_V1BETA2 = "appwrapper-v1beta2"
+APPWRAPPER_FLAVOURS = (APPWRAPPER, APPWRAPPER_V1BETA2)
 
 #: The longest object name made here: 19 characters of the app's name, ``-`` and 10
 #: random ones. Leaves 28 characters for a task name in a JobSet's host names.
@@ -61,10 +76,31 @@ _NAMESPACE = re.compile(_LABEL)
 # an object name: a DNS subdomain (what the API server accepts for custom objects)
 _NAME = re.compile(rf"{_LABEL}(\.{_LABEL})*")
 _CONTEXT = re.compile(r"[A-Za-z0-9%._~-]+")
-_FORM = (
-    "expected NAMESPACE:NAME[:jobset][@CONTEXT] (a namespace and an object name, lower-case "
-    "letters, digits and '-'), e.g. 'default:trainer-1a2b3c4d5e'"
-)
+
+
+@dataclass(frozen=True)
+class IdGrammar:
+    """The app ids of one scheduler: its default flavour and the suffixes naming others."""
+
+    scheduler: str
+    default: str
+    #: ``:SUFFIX`` after the name -> the flavour it names
+    suffixes: Mapping[str, str] = field(default_factory=dict)
+
+    def form(self) -> str:
+        extra = "".join(f"[:{s}]" for s in self.suffixes)
+        return (
+            f"expected NAMESPACE:NAME{extra}[@CONTEXT] (a namespace and an object name, "
+            "lower-case letters, digits and '-'), e.g. 'default:trainer-1a2b3c4d5e'"
+        )
+
+
+#: The ``kubernetes`` scheduler's ids (Volcano by default, ``:jobset``).
+K8S_IDS = IdGrammar("kubernetes", VOLCANO, {"jobset": JOBSET})
+#: The ``kubernetes_mcad`` scheduler's ids (AppWrapper v1beta1 by default, ``:v1beta2``).
+MCAD_IDS = IdGrammar("kubernetes_mcad", APPWRAPPER, {"v1beta2": APPWRAPPER_V1BETA2})
+#: The suffix of each flavour that is not a default one.
+_SUFFIX = {JOBSET: "jobset", APPWRAPPER_V1BETA2: "v1beta2"}
 
 
 class InvalidK8sAppIdError(InvalidAppIdError):
@@ -85,30 +121,33 @@ class AppRef:
 def format_app_id(ref: AppRef) -> str:
     """The app id of ``ref`` (see the module docstring); :func:`parse_app_id` reads it back."""
     text = f"{ref.namespace}:{ref.name}"
-    if ref.flavour != VOLCANO:
-        text += f":{ref.flavour}"
+    if ref.flavour in _SUFFIX:
+        text += f":{_SUFFIX[ref.flavour]}"
     if ref.context is not None:
         text += "@" + quote(ref.context, safe="")
     return text
 
 
-def parse_app_id(app_id: str) -> AppRef:
-    """The :class:`AppRef` of ``app_id``; a one-line :class:`InvalidK8sAppIdError` if malformed."""
+def parse_app_id(app_id: str, grammar: IdGrammar = K8S_IDS) -> AppRef:
+    """The :class:`AppRef` of ``app_id``; a one-line :class:`InvalidK8sAppIdError` if malformed.
+
+    ``grammar``: whose id it is (the ``kubernetes`` scheduler's by default).
+    """
+    what = f"invalid {grammar.scheduler} app id {app_id!r}"
     if not isinstance(app_id, str):
-        raise InvalidK8sAppIdError(f"invalid kubernetes app id {app_id!r}: {_FORM}")
+        raise InvalidK8sAppIdError(f"{what}: {grammar.form()}")
     body, at, encoded = app_id.partition("@")
     context: str | None = None
     if at:
         if not _CONTEXT.fullmatch(encoded):
             raise InvalidK8sAppIdError(
-                f"invalid kubernetes app id {app_id!r}: the context after '@' must be "
-                f"percent-encoded; {_FORM}"
+                f"{what}: the context after '@' must be percent-encoded; {grammar.form()}"
             )
         context = unquote(encoded, errors="strict") if "%" in encoded else encoded
     parts = body.split(":")
-    flavour = VOLCANO
-    if len(parts) == 3 and parts[2] in FLAVOURS:
-        flavour = parts.pop()
+    flavour = grammar.default
+    if len(parts) == 3 and parts[2] in grammar.suffixes:
+        flavour = grammar.suffixes[parts.pop()]
     if (
         len(parts) != 2
         or len(parts[0]) > DNS_LABEL_MAX
@@ -116,7 +155,7 @@ def parse_app_id(app_id: str) -> AppRef:
         or len(parts[1]) > 253
         or not _NAME.fullmatch(parts[1])
     ):
-        raise InvalidK8sAppIdError(f"invalid kubernetes app id {app_id!r}: {_FORM}")
+        raise InvalidK8sAppIdError(f"{what}: {grammar.form()}")
     return AppRef(parts[0], parts[1], flavour, context)
 
 
@@ -138,14 +177,19 @@ def _budget(name: str, suffix: int) -> int:
     return max(DNS_LABEL_MAX - len(name) - 1 - suffix, 12)
 
 
+#: Characters each flavour adds after ``{name}-{task}`` in the longest name it makes.
+_TAIL = {VOLCANO: 2, JOBSET: 4, APPWRAPPER: 0, APPWRAPPER_V1BETA2: 0}
+
+
 def task_name(name: str, role: str, replica: int, flavour: str = VOLCANO) -> str:
-    """The Volcano task (JobSet replicated job) of replica ``replica`` of ``role``.
+    """The Volcano task (JobSet replicated job, AppWrapper pod) of replica ``replica`` of ``role``.
 
     ``{role}-{replica}`` (upstream TorchX's) when that is a DNS label short enough for
     the longest name made from it (Volcano's pod ``{name}-{task}-0``, a JobSet's host
-    ``{name}-{task}-0-0``), else that cleaned and cut, with a hash of the exact parts.
+    ``{name}-{task}-0-0``, an AppWrapper's pod ``{name}-{task}``), else that cleaned and
+    cut, with a hash of the exact parts.
     """
-    return dns_label(role, replica, max_length=_budget(name, 4 if flavour == JOBSET else 2))
+    return dns_label(role, replica, max_length=_budget(name, _TAIL[flavour]))
 
 
 def volcano_pod_name(name: str, role: str, replica: int) -> str:
@@ -156,6 +200,11 @@ def volcano_pod_name(name: str, role: str, replica: int) -> str:
 def jobset_host_name(name: str, role: str, replica: int) -> str:
     """The host name JobSet gives the replica's pod: ``{jobset}-{rjob}-{job}-{pod}``."""
     return f"{name}-{task_name(name, role, replica, JOBSET)}-0-0"
+
+
+def appwrapper_pod_name(name: str, role: str, replica: int) -> str:
+    """The pod an AppWrapper wraps for the replica (also its host name): ``{name}-{task}``."""
+    return f"{name}-{task_name(name, role, replica, APPWRAPPER)}"
 
 
 def volcano_hosts_env(task: str) -> str:

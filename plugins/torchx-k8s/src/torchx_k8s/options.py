@@ -140,18 +140,16 @@ def _name(cfg: Mapping[str, CfgVal], key: str, rule: re.Pattern[str], what: str)
     return text
 
 
-def read(cfg: Mapping[str, CfgVal]) -> K8sOpts:
-    """The resolved run options ``cfg`` as :class:`K8sOpts`, each value checked."""
+def _namespace(cfg: Mapping[str, CfgVal]) -> str:
     namespace = _name(cfg, "namespace", _LABEL, "a namespace name") or "default"
     if len(namespace) > 63:
         raise InvalidRunConfigException(
             f"run option 'namespace'={namespace!r} is longer than 63 characters"
         )
-    flavour = str(cfg.get("flavour") or VOLCANO)
-    if flavour not in FLAVOURS:
-        raise InvalidRunConfigException(
-            f"run option 'flavour'={flavour!r} is not one of {', '.join(FLAVOURS)}"
-        )
+    return namespace
+
+
+def _reserved(cfg: Mapping[str, CfgVal]) -> dict[str, int]:
     reserved: dict[str, int] = {}
     for key, default in (
         ("reserved_millicpu", RESERVED_MILLICPU),
@@ -163,19 +161,30 @@ def read(cfg: Mapping[str, CfgVal]) -> K8sOpts:
             raise InvalidRunConfigException(
                 f"run option {key!r}={reserved[key]} is negative: give 0 or more"
             )
+    return reserved
+
+
+def _context(cfg: Mapping[str, CfgVal]) -> str | None:
     context = cfg.get("context")
     if context is not None and not str(context).strip():
         raise InvalidRunConfigException(
             "run option 'context' is empty: name a kubeconfig context, or leave it out for "
             "the current one"
         )
-    pull = [str(s) for s in (cfg.get("image_pull_secrets") or [])]  # type: ignore[union-attr]
-    for secret in pull:
+    return None if context is None else str(context).strip()
+
+
+def _secret_names(key: str, values: list[str]) -> list[str]:
+    for secret in values:
         if not _SUBDOMAIN.fullmatch(secret):
             raise InvalidRunConfigException(
-                f"run option 'image_pull_secrets' has {secret!r}, which is not a Secret's "
-                "name (lower-case letters, digits, '-', '.')"
+                f"run option {key!r} has {secret!r}, which is not a Secret's name (lower-case "
+                "letters, digits, '-', '.')"
             )
+    return values
+
+
+def _secret_env(cfg: Mapping[str, CfgVal]) -> dict[str, tuple[str, str]]:
     secret_env: dict[str, tuple[str, str]] = {}
     raw = cfg.get("secret_env") or {}
     for var, ref in raw.items() if isinstance(raw, dict) else []:
@@ -191,6 +200,19 @@ def read(cfg: Mapping[str, CfgVal]) -> K8sOpts:
                 f"namespace and one of its keys), e.g. {var}:hf-creds/token"
             )
         secret_env[str(var)] = (secret, key)
+    return secret_env
+
+
+def read(cfg: Mapping[str, CfgVal]) -> K8sOpts:
+    """The resolved run options ``cfg`` as :class:`K8sOpts`, each value checked."""
+    namespace = _namespace(cfg)
+    flavour = str(cfg.get("flavour") or VOLCANO)
+    if flavour not in FLAVOURS:
+        raise InvalidRunConfigException(
+            f"run option 'flavour'={flavour!r} is not one of {', '.join(FLAVOURS)}"
+        )
+    reserved = _reserved(cfg)
+    pull = [str(s) for s in (cfg.get("image_pull_secrets") or [])]  # type: ignore[union-attr]
     image_repo = cfg.get("image_repo")
     return K8sOpts(
         namespace=namespace,
@@ -202,7 +224,7 @@ def read(cfg: Mapping[str, CfgVal]) -> K8sOpts:
         reserved_memmb=reserved["reserved_memmb"],
         validate_spec=bool(cfg.get("validate_spec", True)),
         flavour=flavour,
-        context=None if context is None else str(context).strip(),
-        image_pull_secrets=pull,
-        secret_env=secret_env,
+        context=_context(cfg),
+        image_pull_secrets=_secret_names("image_pull_secrets", pull),
+        secret_env=_secret_env(cfg),
     )
