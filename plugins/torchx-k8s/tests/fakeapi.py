@@ -2,16 +2,19 @@
 
 Every generated API method of the client ends in ``ApiClient.call_api``; this subclass
 answers there from a dict of objects and pods, records each call (method, path, query,
-body), and can fail the next calls with given statuses (429, 503, 409, ...).
+body), and can fail the next calls with given statuses (429, 503, 409, ...), or lose the
+answer of a create that made its object (``lost_answers``).
 """
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.exceptions import ApiException
+from torchx_k8s import labels
 
 
 class Raw:
@@ -37,6 +40,65 @@ def api_error(
     return e
 
 
+def pod(
+    name: str,
+    role_index: int,
+    k: int,
+    phase: str,
+    *,
+    role: str = "r0",
+    age: int = 0,
+    exit_code: int | None = None,
+    waiting: str | None = None,
+    unschedulable: str | None = None,
+) -> dict[str, Any]:
+    """A pod as the API returns it: replica ``k`` of role ``role_index`` of app ``name``."""
+    created = (datetime(2026, 11, 25, tzinfo=UTC) + timedelta(seconds=age)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
+    status: dict[str, Any] = {"phase": phase}
+    cs: dict[str, Any] = {"name": f"{role}-{k}", "restartCount": 0, "state": {}}
+    if exit_code is not None:
+        cs["state"] = {
+            "terminated": {
+                "exitCode": exit_code,
+                "reason": "Error" if exit_code else "Completed",
+                "finishedAt": created,
+            }
+        }
+    if waiting:
+        cs["state"] = {"waiting": {"reason": waiting, "message": "pull access denied"}}
+    status["containerStatuses"] = [cs]
+    if unschedulable:
+        status["conditions"] = [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": unschedulable,
+            }
+        ]
+    return {
+        "metadata": {
+            "name": f"{name}-{role}-{k}-0",
+            "creationTimestamp": created,
+            "labels": {
+                labels.MANAGED_BY: labels.MANAGER,
+                labels.INSTANCE: name,
+                labels.ROLE_INDEX: str(role_index),
+                labels.REPLICA_ID: str(k),
+                labels.ROLE_NAME: role,
+            },
+        },
+        "spec": {
+            "containers": [{"name": f"{role}-{k}"}],
+            "hostname": f"{name}-{role}-{k}-0",
+            "subdomain": name,
+        },
+        "status": status,
+    }
+
+
 class FakeApi(ApiClient):
     def __init__(self) -> None:
         super().__init__(Configuration())
@@ -45,6 +107,10 @@ class FakeApi(ApiClient):
         self.logs: dict[str, bytes] = {}  # pod name -> log text
         self.calls: list[tuple[str, str, dict[str, Any], Any]] = []
         self.fail_next: list[ApiException] = []
+        #: raised by the next creates of an object *after* making it (an answer lost)
+        self.lost_answers: list[ApiException] = []
+        #: call number (1 = the first call) -> the error that call raises
+        self.fail_call: dict[int, ApiException] = {}
 
     def call_api(
         self,
@@ -63,6 +129,8 @@ class FakeApi(ApiClient):
         self.calls.append((method, path, query, body))
         if self.fail_next:
             raise self.fail_next.pop(0)
+        if len(self.calls) in self.fail_call:
+            raise self.fail_call.pop(len(self.calls))
         raw = kw.get("_preload_content") is False
         if path.endswith("/log"):
             name = path.split("/")[-2]
@@ -78,16 +146,26 @@ class FakeApi(ApiClient):
             return Raw(data) if raw else json.loads(data)
         if path.endswith("/pods") and method == "POST":
             return body
+        if path.endswith("/pods") and method == "DELETE":  # deletecollection by selector
+            selector = dict(s.split("=", 1) for s in query.get("labelSelector", "").split(",") if s)
+            self.pods = [
+                p
+                for p in self.pods
+                if not all(p["metadata"]["labels"].get(k) == v for k, v in selector.items())
+            ]
+            return {"kind": "Status"}
         if method == "POST":
             key = f"{path}/{body['metadata']['name']}"
             if key in self.objects:
                 raise api_error(409, "already exists")
             self.objects[key] = json.loads(json.dumps(body))
+            if self.lost_answers:
+                raise self.lost_answers.pop(0)
             return body
         base = path.removesuffix("/status")
         if method == "GET" and base in self.objects:
             return self.objects[base]
-        if method == "GET" and path.split("/")[-1] not in ("jobs", "jobsets"):
+        if method == "GET" and path.split("/")[-1] not in ("jobs", "jobsets", "appwrappers"):
             raise api_error(404, "not found")
         if method == "GET":
             prefix = path + "/"

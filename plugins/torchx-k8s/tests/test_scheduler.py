@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from fakeapi import FakeApi, api_error
+from fakeapi import FakeApi, api_error, pod
 from torchx_k8s import labels
 from torchx_k8s.scheduler import KubernetesScheduler, create_scheduler
 
@@ -48,63 +48,6 @@ def app(replicas: int = 2, roles: int = 1) -> AppDef:
 
 def submit(sched: KubernetesScheduler, a: AppDef, **cfg: Any) -> str:
     return sched.schedule(sched.submit_dryrun(a, cfg))
-
-
-def pod(
-    name: str,
-    role_index: int,
-    k: int,
-    phase: str,
-    *,
-    role: str = "r0",
-    age: int = 0,
-    exit_code: int | None = None,
-    waiting: str | None = None,
-    unschedulable: str | None = None,
-) -> dict[str, Any]:
-    created = (datetime(2026, 11, 25, tzinfo=UTC) + timedelta(seconds=age)).strftime(
-        "%Y-%m-%dT%H:%M:%SZ"
-    )
-    status: dict[str, Any] = {"phase": phase}
-    cs: dict[str, Any] = {"name": f"{role}-{k}", "restartCount": 0, "state": {}}
-    if exit_code is not None:
-        cs["state"] = {
-            "terminated": {
-                "exitCode": exit_code,
-                "reason": "Error" if exit_code else "Completed",
-                "finishedAt": created,
-            }
-        }
-    if waiting:
-        cs["state"] = {"waiting": {"reason": waiting, "message": "pull access denied"}}
-    status["containerStatuses"] = [cs]
-    if unschedulable:
-        status["conditions"] = [
-            {
-                "type": "PodScheduled",
-                "status": "False",
-                "reason": "Unschedulable",
-                "message": unschedulable,
-            }
-        ]
-    return {
-        "metadata": {
-            "name": f"{name}-{role}-{k}-0",
-            "creationTimestamp": created,
-            "labels": {
-                labels.INSTANCE: name,
-                labels.ROLE_INDEX: str(role_index),
-                labels.REPLICA_ID: str(k),
-                labels.ROLE_NAME: role,
-            },
-        },
-        "spec": {
-            "containers": [{"name": f"{role}-{k}"}],
-            "hostname": f"{name}-{role}-{k}-0",
-            "subdomain": name,
-        },
-        "status": status,
-    }
 
 
 def set_phase(api: FakeApi, app_id: str, phase: str, **extra: Any) -> None:

@@ -69,6 +69,8 @@ from torchx_k8s.options import DEFAULT_QUEUE, K8sOpts
 
 VOLCANO_GROUP, VOLCANO_VERSION, VOLCANO_PLURAL = "batch.volcano.sh", "v1alpha1", "jobs"
 JOBSET_GROUP, JOBSET_VERSION, JOBSET_PLURAL = "jobset.x-k8s.io", "v1alpha2", "jobsets"
+#: The ``kubernetes_mcad`` scheduler's AppWrapper (:mod:`torchx_k8s.appwrapper`).
+APPWRAPPER_GROUP, APPWRAPPER_PLURAL = "workload.codeflare.dev", "appwrappers"
 #: The variable holding the rank-0 host where the controller sets none (JobSet).
 RANK0_ENV = "TORCHX_RANK0_HOST"
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
@@ -77,6 +79,8 @@ KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KINDS: dict[str, tuple[str, str, str, str]] = {
     names.VOLCANO: (VOLCANO_GROUP, VOLCANO_VERSION, VOLCANO_PLURAL, "Job"),
     names.JOBSET: (JOBSET_GROUP, JOBSET_VERSION, JOBSET_PLURAL, "JobSet"),
+    names.APPWRAPPER: (APPWRAPPER_GROUP, "v1beta1", APPWRAPPER_PLURAL, "AppWrapper"),
+    names.APPWRAPPER_V1BETA2: (APPWRAPPER_GROUP, "v1beta2", APPWRAPPER_PLURAL, "AppWrapper"),
 }
 
 
@@ -110,7 +114,7 @@ def render_yaml(data: Any) -> str:
     return render(data)
 
 
-def _check(app: AppDef) -> None:
+def check(app: AppDef) -> None:
     if not app.roles:
         raise SpecError(f"app {app.name!r} has no roles: give it at least one Role")
     for role in app.roles:
@@ -134,17 +138,17 @@ def make_request(app: AppDef, name: str, opts: K8sOpts) -> K8sRequest:
 
     Raises :class:`SpecError` (one line) for what a cluster could not run.
     """
-    _check(app)
+    check(app)
     flavour = opts.flavour
     ref = names.AppRef(opts.namespace, name, flavour, opts.context)
-    appdef_json = _appdef_json(app)
+    appdef_text = appdef_json(app)
     if flavour == names.JOBSET:
         resource, samples = _jobset(app, name, opts)
     else:
         resource, samples = _volcano(app, name, opts)
     resource["metadata"]["annotations"] = {
         labels.FORMAT_KEY: labels.FORMAT,
-        labels.APPDEF: appdef_json,
+        labels.APPDEF: appdef_text,
     }
     return K8sRequest(
         app_id=names.format_app_id(ref),
@@ -158,12 +162,23 @@ def make_request(app: AppDef, name: str, opts: K8sOpts) -> K8sRequest:
     )
 
 
-def _replicas(
-    app: AppDef, name: str, opts: K8sOpts, flavour: str, rank0_env: str
+def replicas(
+    app: AppDef,
+    name: str,
+    opts: K8sOpts,
+    flavour: str,
+    rank0_env: str,
+    rank0_host: str | None = None,
 ) -> list[tuple[int, Role, int, str, dict[str, Any]]]:
-    """(role index, role, replica, task name, pod template) of every replica."""
+    """(role index, role, replica, task name, pod template) of every replica.
+
+    ``rank0_env``: the variable ``macros.rank0_env`` names; when it is
+    :data:`RANK0_ENV`, every replica gets it set to ``rank0_host`` (default: the
+    JobSet host name of the first replica).
+    """
     out = []
-    rank0_host = f"{names.jobset_host_name(name, app.roles[0].name, 0)}.{name}"
+    if rank0_host is None:
+        rank0_host = f"{names.jobset_host_name(name, app.roles[0].name, 0)}.{name}"
     for role_index, role in enumerate(app.roles):
         overlaid = pod.OVERLAY_NAMESPACE in role.metadata
         for k in range(role.num_replicas):
@@ -182,13 +197,14 @@ def _replicas(
                 task,
                 labels.pod_labels(name, app.name, role_index, role.name, k),
                 opts,
-                pod_priority_class=flavour == names.JOBSET,
+                pod_priority_class=flavour != names.VOLCANO,
             )
             out.append((role_index, role, k, task, template))
     return out
 
 
-def _metadata(name: str, app: AppDef) -> dict[str, Any]:
+def metadata(name: str, app: AppDef) -> dict[str, Any]:
+    """The object's name and labels (:func:`torchx_k8s.labels.object_labels`)."""
     return {"name": name, "labels": labels.object_labels(name, app.name)}
 
 
@@ -197,7 +213,7 @@ def _volcano(app: AppDef, name: str, opts: K8sOpts) -> tuple[dict[str, Any], lis
     tasks: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
     min_available = 0
-    for _, role, k, task_name, template in _replicas(
+    for _, role, k, task_name, template in replicas(
         app, name, opts, names.VOLCANO, names.volcano_hosts_env(task0)
     ):
         if k == 0:
@@ -232,7 +248,7 @@ def _volcano(app: AppDef, name: str, opts: K8sOpts) -> tuple[dict[str, Any], lis
     resource = {
         "apiVersion": f"{VOLCANO_GROUP}/{VOLCANO_VERSION}",
         "kind": "Job",
-        "metadata": _metadata(name, app),
+        "metadata": metadata(name, app),
         "spec": spec,
     }
     return resource, samples
@@ -241,7 +257,7 @@ def _volcano(app: AppDef, name: str, opts: K8sOpts) -> tuple[dict[str, Any], lis
 def _jobset(app: AppDef, name: str, opts: K8sOpts) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     jobs: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
-    for _, role, k, task_name, template in _replicas(app, name, opts, names.JOBSET, RANK0_ENV):
+    for _, role, k, task_name, template in replicas(app, name, opts, names.JOBSET, RANK0_ENV):
         if k == 0:
             samples.append(template)
         backoff = role.max_retries if role.retry_policy == RetryPolicy.REPLICA else 0
@@ -265,13 +281,13 @@ def _jobset(app: AppDef, name: str, opts: K8sOpts) -> tuple[dict[str, Any], list
         (r.max_retries for r in app.roles if r.retry_policy != RetryPolicy.REPLICA),
         default=0,
     )
-    metadata = _metadata(name, app)
+    meta = metadata(name, app)
     if opts.queue:
-        metadata["labels"][KUEUE_QUEUE] = opts.queue
+        meta["labels"][KUEUE_QUEUE] = opts.queue
     resource = {
         "apiVersion": f"{JOBSET_GROUP}/{JOBSET_VERSION}",
         "kind": "JobSet",
-        "metadata": metadata,
+        "metadata": meta,
         "spec": {
             "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
             "successPolicy": {"operator": "All"},
@@ -282,7 +298,7 @@ def _jobset(app: AppDef, name: str, opts: K8sOpts) -> tuple[dict[str, Any], list
     return resource, samples
 
 
-def _appdef_json(app: AppDef) -> str:
+def appdef_json(app: AppDef) -> str:
     from torchx.specs.appdef_json import encode
 
     return encode(app)

@@ -136,9 +136,12 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         Capability.SEPARATE_STREAMS: "the Kubernetes pod log API (before 1.32) returns "
         "stdout and stderr together",
     }
+    #: the scheduler's name, and the grammar of its app ids
+    backend_name = "kubernetes"
+    ids: names.IdGrammar = names.K8S_IDS
 
     def __init__(self, session_name: str, client: ApiClient | None = None) -> None:
-        super().__init__("kubernetes", session_name)
+        super().__init__(self.backend_name, session_name)
         self._given = client
         self._clients: dict[str | None, ApiClient] = {}
 
@@ -204,6 +207,13 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             fn, what, Backoff(deadline=API_TIMEOUT), classify=self.classify_error
         )
 
+    def _parse(self, app_id: str) -> AppRef:
+        return parse_app_id(app_id, self.ids)
+
+    def _state(self, ref: AppRef, obj: dict[str, Any]) -> AppState:
+        """The app's state as ``describe`` sees it, from its object (and, if need be, pods)."""
+        return status.object_state(ref.flavour, obj)[0]
+
     # -- submitting ----------------------------------------------------------------------
 
     def _run_opts(self) -> runopts:
@@ -226,9 +236,10 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         group, version, plural, _ = KINDS[request.flavour]
         api = self._custom(request.context)
         attempts = 0
+        unsure = False  # did an attempt fail in a way that may have made the object?
 
         def create() -> None:
-            nonlocal attempts
+            nonlocal attempts, unsure
             attempts += 1
             from kubernetes.client.exceptions import ApiException
 
@@ -245,13 +256,36 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 # a retried create that finds its object: the first attempt made it
                 if e.status == 409 and attempts > 1:
                     return
+                unsure = unsure or isinstance(self.classify_error(e), TransientSchedulerError)
+                raise
+            except Exception as e:
+                unsure = unsure or isinstance(self.classify_error(e), TransientSchedulerError)
                 raise
 
         try:
             self._call(create, f"creating {KINDS[request.flavour][3]} {request.name}")
         except SchedulerError as e:
+            if unsure:
+                self._remove_unsure(request)
             raise SchedulerError(self._submit_message(e, request)) from e
         return request.app_id
+
+    def _remove_unsure(self, request: K8sRequest) -> None:
+        """After a failed submit whose create may have reached the server (a timeout, a
+        5xx), delete the object by its (unique) name: a failed submit leaves nothing."""
+        group, version, plural, _ = KINDS[request.flavour]
+        try:
+            self._custom(request.context).delete_namespaced_custom_object(
+                group,
+                version,
+                request.namespace,
+                plural,
+                request.name,
+                propagation_policy="Background",
+                _request_timeout=API_TIMEOUT,
+            )
+        except Exception:
+            pass  # not there (404), or the server is still out of reach: nothing more to do
 
     def _submit_message(self, e: SchedulerError, request: K8sRequest) -> str:
         cause = e.__cause__
@@ -262,12 +296,17 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 return (
                     f"namespace {request.namespace!r} does not exist: {text} (-cfg namespace=NAME)"
                 )
-            other = " (-cfg flavour=jobset for clusters without Volcano)" if kind == "Job" else ""
             return (
                 f"the cluster has no {kind} resource ({plural}.{group}): is the {kind} CRD "
-                f"({plural}.{group}) installed?{other}"
+                f"({plural}.{group}) installed?{self._crd_hint(request)}"
             )
         return f"submitting {request.name} to namespace {request.namespace}: {e}"
+
+    def _crd_hint(self, request: K8sRequest) -> str:
+        """What to try when the cluster lacks the request's custom resource."""
+        if request.flavour == names.VOLCANO:
+            return " (-cfg flavour=jobset for clusters without Volcano)"
+        return ""
 
     def _validate_pods(self, request: K8sRequest) -> None:
         """A server-side dry run of the first pod of each role: an invalid pod is one line."""
@@ -330,10 +369,10 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         return [dict(p) for p in items]
 
     def exists(self, app_id: str) -> bool:
-        return self._get(parse_app_id(app_id)) is not None
+        return self._get(self._parse(app_id)) is not None
 
     def describe(self, app_id: str) -> DescribeAppResponse | None:
-        ref = parse_app_id(app_id)
+        ref = self._parse(app_id)
         obj = self._get(ref)
         if obj is None:
             return None
@@ -359,6 +398,17 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> builtins.list[ListAppResponse]:
         opts = read(self.run_opts().resolve(dict(cfg or {})))
+        return self._list_apps(opts.namespace, opts.context, names.FLAVOURS, opts.flavour)
+
+    def _list_apps(
+        self,
+        namespace: str,
+        context: str | None,
+        flavours: Iterable[str],
+        primary: str,
+    ) -> builtins.list[ListAppResponse]:
+        """The apps of ``flavours`` in ``namespace`` (a flavour other than ``primary`` whose
+        CRD is not installed has none)."""
         out: builtins.list[ListAppResponse] = []
         from kubernetes.client.exceptions import ApiException
 
@@ -367,29 +417,29 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         running = {
             str(((p.get("metadata") or {}).get("labels") or {}).get(labels.INSTANCE))
             for p in self._pods(
-                AppRef(opts.namespace, "", opts.flavour, opts.context),
+                AppRef(namespace, "", primary, context),
                 labels.app_selector(),
                 field_selector="status.phase=Running",
             )
         }
-        for flavour in names.FLAVOURS:
+        for flavour in flavours:
             group, version, plural, _ = KINDS[flavour]
             try:
-                answer = self._custom(opts.context).list_namespaced_custom_object(
+                answer = self._custom(context).list_namespaced_custom_object(
                     group,
                     version,
-                    opts.namespace,
+                    namespace,
                     plural,
                     label_selector=labels.app_selector(),
                     _request_timeout=API_TIMEOUT,
                 )
             except ApiException as e:
-                if e.status == 404 and flavour != opts.flavour:
+                if e.status == 404 and flavour != primary:
                     continue  # that flavour's CRD is not installed
                 raise
             for obj in answer.get("items") or []:
                 meta = obj.get("metadata") or {}
-                ref = AppRef(opts.namespace, str(meta.get("name")), flavour, opts.context)
+                ref = AppRef(namespace, str(meta.get("name")), flavour, context)
                 state, _, _ = status.object_state(flavour, obj)
                 if state == AppState.PENDING and ref.name in running:
                     state = AppState.RUNNING
@@ -407,7 +457,7 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     # -- cancel and delete ---------------------------------------------------------------
 
     def _cancel_existing(self, app_id: str) -> None:
-        ref = parse_app_id(app_id)
+        ref = self._parse(app_id)
         group, version, plural, _ = KINDS[ref.flavour]
         api = self._custom(ref.context)
         from kubernetes.client.exceptions import ApiException
@@ -457,7 +507,7 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 raise
 
     def _delete_existing(self, app_id: str) -> None:
-        ref = parse_app_id(app_id)
+        ref = self._parse(app_id)
         group, version, plural, _ = KINDS[ref.flavour]
         from kubernetes.client.exceptions import ApiException
 
@@ -494,7 +544,7 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 "the kubernetes scheduler has one combined log per replica (the pod log API "
                 "returns stdout and stderr together): use streams=combined"
             )
-        ref = parse_app_id(app_id)
+        ref = self._parse(app_id)
         selector = ",".join(
             [
                 labels.pod_selector(ref.name),
@@ -565,7 +615,7 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         delay = 0.1
         while True:
             obj = self._get(ref)
-            if obj is None or status.object_state(ref.flavour, obj)[0].is_terminal():
+            if obj is None or self._state(ref, obj).is_terminal():
                 return
             time.sleep(delay)  # the object's status has no event to wait on here
             delay = min(delay * 1.5, 2.0)
@@ -583,7 +633,7 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                     self._wait_terminal(ref)
                     return
             obj = self._get(ref)
-            if obj is None or status.object_state(ref.flavour, obj)[0].is_terminal():
+            if obj is None or self._state(ref, obj).is_terminal():
                 return  # ended (or deleted) with no log left to read
             time.sleep(delay)  # no event to wait on through this API without a watch
             delay = min(delay * 1.5, 2.0)
