@@ -54,6 +54,20 @@ assert "kind: Job" in str(info)
     assert not [m for m in loaded if m == "kubernetes" or m.startswith(("kubernetes.", "urllib3"))]
 
 
+def test_an_appwrapper_dry_run_never_imports_the_client() -> None:
+    code = """
+import sys
+from torchx.components.dist import ddp
+from torchx_k8s.mcad import create_scheduler
+app = ddp(script="t.py", j="2x1", image="img")
+info = create_scheduler("s").submit_dryrun(app, {"appwrapper_version": "v1beta2"})
+assert "kind: AppWrapper" in str(info)
+"""
+    loaded = _modules_after(code)
+    assert "torchx_k8s.mcad" in loaded and "yaml" not in loaded
+    assert not [m for m in loaded if m == "kubernetes" or m.startswith(("kubernetes.", "urllib3"))]
+
+
 def test_rbac_prints_a_role() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "torchx_k8s", "rbac", "--namespace", "team-a"],
@@ -68,3 +82,5 @@ def test_rbac_prints_a_role() -> None:
     rules = {(r["apiGroups"][0], r["resources"][0]): r["verbs"] for r in role["rules"]}
     assert rules[("batch.volcano.sh", "jobs/status")] == ["patch"]
     assert rules[("", "pods/log")] == ["get"]
+    assert "patch" in rules[("workload.codeflare.dev", "appwrappers")]
+    assert "deletecollection" in rules[("", "pods")]

@@ -1,6 +1,8 @@
-"""torchx-k8s: the ``kubernetes`` scheduler of TorchX, as a plugin of torchx-runner.
+"""torchx-k8s: the ``kubernetes`` and ``kubernetes_mcad`` schedulers of TorchX, as a plugin of
+torchx-runner.
 
-Installing this distribution registers the ``kubernetes`` scheduler through the
+Installing this distribution registers the ``kubernetes`` scheduler (and
+``kubernetes_mcad``: apps as AppWrappers, :mod:`torchx_k8s.mcad`) through the
 ``torchx`` entry-point group (:mod:`torchx_k8s.plugin`); nothing here is imported until
 a job goes to Kubernetes, and the ``kubernetes`` client only when the API is called.
 An app becomes one custom object: a Volcano Job (the default, as upstream TorchX) or a
@@ -19,7 +21,9 @@ options), :mod:`~torchx_k8s.request` (the object an app becomes, as plain data, 
 without the client), :mod:`~torchx_k8s.pod` (one replica's pod),
 :mod:`~torchx_k8s.names` (app ids, object and pod names), :mod:`~torchx_k8s.labels`,
 :mod:`~torchx_k8s.status` (the API's answers turned into the app's status) and
-:mod:`~torchx_k8s.rbac` (the permissions the scheduler needs, as a Role manifest).
+:mod:`~torchx_k8s.rbac` (the permissions the scheduler needs, as a Role manifest); for
+``kubernetes_mcad``: :mod:`~torchx_k8s.mcad` (the Scheduler),
+:mod:`~torchx_k8s.appwrapper` (the AppWrapper) and :mod:`~torchx_k8s.awstatus` (its states).
 """
 
 from torchx_k8s._version import __version__

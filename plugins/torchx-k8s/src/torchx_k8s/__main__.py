@@ -1,4 +1,5 @@
-"""``python -m torchx_k8s rbac``: prints the RBAC Role the ``kubernetes`` scheduler needs.
+"""``python -m torchx_k8s rbac``: prints the RBAC Role the ``kubernetes`` and ``kubernetes_mcad``
+schedulers need.
 
 python -m torchx_k8s rbac --namespace team-a | kubectl apply -f -
 """
@@ -12,7 +13,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torchx_k8s")
     sub = parser.add_subparsers(dest="command", required=True)
-    rbac = sub.add_parser("rbac", help="print the RBAC Role the kubernetes scheduler needs")
+    rbac = sub.add_parser("rbac", help="print the RBAC Role the kubernetes and kubernetes_mcad schedulers need")
     rbac.add_argument("--namespace", default="default", help="the Role's namespace")
     rbac.add_argument("--name", default="torchx-submitter", help="the Role's name")
     args = parser.parse_args(argv)

@@ -228,3 +228,205 @@ def read(cfg: Mapping[str, CfgVal]) -> K8sOpts:
         image_pull_secrets=_secret_names("image_pull_secrets", pull),
         secret_env=_secret_env(cfg),
     )
+
+
+# -- the kubernetes_mcad scheduler -----------------------------------------------------------
+
+#: The AppWrapper versions ``kubernetes_mcad`` submits: ``v1beta1`` (upstream TorchX's,
+#: served by MCAD) by default, ``v1beta2`` (the current AppWrapper controller's).
+APPWRAPPER_VERSIONS = ("v1beta1", "v1beta2")
+_INT32 = 2**31 - 1
+
+
+def mcad_runopts() -> runopts:
+    """The run options of the ``kubernetes_mcad`` scheduler (upstream TorchX's names first)."""
+    opts = runopts()
+    opts.add("namespace", type_=str, default="default", help="Kubernetes namespace of the app")
+    opts.add(
+        "image_repo",
+        type_=str,
+        default=None,
+        help="image repository a workspace image is pushed to; needed with --workspace",
+    )
+    opts.add("service_account", type_=str, default=None, help="service account the pods run as")
+    opts.add(
+        "priority",
+        type_=int,
+        default=None,
+        help="the AppWrapper's priority (higher runs first; AppWrapper v1beta1 only)",
+    )
+    opts.add("priority_class_name", type_=str, default=None, help="PriorityClass of the pods")
+    opts.add("image_secret", type_=str, default=None, help="Secret the pods pull their images with")
+    opts.add(
+        "coscheduler_name",
+        type_=str,
+        default=None,
+        help="a secondary scheduler (the coscheduling plugin) to gang-schedule the pods "
+        "with: the AppWrapper then wraps a PodGroup of the app's replicas too",
+    )
+    opts.add(
+        "network",
+        type_=str,
+        default=None,
+        help="an extra pod network (a Multus NetworkAttachmentDefinition) for the pods",
+    )
+    opts.add(
+        "appwrapper_version",
+        type_=str,
+        default=APPWRAPPER_VERSIONS[0],
+        help="the AppWrapper version submitted: 'v1beta1' (MCAD; what upstream TorchX "
+        "submits) or 'v1beta2' (the current AppWrapper controller)",
+    )
+    opts.add(
+        "queue",
+        type_=str,
+        default=None,
+        help="the Kueue LocalQueue of the AppWrapper (label kueue.x-k8s.io/queue-name; "
+        "v1beta2 only)",
+    )
+    opts.add(
+        "failure_grace",
+        type_=int,
+        default=None,
+        help="seconds the controller waits before restarting (or failing) an app with a "
+        "failed or missing replica (v1beta1: MCAD's requeuing.timeInSeconds, counted from "
+        "dispatch; v1beta2: failureGracePeriodDuration); default: the controller's",
+    )
+    opts.add(
+        "retry_pause",
+        type_=int,
+        default=None,
+        help="seconds the controller waits between removing a failed app's objects and "
+        "making them again (v1beta1: requeuing.pauseTimeInSeconds; v1beta2: "
+        "retryPausePeriodDuration); default: the controller's",
+    )
+    opts.add(
+        "context",
+        type_=str,
+        default=None,
+        help="kubeconfig context to use (default: the current one); the app's handle keeps it",
+    )
+    opts.add(
+        "validate_spec",
+        type_=bool,
+        default=True,
+        help="before submitting, the API server checks one pod of each role (a server-side "
+        "dry run), so an invalid pod is refused before anything is created",
+    )
+    opts.add(
+        "reserved_millicpu",
+        type_=int,
+        default=RESERVED_MILLICPU,
+        help="CPU (millicores) a pod requests below its limit, for the node's reservations",
+    )
+    opts.add(
+        "reserved_memmb",
+        type_=int,
+        default=RESERVED_MEMMB,
+        help="memory (MiB) a pod requests below its limit, for the node's reservations",
+    )
+    opts.add(
+        "secret_env",
+        type_=dict[str, str],
+        default=None,
+        help="environment variables read from Secrets: NAME:SECRET/KEY,... (the spec holds "
+        "the reference, never the value)",
+    )
+    return opts
+
+
+@dataclass(frozen=True)
+class McadOpts:
+    """The ``kubernetes_mcad`` run options, checked and typed (:func:`read_mcad`).
+
+    ``pods`` holds what the pods share with the ``kubernetes`` scheduler's (service
+    account, image pull secret, priority class, headroom, ``secret_env``), so one pod
+    builder serves both.
+    """
+
+    pods: K8sOpts
+    appwrapper_version: str = APPWRAPPER_VERSIONS[0]
+    priority: int | None = None
+    coscheduler_name: str | None = None
+    network: str | None = None
+    queue: str | None = None
+    #: seconds (None: the controller's default)
+    failure_grace: int | None = None
+    retry_pause: int | None = None
+
+
+def read_mcad(cfg: Mapping[str, CfgVal]) -> McadOpts:
+    """The resolved ``kubernetes_mcad`` run options ``cfg`` as :class:`McadOpts`, checked."""
+    version = str(cfg.get("appwrapper_version") or APPWRAPPER_VERSIONS[0])
+    if version not in APPWRAPPER_VERSIONS:
+        raise InvalidRunConfigException(
+            f"run option 'appwrapper_version'={version!r} is not one of "
+            f"{', '.join(APPWRAPPER_VERSIONS)} (v1beta1: MCAD, as upstream TorchX; v1beta2: "
+            "the AppWrapper controller)"
+        )
+    priority = cfg.get("priority")
+    if priority is not None:
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            raise InvalidRunConfigException(
+                f"run option 'priority'={priority!r} is not an integer: give e.g. priority=5"
+            )
+        if not -_INT32 - 1 <= priority <= _INT32:
+            raise InvalidRunConfigException(
+                f"run option 'priority'={priority} is out of range: give a 32-bit integer"
+            )
+        if version != "v1beta1":
+            raise InvalidRunConfigException(
+                f"run option 'priority' has no place in an AppWrapper {version} (its spec has "
+                "no priority): use priority_class_name, or appwrapper_version=v1beta1"
+            )
+    queue = _name(cfg, "queue", _SUBDOMAIN, "a LocalQueue name")
+    if queue is not None and version == "v1beta1":
+        raise InvalidRunConfigException(
+            "run option 'queue' (a Kueue LocalQueue) needs appwrapper_version=v1beta2: MCAD "
+            "(v1beta1) queues AppWrappers itself"
+        )
+    network = cfg.get("network")
+    if network is not None and not re.fullmatch(r"[-a-z0-9./@,:=\[\]{}\" ]+", str(network)):
+        raise InvalidRunConfigException(
+            f"run option 'network'={network!r} is not a network attachment: give "
+            "NAME or NAMESPACE/NAME (the pod's k8s.v1.cni.cncf.io/networks annotation)"
+        )
+    seconds: dict[str, int | None] = {}
+    for key in ("failure_grace", "retry_pause"):
+        value = cfg.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InvalidRunConfigException(
+                f"run option {key!r}={value!r} is not a whole number of seconds"
+            )
+        if value is not None and not 0 <= value <= 86400:
+            raise InvalidRunConfigException(
+                f"run option {key!r}={value} is out of range: give 0 to 86400 seconds "
+                "(the controllers cap every grace period at 24 hours)"
+            )
+        seconds[key] = value
+    reserved = _reserved(cfg)
+    image_secret = _name(cfg, "image_secret", _SUBDOMAIN, "a Secret name")
+    image_repo = cfg.get("image_repo")
+    pods = K8sOpts(
+        namespace=_namespace(cfg),
+        service_account=_name(cfg, "service_account", _SUBDOMAIN, "a service account name"),
+        priority_class=_name(cfg, "priority_class_name", _SUBDOMAIN, "a PriorityClass name"),
+        image_repo=None if image_repo is None else str(image_repo),
+        reserved_millicpu=reserved["reserved_millicpu"],
+        reserved_memmb=reserved["reserved_memmb"],
+        validate_spec=bool(cfg.get("validate_spec", True)),
+        flavour=VOLCANO,
+        context=_context(cfg),
+        image_pull_secrets=[image_secret] if image_secret else [],
+        secret_env=_secret_env(cfg),
+    )
+    return McadOpts(
+        pods=pods,
+        appwrapper_version=version,
+        priority=None if priority is None else int(priority),
+        coscheduler_name=_name(cfg, "coscheduler_name", _SUBDOMAIN, "a scheduler name"),
+        network=None if network is None else str(network),
+        queue=queue,
+        failure_grace=seconds["failure_grace"],
+        retry_pause=seconds["retry_pause"],
+    )

@@ -1,4 +1,4 @@
-"""torchx-k8s's plugin module: the ``kubernetes`` scheduler by lazy reference, nothing heavy.
+"""torchx-k8s's plugin module: its schedulers by lazy reference, nothing heavy.
 
 TorchX imports this module on every start (the ``torchx`` entry point names it), so it
 imports only the ``hookimpl`` marker; the scheduler module (and the ``kubernetes``
@@ -15,5 +15,9 @@ from torchx.specs.hookspecs import hookimpl
 
 @hookimpl
 def torchx_schedulers() -> Mapping[str, str]:
-    """``kubernetes``: apps as Volcano Jobs (or JobSets) on a cluster."""
-    return {"kubernetes": "torchx_k8s.scheduler:create_scheduler"}
+    """``kubernetes``: apps as Volcano Jobs (or JobSets) on a cluster; ``kubernetes_mcad``:
+    apps as AppWrappers (MCAD or the AppWrapper controller)."""
+    return {
+        "kubernetes": "torchx_k8s.scheduler:create_scheduler",
+        "kubernetes_mcad": "torchx_k8s.mcad:create_scheduler",
+    }

@@ -1,4 +1,5 @@
-"""The permissions the ``kubernetes`` scheduler needs, as a namespaced RBAC Role.
+"""The permissions the ``kubernetes`` and ``kubernetes_mcad`` schedulers need, as a namespaced
+RBAC Role.
 
 Every API call the scheduler makes, and why (:data:`RULES`):
 
@@ -11,9 +12,15 @@ resource (API group)             verbs                                 used by
 sh)
 ``jobsets`` (jobset.x-k8s.io)    create, get, list, patch, delete      the same, JobSet flavour
                                                                        (cancel: ``spec.suspend``)
-``pods`` (core)                  list, create                          status (one list by label);
+``appwrappers`` (workload.       create, get, list, patch, delete      the same, ``kubernetes_mcad``
+codeflare.dev)                                                         (cancel: an annotation, and
+                                                                       ``spec.suspend`` or
+                                                                       ``schedulingSpec``)
+``pods`` (core)                  list, create, deletecollection        status (one list by label);
                                                                        ``validate_spec`` (a dry
-                                                                       run: nothing is created)
+                                                                       run: nothing is created);
+                                                                       cancel of an AppWrapper
+                                                                       v1beta1 (its pods)
 ``pods/log`` (core)              get                                   log
 ================================ ===================================== ============================
 
@@ -22,7 +29,7 @@ sh)
 
 >>> role = role_manifest("team-a")
 >>> role["kind"], role["metadata"]["namespace"], len(role["rules"])
-('Role', 'team-a', 5)
+('Role', 'team-a', 6)
 """
 
 from __future__ import annotations
@@ -34,7 +41,8 @@ RULES: list[tuple[str, str, list[str]]] = [
     ("batch.volcano.sh", "jobs", ["create", "get", "list", "patch", "delete"]),
     ("batch.volcano.sh", "jobs/status", ["patch"]),
     ("jobset.x-k8s.io", "jobsets", ["create", "get", "list", "patch", "delete"]),
-    ("", "pods", ["list", "create"]),
+    ("workload.codeflare.dev", "appwrappers", ["create", "get", "list", "patch", "delete"]),
+    ("", "pods", ["list", "create", "deletecollection"]),
     ("", "pods/log", ["get"]),
 ]
 

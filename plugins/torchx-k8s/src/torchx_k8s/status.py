@@ -15,6 +15,8 @@ The app's state comes from the object:
 * JobSet's ``status.terminalState`` / conditions ``Completed`` and ``Failed``;
   ``spec.suspend`` (``cancel`` sets it) -> CANCELLED; else RUNNING once a replicated
   job is ready or done (``replicatedJobsStatus``) or a pod runs, PENDING before. Restarts: ``status.restarts``.
+* An AppWrapper's ``status.state`` (v1beta1) or ``status.phase`` (v1beta2), then
+  corrected from its pods: :mod:`torchx_k8s.awstatus`.
 * No status yet (no controller has seen the object): PENDING, saying so.
 
 Each replica's state comes from its newest pod (pod phase; a container's exit code and
@@ -31,7 +33,7 @@ from datetime import datetime
 from typing import Any
 
 from torchx.specs import AppState, ReplicaState, ReplicaStatus, RoleStatus
-from torchx_k8s import labels, names
+from torchx_k8s import awstatus, labels, names
 
 VOLCANO_PHASES: Mapping[str, AppState] = {
     "Pending": AppState.PENDING,
@@ -103,6 +105,8 @@ def _time(text: str | None) -> float | None:
 
 def object_state(flavour: str, obj: Mapping[str, Any]) -> tuple[AppState, int, str]:
     """(state, restarts, message) of the app from its object alone."""
+    if flavour in names.APPWRAPPER_FLAVOURS:
+        return awstatus.object_state(flavour, obj)
     status = obj.get("status") or {}
     if flavour == names.JOBSET:
         restarts = int(status.get("restarts") or 0)
@@ -221,6 +225,16 @@ def app_status(
     """
     state, restarts, msg = object_state(flavour, obj)
     found = newest_replicas(pods)
+    if flavour in names.APPWRAPPER_FLAVOURS:
+        expected = [(i, k) for i, (_, count) in enumerate(roles) for k in range(count)]
+        state = awstatus.from_pods(
+            flavour,
+            obj,
+            state,
+            restarts,
+            [found[key].state for key in expected if key in found],
+            len(expected),
+        )
     if state == AppState.PENDING and any(r.state == ReplicaState.RUNNING for r in found.values()):
         state = AppState.RUNNING
     problems: list[str] = []

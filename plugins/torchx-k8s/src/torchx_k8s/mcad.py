@@ -1,0 +1,164 @@
+"""The ``kubernetes_mcad`` scheduler: an app is one AppWrapper on a cluster running MCAD or the
+AppWrapper controller.
+
+``torchx run -s kubernetes_mcad`` creates the AppWrapper :mod:`torchx_k8s.appwrapper`
+describes (``workload.codeflare.dev/v1beta1`` by default, as upstream TorchX;
+``-cfg appwrapper_version=v1beta2`` for the current AppWrapper controller); its
+controller makes the wrapped pods, Service (and PodGroup). Everything else is the
+``kubernetes`` scheduler's (:mod:`torchx_k8s.scheduler`, which this class extends):
+the API client and its retries, ``validate_spec``'s dry run, ``describe`` (the
+AppWrapper and one pod list; states in :mod:`torchx_k8s.awstatus`), ``log_iter`` from
+the pods, ``delete``. What differs:
+
+* app ids: ``NAMESPACE:NAME`` (v1beta1: upstream's ``kubernetes_mcad://SESSION/NAMESPACE:NAME``
+  handles work), ``NAMESPACE:NAME:v1beta2``, either with ``@CONTEXT``;
+* ``list``: the AppWrappers of the ``appwrapper_version`` given to it (a cluster serving
+  both versions would list each AppWrapper twice), each app's state from its AppWrapper
+  and its pods (two calls in all);
+* ``cancel``: marks the AppWrapper (annotation ``torchx.pytorch.org/cancelled``: the app
+  is CANCELLED from then on) and stops it: a v1beta2 AppWrapper is suspended
+  (``spec.suspend``: its controller removes what it made and keeps the AppWrapper); MCAD
+  (v1beta1) has no suspend, so its monitoring is turned off (``schedulingSpec.
+  minAvailable: -1``: no requeue) and the app's pods are deleted. The AppWrapper stays
+  (``describe`` answers CANCELLED) until ``delete``; under MCAD it holds its quota until
+  then.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from torchx.schedulers.api import ListAppResponse
+from torchx.schedulers.capabilities import Capability
+from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, runopts
+from torchx_k8s import awstatus, labels, names, status
+from torchx_k8s.appwrapper import FLAVOUR_OF_VERSION, NO_MONITORING, make_appwrapper
+from torchx_k8s.names import AppRef
+from torchx_k8s.options import mcad_runopts, read_mcad
+from torchx_k8s.request import KINDS, K8sRequest, appdef_from
+from torchx_k8s.scheduler import API_TIMEOUT, KubernetesScheduler
+
+
+class McadScheduler(KubernetesScheduler):
+    """Apps as AppWrappers (MCAD or the AppWrapper controller); see the module docstring.
+
+    Args:
+        session_name: the session the handles carry
+        client: a ``kubernetes.client.ApiClient`` to use for every context (tests)
+    """
+
+    missing_capabilities: Mapping[Any, str] = {
+        **KubernetesScheduler.missing_capabilities,
+        Capability.LAST_ATTEMPT_STATUS: "an AppWrapper's controller deletes every pod of an "
+        "AppWrapper it fails after its last restart, the failed attempt's too: that "
+        "attempt's exit codes are gone from the API",
+    }
+    backend_name = "kubernetes_mcad"
+    ids = names.MCAD_IDS
+
+    def _run_opts(self) -> runopts:
+        return mcad_runopts()
+
+    def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[K8sRequest]:
+        opts = read_mcad(cfg)
+        request = make_appwrapper(app, names.object_name(app.name), opts)
+        return AppDryRunInfo(request, K8sRequest.to_yaml)
+
+    def _crd_hint(self, request: K8sRequest) -> str:
+        if request.flavour == names.APPWRAPPER:
+            return " (MCAD serves v1beta1; -cfg appwrapper_version=v1beta2 for the AppWrapper controller)"
+        return (
+            " (the AppWrapper controller serves v1beta2; -cfg appwrapper_version=v1beta1 for MCAD)"
+        )
+
+    def _state(self, ref: AppRef, obj: dict[str, Any]) -> AppState:
+        # an AppWrapper's controller may never end an app whose pods have ended (MCAD
+        # without monitoring): the pods decide too, as in describe
+        pods = self._pods(ref, labels.pod_selector(ref.name))
+        return _app_state(ref.flavour, obj, pods)
+
+    def list(self, cfg: Mapping[str, CfgVal] | None = None) -> builtins.list[ListAppResponse]:
+        opts = read_mcad(self.run_opts().resolve(dict(cfg or {})))
+        flavour = FLAVOUR_OF_VERSION[opts.appwrapper_version]
+        namespace, context = opts.pods.namespace, opts.pods.context
+        group, version, plural, _ = KINDS[flavour]
+        answer = self._custom(context).list_namespaced_custom_object(
+            group,
+            version,
+            namespace,
+            plural,
+            label_selector=labels.app_selector(),
+            _request_timeout=API_TIMEOUT,
+        )
+        by_app: dict[str, builtins.list[dict[str, Any]]] = {}
+        for p in self._pods(AppRef(namespace, "", flavour, context), labels.app_selector()):
+            instance = ((p.get("metadata") or {}).get("labels") or {}).get(labels.INSTANCE)
+            by_app.setdefault(str(instance), []).append(p)
+        out: builtins.list[ListAppResponse] = []
+        for obj in answer.get("items") or []:
+            meta = obj.get("metadata") or {}
+            ref = AppRef(namespace, str(meta.get("name")), flavour, context)
+            appdef = appdef_from(obj)
+            out.append(
+                ListAppResponse(
+                    app_id=names.format_app_id(ref),
+                    state=_app_state(flavour, obj, by_app.get(ref.name, []), appdef),
+                    name=appdef.name if appdef is not None else ref.name,
+                    start_time=status._time(meta.get("creationTimestamp")),
+                )
+            )
+        return out
+
+    def _cancel_existing(self, app_id: str) -> None:
+        ref = self._parse(app_id)
+        obj = self._get(ref)
+        if obj is None or self._state(ref, obj).is_terminal():
+            return
+        group, version, plural, _ = KINDS[ref.flavour]
+        from kubernetes.client.exceptions import ApiException
+
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        body: dict[str, Any] = {"metadata": {"annotations": {awstatus.CANCELLED: now}}}
+        if ref.flavour == names.APPWRAPPER_V1BETA2:
+            body["spec"] = {"suspend": True}
+        else:
+            body["spec"] = {"schedulingSpec": {"minAvailable": NO_MONITORING}}
+        try:
+            self._custom(ref.context).patch_namespaced_custom_object(
+                group, version, ref.namespace, plural, ref.name, body,
+                _request_timeout=API_TIMEOUT,
+            )  # fmt: skip
+            if ref.flavour == names.APPWRAPPER:
+                # MCAD stops nothing by itself: the pods go (it no longer requeues them)
+                self._core(ref.context).delete_collection_namespaced_pod(
+                    ref.namespace,
+                    label_selector=labels.pod_selector(ref.name),
+                    _request_timeout=API_TIMEOUT,
+                )
+        except ApiException as e:
+            if e.status != 404:
+                raise
+
+
+def _app_state(
+    flavour: str,
+    obj: Mapping[str, Any],
+    pods: builtins.list[dict[str, Any]],
+    appdef: AppDef | None = None,
+) -> AppState:
+    """The app's state from its AppWrapper and its pods, as ``describe`` says it."""
+    appdef = appdef if appdef is not None else appdef_from(dict(obj))
+    if appdef is not None:
+        roles = [(r.name, r.num_replicas) for r in appdef.roles]
+    else:
+        roles = status.roles_from_pods(pods)
+    view, _ = status.app_status(flavour, obj, pods, roles)
+    return view.state
+
+
+def create_scheduler(session_name: str, **kwargs: Any) -> McadScheduler:
+    """The factory the plugin registers (``kubernetes_mcad``)."""
+    return McadScheduler(session_name, client=kwargs.get("client"))
