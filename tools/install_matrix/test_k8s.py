@@ -1,12 +1,14 @@
 """Row: torchx-cli + torchx-k8s. The kubernetes client comes along, and stays unimported.
 
 No cluster here (``nox -s integration_k8s`` uses a real API server): the row checks what
-the install gives, that ``torchx --help``, ``torchx run -s local`` and a kubernetes dry
-run never import the client, that the dry run prints the Volcano Job, and that a
-missing kubeconfig is one line.
+the install gives, that ``torchx --help``, ``torchx run -s local`` and a kubernetes (and
+kubernetes_mcad) dry run never import the client, that the dry runs print the Volcano Job
+and the AppWrapper, and that a missing kubeconfig is one line.
 """
 
 from __future__ import annotations
+
+import shlex
 
 import pytest
 from conftest import Env, MakeEnv
@@ -43,6 +45,9 @@ def test_help_local_runs_and_dry_runs_never_import_the_client(env: Env) -> None:
     assert _loaded(env, "run", "-s", "local", "--wait", "utils.echo", "--msg", "hi") == ""
     assert _loaded(env, "runopts", "kubernetes") == ""
     assert _loaded(env, "run", "-s", "kubernetes", "--dryrun", "utils.echo", "--msg", "hi") == ""
+    assert _loaded(env, "runopts", "kubernetes_mcad") == ""
+    dry_run = ["run", "-s", "kubernetes_mcad", "--dryrun", "utils.echo", "--msg", "hi"]
+    assert _loaded(env, *dry_run) == ""
 
 
 def test_a_dry_run_prints_the_volcano_job(env: Env) -> None:
@@ -50,6 +55,16 @@ def test_a_dry_run_prints_the_volcano_job(env: Env) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "apiVersion: batch.volcano.sh/v1alpha1" in proc.stdout
     assert "kind: Job" in proc.stdout and "- hi" in proc.stdout
+
+
+def test_the_readmes_appwrapper_dry_run(env: Env) -> None:
+    line = "torchx run -s kubernetes_mcad --dryrun dist.ddp -j 2x1 --image my/torch:1 --script train.py"
+    proc = env.torchx(*shlex.split(line)[1:])  # the README's line, verbatim
+    assert proc.returncode == 0, proc.stderr
+    assert "apiVersion: workload.codeflare.dev/v1beta1" in proc.stdout
+    assert "kind: AppWrapper" in proc.stdout and "GenericItems:" in proc.stdout
+    proc = env.torchx("runopts", "kubernetes_mcad")
+    assert proc.returncode == 0 and "appwrapper_version" in proc.stdout, proc.stderr
 
 
 def test_no_kubeconfig_is_one_line(env: Env) -> None:

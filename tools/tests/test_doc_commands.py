@@ -103,6 +103,10 @@ RUN_BY: dict[tuple[str, str], str] = {
     ): "tools/install_matrix/test_k8s.py::test_help_local_runs_and_dry_runs_never_import_the_client",
     (
         "plugins/torchx-k8s/README.md",
+        "torchx run -s kubernetes_mcad --dryrun dist.ddp -j 2x1",
+    ): "tools/install_matrix/test_k8s.py::test_the_readmes_appwrapper_dry_run",
+    (
+        "plugins/torchx-k8s/README.md",
         "python -m torchx_k8s rbac --namespace team-a",
     ): "plugins/torchx-k8s/tests/test_plugin.py::test_rbac_prints_a_role",
     (

@@ -13,7 +13,9 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torchx_k8s")
     sub = parser.add_subparsers(dest="command", required=True)
-    rbac = sub.add_parser("rbac", help="print the RBAC Role the kubernetes and kubernetes_mcad schedulers need")
+    rbac = sub.add_parser(
+        "rbac", help="print the RBAC Role the kubernetes and kubernetes_mcad schedulers need"
+    )
     rbac.add_argument("--namespace", default="default", help="the Role's namespace")
     rbac.add_argument("--name", default="torchx-submitter", help="the Role's name")
     args = parser.parse_args(argv)
