@@ -7,9 +7,12 @@ strict), as the ``kubernetes`` scheduler's are: the pods are built by the same c
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
+from crdcheck import crd_schema, validate
 from hypothesis import given
 from hypothesis import strategies as st
 from torchx_k8s import labels
@@ -422,3 +425,69 @@ def test_each_scheduler_reads_only_its_own_suffixes() -> None:
     assert parse_app_id("ns:n:jobset", K8S_IDS).flavour == JOBSET
     with pytest.raises(InvalidK8sAppIdError, match="kubernetes app id"):
         parse_app_id("ns:n:v1beta2", K8S_IDS)
+
+
+# -- against the CRDs --------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[3]
+CRDS = REPO / "dev" / "k8s-crds"
+PODGROUP_GROUPS = {"v1beta1": "scheduling.sigs.k8s.io", "v1beta2": "scheduling.x-k8s.io"}
+
+
+def _aws(version: str) -> list[K8sRequest]:
+    return [request(a, appwrapper_version=version, **CFG) for a in _schema_apps()] + [
+        request(two_roles(max_retries=2), appwrapper_version=version, failure_grace=5),
+        request(two_roles(), appwrapper_version=version),
+    ]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_appwrappers_pass_the_projects_crd(version: str) -> None:
+    schema = crd_schema(CRDS / "appwrapper.yaml", version)
+    for req in _aws(version):
+        validate(schema, req.resource)
+    bad = request(two_roles(), appwrapper_version=version).resource
+    bad["spec"]["surprise"] = 1
+    with pytest.raises(Exception, match="surprise"):
+        validate(schema, bad)
+
+
+def _crd_of_group(group: str, version: str) -> dict[str, Any]:
+    for path in sorted(CRDS.glob("*.yaml")):
+        try:
+            return crd_schema(path, version, group)
+        except LookupError:
+            continue
+    raise LookupError(f"no CRD of {group}/{version} in {CRDS}")
+
+
+@pytest.mark.parametrize("version", ["v1beta1"])
+def test_pod_groups_pass_the_projects_crd(version: str) -> None:
+    group = PODGROUP_GROUPS[version]
+    schema = _crd_of_group(group, "v1alpha1")
+    [pg] = of_kind(
+        request(two_roles(), appwrapper_version=version, coscheduler_name="c"), "PodGroup"
+    )
+    assert pg["apiVersion"] == f"{group}/v1alpha1"
+    validate(schema, pg)
+
+
+@pytest.mark.ci_may_skip(reason="the upstream CRD manifests are not part of the repository")
+@pytest.mark.parametrize("version", VERSIONS)
+def test_appwrappers_pass_the_upstream_crds(version: str) -> None:
+    """MCAD's (v1beta1) and the AppWrapper controller's (v1beta2) published CRDs, found by
+    group and version among the ``*.yaml`` of the folder ``TORCHX_K8S_UPSTREAM_CRDS``."""
+    folder = os.environ.get("TORCHX_K8S_UPSTREAM_CRDS")
+    if not folder:
+        pytest.skip("TORCHX_K8S_UPSTREAM_CRDS names no folder of upstream CRD manifests")
+    schemas = []
+    for path in sorted(Path(folder).glob("*.yaml")):
+        try:
+            schemas.append(crd_schema(path, version, "workload.codeflare.dev"))
+        except LookupError:
+            continue
+    if not schemas:
+        pytest.skip(f"no AppWrapper {version} CRD in {folder}")
+    for schema in schemas:
+        for req in _aws(version):
+            validate(schema, req.resource)

@@ -389,3 +389,17 @@ def test_a_followed_log_ends_when_the_pods_end_the_app(
     monkeypatch.setattr("torchx_k8s.scheduler.time.sleep", sleep)
     assert list(sched.log_iter(app_id, "r0", 0, should_tail=True)) == ["up\n"]
     assert len(sleeps) == 1
+
+
+@pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
+def test_an_appwrapper_being_deleted_is_gone(
+    sched: McadScheduler, api: FakeApi, version: str
+) -> None:
+    # the controllers' finalizer keeps a deleted AppWrapper until its objects are gone
+    app_id = submit(sched, app(), appwrapper_version=version)
+    obj(api, app_id)["metadata"]["deletionTimestamp"] = "2026-11-25T00:00:00Z"
+    assert sched.describe(app_id) is None and not sched.exists(app_id)
+    assert sched.list({"appwrapper_version": version}) == []
+    sched.cancel(app_id)
+    sched.delete(app_id)
+    assert not [c for c in api.calls if c[0] in ("PATCH", "DELETE")]

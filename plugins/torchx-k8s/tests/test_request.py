@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from crdcheck import crd_schema, validate
 from torchx_k8s import labels
 from torchx_k8s.names import JOBSET, VOLCANO
 from torchx_k8s.options import K8sOpts, k8s_runopts, read
@@ -411,33 +412,6 @@ def test_an_invalid_pod_fails_the_official_schema() -> None:
         )
 
 
-def _crd_schema(path: Path) -> dict[str, Any]:
-    for doc in yaml.safe_load_all(path.read_text()):
-        if doc and doc.get("kind") == "CustomResourceDefinition":
-            [version] = [v for v in doc["spec"]["versions"] if v.get("storage")]
-            return dict(version["schema"]["openAPIV3Schema"])
-    raise AssertionError(f"no CRD in {path}")
-
-
-def _strict(schema: Any) -> Any:
-    """The schema with unknown fields refused where it declares properties (as the API
-    server prunes them: a field the CRD does not know would be silently lost)."""
-    if isinstance(schema, dict):
-        out = {k: _strict(v) for k, v in schema.items() if not k.startswith("x-kubernetes")}
-        if "properties" in schema and not schema.get("x-kubernetes-preserve-unknown-fields"):
-            out.setdefault("additionalProperties", False)
-        return out
-    if isinstance(schema, list):
-        return [_strict(v) for v in schema]
-    return schema
-
-
-def _validate(schema: dict[str, Any], obj: dict[str, Any]) -> None:
-    import jsonschema
-
-    jsonschema.validate(obj, _strict(schema), cls=jsonschema.Draft7Validator)
-
-
 OWN = {
     VOLCANO: REPO / "dev" / "k8s-crds" / "volcano-job.yaml",
     JOBSET: REPO / "dev" / "k8s-crds" / "jobset.yaml",
@@ -447,13 +421,13 @@ UPSTREAM = {VOLCANO: "volcano-batch.volcano.sh_jobs.yaml", JOBSET: "jobset.x-k8s
 
 @pytest.mark.parametrize("flavour", [VOLCANO, JOBSET])
 def test_objects_pass_the_projects_crds(flavour: str) -> None:
-    schema = _crd_schema(OWN[flavour])
+    schema = crd_schema(OWN[flavour])
     for app in _apps():
-        _validate(schema, request(app, flavour=flavour, **CFG).resource)
+        validate(schema, request(app, flavour=flavour, **CFG).resource)
     bad = request(_apps()[0], flavour=flavour).resource
     bad["spec"]["surprise"] = 1
     with pytest.raises(Exception, match="surprise"):
-        _validate(schema, bad)
+        validate(schema, bad)
 
 
 @pytest.mark.ci_may_skip(reason="the upstream CRD manifests are not part of the repository")
@@ -462,9 +436,9 @@ def test_objects_pass_the_upstream_crds(flavour: str) -> None:
     folder = os.environ.get("TORCHX_K8S_UPSTREAM_CRDS")
     if not folder:
         pytest.skip("TORCHX_K8S_UPSTREAM_CRDS names no folder of upstream CRD manifests")
-    schema = _crd_schema(Path(folder) / UPSTREAM[flavour])
+    schema = crd_schema(Path(folder) / UPSTREAM[flavour])
     for app in _apps():
-        _validate(schema, request(app, flavour=flavour, **CFG).resource)
+        validate(schema, request(app, flavour=flavour, **CFG).resource)
 
 
 def test_kinds_name_each_flavours_resource() -> None:

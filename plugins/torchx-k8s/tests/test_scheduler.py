@@ -398,3 +398,10 @@ def test_a_workspace_needs_torchx_docker_and_an_image_repo(
     )
     image = info.request.resource["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["image"]
     assert image.startswith("registry.example.com/team:ws-"), image
+
+
+def test_an_object_being_deleted_is_gone(sched: KubernetesScheduler, api: FakeApi) -> None:
+    app_id = submit(sched, app(), validate_spec=False)
+    ns, name = app_id.split(":")
+    api.objects[f"{VOLCANO_JOBS.format(ns=ns)}/{name}"]["metadata"]["deletionTimestamp"] = "x"
+    assert sched.describe(app_id) is None and sched.list({}) == []

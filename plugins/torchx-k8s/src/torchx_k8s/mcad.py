@@ -39,7 +39,7 @@ from torchx_k8s.appwrapper import FLAVOUR_OF_VERSION, NO_MONITORING, make_appwra
 from torchx_k8s.names import AppRef
 from torchx_k8s.options import mcad_runopts, read_mcad
 from torchx_k8s.request import KINDS, K8sRequest, appdef_from
-from torchx_k8s.scheduler import API_TIMEOUT, KubernetesScheduler
+from torchx_k8s.scheduler import API_TIMEOUT, KubernetesScheduler, being_deleted
 
 
 class McadScheduler(KubernetesScheduler):
@@ -99,6 +99,8 @@ class McadScheduler(KubernetesScheduler):
             by_app.setdefault(str(instance), []).append(p)
         out: builtins.list[ListAppResponse] = []
         for obj in answer.get("items") or []:
+            if being_deleted(obj):
+                continue
             meta = obj.get("metadata") or {}
             ref = AppRef(namespace, str(meta.get("name")), flavour, context)
             appdef = appdef_from(obj)

@@ -23,7 +23,9 @@ How the contract maps onto the API:
   then kills its pods and keeps the job, as upstream TorchX cancels), read back and
   written again if a controller's concurrent status write overwrote it; a JobSet is
   suspended (``spec.suspend``: the controller removes its pods). ``delete``: the object
-  is deleted; its pods go with it (the controller's owner references).
+  is deleted; its pods go with it (the controller's owner references). An object being
+  deleted (``deletionTimestamp`` set while a controller's finalizer removes what it made)
+  is gone for every call.
 * ``log_iter``: the API's pod log (stdout and stderr together: the API has no
   separate streams before Kubernetes 1.32), streamed in chunks; ``should_tail``
   follows it until the container exits, then returns once the app has ended; ``since``
@@ -352,7 +354,7 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             if e.status == 404:
                 return None
             raise
-        return dict(obj)
+        return None if being_deleted(obj) else dict(obj)
 
     def _pods(self, ref: AppRef, selector: str, **fields: str) -> builtins.list[dict[str, Any]]:
         answer = self._core(ref.context).list_namespaced_pod(
@@ -438,6 +440,8 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                     continue  # that flavour's CRD is not installed
                 raise
             for obj in answer.get("items") or []:
+                if being_deleted(obj):
+                    continue
                 meta = obj.get("metadata") or {}
                 ref = AppRef(namespace, str(meta.get("name")), flavour, context)
                 state, _, _ = status.object_state(flavour, obj)
@@ -667,6 +671,12 @@ def _new_client(context: str | None) -> ApiClient:
             f"cannot use the kubeconfig{where}: {' '.join(str(e).split())} (KUBECONFIG names "
             "the file; -cfg context=NAME picks a context)"
         ) from None
+
+
+def being_deleted(obj: Mapping[str, Any]) -> bool:
+    """Is the object on its way out (deleted, a controller's finalizer still removing what
+    it made)? Such an app is gone for ``describe``, ``list``, ``cancel`` and ``delete``."""
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
 
 
 def _reason(e: BaseException) -> str:
