@@ -160,7 +160,11 @@ def delete(job_id: str) -> None:
 
 
 def output_path(job_id: str, role: str, replica: int) -> Path:
-    """The file holding the combined stdout and stderr of one task."""
+    """The file holding the combined stdout and stderr of one task.
+
+    >>> output_path("acme-1a2b3c", "trainer", 1).relative_to(home()).as_posix()
+    'acme-1a2b3c/trainer/1/output'
+    """
     return _task_dir(job_id, role, replica) / "output"
 
 

@@ -38,7 +38,11 @@ def is_secret_name(name: str) -> bool:
 
 
 def mask_env(env: dict[str, str]) -> dict[str, str]:
-    """A copy of ``env`` with the values of secret-looking names replaced by ``****``."""
+    """A copy of ``env`` with the values of secret-looking names replaced by ``****``.
+
+    >>> mask_env({"HF_TOKEN": "hf_abc123", "LR": "0.1", "API_KEY": ""})
+    {'HF_TOKEN': '****', 'LR': '0.1', 'API_KEY': ''}
+    """
     return {k: (MASK if is_secret_name(k) and v else v) for k, v in env.items()}
 
 
@@ -58,7 +62,14 @@ def mask_text(text: str, app: Any) -> str:
 
 
 def mask_values(text: str, envs: Iterable[Mapping[str, str]]) -> str:
-    """``text`` with every secret value of the ``envs`` (one per role) replaced by ``****``."""
+    """``text`` with every secret value of the ``envs`` (one per role) replaced by ``****``.
+
+    Values shorter than three characters are left alone: masking every ``1`` in a log
+    would hide more than it protects.
+
+    >>> mask_values("login s3cr3t as bob", [{"DB_PASSWORD": "s3cr3t", "USER": "bob"}])
+    'login **** as bob'
+    """
     for env in envs:
         for name, value in env.items():
             if is_secret_name(name) and value and len(value) >= 3:
@@ -87,7 +98,15 @@ NAME_COLUMN_MAX = 40
 
 
 def parse_states(text: str) -> frozenset[str]:
-    """``running,pending`` (``list --state``) -> {"RUNNING", "PENDING"}; an unknown one is a CliError."""
+    """``running,pending`` (``list --state``) -> {"RUNNING", "PENDING"}; an unknown one is a CliError.
+
+    >>> sorted(parse_states("running, Pending"))
+    ['PENDING', 'RUNNING']
+    >>> parse_states("runing")
+    Traceback (most recent call last):
+    ...
+    torchx.cli.errors.CliError: unknown state 'runing' in --state (did you mean 'running'?); ...
+    """
     from torchx.cli.errors import CliError
 
     states = set()
@@ -105,7 +124,15 @@ def parse_states(text: str) -> frozenset[str]:
 
 
 def parse_limit(text: str) -> int:
-    """``list --limit N``: a positive count, else a CliError."""
+    """``list --limit N``: a positive count, else a CliError.
+
+    >>> parse_limit("20")
+    20
+    >>> parse_limit("0")
+    Traceback (most recent call last):
+    ...
+    torchx.cli.errors.CliError: bad --limit '0': expected a positive number of apps, e.g. 20
+    """
     from torchx.cli.errors import CliError
 
     try:
@@ -149,6 +176,9 @@ def format_duration(seconds: float) -> str:
 
     ``42.2s`` under a minute (a tenth of a second kept); from a minute on, whole
     seconds and the two largest units: ``5m3s``, ``1h30m``, ``1d12h``.
+
+    >>> [format_duration(s) for s in (42.24, 303, 5400, 129600, 3601)]
+    ['42.2s', '5m3s', '1h30m', '1d12h', '1h']
     """
     if seconds < 60:
         return f"{max(seconds, 0.0):.1f}s"
