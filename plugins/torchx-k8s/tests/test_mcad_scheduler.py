@@ -319,7 +319,7 @@ def test_cancel_suspends_a_v1beta2_appwrapper_and_keeps_it(
     assert len([c for c in api.calls if c[0] == "PATCH"]) == 1
 
 
-def test_cancel_stops_mcads_monitoring_then_deletes_the_pods(
+def test_cancel_takes_the_pods_out_of_mcads_hands_then_deletes_them(
     sched: McadScheduler, api: FakeApi
 ) -> None:
     app_id = submit(sched, app())
@@ -328,12 +328,28 @@ def test_cancel_stops_mcads_monitoring_then_deletes_the_pods(
     api.pods.append(pod("other-app-1a2b3c4d5e", 0, 0, "Running"))
     sched.cancel(app_id)
     [body] = [b for m, _, _, b in api.calls if m == "PATCH"]
-    assert body["spec"] == {"schedulingSpec": {"minAvailable": -1}}
+    assert body["spec"]["schedulingSpec"] == {"minAvailable": -1}
+    # the pods leave the AppWrapper: MCAD never makes them again, nor counts their quota
+    [service] = body["spec"]["resources"]["GenericItems"]
+    assert service["generictemplate"]["kind"] == "Service"
+    assert [
+        i["generictemplate"]["kind"] for i in obj(api, app_id)["spec"]["resources"]["GenericItems"]
+    ] == ["Service"]
     [query] = [q for m, p, q, _ in api.calls if m == "DELETE" and p.endswith("/pods")]
     assert query["labelSelector"] == f"{labels.INSTANCE}={name_of(app_id)}"
     assert [p["metadata"]["labels"][labels.INSTANCE] for p in api.pods] == ["other-app-1a2b3c4d5e"]
     assert sched.describe(app_id).state == C  # type: ignore[union-attr]
     assert obj(api, app_id)["kind"] == "AppWrapper"  # kept until delete
+
+
+def test_a_v1beta1_cancel_before_dispatch_leaves_mcad_nothing_to_run(
+    sched: McadScheduler, api: FakeApi
+) -> None:
+    app_id = submit(sched, app(replicas=2), coscheduler_name="co")
+    sched.cancel(app_id)  # no status yet: MCAD has not dispatched it
+    items = obj(api, app_id)["spec"]["resources"]["GenericItems"]
+    assert [i["generictemplate"]["kind"] for i in items] == ["Service"]
+    assert sched.describe(app_id).state == C  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])

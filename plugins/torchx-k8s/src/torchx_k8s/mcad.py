@@ -18,10 +18,11 @@ the pods, ``delete``. What differs:
 * ``cancel``: marks the AppWrapper (annotation ``torchx.pytorch.org/cancelled``: the app
   is CANCELLED from then on) and stops it: a v1beta2 AppWrapper is suspended
   (``spec.suspend``: its controller removes what it made and keeps the AppWrapper); MCAD
-  (v1beta1) has no suspend, so its monitoring is turned off (``schedulingSpec.
-  minAvailable: -1``: no requeue) and the app's pods are deleted. The AppWrapper stays
-  (``describe`` answers CANCELLED) until ``delete``; under MCAD it holds its quota until
-  then.
+  (v1beta1) has no suspend, so in one patch its monitoring is turned off
+  (``schedulingSpec.minAvailable: -1``: no requeue) and the pods (and PodGroup) leave the
+  AppWrapper's ``GenericItems`` (one not yet dispatched never makes them; their quota is
+  released), then the pods already made are deleted. The AppWrapper stays (``describe``
+  answers CANCELLED) until ``delete``.
 """
 
 from __future__ import annotations
@@ -127,7 +128,15 @@ class McadScheduler(KubernetesScheduler):
         if ref.flavour == names.APPWRAPPER_V1BETA2:
             body["spec"] = {"suspend": True}
         else:
-            body["spec"] = {"schedulingSpec": {"minAvailable": NO_MONITORING}}
+            # MCAD has no suspend: its monitoring goes off (no requeue), and the pods leave
+            # the AppWrapper, so that one not yet dispatched never makes them and their
+            # quota (custompodresources) is released; only the Service stays
+            items = ((obj.get("spec") or {}).get("resources") or {}).get("GenericItems") or []
+            kept = [i for i in items if (i.get("generictemplate") or {}).get("kind") == "Service"]
+            body["spec"] = {
+                "schedulingSpec": {"minAvailable": NO_MONITORING},
+                "resources": {"GenericItems": kept},
+            }
         try:
             self._custom(ref.context).patch_namespaced_custom_object(
                 group, version, ref.namespace, plural, ref.name, body,
