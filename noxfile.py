@@ -222,8 +222,9 @@ def repo(session: nox.Session) -> None:
     if shutil.which("uv") is None:
         session.install("build")
     # torchx-specs for the hookspecs the plugin docs are tested against; torchx-runner
-    # for the Scheduler the docs' example plugin subclasses.
-    install_dist(session, "torchx-runner", extras="")
+    # for the Scheduler the docs' example plugin subclasses; torchx-cli for the docs'
+    # `torchx` commands that tools/tests/test_doc_commands.py runs.
+    install_dist(session, "torchx-cli", extras="")
     # the plugins too: the capability table of docs/plugins.md lists every installed scheduler
     plugins = [_rel(folder) for folder in DISTS.values() if folder.parent.name == "plugins"]
     if plugins:

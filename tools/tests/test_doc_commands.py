@@ -16,13 +16,21 @@ its ``$`` lines only). Each must be one of:
   index form of an install, ``needs a Slurm cluster``, ``needs a Docker engine``,
   ``needs a Kubernetes API server``, ``needs an LSF cluster`` or ``needs torch`` (the e2e and integration sessions run the same commands, typed).
 
+* **a ``torchx`` command no test is listed for**: run here, in an empty temp directory
+  with its own ``HOME`` and ``TORCHX_HOME``, by the ``torchx`` that ``nox -s repo``
+  installs with the workspace's packages; it must exit 0 within a minute. All of them
+  start at once (each has its own directory).
+
 A new command in a doc fails here until it is one of these.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -266,6 +274,8 @@ def test_each_command_is_run_by_a_test_or_marked(doc: str, line: str) -> None:
     if test is None and _TOOLING.match(line):
         _check_tooling(line)
         return
+    if test is None and _RUN_HERE.match(line):
+        return  # test_each_torchx_command_without_a_test_runs_here
     assert test is not None, (
         f"{doc}: `{line}` is run by no test: add one to RUN_BY in {Path(__file__).name}, "
         f"or mark the line ({', '.join(MARKS)})"
@@ -323,3 +333,76 @@ def _check_tooling(line: str) -> None:
         elif words[0].startswith(("$(dev/", "dev/")):
             tool = words[0].removeprefix("$(").split()[0]
             assert (REPO / tool).is_file(), f"`{line}`: no {tool}"
+
+
+# --- torchx commands no test is listed for: run here -----------------------------------
+
+_RUN_HERE = re.compile(r"^(\$ )?torchx\s")
+TIMEOUT = 60.0
+
+
+def _runs_here(doc: str, line: str) -> bool:
+    return (
+        not any(mark in line for mark in MARKS)
+        and _covering(doc, line) is None
+        and bool(_RUN_HERE.match(line))
+    )
+
+
+RUN_HERE = [(doc, line) for doc, line in COMMANDS if _runs_here(doc, line)]
+
+
+def start_command(line: str, workdir: Path) -> subprocess.Popen[str]:
+    """``line`` by bash in ``workdir`` (also its HOME), this interpreter's bin first on PATH."""
+    env = {**os.environ, "HOME": str(workdir), "TORCHX_HOME": str(workdir / "torchx")}
+    env.pop("TORCHXCONFIG", None)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return subprocess.Popen(
+        ["bash", "-c", line.removeprefix("$ ")],
+        cwd=workdir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish_command(proc: subprocess.Popen[str], doc: str, line: str) -> None:
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail(f"{doc}: `{line}` did not end within {TIMEOUT:.0f} s")
+    if proc.returncode != 0:
+        tail = "\n".join((err or out).strip().splitlines()[-10:])
+        pytest.fail(
+            f"{doc}: `{line}` exited {proc.returncode}: make it runnable as shown, list the "
+            f"test that runs it in RUN_BY, or mark the line ({', '.join(MARKS)})\n{tail}"
+        )
+
+
+def test_every_torchx_command_without_a_test_runs_here(tmp_path: Path) -> None:
+    """All started at once (each in a directory of its own), then each waited for; one
+    failure lists them all. (None today: every command has its test.)"""
+    procs = {}
+    for i, (doc, line) in enumerate(RUN_HERE):
+        workdir = tmp_path / str(i)
+        workdir.mkdir()
+        procs[(doc, line)] = start_command(line, workdir)
+    failures = []
+    for (doc, line), proc in procs.items():
+        try:
+            finish_command(proc, doc, line)
+        except pytest.fail.Exception as e:
+            failures.append(str(e))
+    assert not failures, "\n".join(failures)
+
+
+def test_a_torchx_command_runs_here_and_a_broken_one_fails(tmp_path: Path) -> None:
+    assert _runs_here("docs/x.md", "torchx run --dryrun utils.echo --msg hi")
+    assert not _runs_here("docs/x.md", "torchx run -s slurm utils.echo  # needs a Slurm cluster")
+    finish_command(start_command("torchx run --dryrun utils.echo --msg hi", tmp_path), "d", "ok")
+    with pytest.raises(pytest.fail.Exception, match="`torchx nosuchcommand` exited 2"):
+        finish_command(start_command("torchx nosuchcommand", tmp_path), "d", "torchx nosuchcommand")
