@@ -50,6 +50,7 @@ EXAMPLES = [
     "torchx.schedulers.privatedir",
     "torchx.schedulers.replica_errors",
     "torchx.schedulers.retry",
+    "torchx.schedulers.scriptroles",
     "torchx.schedulers.states",
     "torchx.schedulers.window",
     "torchx.workspace.dir_workspace",

@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
+from torchx.schedulers.scriptroles import check_roles
 from torchx.specs import AppDef, BindMount, DeviceMount, Role, VolumeMount
 from torchx.specs.errors import SpecError
 from torchx.specs.templating import macros
@@ -56,13 +57,7 @@ SCRIPT_VERSION = 1
 #: What LSF's job file does: run the replica's private script with bash.
 JOB_FILE = "#!/bin/sh\n# torchx-lsf job file v{version}\nexec /bin/bash {script}\n"
 
-_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
-_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-# what the script sets itself, or bash keeps: a role's env may not set these
-_RESERVED_ENV = frozenset(
-    {"BASHOPTS", "BASH_VERSINFO", "EUID", "PPID", "SHELLOPTS", "UID", RANK0_ENV}
-)
 # what docker's --mount reads as a separator or a quote
 _MOUNT_SPECIAL = re.compile(r"[,\"=\x00-\x1f\x7f]")
 
@@ -133,44 +128,6 @@ class LsfRequest:
 def env_file(env: Mapping[str, str]) -> str:
     """The environment file's text: ``KEY='value'`` lines the script reads with ``set -a``."""
     return "".join(f"{k}={shell_quote(v)}\n" for k, v in env.items())
-
-
-def _check_name(kind: str, name: str, where: str) -> str:
-    if not _NAME.fullmatch(name) or len(name) > 100:
-        raise InvalidAppException(
-            f"{kind} name {name!r}{where} cannot name LSF jobs and files: use letters, "
-            "digits, '_', '.' and '-' (not first), at most 100, e.g. 'trainer'"
-        )
-    return name
-
-
-def _check_role(app: AppDef, role: Role) -> None:
-    _check_name("role", role.name, f" (app {app.name!r})")
-    if role.num_replicas < 1:
-        raise InvalidAppException(
-            f"role {role.name!r} has num_replicas={role.num_replicas}: it needs at least 1"
-        )
-    if role.entrypoint in ("", "<MISSING>"):
-        raise InvalidAppException(
-            f"role {role.name!r} has no entrypoint: set Role.entrypoint to the program to run"
-        )
-    for key in role.env:
-        if not _ENV_KEY.fullmatch(key):
-            raise InvalidAppException(
-                f"role {role.name!r}: env name {key!r} is not a valid variable name "
-                "(letters, digits and '_', not starting with a digit)"
-            )
-        if key in _RESERVED_ENV:
-            raise InvalidAppException(
-                f"role {role.name!r}: env name {key!r} is set by the replica script itself "
-                "(or kept by bash): give the variable another name"
-            )
-    for text in (role.entrypoint, *role.args, *role.env.values()):
-        if "\x00" in text:
-            raise InvalidAppException(
-                f"role {role.name!r}: an argument or env value holds a NUL character, "
-                "which no program can receive"
-            )
 
 
 def bsub_resources(role: Role) -> list[str]:
@@ -369,16 +326,13 @@ def build_request(
     whose image is an absolute path to a directory (``is_dir``) runs there directly;
     any other image is a container image.
     """
-    if not app.roles:
-        raise InvalidAppException(f"app {app.name!r} has no roles: give it at least one Role")
-    seen: set[str] = set()
-    for role in app.roles:
-        _check_role(app, role)
-        if role.name in seen:
-            raise InvalidAppException(
-                f"app {app.name!r} has two roles named {role.name!r}: give each role its own name"
-            )
-        seen.add(role.name)
+    check_roles(
+        app,
+        names="LSF jobs and files",
+        max_len=100,
+        reserved={RANK0_ENV: "is set by the replica script itself"},
+        error=InvalidAppException,
+    )
     app_dir = f"{jobdir.rstrip('/')}/{STATE_DIR}/{app_id}"
     names = [
         (role, k, f"{app_id}-{role.name}-{k}")

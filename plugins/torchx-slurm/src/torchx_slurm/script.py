@@ -60,6 +60,7 @@ from typing import Any
 
 import attrs
 
+from torchx.schedulers.scriptroles import check_name, check_roles
 from torchx.specs.api import AppDef, Role
 from torchx.specs.errors import InvalidRunConfigException, SpecError
 from torchx.specs.templating import macros
@@ -88,11 +89,8 @@ SCRIPT_VERSION = 2
 UNWRITABLE_EXIT = 74  # EX_IOERR of sysexits.h
 
 # Names that end up in file names and job names: kept simple so no quoting is needed.
-_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+_NAMES = "Slurm jobs and log files"
 _BAD_PATH = re.compile(r"[\"'\\\x00-\x1f\x7f]")
-_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# the script exports each replica's env: bash refuses to set these
-_BASH_READONLY = frozenset({"BASHOPTS", "BASH_VERSINFO", "EUID", "PPID", "SHELLOPTS", "UID"})
 # The app id is only known once sbatch has answered: the macro becomes this marker,
 # which is then replaced by the shell's "$_job" outside the quoted text.
 _APP_ID_MARK = "\x00app_id\x00"
@@ -188,15 +186,6 @@ def srun_file_name(path: str) -> str:
     return path.replace("%", "\\%")
 
 
-def _check_name(kind: str, name: str, where: str) -> str:
-    if not _NAME.fullmatch(name) or len(name) > 200:
-        raise InvalidAppException(
-            f"{kind} name {name!r}{where} cannot name Slurm jobs and log files: use letters, "
-            "digits, '_', '.' and '-' (not first), e.g. 'trainer'"
-        )
-    return name
-
-
 def _quote_with_app_id(arg: str) -> str:
     """Shell-quotes ``arg``, turning the app id marker into the job id ("$_job")."""
     if _APP_ID_MARK not in arg:
@@ -259,9 +248,8 @@ def build_request(
 
     if is_dir is None:
         is_dir = os.path.isdir
-    if not app.roles:
-        raise InvalidAppException(f"app {app.name!r} has no roles: give it at least one Role")
-    _check_name("app", job_name, "")
+    check_roles(app, names=_NAMES, error=InvalidAppException)
+    check_name("app", job_name, names=_NAMES, error=InvalidAppException)
     if not os.path.isabs(job_dir) or _BAD_PATH.search(job_dir):
         raise InvalidRunConfigException(
             f"run option 'job_dir'={job_dir!r} cannot be the job's directory: use an absolute "
@@ -269,42 +257,10 @@ def build_request(
         )
     # srun's --chdir is shell-quoted: any absolute path will do
     default_cwd = run_dir if run_dir and os.path.isabs(run_dir) else job_dir
-    seen: set[str] = set()
     replicas: list[SlurmReplica] = []
     max_retries = 0
     group = 0
     for role in app.roles:
-        _check_name("role", role.name, f" (app {app.name!r})")
-        if role.name in seen:
-            raise InvalidAppException(
-                f"app {app.name!r} has two roles named {role.name!r}: give each role its own name"
-            )
-        seen.add(role.name)
-        if role.num_replicas < 1:
-            raise InvalidAppException(
-                f"role {role.name!r} has num_replicas={role.num_replicas}: it needs at least 1"
-            )
-        if role.entrypoint in ("", "<MISSING>"):
-            raise InvalidAppException(
-                f"role {role.name!r} has no entrypoint: set Role.entrypoint to the program to run"
-            )
-        for key in role.env:
-            if not _ENV_KEY.fullmatch(key):
-                raise InvalidAppException(
-                    f"role {role.name!r}: env name {key!r} is not a valid variable name "
-                    "(letters, digits and '_', not starting with a digit)"
-                )
-            if key in _BASH_READONLY:
-                raise InvalidAppException(
-                    f"role {role.name!r}: env name {key!r} is one bash keeps for itself, so the "
-                    "job script cannot pass it on: give the variable another name"
-                )
-        for text in (role.entrypoint, *role.args, *role.env.values()):
-            if "\x00" in text:
-                raise InvalidAppException(
-                    f"role {role.name!r}: an argument or env value holds a NUL character, "
-                    "which no program can receive"
-                )
         max_retries = max(max_retries, role.max_retries)
         # the job directory itself (a workspace copied there, maybe not yet on a dry
         # run), or another existing directory, is where the role runs
