@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from harness import Context, Measurement, Skip
+from harness import Context, Measurement, Skip, case
 
 #: A stand-in tool: records its call, then runs ``body``.
 TOOL = """#!/bin/sh
@@ -88,6 +88,28 @@ def measure(
             "one_command_ms": round(one, 2),
         }
     return out
+
+
+#: The targets of the Slurm plugin's issue, per command: ``run`` starts a job, the
+#: others only ask about one.
+TARGETS = {"status": "<= 60 ms", "log": "<= 60 ms", "cancel": "<= 60 ms", "run": "<= 100 ms"}
+
+
+def register_cases(
+    area: str,
+    tools: str,
+    measure_all: Callable[[Context], dict[str, dict[str, float]]],
+    descriptions: Mapping[str, str],
+) -> None:
+    """Registers ``AREA.cli_LABEL_overhead`` for each command label of ``descriptions``
+    (its description), all from one :func:`measure` call (``measure_all``) per run."""
+    for label, text in descriptions.items():
+
+        def run(ctx: Context, label: str = label) -> Measurement:
+            return overhead(ctx.cached(f"{area}.cli", lambda: measure_all(ctx))[label], tools)
+
+        run.__doc__ = text
+        case(f"{area}.cli_{label}_overhead", target=TARGETS[label])(run)
 
 
 def overhead(data: Mapping[str, float], tools: str) -> Measurement:

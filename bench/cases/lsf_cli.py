@@ -17,7 +17,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from harness import Context, Measurement, case, child_env
+from harness import Context, child_env
 
 from cases import cli_overhead
 
@@ -86,29 +86,14 @@ def _measure(ctx: Context) -> dict[str, dict[str, float]]:
         )
 
 
-def _overhead(ctx: Context, label: str) -> Measurement:
-    return cli_overhead.overhead(ctx.cached("lsf.cli", lambda: _measure(ctx))[label], "LSF")
-
-
-@case("lsf.cli_status_overhead", target="<= 60 ms")
-def cli_status_overhead(ctx: Context) -> Measurement:
-    """torchx status of a finished 2-replica LSF app, less its bjobs (stand-in)."""
-    return _overhead(ctx, "status")
-
-
-@case("lsf.cli_log_overhead", target="<= 60 ms")
-def cli_log_overhead(ctx: Context) -> Measurement:
-    """torchx log of one replica of a finished LSF app, less its bjobs (stand-in)."""
-    return _overhead(ctx, "log")
-
-
-@case("lsf.cli_cancel_overhead", target="<= 60 ms")
-def cli_cancel_overhead(ctx: Context) -> Measurement:
-    """torchx cancel of a finished LSF app (nothing to kill), less its bjobs (stand-in)."""
-    return _overhead(ctx, "cancel")
-
-
-@case("lsf.cli_run_overhead", target="<= 100 ms")
-def cli_run_overhead(ctx: Context) -> Measurement:
-    """torchx run -s lsf utils.echo, less its bsub (stand-in)."""
-    return _overhead(ctx, "run")
+cli_overhead.register_cases(
+    "lsf",
+    "LSF",
+    _measure,
+    {
+        "status": "torchx status of a finished 2-replica LSF app, less its bjobs (stand-in).",
+        "log": "torchx log of one replica of a finished LSF app, less its bjobs (stand-in).",
+        "cancel": "torchx cancel of a finished LSF app (nothing to kill), less its bjobs (stand-in).",
+        "run": "torchx run -s lsf utils.echo, less its bsub (stand-in).",
+    },
+)

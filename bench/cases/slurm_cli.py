@@ -18,7 +18,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from harness import Context, Measurement, case, child_env
+from harness import Context, child_env
 
 from cases import cli_overhead
 
@@ -89,29 +89,14 @@ def _measure(ctx: Context) -> dict[str, dict[str, float]]:
         )
 
 
-def _overhead(ctx: Context, label: str) -> Measurement:
-    return cli_overhead.overhead(ctx.cached("slurm.cli", lambda: _measure(ctx))[label], "Slurm")
-
-
-@case("slurm.cli_status_overhead", target="<= 60 ms")
-def cli_status_overhead(ctx: Context) -> Measurement:
-    """torchx status of a finished 2-replica Slurm app, less its squeue (stand-in)."""
-    return _overhead(ctx, "status")
-
-
-@case("slurm.cli_log_overhead", target="<= 60 ms")
-def cli_log_overhead(ctx: Context) -> Measurement:
-    """torchx log of one replica of a finished Slurm app, less its squeue (stand-in)."""
-    return _overhead(ctx, "log")
-
-
-@case("slurm.cli_cancel_overhead", target="<= 60 ms")
-def cli_cancel_overhead(ctx: Context) -> Measurement:
-    """torchx cancel of a Slurm app, less its squeue and scancel calls (stand-ins)."""
-    return _overhead(ctx, "cancel")
-
-
-@case("slurm.cli_run_overhead", target="<= 100 ms")
-def cli_run_overhead(ctx: Context) -> Measurement:
-    """torchx run -s slurm utils.echo, less its sbatch (stand-in)."""
-    return _overhead(ctx, "run")
+cli_overhead.register_cases(
+    "slurm",
+    "Slurm",
+    _measure,
+    {
+        "status": "torchx status of a finished 2-replica Slurm app, less its squeue (stand-in).",
+        "log": "torchx log of one replica of a finished Slurm app, less its squeue (stand-in).",
+        "cancel": "torchx cancel of a Slurm app, less its squeue and scancel calls (stand-ins).",
+        "run": "torchx run -s slurm utils.echo, less its sbatch (stand-in).",
+    },
+)
