@@ -2,41 +2,28 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from torchx.schedulers.local_scheduler import LocalScheduler, create_scheduler
+from torchx.schedulers.testing.fake_tools import private_env_dir
 
 collect_ignore_glob = ["fixtures/*"]
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _private_cache_dir() -> object:
-    with tempfile.TemporaryDirectory(prefix="torchx-test-cache-") as d:
-        old = os.environ.get("XDG_CACHE_HOME")
-        os.environ["XDG_CACHE_HOME"] = d
+def _private_cache_dir() -> Iterator[str]:
+    with private_env_dir("XDG_CACHE_HOME", prefix="torchx-test-cache-") as d:
         yield d
-        if old is None:
-            os.environ.pop("XDG_CACHE_HOME", None)
-        else:
-            os.environ["XDG_CACHE_HOME"] = old
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _private_state_dir() -> object:
+def _private_state_dir() -> Iterator[str]:
     """The local scheduler's default state directory (links, apps) is never the user's."""
-    with tempfile.TemporaryDirectory(prefix="torchx-test-home-") as d:
-        old = os.environ.get("TORCHX_HOME")
-        os.environ["TORCHX_HOME"] = d
+    with private_env_dir("TORCHX_HOME", prefix="torchx-test-home-") as d:
         yield d
-        if old is None:
-            os.environ.pop("TORCHX_HOME", None)
-        else:
-            os.environ["TORCHX_HOME"] = old
 
 
 @pytest.fixture

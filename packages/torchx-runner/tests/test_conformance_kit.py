@@ -126,6 +126,32 @@ class TestNothing(SchedulerConformance):
     result.stdout.fnmatch_lines(["*TestNothing must define the fixture 'scheduler'*"])
 
 
+@linux_only
+def test_a_factory_and_a_job_dir_option_are_the_fixtures(pytester: pytest.Pytester) -> None:
+    """scheduler_factory gives the scheduler, job_dir_option the cfg and watched_paths."""
+    pytester.makepyfile(
+        HEADER
+        + """
+def _factory(name):
+    return create_scheduler(name)
+
+
+class TestDefaults(SchedulerConformance):
+    scheduler_factory = _factory
+    job_dir_option = "log_dir"
+
+    def test_the_fixtures(self, scheduler, cfg, watched_paths, tmp_path):
+        assert isinstance(scheduler, LocalScheduler) and scheduler.session_name == "kit"
+        assert cfg == {"log_dir": str(tmp_path / "jobs")}
+        assert watched_paths == [tmp_path]
+"""
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-k", "test_the_fixtures or test_dryrun_creates_nothing"
+    )
+    result.assert_outcomes(passed=2)
+
+
 def test_declarations_are_checked() -> None:
     class Good:
         missing_capabilities = {"list": "no API lists jobs", Capability.DELETE: "records stay"}

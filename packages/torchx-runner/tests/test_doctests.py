@@ -52,6 +52,8 @@ EXAMPLES = [
     "torchx.schedulers.retry",
     "torchx.schedulers.scriptroles",
     "torchx.schedulers.states",
+    "torchx.schedulers.testing.cli",
+    "torchx.schedulers.testing.registration",
     "torchx.schedulers.window",
     "torchx.workspace.dir_workspace",
 ]

@@ -32,15 +32,22 @@ itself is not collected. Every check is its own test (``pytest -k dryrun``, ...)
 What a plugin provides (pytest fixtures, overridden by defining a method of the same
 name with ``@pytest.fixture``; or class attributes):
 
-``scheduler`` (fixture, required)
+``scheduler`` (fixture, required unless ``scheduler_factory`` is set)
     The Scheduler under test, talking to the real backend. Isolate it per test where
     the backend allows (a private state directory, a queue of its own).
+``scheduler_factory`` (attribute, default None)
+    The plugin's ``create_scheduler``: the ``scheduler`` fixture is then
+    ``scheduler_factory("kit")``, for a backend that needs nothing more.
+``job_dir_option`` (attribute, default None)
+    The run option naming a batch backend's job directory (``"job_dir"``): the default
+    ``cfg`` then gives every app the test's own (``tmp_path / "jobs"``), and the
+    default ``watched_paths`` is ``[tmp_path]``.
 ``cfg`` (fixture, default ``{}``)
     The run options given to every dryrun and submit.
 ``app_builder`` (fixture, default ``AppBuilder()``)
     Makes the test apps runnable on the backend: see :class:`AppBuilder` (``sh -c``
     with the image ``/``; give a container image, a shared directory, a resource).
-``watched_paths`` (fixture, default ``[]``)
+``watched_paths`` (fixture, default ``[]``; ``[tmp_path]`` with ``job_dir_option``)
     Directories the backend writes into: a dryrun must leave them unchanged.
 ``unknown_app_id`` (fixture, default ``"kit-unknown-<random>"``)
     An id of the backend's form that names no app (Slurm: a large number).
@@ -104,7 +111,10 @@ Helpers for a plugin's own tests, in modules of their own (none imported here):
   ``XDG_CACHE_HOME`` for a test session);
 * :mod:`torchx.schedulers.testing.rendezvous`: a standard-library program whose
   replicas meet over TCP at rank 0's host (run as a file on the backend's hosts), and
-  ``Ports`` for its port.
+  ``Ports`` for its port;
+* :mod:`torchx.schedulers.testing.registration`: ``entry_point(name)`` (what the
+  ``torchx`` entry point names) and ``modules_after(code)`` (what a fresh interpreter
+  has imported after ``code``), for the checks that a plugin is found and cheap to import.
 
 The steps of the test apps (:data:`Step`): :class:`Out`, :class:`Err`, :class:`Sleep`,
 :class:`Rank0Host`, :class:`Exit`, :class:`Env` (check a variable), :class:`Fail` (one
@@ -682,27 +692,37 @@ class SchedulerConformance:
     #: Seconds a ``wait_for_change`` may take beyond its timeout, and after a replica's
     #: end before it wakes (schedulers that override it).
     wait_slack: ClassVar[float] = 5.0
+    #: The plugin's ``create_scheduler(session_name)``: the default ``scheduler`` fixture.
+    scheduler_factory: ClassVar[Callable[[str], Scheduler[Any]] | None] = None
+    #: The run option naming the job directory: each test's own, watched by dryruns.
+    job_dir_option: ClassVar[str | None] = None
 
     # -- what a plugin provides -------------------------------------------------------------
 
     @pytest.fixture
     def scheduler(self) -> Scheduler[Any]:
-        pytest.fail(
-            f"{type(self).__name__} must define the fixture 'scheduler' (the Scheduler "
-            "under test): see torchx.schedulers.testing"
-        )
+        # read from the class: a function stored on it is not bound to the instance
+        factory = type(self).scheduler_factory
+        if factory is None:
+            pytest.fail(
+                f"{type(self).__name__} must define the fixture 'scheduler' (the Scheduler "
+                "under test) or the attribute 'scheduler_factory': see torchx.schedulers.testing"
+            )
+        return factory("kit")
 
     @pytest.fixture
-    def cfg(self) -> Mapping[str, CfgVal]:
-        return {}
+    def cfg(self, tmp_path: Path) -> Mapping[str, CfgVal]:
+        if self.job_dir_option is None:
+            return {}
+        return {self.job_dir_option: str(tmp_path / "jobs")}
 
     @pytest.fixture
     def app_builder(self) -> AppBuilder:
         return AppBuilder()
 
     @pytest.fixture
-    def watched_paths(self) -> Sequence[Path]:
-        return []
+    def watched_paths(self, tmp_path: Path) -> Sequence[Path]:
+        return [tmp_path] if self.job_dir_option is not None else []
 
     @pytest.fixture
     def unknown_app_id(self) -> str:
