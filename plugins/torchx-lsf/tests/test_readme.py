@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FakeLsf
+
+from torchx.schedulers.testing.fake_tools import FakeTools
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -25,7 +26,7 @@ for k in 0 1; do printf '%s|DONE|%s|-|hostA|%s-echo-%s|Nov 25 06:40|Nov 25 06:41
 """
 
 
-def test_the_python_example_submits_and_waits(fake_lsf: FakeLsf, tmp_path: Path) -> None:
+def test_the_python_example_submits_and_waits(fake_lsf: FakeTools, tmp_path: Path) -> None:
     [code] = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     fake_lsf.answer(
         "bsub",

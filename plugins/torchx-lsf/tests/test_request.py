@@ -13,7 +13,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FakeLsf
 from torchx_lsf.request import (
     RANK0_ENV,
     InvalidAppException,
@@ -23,6 +22,7 @@ from torchx_lsf.request import (
     shell_quote,
 )
 
+from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, BindMount, DeviceMount, Resource, Role, VolumeMount, macros
 
 NASTY = ["; rm -rf ~", "$HOME", "`id`", "a'b\"c", "new\nline", "tab\there", "=x", "-n"]
@@ -220,7 +220,7 @@ def _run_job(req: LsfRequest, k: int, env: dict[str, str] | None = None) -> int:
 
 
 def test_the_script_runs_the_program_verbatim_with_its_env(
-    tmp_path: Path, fake_lsf: FakeLsf
+    tmp_path: Path, fake_lsf: FakeTools
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -255,7 +255,7 @@ def test_the_script_runs_the_program_verbatim_with_its_env(
     assert fake_lsf.calls("bkill") == []
 
 
-def test_a_failing_replica_ends_the_others(tmp_path: Path, fake_lsf: FakeLsf) -> None:
+def test_a_failing_replica_ends_the_others(tmp_path: Path, fake_lsf: FakeTools) -> None:
     role = Role(
         "main",
         image=str(tmp_path),
@@ -272,7 +272,9 @@ def test_a_failing_replica_ends_the_others(tmp_path: Path, fake_lsf: FakeLsf) ->
     assert fake_lsf.calls("bkill") == [["-J", "app-x1-main-1"], ["-J", "app-x1-main-2"]]
 
 
-def test_the_script_refuses_a_directory_others_can_read(tmp_path: Path, fake_lsf: FakeLsf) -> None:
+def test_the_script_refuses_a_directory_others_can_read(
+    tmp_path: Path, fake_lsf: FakeTools
+) -> None:
     role = Role("main", image=str(tmp_path), entrypoint="true")
     req = _build(AppDef("a", [role]), jobdir=str(tmp_path / "jobs"))
     os.makedirs(tmp_path / "jobs" / ".torchx-lsf", mode=0o700)

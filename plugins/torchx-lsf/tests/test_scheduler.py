@@ -7,11 +7,11 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import FakeLsf
 from torchx_lsf.parse import SEP
 from torchx_lsf.scheduler import LsfScheduler, create_scheduler
 
 from torchx.schedulers.api import SchedulerError, Stream, TransientSchedulerError
+from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, AppState, Resource, Role
 
 
@@ -46,7 +46,7 @@ def sched() -> LsfScheduler:
     return create_scheduler("s")
 
 
-def _submit(sched: LsfScheduler, fake: FakeLsf, tmp_path: Path, app: AppDef) -> tuple[str, str]:
+def _submit(sched: LsfScheduler, fake: FakeTools, tmp_path: Path, app: AppDef) -> tuple[str, str]:
     replies = _submitted(app.roles[0].num_replicas)
     fake.answer("bsub", **replies[0], then=replies[1:])  # type: ignore[arg-type]
     jobs = tmp_path / "jobs"
@@ -56,7 +56,7 @@ def _submit(sched: LsfScheduler, fake: FakeLsf, tmp_path: Path, app: AppDef) -> 
 
 
 def test_schedule_writes_private_files_then_bsubs_rank0_first(
-    sched: LsfScheduler, fake_lsf: FakeLsf, tmp_path: Path
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path
 ) -> None:
     app_id, app_dir = _submit(sched, fake_lsf, tmp_path, _app(env={"TOKEN": "s3cret"}))
     assert app_id.startswith("demo-")
@@ -76,7 +76,7 @@ def test_schedule_writes_private_files_then_bsubs_rank0_first(
 
 
 def test_a_failed_bsub_kills_what_was_submitted_and_removes_the_files(
-    sched: LsfScheduler, fake_lsf: FakeLsf, tmp_path: Path
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path
 ) -> None:
     fake_lsf.answer(
         "bsub",
@@ -93,7 +93,7 @@ def test_a_failed_bsub_kills_what_was_submitted_and_removes_the_files(
 
 
 def test_a_timed_out_bsub_kills_its_job_by_name(
-    sched: LsfScheduler, fake_lsf: FakeLsf, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TORCHX_LSF_TIMEOUT", "0.5")
     fake_lsf.answer("bsub", sleep=3)
@@ -107,7 +107,7 @@ def test_a_timed_out_bsub_kills_its_job_by_name(
 
 
 def test_a_jobdir_others_can_write_is_refused(
-    sched: LsfScheduler, fake_lsf: FakeLsf, tmp_path: Path
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path
 ) -> None:
     jobs = tmp_path / "jobs"
     (jobs / ".torchx-lsf").mkdir(parents=True)
@@ -123,7 +123,7 @@ def test_a_jobdir_others_can_write_is_refused(
 
 
 def test_describe_reads_states_exit_codes_and_the_appdef(
-    sched: LsfScheduler, fake_lsf: FakeLsf, tmp_path: Path
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path
 ) -> None:
     app_id, app_dir = _submit(sched, fake_lsf, tmp_path, _app())
     fake_lsf.answer(
@@ -150,14 +150,14 @@ def test_describe_reads_states_exit_codes_and_the_appdef(
     ]  # fmt: skip
 
 
-def test_describe_of_an_unknown_app_is_none(sched: LsfScheduler, fake_lsf: FakeLsf) -> None:
+def test_describe_of_an_unknown_app_is_none(sched: LsfScheduler, fake_lsf: FakeTools) -> None:
     fake_lsf.answer("bjobs", stderr="No job found\n", returncode=255)
     assert sched.describe("nope-abc") is None
     assert sched.describe("../etc") is None  # never asked
     assert len(fake_lsf.calls("bjobs")) == 1
 
 
-def test_lsf_down_is_transient(sched: LsfScheduler, fake_lsf: FakeLsf) -> None:
+def test_lsf_down_is_transient(sched: LsfScheduler, fake_lsf: FakeTools) -> None:
     fake_lsf.answer("bjobs", stderr="LSF is down. Please wait ...\n", returncode=255)
     with pytest.raises(TransientSchedulerError, match="LSF is down"):
         sched.describe("demo-x")
@@ -172,7 +172,7 @@ def test_no_bjobs_on_path_is_one_line(
 
 
 def test_cancel_marks_then_kills_the_live_jobs(
-    sched: LsfScheduler, fake_lsf: FakeLsf, tmp_path: Path
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path
 ) -> None:
     app_id, app_dir = _submit(sched, fake_lsf, tmp_path, _app())
     live = _line(100, "RUN", app_id, 0, app_dir) + "\n" + _line(101, "PEND", app_id, 1, app_dir)
@@ -193,7 +193,7 @@ def test_cancel_marks_then_kills_the_live_jobs(
 
 
 def test_a_cancelled_app_still_stopping_is_running(
-    sched: LsfScheduler, fake_lsf: FakeLsf, tmp_path: Path
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path
 ) -> None:
     app_id, app_dir = _submit(sched, fake_lsf, tmp_path, _app())
     Path(app_dir, "cancelled").touch()
@@ -207,7 +207,7 @@ def test_a_cancelled_app_still_stopping_is_running(
     assert desc is not None and desc.state == AppState.RUNNING
 
 
-def test_list_groups_jobs_by_project(sched: LsfScheduler, fake_lsf: FakeLsf) -> None:
+def test_list_groups_jobs_by_project(sched: LsfScheduler, fake_lsf: FakeTools) -> None:
     fake_lsf.answer(
         "bjobs",
         stdout="\n".join(
@@ -235,7 +235,7 @@ def test_list_groups_jobs_by_project(sched: LsfScheduler, fake_lsf: FakeLsf) -> 
 
 
 def test_log_iter_reads_the_replica_files(
-    sched: LsfScheduler, fake_lsf: FakeLsf, tmp_path: Path
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path
 ) -> None:
     app_id, app_dir = _submit(sched, fake_lsf, tmp_path, _app())
     Path(app_dir, "main-1.out").write_text("a\nb\n")
@@ -253,7 +253,7 @@ def test_log_iter_reads_the_replica_files(
 
 
 def test_a_failed_replica_still_ending_the_others_reads_its_recorded_exit(
-    sched: LsfScheduler, fake_lsf: FakeLsf, tmp_path: Path
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path
 ) -> None:
     """Its script recorded the exit code, then kills the others: LSF still says RUN."""
     app_id, app_dir = _submit(sched, fake_lsf, tmp_path, _app())

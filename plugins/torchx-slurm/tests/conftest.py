@@ -1,7 +1,8 @@
 """Shared test setup: fake Slurm tools on PATH, and a private plugin cache.
 
 The unit tests never need a cluster (``tests/integration``, run by ``nox -s
-integration_slurm``, uses a real one). :class:`FakeSlurm` puts ``sbatch``, ``squeue``,
+integration_slurm``, uses a real one). The kit's
+:class:`~torchx.schedulers.testing.fake_tools.FakeTools` put ``sbatch``, ``squeue``,
 ``sacct``, ``scancel`` and ``scontrol`` on ``PATH``: each records its argv (and stdin)
 and answers what the test scripted for it::
 
@@ -14,91 +15,22 @@ and answers what the test scripted for it::
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from torchx.schedulers.testing.fake_tools import FakeTools, private_env_dir
+
 collect_ignore_glob = ["fixtures/*"]
 
 TOOLS = ("sbatch", "squeue", "sacct", "scancel", "scontrol", "sdiag", "sinfo")
 
-_FAKE = r"""#!{python}
-import json, os, sys, time
-tool = os.path.basename(sys.argv[0])
-state = os.environ["FAKE_SLURM_DIR"]
-stdin = "" if sys.stdin.isatty() else sys.stdin.read()
-with open(os.path.join(state, "calls.jsonl"), "a") as f:
-    f.write(json.dumps({{"tool": tool, "argv": sys.argv[1:], "stdin": stdin,
-                        "time_format": os.environ.get("SLURM_TIME_FORMAT")}}) + "\n")
-answers = os.path.join(state, tool + ".json")
-spec = {{}}
-if os.path.exists(answers):
-    with open(answers) as f:
-        queue = json.load(f)
-    # the first answer of the queue is used (and dropped, unless it is the last)
-    spec = queue[0]
-    if len(queue) > 1:
-        with open(answers, "w") as f:
-            json.dump(queue[1:], f)
-time.sleep(spec.get("sleep", 0))
-sys.stdout.write(spec.get("stdout", ""))
-sys.stderr.write(spec.get("stderr", ""))
-sys.exit(spec.get("returncode", 0))
-"""
-
-
-class FakeSlurm:
-    """Scripted Slurm tools in a private directory put first on PATH."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.bin = root / "bin"
-        self.bin.mkdir()
-        for tool in TOOLS:
-            path = self.bin / tool
-            path.write_text(_FAKE.format(python=sys.executable))
-            path.chmod(0o755)
-
-    def answer(
-        self,
-        tool: str,
-        stdout: str = "",
-        stderr: str = "",
-        returncode: int = 0,
-        sleep: float = 0,
-        *,
-        then: list[dict[str, object]] | None = None,
-    ) -> None:
-        """What ``tool`` answers next (and, with ``then``, the answers after that)."""
-        spec = {"stdout": stdout, "stderr": stderr, "returncode": returncode, "sleep": sleep}
-        (self.root / f"{tool}.json").write_text(json.dumps([spec, *(then or [])]))
-
-    def all_calls(self) -> list[dict[str, object]]:
-        path = self.root / "calls.jsonl"
-        if not path.exists():
-            return []
-        return [json.loads(line) for line in path.read_text().splitlines()]
-
-    def calls(self, tool: str) -> list[list[str]]:
-        """The argv (without the tool) of each call of ``tool``, in order."""
-        return [c["argv"] for c in self.all_calls() if c["tool"] == tool]  # type: ignore[misc]
-
-    def stdin(self, tool: str) -> list[str]:
-        return [c["stdin"] for c in self.all_calls() if c["tool"] == tool]  # type: ignore[misc]
-
 
 @pytest.fixture
-def fake_slurm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
-    root = tmp_path / "fake-slurm"
-    root.mkdir()
-    fake = FakeSlurm(root)
-    monkeypatch.setenv("FAKE_SLURM_DIR", str(root))
-    monkeypatch.setenv("PATH", f"{fake.bin}{os.pathsep}{os.environ.get('PATH', '')}")
+def fake_slurm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeTools:
+    fake = FakeTools(tmp_path / "fake-slurm", TOOLS, record_env=("SLURM_TIME_FORMAT",))
+    fake.activate(monkeypatch)
     monkeypatch.delenv("SLURM_CONF", raising=False)
     monkeypatch.delenv("TORCHX_SLURM_TIMEOUT", raising=False)
     return fake
@@ -106,11 +38,5 @@ def fake_slurm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache_dir() -> Iterator[str]:
-    with tempfile.TemporaryDirectory(prefix="torchx-slurm-test-cache-") as d:
-        old = os.environ.get("XDG_CACHE_HOME")
-        os.environ["XDG_CACHE_HOME"] = d
+    with private_env_dir("XDG_CACHE_HOME", prefix="torchx-slurm-test-cache-") as d:
         yield d
-        if old is None:
-            os.environ.pop("XDG_CACHE_HOME", None)
-        else:
-            os.environ["XDG_CACHE_HOME"] = old

@@ -6,11 +6,11 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import FakeSlurm
 from torchx_slurm.parse import SEP
 from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 
 from torchx.schedulers import appstore
+from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, Resource, Role
 
 
@@ -44,7 +44,7 @@ def _squeue(job_dir: Path, job: str = "1234", name: str = "train-ab") -> str:
 
 
 def test_describe_gives_back_the_submitted_appdef(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     fake_slurm.answer("sbatch", stdout="1234\n")
     app = _app()
@@ -63,7 +63,7 @@ def test_describe_gives_back_the_submitted_appdef(
 
 
 def test_without_a_kept_appdef_describe_has_the_job_name_and_no_roles(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     fake_slurm.answer("squeue", stdout=_squeue(tmp_path))
     desc = sched.describe("1234")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pathlib
 
 import pytest
-from conftest import FakeSlurm
 from torchx_slurm import commands
 
 from torchx.schedulers.api import SchedulerError
+from torchx.schedulers.testing.fake_tools import FakeTools
 
 
 def test_the_timeout_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -33,7 +33,7 @@ def test_a_timeout_no_call_could_use_is_one_line(monkeypatch: pytest.MonkeyPatch
 
 
 def test_an_infinite_timeout_is_refused_before_any_call(
-    fake_slurm: FakeSlurm, monkeypatch: pytest.MonkeyPatch
+    fake_slurm: FakeTools, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(commands.TIMEOUT_ENV, "inf")
     with pytest.raises(SchedulerError, match="TORCHX_SLURM_TIMEOUT='inf'"):
@@ -48,7 +48,7 @@ def test_the_telling_line_of_stderr() -> None:
     assert commands.first_error_line("") == ""
 
 
-def test_a_failure_without_stderr_names_the_exit_status(fake_slurm: FakeSlurm) -> None:
+def test_a_failure_without_stderr_names_the_exit_status(fake_slurm: FakeTools) -> None:
     fake_slurm.answer("squeue", returncode=3)
     with pytest.raises(commands.SlurmCommandError) as err:
         commands.run(["squeue"], what="a test")
@@ -57,7 +57,7 @@ def test_a_failure_without_stderr_names_the_exit_status(fake_slurm: FakeSlurm) -
 
 
 def test_a_failure_without_any_slurm_conf_says_what_is_missing(
-    fake_slurm: FakeSlurm, monkeypatch: pytest.MonkeyPatch
+    fake_slurm: FakeTools, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # what Debian's sbatch prints with no SLURM_CONF and no /etc/slurm/slurm.conf
     stderr = "sbatch: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\n"
@@ -72,7 +72,7 @@ def test_a_failure_without_any_slurm_conf_says_what_is_missing(
 
 
 def test_no_config_hint_when_a_slurm_conf_is_named(
-    fake_slurm: FakeSlurm, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+    fake_slurm: FakeTools, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
 ) -> None:
     conf = tmp_path / "slurm.conf"
     conf.write_text("ClusterName=x\n")

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FakeSlurm
 from torchx_slurm.parse import SEP
 from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 
 from torchx.schedulers.api import SchedulerError
+from torchx.schedulers.testing.fake_tools import FakeTools
 
 COMPONENT = (
     "Slurm job 1235 is component 1 of heterogeneous job 1234 (replica trainer/1 of its app), "
@@ -27,7 +27,7 @@ def _sacct(job: str, name: str, work_dir: Path) -> str:
 
 
 def test_a_queued_component_id_names_its_app(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     # squeue -j 1235 answers with the component under its leader's id
     line = SEP.join(["1234+1", "RUNNING", "alice", "n2", "None", "train-ab:trainer:1", "/j"])
@@ -39,7 +39,7 @@ def test_a_queued_component_id_names_its_app(
 
 
 def test_an_accounted_component_id_names_its_app(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     fake_slurm.answer(
         "squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1
@@ -51,7 +51,7 @@ def test_an_accounted_component_id_names_its_app(
 
 
 def test_a_component_in_the_completion_file_names_its_app(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     # without accounting, the completion file holds each component under its own id
     (tmp_path / ".torchx-slurm" / "1234").mkdir(parents=True)  # the leader's, by its script
@@ -76,7 +76,7 @@ def test_a_component_in_the_completion_file_names_its_app(
 
 
 def test_a_leader_in_the_completion_file_costs_no_more_calls(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     (tmp_path / ".torchx-slurm" / "1234").mkdir(parents=True)
     fake_slurm.answer("squeue", stderr="Invalid job id specified\n", returncode=1)

@@ -8,11 +8,11 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import FakeSlurm
 from torchx_slurm import jobdir
 from torchx_slurm.scheduler import create_scheduler
 
 from torchx.schedulers.api import SchedulerError
+from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, Resource, Role
 
 ROOT = os.geteuid() == 0
@@ -81,7 +81,7 @@ def test_a_job_dir_everyone_can_write_must_be_sticky(tmp_path: Path) -> None:
     assert jobdir.prepare(str(shared)) is True
 
 
-def test_a_refused_state_dir_submits_nothing(fake_slurm: FakeSlurm, tmp_path: Path) -> None:
+def test_a_refused_state_dir_submits_nothing(fake_slurm: FakeTools, tmp_path: Path) -> None:
     (tmp_path / ".torchx-slurm").symlink_to("/")
     sched = create_scheduler("me")
     role = Role("t", image="/x", entrypoint="true", resource=Resource(cpu=1, gpu=0, memMB=8))
@@ -92,7 +92,7 @@ def test_a_refused_state_dir_submits_nothing(fake_slurm: FakeSlurm, tmp_path: Pa
 
 
 def test_a_failed_submit_removes_the_state_dir_it_made(
-    fake_slurm: FakeSlurm, tmp_path: Path
+    fake_slurm: FakeTools, tmp_path: Path
 ) -> None:
     fake_slurm.answer("sbatch", returncode=1, stderr="sbatch: error: Invalid account\n")
     sched = create_scheduler("me")

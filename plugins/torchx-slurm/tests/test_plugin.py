@@ -2,49 +2,40 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from importlib.metadata import entry_points
-
 from torchx_slurm.scheduler import SlurmScheduler
 
+from torchx.schedulers.testing.registration import entry_point, modules_after
 from torchx.specs.plugins import get_registry
 
 
 def test_the_entry_point_names_the_plugin_module() -> None:
-    [ep] = [ep for ep in entry_points(group="torchx") if ep.name == "slurm"]
-    assert ep.value == "torchx_slurm.plugin"
+    assert entry_point("slurm") == "torchx_slurm.plugin"
 
 
 def test_the_registry_creates_the_slurm_scheduler() -> None:
-    factory = get_registry().scheduler_factory("slurm")
-    sched = factory("sess")
+    sched = get_registry().scheduler_factory("slurm")("sess")
     assert isinstance(sched, SlurmScheduler)
     assert sched.backend == "slurm" and sched.session_name == "sess"
 
 
 def test_the_plugin_module_imports_nothing_heavy() -> None:
-    code = (
-        "import sys, torchx_slurm.plugin as p; "
-        "print(p.torchx_schedulers()['slurm']); "
-        "print(sorted(m for m in sys.modules if m.startswith(('torchx_slurm.', 'attrs', 'subprocess'))))"
+    loaded = modules_after(
+        "import torchx_slurm.plugin as p\n"
+        "assert p.torchx_schedulers()['slurm'] == 'torchx_slurm.scheduler:create_scheduler'"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    assert out[0] == "torchx_slurm.scheduler:create_scheduler"
-    assert out[1] == "['torchx_slurm._version', 'torchx_slurm.plugin']"
+    assert [m for m in loaded if m.startswith("torchx_slurm")] == [
+        "torchx_slurm",
+        "torchx_slurm._version",
+        "torchx_slurm.plugin",
+    ]
+    assert not [m for m in loaded if m.startswith(("attrs", "subprocess"))]
 
 
 def test_following_an_app_never_imports_the_script_generator(fake_slurm: object) -> None:
     """status, log and cancel import what they use: not the sbatch script builder."""
-    code = (
-        "import sys; from torchx_slurm.scheduler import create_scheduler; "
-        "s = create_scheduler('t'); print(s.describe('5')); "
-        "print(sorted(m for m in sys.modules if m in ('torchx_slurm.script', "
-        "'torchx.specs.templating', 'shlex')))"
+    loaded = modules_after(
+        "from torchx_slurm.scheduler import create_scheduler\n"
+        "assert create_scheduler('t').describe('5') is None"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    assert out == ["None", "[]"]
+    assert "torchx_slurm.scheduler" in loaded
+    assert not {"torchx_slurm.script", "torchx.specs.templating", "shlex"} & set(loaded)

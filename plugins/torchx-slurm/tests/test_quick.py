@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FakeSlurm
 from torchx_slurm import commands, plugin, quick
 from torchx_slurm.parse import SEP
 from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
@@ -24,6 +23,7 @@ from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 from torchx.schedulers import appstore
 from torchx.schedulers.api import Stream
 from torchx.schedulers.quick import quick_status_of
+from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, Role
 
 HANDLER = quick.HANDLER
@@ -58,7 +58,7 @@ def _job(tmp_path: Path, app_id: str = "7") -> Path:
                                          "SUSPENDED", "PENDING", "REQUEUED"])  # fmt: skip
 @pytest.mark.parametrize("exits", [{}, {0: "0\n", 1: "0\n"}, {1: "3\n"}, {0: "143\n"}])
 def test_the_status_is_describes(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, slurm_state: str,
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path, slurm_state: str,
     exits: dict[int, str],
 ) -> None:  # fmt: skip
     state = _job(tmp_path)
@@ -74,7 +74,7 @@ def test_the_status_is_describes(
 
 
 def test_restarts_hosts_and_a_plain_job(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     (_job(tmp_path) / "restarts").write_text("2\n")
     fake_slurm.answer("squeue", stdout=_line("7", "RUNNING", "my-own-job", str(tmp_path)))
@@ -82,13 +82,13 @@ def test_restarts_hosts_and_a_plain_job(
     assert HANDLER.status("7") == {**quick_status_of(sched.describe("7")), "num_restarts": 2}
 
 
-def test_a_job_without_a_work_dir(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
+def test_a_job_without_a_work_dir(fake_slurm: FakeTools, sched: SlurmScheduler) -> None:
     fake_slurm.answer("squeue", stdout=_line("7+0", "RUNNING", "a-1:w:0", ""))
     _same(sched, "7")
 
 
 def test_the_kept_appdefs_env_is_what_status_masks(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     state = _job(tmp_path)
     app = AppDef(
@@ -122,7 +122,7 @@ def test_the_kept_appdefs_env_is_what_status_masks(
     ],
 )
 def test_what_it_does_not_read_with_certainty_declines(
-    fake_slurm: FakeSlurm, tmp_path: Path, lines: list[tuple[str, str]]
+    fake_slurm: FakeTools, tmp_path: Path, lines: list[tuple[str, str]]
 ) -> None:
     fake_slurm.answer(
         "squeue", stdout="".join(_line(j, s, f"a-1:w:{j[-1]}", str(tmp_path)) for j, s in lines)
@@ -131,14 +131,14 @@ def test_what_it_does_not_read_with_certainty_declines(
 
 
 def test_exit_codes_of_replicas_squeue_does_not_show_decline(
-    fake_slurm: FakeSlurm, tmp_path: Path
+    fake_slurm: FakeTools, tmp_path: Path
 ) -> None:
     (_job(tmp_path) / "w.5.exit").write_text("0\n")
     fake_slurm.answer("squeue", stdout=_line("7+0", "COMPLETED", "a-1:w:0", str(tmp_path)))
     assert HANDLER.status("7") is None
 
 
-def test_a_kept_appdef_it_cannot_read_declines(fake_slurm: FakeSlurm, tmp_path: Path) -> None:
+def test_a_kept_appdef_it_cannot_read_declines(fake_slurm: FakeTools, tmp_path: Path) -> None:
     state = _job(tmp_path)
     path = state / appstore.FILE
     path.write_bytes(b"not json")
@@ -160,7 +160,7 @@ def test_a_kept_appdef_it_cannot_read_declines(fake_slurm: FakeSlurm, tmp_path: 
     ],
 )
 def test_every_failure_declines(
-    fake_slurm: FakeSlurm,
+    fake_slurm: FakeTools,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     answer: dict[str, object],
@@ -178,7 +178,7 @@ def test_every_failure_declines(
 
 @pytest.mark.parametrize("app_id", ["abc", "7+1", "٣", "7_1", ""])
 def test_ids_that_are_no_job_decline_without_asking_slurm(
-    fake_slurm: FakeSlurm, app_id: str
+    fake_slurm: FakeTools, app_id: str
 ) -> None:
     assert HANDLER.status(app_id) is None
     assert fake_slurm.calls("squeue") == []
@@ -187,7 +187,7 @@ def test_ids_that_are_no_job_decline_without_asking_slurm(
 @pytest.mark.parametrize("old_layout", [False, True])
 @pytest.mark.parametrize("streams", [None, "stdout", "stderr", "combined"])
 def test_log_lines_are_log_iters(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, streams: str | None,
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path, streams: str | None,
     old_layout: bool,
 ) -> None:  # fmt: skip
     state = _job(tmp_path)
@@ -208,7 +208,7 @@ def test_log_lines_are_log_iters(
     assert "".join(lines.blocks(1 << 16)) == "".join(full.blocks(1 << 16))  # type: ignore[attr-defined]
 
 
-def test_a_missing_log_file_or_replica_declines(fake_slurm: FakeSlurm, tmp_path: Path) -> None:
+def test_a_missing_log_file_or_replica_declines(fake_slurm: FakeTools, tmp_path: Path) -> None:
     state = _job(tmp_path)
     (state / "slurm-7-w-0.out").write_text("out\n")
     fake_slurm.answer("squeue", stdout=_line("7+0", "COMPLETED", "a-1:w:0", str(tmp_path)))
@@ -242,7 +242,7 @@ def test_the_plugin_registers_it() -> None:
     assert entry.distribution == registry.schedulers["slurm"].distribution == "torchx-slurm"
 
 
-def test_it_imports_nothing_heavy(fake_slurm: FakeSlurm, tmp_path: Path) -> None:
+def test_it_imports_nothing_heavy(fake_slurm: FakeTools, tmp_path: Path) -> None:
     """What it exists to skip: attrs, the spec types, the Scheduler contract, pluggy."""
     (_job(tmp_path) / "slurm-7-w-0.out").write_text("hi\n")
     (tmp_path / ".torchx-slurm" / "7" / "slurm-7-w-0.err").write_text("")
@@ -265,7 +265,7 @@ def test_it_imports_nothing_heavy(fake_slurm: FakeSlurm, tmp_path: Path) -> None
     [None, "", "{bin}", "/nonexistent:{bin}", "{bin}:{bin}", "{dir}:{bin}", ":{bin}", "/usr/bin"],
 )
 def test_which_is_shutils(
-    fake_slurm: FakeSlurm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str | None
+    fake_slurm: FakeTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str | None
 ) -> None:
     import shutil
 

@@ -9,15 +9,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FakeSlurm
 from torchx_slurm.parse import SEP
+
+from torchx.schedulers.testing.fake_tools import FakeTools
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 pytestmark = pytest.mark.skipif(not README.exists(), reason="needs the source tree's README")
 
 
-def test_the_python_example_submits_and_waits(fake_slurm: FakeSlurm, tmp_path: Path) -> None:
+def test_the_python_example_submits_and_waits(fake_slurm: FakeTools, tmp_path: Path) -> None:
     [code] = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     fake_slurm.answer("sbatch", stdout="1234\n")
     fake_slurm.answer(

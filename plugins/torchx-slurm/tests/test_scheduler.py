@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FakeSlurm
 from torchx_slurm import scheduler as scheduler_module
 from torchx_slurm.parse import SEP
 from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 
 from torchx.schedulers.api import SchedulerError, Stream, TransientSchedulerError
+from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, AppState, Resource, Role
 from torchx.specs.errors import InvalidRunConfigException
 
@@ -48,7 +48,7 @@ def sched() -> SlurmScheduler:
 
 
 def test_dryrun_runs_no_slurm_command_but_sinfo(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     info = sched.submit_dryrun(_app(1), {"job_dir": "/jobs/x", "partition": "debug"})
     assert "#SBATCH --partition=debug" in str(info)
@@ -63,7 +63,7 @@ _SINFO = "n1 debug*\nn2 debug*\nn3 debug*\nn4 debug*\nn1 big\ng1 gpu\n"
 
 
 def test_more_replicas_than_the_partition_has_nodes_is_refused_at_dryrun(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     fake_slurm.answer("sinfo", stdout=_SINFO)
     with pytest.raises(InvalidRunConfigException) as err:
@@ -92,7 +92,7 @@ def test_dryrun_without_slurm_skips_the_node_check(
 
 
 def test_schedule_submits_the_script_and_returns_the_job_id(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     fake_slurm.answer("sbatch", stdout="1234\n")
     job_dir = tmp_path / "new" / "job"
@@ -104,14 +104,14 @@ def test_schedule_submits_the_script_and_returns_the_job_id(
 
 
 def test_a_federated_answer_gives_the_job_id(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     fake_slurm.answer("sbatch", stdout="77;cluster2\n")
     assert sched.schedule(sched.submit_dryrun(_app(), {"job_dir": str(tmp_path)})) == "77"
 
 
 def test_a_refused_submit_is_one_line_and_leaves_no_job_dir(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     fake_slurm.answer(
         "sbatch",
@@ -130,7 +130,7 @@ def test_a_refused_submit_is_one_line_and_leaves_no_job_dir(
 
 
 def test_a_submit_that_times_out_cancels_what_it_may_have_created(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TORCHX_SLURM_TIMEOUT", "0.5")
     fake_slurm.answer("sbatch", stdout="1\n", sleep=5)
@@ -146,7 +146,7 @@ def test_a_submit_that_times_out_cancels_what_it_may_have_created(
 
 
 def test_describe_a_running_job_is_one_squeue_call(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     state = tmp_path / ".torchx-slurm" / "1234"
     state.mkdir(parents=True)
@@ -203,7 +203,7 @@ def _timed_squeue_line(job: str, state: str, start: str, end: str, work_dir: str
     ],
 )
 def test_times_of_an_app_are_only_those_that_happened(
-    fake_slurm: FakeSlurm,
+    fake_slurm: FakeTools,
     sched: SlurmScheduler,
     tmp_path: Path,
     state: str,
@@ -224,17 +224,17 @@ def test_times_of_an_app_are_only_those_that_happened(
 
 
 def test_slurm_commands_print_standard_times(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch
+    fake_slurm: FakeTools, sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A user's own SLURM_TIME_FORMAT (relative, or a strftime format) would not parse."""
     monkeypatch.setenv("SLURM_TIME_FORMAT", "relative")
     sched.describe("78")
     calls = [c for c in fake_slurm.all_calls() if c["tool"] in ("squeue", "sacct")]
-    assert calls and all(c["time_format"] == "standard" for c in calls)
+    assert calls and all(c["env"]["SLURM_TIME_FORMAT"] == "standard" for c in calls)
 
 
 def test_describe_after_the_queue_asks_sacct(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     state = tmp_path / ".torchx-slurm" / "55"
     state.mkdir(parents=True)
@@ -264,7 +264,7 @@ def test_describe_after_the_queue_asks_sacct(
 
 
 def test_without_accounting_the_completion_file_is_read(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     (tmp_path / ".torchx-slurm" / "9").mkdir(parents=True)  # made by the job's script
     fake_slurm.answer("squeue", returncode=1, stderr="Invalid job id specified\n")
@@ -285,7 +285,7 @@ def test_without_accounting_the_completion_file_is_read(
     assert "-c" in fake_slurm.calls("sacct")[-1]
 
 
-def test_an_unknown_job_is_none(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
+def test_an_unknown_job_is_none(fake_slurm: FakeTools, sched: SlurmScheduler) -> None:
     fake_slurm.answer("squeue", stdout="")
     fake_slurm.answer("sacct", stdout="")
     assert sched.describe("31337") is None
@@ -294,7 +294,7 @@ def test_an_unknown_job_is_none(fake_slurm: FakeSlurm, sched: SlurmScheduler) ->
 
 
 def test_a_status_poll_that_times_out_is_transient(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch
+    fake_slurm: FakeTools, sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TORCHX_SLURM_TIMEOUT", "0.5")
     fake_slurm.answer("squeue", sleep=5)
@@ -305,7 +305,7 @@ def test_a_status_poll_that_times_out_is_transient(
 
 
 def test_a_controller_that_is_down_is_transient(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     fake_slurm.answer(
         "squeue",
@@ -317,7 +317,7 @@ def test_a_controller_that_is_down_is_transient(
 
 
 def test_a_missing_slurm_conf_is_refused_before_any_call(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("SLURM_CONF", str(tmp_path / "nope.conf"))
     with pytest.raises(SchedulerError, match=r"SLURM_CONF=.*nope\.conf does not exist") as err:
@@ -336,7 +336,7 @@ def test_missing_tools_are_one_clear_line(
     assert "\n" not in str(err.value)
 
 
-def test_list_groups_components_newest_first(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
+def test_list_groups_components_newest_first(fake_slurm: FakeTools, sched: SlurmScheduler) -> None:
     fake_slurm.answer(
         "squeue",
         stdout=_squeue_line("7+1", "RUNNING", "a-1:w:1", "/j")
@@ -355,7 +355,7 @@ def test_list_groups_components_newest_first(fake_slurm: FakeSlurm, sched: Slurm
 
 
 def test_list_is_narrowed_by_the_run_options_given(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     fake_slurm.answer("squeue", stdout=_squeue_line("12", "COMPLETED", "b-2:echo:0", "/j"))
     assert [a.app_id for a in sched.list({"partition": "gpu", "qos": "high", "time": "1:00"})] == [
@@ -366,7 +366,7 @@ def test_list_is_narrowed_by_the_run_options_given(
 
 
 def test_list_with_the_partition_of_torchxconfig_through_the_runner(
-    fake_slurm: FakeSlurm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fake_slurm: FakeTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from torchx.runner import get_runner
 
@@ -382,14 +382,14 @@ def test_list_with_the_partition_of_torchxconfig_through_the_runner(
     assert second[-2:] == ["--partition=gpu", "--account=ml"]
 
 
-def test_cancel_runs_scancel(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
+def test_cancel_runs_scancel(fake_slurm: FakeTools, sched: SlurmScheduler) -> None:
     fake_slurm.answer("squeue", stdout=_squeue_line("5", "RUNNING", "a-1:w:0", "/j"))
     sched.cancel("5")
     assert fake_slurm.calls("scancel") == [["5"]]
 
 
 def test_completion_file_replicas_come_from_the_job_dir(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     # sacct -c has the leader's record only (real jobcomp/filetxt of a 2-replica job)
     state = tmp_path / ".torchx-slurm" / "48"
@@ -413,7 +413,7 @@ def test_completion_file_replicas_come_from_the_job_dir(
 
 
 def test_replicas_stopped_by_a_cancel_are_cancelled(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     state = tmp_path / ".torchx-slurm" / "8"
     state.mkdir(parents=True)
@@ -433,7 +433,7 @@ def test_replicas_stopped_by_a_cancel_are_cancelled(
 
 
 def test_workspace_is_copied_into_the_job_dir(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -455,7 +455,7 @@ def test_workspace_is_copied_into_the_job_dir(
 
 
 def test_a_failed_submit_removes_the_workspace_copy(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -470,7 +470,7 @@ def test_a_failed_submit_removes_the_workspace_copy(
 
 
 def test_a_dryrun_with_a_workspace_is_the_script_submitted(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the dry run already names the job dir the workspace will be copied into: the
     # Runner's schedule copies it and submits the dry run's own request, not a new one
@@ -502,7 +502,7 @@ def test_a_dryrun_with_a_workspace_is_the_script_submitted(
 
 
 def test_schedule_of_a_dryrun_still_to_build_removes_no_files_on_failure(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     # the dry run named the job dir, but nothing was built into it: a failed submit
     # must not take the directory (and files there) for its own copy
@@ -522,7 +522,7 @@ def test_schedule_of_a_dryrun_still_to_build_removes_no_files_on_failure(
 # -- logs -----------------------------------------------------------------------------------
 
 
-def _logs_setup(fake_slurm: FakeSlurm, tmp_path: Path, state: str = "COMPLETED") -> None:
+def _logs_setup(fake_slurm: FakeTools, tmp_path: Path, state: str = "COMPLETED") -> None:
     (tmp_path / "slurm-5-w-1.out").write_text("out 1\nout 2\n")
     (tmp_path / "slurm-5-w-1.err").write_text("err 1\n")
     lines = _squeue_line("5+0", state, "a-1:w:0", str(tmp_path)) + _squeue_line(
@@ -532,7 +532,7 @@ def _logs_setup(fake_slurm: FakeSlurm, tmp_path: Path, state: str = "COMPLETED")
 
 
 def test_log_iter_streams_and_regex(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     _logs_setup(fake_slurm, tmp_path)
     assert list(sched.log_iter("5", "w", 1, streams=Stream.STDOUT)) == ["out 1\n", "out 2\n"]
@@ -545,7 +545,7 @@ def test_log_iter_streams_and_regex(
 
 
 def test_log_of_a_replica_without_log_files_says_what_is_missing_and_why(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     """An ended job whose replica left no log: never an empty log and exit 0."""
     _logs_setup(fake_slurm, tmp_path, state="FAILED")
@@ -569,14 +569,14 @@ def test_log_of_a_replica_without_log_files_says_what_is_missing_and_why(
 
 
 def test_log_of_a_replica_that_has_not_started_is_empty(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     _logs_setup(fake_slurm, tmp_path, state="RUNNING")
     assert list(sched.log_iter("5", "w", 0)) == []
 
 
 def test_log_iter_names_what_does_not_exist(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     _logs_setup(fake_slurm, tmp_path)
     with pytest.raises(ValueError, match="no role 'x'; its roles: w"):
@@ -593,7 +593,7 @@ def fast_status(monkeypatch: pytest.MonkeyPatch) -> float:
 
 
 def test_log_iter_tails_until_the_job_ends(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, fast_status: float
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path, fast_status: float
 ) -> None:
     (tmp_path / ".torchx-slurm" / "5").mkdir(parents=True)
     out = tmp_path / ".torchx-slurm" / "5" / "slurm-5-w-0.out"
@@ -616,7 +616,7 @@ def test_log_iter_tails_until_the_job_ends(
 
 
 def test_log_iter_tails_both_streams(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, fast_status: float
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path, fast_status: float
 ) -> None:
     # a job of an older torchx-slurm: its logs in the job directory itself
     (tmp_path / "slurm-5-w-0.out").write_text("o1\no2\n")
@@ -630,7 +630,7 @@ def test_log_iter_tails_both_streams(
 
 
 def test_tailing_asks_slurm_at_most_once_per_interval(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path, fast_status: float
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path, fast_status: float
 ) -> None:
     running = _squeue_line("5", "RUNNING", "a-1:w:0", str(tmp_path))
     done = _squeue_line("5", "COMPLETED", "a-1:w:0", str(tmp_path))
@@ -645,7 +645,7 @@ def test_tailing_asks_slurm_at_most_once_per_interval(
 
 
 def test_job_dir_is_expanded_like_the_workspace_build_does(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
@@ -658,7 +658,7 @@ def test_job_dir_is_expanded_like_the_workspace_build_does(
 
 
 def test_cancel_of_a_job_that_just_ended_is_no_error(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     fake_slurm.answer("squeue", stdout=_squeue_line("5", "COMPLETED", "a-1:w:0", "/j"))
     fake_slurm.answer(
@@ -671,7 +671,7 @@ def test_cancel_of_a_job_that_just_ended_is_no_error(
 
 
 def test_cancel_that_slurm_refuses_is_one_line(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     fake_slurm.answer("squeue", stdout=_squeue_line("5", "RUNNING", "a-1:w:0", "/j"))
     fake_slurm.answer(
@@ -694,7 +694,7 @@ def test_job_dir_says_what_it_means_here(sched: SlurmScheduler) -> None:
 
 
 def test_a_requeued_job_shows_no_exit_codes_of_the_run_before(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     state = tmp_path / ".torchx-slurm" / "3"
     state.mkdir(parents=True)
@@ -711,7 +711,7 @@ def test_a_requeued_job_shows_no_exit_codes_of_the_run_before(
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a file of another user")
 def test_a_log_another_user_put_in_the_job_dir_is_never_read(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     fake = tmp_path / "slurm-5-w-0.out"
     fake.write_text("forged\n")
@@ -726,7 +726,7 @@ def test_a_log_another_user_put_in_the_job_dir_is_never_read(
 # -- list: jobs that ended lately, from accounting ------------------------------------------
 
 
-def test_list_shows_jobs_that_left_the_queue(fake_slurm: FakeSlurm, sched: SlurmScheduler) -> None:
+def test_list_shows_jobs_that_left_the_queue(fake_slurm: FakeTools, sched: SlurmScheduler) -> None:
     fake_slurm.answer("squeue", stdout=_squeue_line("21", "RUNNING", "new-1:w:0", "/j"))
     fake_slurm.answer(
         "sacct",
@@ -746,7 +746,7 @@ def test_list_shows_jobs_that_left_the_queue(fake_slurm: FakeSlurm, sched: Slurm
 
 
 def test_list_since_bounds_what_accounting_gives(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     sched.list({"list_since": "2h", "partition": "gpu", "account": "ml"})
     [argv] = fake_slurm.calls("sacct")
@@ -756,7 +756,7 @@ def test_list_since_bounds_what_accounting_gives(
 
 
 def test_a_bad_list_since_is_one_line_before_any_call(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     from torchx.specs.errors import InvalidRunConfigException
 
@@ -770,7 +770,7 @@ def test_a_bad_list_since_is_one_line_before_any_call(
 
 
 def test_list_without_accounting_reads_the_completion_file_one_app_per_job(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     fake_slurm.answer(
         "sacct",
@@ -808,7 +808,7 @@ def test_replicas_run_where_the_app_is_submitted_from(
 
 
 def test_a_workspace_copy_leaves_out_job_directories_and_logs(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True)
@@ -869,7 +869,7 @@ _MUNGE_DOWN = (
 
 
 def test_munge_down_is_a_transient_error_not_no_such_job(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     fake_slurm.answer("squeue", stderr=_MUNGE_DOWN, returncode=1)
     fake_slurm.answer("sacct", stdout="")
@@ -883,7 +883,7 @@ def test_munge_down_is_a_transient_error_not_no_such_job(
 
 
 def test_a_slurm_conf_that_does_not_parse_is_its_parse_error(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     stderr = (
         'squeue: error: Parse error in file /x/slurm.conf line 1: "this is not"\n'
@@ -897,7 +897,7 @@ def test_a_slurm_conf_that_does_not_parse_is_its_parse_error(
 
 
 def test_accounting_down_after_the_queue_is_transient(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     fake_slurm.answer(
         "squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1
@@ -914,7 +914,7 @@ def test_accounting_down_after_the_queue_is_transient(
 
 
 def test_a_job_accounting_has_not_received_yet_is_not_gone(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     """slurmdbd restarted: the job's end waits in the controller's queue for it."""
     fake_slurm.answer(
@@ -934,7 +934,7 @@ def test_a_job_accounting_has_not_received_yet_is_not_gone(
 
 
 def test_other_failures_of_sacct_are_errors_not_no_such_job(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler
+    fake_slurm: FakeTools, sched: SlurmScheduler
 ) -> None:
     fake_slurm.answer(
         "squeue", stderr="slurm_load_jobs error: Invalid job id specified\n", returncode=1
@@ -945,7 +945,7 @@ def test_other_failures_of_sacct_are_errors_not_no_such_job(
 
 
 def test_a_cancelled_pending_job_shows_no_pending_reason(
-    fake_slurm: FakeSlurm, sched: SlurmScheduler, tmp_path: Path
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
 ) -> None:
     """squeue keeps the reason it waited for ("Resources"): meaningless once cancelled."""
     line = SEP.join(["12", "CANCELLED", "alice", "", "Resources", "a-1:w:0", str(tmp_path)])

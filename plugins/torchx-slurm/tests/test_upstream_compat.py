@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FakeSlurm
 from torchx_slurm.parse import SEP
 
 from torchx.runner import get_runner
+from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppState
 
 # a .torchxconfig as an upstream user writes it (upstream's option names and spellings)
@@ -28,7 +28,7 @@ nomem = true
 
 
 def test_an_upstream_slurm_section_configures_the_job(
-    fake_slurm: FakeSlurm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fake_slurm: FakeTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = tmp_path / ".torchxconfig"
     config.write_text(UPSTREAM_CONFIG.format(job_dir=tmp_path / "jobs"))
@@ -53,7 +53,7 @@ def test_an_upstream_slurm_section_configures_the_job(
     assert fake_slurm.all_calls() == []
 
 
-def test_an_upstream_handle_is_followed(fake_slurm: FakeSlurm, tmp_path: Path) -> None:
+def test_an_upstream_handle_is_followed(fake_slurm: FakeTools, tmp_path: Path) -> None:
     # upstream's handles are slurm://<session>/<job id>; the session does not matter
     fake_slurm.answer(
         "squeue",
@@ -67,7 +67,7 @@ def test_an_upstream_handle_is_followed(fake_slurm: FakeSlurm, tmp_path: Path) -
 
 
 def test_sbatch_args_in_a_config_file_take_any_list(
-    fake_slurm: FakeSlurm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fake_slurm: FakeTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = tmp_path / ".torchxconfig"
     config.write_text("[slurm]\nsbatch_args = --reservation=maint,--begin=now+60\n")

@@ -10,24 +10,19 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from torchx.schedulers.testing.rendezvous import Ports
+
 if os.environ.get("TORCHX_LSF_INTEGRATION") != "1":
-    collect_ignore_glob = ["test_*.py", "programs/*"]
-else:
-    collect_ignore_glob = ["programs/*"]
-    # the tests import torchxcmd from here (--import-mode=importlib adds no test folder)
-    sys.path.append(str(Path(__file__).parent))
+    collect_ignore_glob = ["test_*.py"]
 
 if TYPE_CHECKING:
-    from torchxcmd import Cli
-
-PROGRAMS = Path(__file__).parent / "programs"
+    from torchx.schedulers.testing.cli import TorchxCli
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -41,11 +36,11 @@ def _lsf() -> None:
 
 
 @pytest.fixture
-def cli(tmp_path: Path) -> Iterator[Cli]:
+def cli(tmp_path: Path) -> Iterator[TorchxCli]:
     """The torchx command with this test's own HOME and working directory (= job directory)."""
-    from torchxcmd import Cli
+    from torchx.schedulers.testing.cli import TorchxCli
 
-    c = Cli(tmp_path)
+    c = TorchxCli(tmp_path, scheduler="lsf")
     yield c
     c.cleanup()
 
@@ -53,9 +48,7 @@ def cli(tmp_path: Path) -> Iterator[Cli]:
 @pytest.fixture
 def port() -> int:
     """A TCP port for a rendezvous that no other test of this run uses."""
-    global _next_port
-    _next_port += 1
-    return _next_port
+    return _PORTS.next()
 
 
-_next_port = 24000 + os.getpid() % 1000 * 10
+_PORTS = Ports(24000)

@@ -12,9 +12,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from torchxcmd import Cli, app_id, replicas
-
-PROGRAMS = Path(__file__).parent / "programs"
+from torchx.schedulers.testing import rendezvous
+from torchx.schedulers.testing.cli import TorchxCli, app_id, replicas
 
 
 def _bjobs(project: str) -> list[list[str]]:
@@ -25,14 +24,13 @@ def _bjobs(project: str) -> list[list[str]]:
     return [line.split("|") for line in out.splitlines()]
 
 
-def test_three_replicas_meet_over_tcp_at_the_rank0_host(cli: Cli, port: int) -> None:
-    program = PROGRAMS / "rendezvous.py"
+def test_three_replicas_meet_over_tcp_at_the_rank0_host(cli: TorchxCli, port: int) -> None:
     handle = cli.start(
         "-cfg", f"jobdir={cli.work}",
         "utils.sh", "--num_replicas", "3", "-h", "cpu.small", "--image", str(cli.work),
         "sh", "-c",
         f'RANK=$TORCHX_REPLICA_ID WORLD=3 RANK0_HOST=${{TORCHX_RANK0_HOST}} RDZV_PORT={port} '
-        f"exec python3 {program}",
+        f"exec python3 {rendezvous.__file__} --node-var LSB_HOSTS",
     )  # fmt: skip
     status = cli.wait_state(handle, {"SUCCEEDED", "FAILED"})
     assert status["state"] == "SUCCEEDED", status
@@ -45,7 +43,7 @@ def test_three_replicas_meet_over_tcp_at_the_rank0_host(cli: Cli, port: int) -> 
     assert {j[1] for j in jobs} == {"DONE"}
 
 
-def test_a_failing_replica_fails_the_app_and_ends_the_others(cli: Cli) -> None:
+def test_a_failing_replica_fails_the_app_and_ends_the_others(cli: TorchxCli) -> None:
     handle = cli.start(
         "utils.sh", "--num_replicas", "3", "-h", "cpu.small", "--image", str(cli.work),
         "sh", "-c", 'if [ "$TORCHX_REPLICA_ID" = 1 ]; then echo boom >&2; exit 7; fi; sleep 120',
@@ -63,7 +61,7 @@ def test_a_failing_replica_fails_the_app_and_ends_the_others(cli: Cli) -> None:
     assert "exit code 7" in described["data"]["status"]["msg"]
 
 
-def test_cancel_stops_the_replicas_and_list_shows_it(cli: Cli) -> None:
+def test_cancel_stops_the_replicas_and_list_shows_it(cli: TorchxCli) -> None:
     handle = cli.start(
         "utils.sh", "--num_replicas", "2", "-h", "cpu.small", "--image", str(cli.work),
         "sh", "-c", 'i=0; while :; do echo "tick $i"; i=$((i+1)); sleep 0.2; done',
@@ -81,7 +79,7 @@ def test_cancel_stops_the_replicas_and_list_shows_it(cli: Cli) -> None:
     assert "CANCELLED" in line
 
 
-def test_logs_and_status_from_another_directory(cli: Cli, tmp_path: Path) -> None:
+def test_logs_and_status_from_another_directory(cli: TorchxCli, tmp_path: Path) -> None:
     handle = cli.start(
         "utils.echo", "--msg", "hello; rm -rf ~ $HOME", "--image", str(cli.work),
     )  # fmt: skip

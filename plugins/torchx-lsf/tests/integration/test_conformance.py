@@ -7,9 +7,6 @@ behaviour of lacking it instead.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from torchx_lsf.scheduler import create_scheduler
 
 from torchx.schedulers.testing import SchedulerConformance
@@ -18,20 +15,6 @@ from torchx.schedulers.testing import SchedulerConformance
 class TestLsfConformance(SchedulerConformance):
     timeout = 120
     cancel_timeout = 60
-
-    @pytest.fixture
-    def scheduler(self):  # type: ignore[no-untyped-def]
-        return create_scheduler("kit")
-
-    @pytest.fixture
-    def cfg(self, tmp_path: Path) -> dict[str, str]:
-        # the job directory (the apps' private directories) of every app of the test
-        return {"jobdir": str(tmp_path / "jobs")}
-
-    @pytest.fixture
-    def watched_paths(self, tmp_path: Path) -> list[Path]:
-        return [tmp_path]
-
-    @pytest.fixture
-    def unknown_app_id(self) -> str:
-        return "kit-unknown-0123456789"
+    scheduler_factory = create_scheduler
+    # every app of a test keeps its private directory in the test's own job directory
+    job_dir_option = "jobdir"

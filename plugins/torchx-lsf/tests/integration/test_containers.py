@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from torchxcmd import Cli, app_id, replicas
+
+from torchx.schedulers.testing.cli import TorchxCli, app_id, replicas
 
 SECRET = "s3cret; $HOME 'q'"
 
@@ -47,7 +48,7 @@ def _containers(project: str) -> list[str]:
 
 
 def test_containers_meet_at_the_rank0_host_with_env_by_name(
-    cli: Cli, image: str, port: int
+    cli: TorchxCli, image: str, port: int
 ) -> None:
     program = (
         'echo "secret=$SECRET"; '
@@ -73,7 +74,7 @@ def test_containers_meet_at_the_rank0_host_with_env_by_name(
     assert _containers(app_id(handle)) == []  # --rm: each container went with its replica
 
 
-def test_cancel_stops_the_containers(cli: Cli, image: str) -> None:
+def test_cancel_stops_the_containers(cli: TorchxCli, image: str) -> None:
     handle = cli.start(
         "utils.sh", "--num_replicas", "2", "-h", "cpu.small", "--image", image,
         "sh", "-c", 'echo started; exec sleep 300',

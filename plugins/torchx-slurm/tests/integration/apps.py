@@ -1,7 +1,8 @@
 """Components the integration tests run on the cluster (``torchx run apps.py:NAME``).
 
 Each replica runs with this test venv's interpreter (the cluster's nodes are this
-machine), so the programs in ``programs/`` need nothing installed on the nodes.
+machine), so the kit's programs (:mod:`torchx.schedulers.testing.rendezvous`) need
+nothing installed on the nodes.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from torchx.schedulers.testing import rendezvous
 from torchx.specs import AppDef, Resource, Role, macros
 
-PROGRAMS = Path(__file__).resolve().parent / "programs"
+KIT = Path(rendezvous.__file__).parent
 SMALL = Resource(cpu=1, gpu=0, memMB=256)
 
 
@@ -23,13 +25,13 @@ def meet(port: int = 23456, replicas: int = 2) -> AppDef:
         replicas: how many replicas (one node each)
     """
     # "$$" escapes the macro syntax: the shell sees $TORCHX_RANK0_HOST (or the scheduler's name)
-    program = f"{sys.executable} {PROGRAMS / 'rendezvous.py'}"
+    program = f"{sys.executable} {rendezvous.__file__} --node-var SLURMD_NODENAME"
     return AppDef(
         name="meet",
         roles=[
             Role(
                 name="meet",
-                image=str(PROGRAMS),
+                image=str(KIT),
                 entrypoint="bash",
                 args=["-c", f'RANK0_HOST="$${macros.rank0_env}" exec {program}'],
                 env={"RANK": macros.replica_id, "WORLD": str(replicas), "RDZV_PORT": str(port)},

@@ -17,17 +17,18 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from torchx.schedulers.testing.rendezvous import Ports
+
 if os.environ.get("TORCHX_SLURM_INTEGRATION") != "1":
-    collect_ignore_glob = ["test_*.py", "programs/*"]
+    collect_ignore_glob = ["test_*.py"]
 else:
-    collect_ignore_glob = ["programs/*"]
     # Under the plugin's pytest settings (--import-mode=importlib) a test folder is not
-    # put on sys.path by itself: the tests import slurmcmd, torchxcmd and apps from here.
+    # put on sys.path by itself: the tests import slurmcmd and apps from here.
     # Appended, so that the unit tests' own modules (their conftest) still come first.
     sys.path.append(str(Path(__file__).parent))
 
 if TYPE_CHECKING:
-    from torchxcmd import Cli
+    from torchx.schedulers.testing.cli import TorchxCli
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -44,11 +45,11 @@ def _cluster() -> None:
 
 
 @pytest.fixture
-def cli(tmp_path: Path) -> Iterator[Cli]:
+def cli(tmp_path: Path) -> Iterator[TorchxCli]:
     """The torchx command with this test's own HOME and working directory (= job directory)."""
-    from torchxcmd import Cli
+    from torchx.schedulers.testing.cli import TorchxCli
 
-    c = Cli(tmp_path)
+    c = TorchxCli(tmp_path, scheduler="slurm")
     yield c
     c.cleanup()
 
@@ -56,9 +57,7 @@ def cli(tmp_path: Path) -> Iterator[Cli]:
 @pytest.fixture
 def port() -> int:
     """A TCP port for a rendezvous that no other test of this run uses."""
-    global _next_port
-    _next_port += 1
-    return _next_port
+    return _PORTS.next()
 
 
-_next_port = 23000 + os.getpid() % 1000 * 10
+_PORTS = Ports(23000)

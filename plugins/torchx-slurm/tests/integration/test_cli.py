@@ -12,14 +12,16 @@ import time
 from pathlib import Path
 
 from slurmcmd import sacct_state, slurm
-from torchxcmd import Cli, job_id, replicas
+
+from torchx.schedulers.testing.cli import TorchxCli, replicas
+from torchx.schedulers.testing.cli import app_id as job_id
 
 APPS = str(Path(__file__).resolve().parent / "apps.py")
 MET = re.compile(r"meet/(\d) rank (\d)/2 met \[0, 1\] on (n\d) via (n\d)")
 FINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 
 
-def test_two_replicas_on_two_nodes_meet_over_tcp(cli: Cli, port: int) -> None:
+def test_two_replicas_on_two_nodes_meet_over_tcp(cli: TorchxCli, port: int) -> None:
     proc = cli("run", "-s", "slurm", "--log", f"{APPS}:meet", "--port", str(port), timeout=180)
     met = {m.group(1): m.groups()[1:] for m in MET.finditer(proc.stdout)}
     assert set(met) == {"0", "1"}, proc.stdout + proc.stderr
@@ -30,7 +32,7 @@ def test_two_replicas_on_two_nodes_meet_over_tcp(cli: Cli, port: int) -> None:
     assert "SUCCEEDED" in proc.stderr
 
 
-def test_two_roles_each_replica_with_its_logs(cli: Cli) -> None:
+def test_two_roles_each_replica_with_its_logs(cli: TorchxCli) -> None:
     handle = cli.start(f"{APPS}:two_roles")
     status = cli.wait_state(handle, FINAL)
     assert status["state"] == "SUCCEEDED", status
@@ -56,7 +58,7 @@ def test_two_roles_each_replica_with_its_logs(cli: Cli) -> None:
     assert all(f"out {name}" in both and f"err {name}" in both for name in reps), both
 
 
-def test_failing_app_is_failed_with_its_exit_code(cli: Cli) -> None:
+def test_failing_app_is_failed_with_its_exit_code(cli: TorchxCli) -> None:
     proc = cli(
         "run",
         "-s",
@@ -78,7 +80,7 @@ def test_failing_app_is_failed_with_its_exit_code(cli: Cli) -> None:
     assert sacct_state(job_id(handle)) == ("FAILED", "3:0")
 
 
-def test_a_replica_that_raises_shows_the_exception_as_the_cause(cli: Cli) -> None:
+def test_a_replica_that_raises_shows_the_exception_as_the_cause(cli: TorchxCli) -> None:
     # the Runner reads the failed replica's stderr through the plugin's log_iter
     program = "import sys; print('step 1'); raise ValueError('bad batch on rank 1')"
     proc = cli(
@@ -97,7 +99,7 @@ def test_a_replica_that_raises_shows_the_exception_as_the_cause(cli: Cli) -> Non
     assert "Traceback (most recent call last):" in cli(*hint.split()[4:]).stdout
 
 
-def test_cancel_a_running_app(cli: Cli) -> None:
+def test_cancel_a_running_app(cli: TorchxCli) -> None:
     handle = cli.start("utils.sh", "sh", "-c", "echo started; sleep 300")
     cli.wait_state(handle, {"RUNNING"} | FINAL)
     t = time.monotonic()
@@ -110,7 +112,7 @@ def test_cancel_a_running_app(cli: Cli) -> None:
     assert slurm("squeue", "-h", "-j", job_id(handle), "-t", "R,CG").strip() == ""
 
 
-def test_retry_by_requeue(cli: Cli) -> None:
+def test_retry_by_requeue(cli: TorchxCli) -> None:
     handle = cli.start(f"{APPS}:flaky", "--max_retries", "1")
     status = cli.wait_state(handle, FINAL, timeout=180)
     assert status["state"] == "SUCCEEDED", status
@@ -123,7 +125,9 @@ def test_retry_by_requeue(cli: Cli) -> None:
     assert first.read_text() == "attempt 0\n"
 
 
-def test_status_after_the_job_left_squeue_from_another_directory(cli: Cli, tmp_path: Path) -> None:
+def test_status_after_the_job_left_squeue_from_another_directory(
+    cli: TorchxCli, tmp_path: Path
+) -> None:
     handle = cli.start("utils.echo", "--msg", "still here")
     assert cli.wait_state(handle, FINAL)["state"] == "SUCCEEDED"
     jid = job_id(handle)
@@ -140,7 +144,9 @@ def test_status_after_the_job_left_squeue_from_another_directory(cli: Cli, tmp_p
     assert "still here" in cli("log", handle, cwd=elsewhere).stdout
 
 
-def test_hostile_arguments_and_env_reach_the_program_verbatim(cli: Cli, tmp_path: Path) -> None:
+def test_hostile_arguments_and_env_reach_the_program_verbatim(
+    cli: TorchxCli, tmp_path: Path
+) -> None:
     """Through sbatch's script, srun and bash: nothing is expanded, split or run."""
     canary = tmp_path / "pwned"
     hostile = [

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from slurmcmd import sacct_state, slurm
 
-PROGRAMS = Path(__file__).parent / "programs"
+from torchx.schedulers.testing import rendezvous
+
 MET = re.compile(r"rank (\d)/2 met \[0, 1\] on (n\d) via (n\d)")
 
 
@@ -24,7 +25,8 @@ def test_two_node_batch_job_rendezvous_by_node_name(tmp_path: Path) -> None:
         "#!/bin/bash\n"
         'export RANK0_HOST=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)\n'
         "export RDZV_PORT=$((20000 + SLURM_JOB_ID % 10000))\n"
-        f"srun --output={tmp_path}/out-%t.txt {sys.executable} {PROGRAMS / 'rendezvous.py'}\n"
+        f"srun --output={tmp_path}/out-%t.txt {sys.executable} {rendezvous.__file__} "
+        "--rank-var SLURM_NODEID --world-var SLURM_NNODES --node-var SLURMD_NODENAME\n"
     )
     job_id = slurm(
         "sbatch", "--parsable", "--wait", "-N2", "--ntasks-per-node=1",

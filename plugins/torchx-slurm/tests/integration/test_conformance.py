@@ -7,8 +7,6 @@ behaviour of lacking it instead.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from torchx_slurm.scheduler import create_scheduler
 
@@ -18,20 +16,10 @@ from torchx.schedulers.testing import SchedulerConformance
 class TestSlurmConformance(SchedulerConformance):
     timeout = 180
     cancel_timeout = 60
-
-    @pytest.fixture
-    def scheduler(self):  # type: ignore[no-untyped-def]
-        return create_scheduler("kit")
-
-    @pytest.fixture
-    def cfg(self, tmp_path: Path) -> dict[str, str]:
-        # the job directory (logs, exit codes) of every app of the test
-        return {"job_dir": str(tmp_path / "jobs")}
-
-    @pytest.fixture
-    def watched_paths(self, tmp_path: Path) -> list[Path]:
-        return [tmp_path]
+    scheduler_factory = create_scheduler
+    # every app of a test keeps its logs and exit codes in the test's own job directory
+    job_dir_option = "job_dir"
 
     @pytest.fixture
     def unknown_app_id(self) -> str:
-        return "987654321"
+        return "987654321"  # a Slurm job id no job of the test cluster reaches

@@ -23,7 +23,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from torchxcmd import Cli
+
+from torchx.schedulers.testing.cli import TorchxCli
 
 try:  # the session installs torch: a missing one fails, never skips the README's example
     import torch  # noqa: F401
@@ -59,7 +60,7 @@ def _check_trained(out: str) -> None:
     assert float(trained.group(3)) < float(trained.group(2)), trained.group(0)
 
 
-def _check_store_lasted(cli: Cli, handle: str) -> None:
+def _check_store_lasted(cli: TorchxCli, handle: str) -> None:
     """No agent lost its rendezvous store while the job ran (it was the job's own)."""
     for k in (0, 1):
         err = cli("log", "--streams", "stderr", f"{handle}/train/{k}").stdout
@@ -67,7 +68,7 @@ def _check_store_lasted(cli: Cli, handle: str) -> None:
         assert not lost, f"{handle} replica {k} lost its store:\n{err[-3000:]}"
 
 
-def test_readme_ddp_example_on_two_nodes(cli: Cli) -> None:
+def test_readme_ddp_example_on_two_nodes(cli: TorchxCli) -> None:
     shutil.copytree(REPO / "examples" / "ddp", cli.work / "examples" / "ddp")
     proc = cli("run", "-s", "slurm", "--log", *README, timeout=600)
     _check_trained(proc.stdout)
@@ -75,7 +76,7 @@ def test_readme_ddp_example_on_two_nodes(cli: Cli) -> None:
     _check_store_lasted(cli, proc.stdout.strip().splitlines()[0])
 
 
-def test_two_ddp_jobs_at_once_then_a_third(cli: Cli) -> None:
+def test_two_ddp_jobs_at_once_then_a_third(cli: TorchxCli) -> None:
     """The README's example twice at the same time (2 x 2 of the 4 nodes), then again.
 
     One of the two is short: when it ends, a store it hosted for both would go with it.

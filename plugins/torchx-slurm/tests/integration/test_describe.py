@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import stat
 
-from torchxcmd import Cli, job_id
+from torchx.schedulers.testing.cli import TorchxCli
+from torchx.schedulers.testing.cli import app_id as job_id
 
 FINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 
 
-def test_describe_shows_the_submitted_app_with_its_secrets_masked(cli: Cli) -> None:
+def test_describe_shows_the_submitted_app_with_its_secrets_masked(cli: TorchxCli) -> None:
     handle = cli.start(
         "utils.sh", "--num_replicas", "2", "--env", "HF_TOKEN=hf_verysecret", "echo", "kept"
     )
@@ -32,7 +33,7 @@ def test_describe_shows_the_submitted_app_with_its_secrets_masked(cli: Cli) -> N
     cli.wait_state(handle, FINAL)
 
 
-def test_a_component_job_id_names_its_app(cli: Cli) -> None:
+def test_a_component_job_id_names_its_app(cli: TorchxCli) -> None:
     handle = cli.start("utils.echo", "--msg", "two", "--num_replicas", "2")
     leader = job_id(handle)
     component = handle.rsplit("/", 1)[0] + f"/{int(leader) + 1}"

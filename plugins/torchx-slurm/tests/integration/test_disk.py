@@ -22,7 +22,9 @@ from typing import Any
 
 import pytest
 from slurmcmd import slurm
-from torchxcmd import TORCHX, Cli, job_id, replicas
+
+from torchx.schedulers.testing.cli import TORCHX, TorchxCli, replicas
+from torchx.schedulers.testing.cli import app_id as job_id
 
 FINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 # prints 20,001 lines (about 200 kB) and ignores write errors, as many programs do
@@ -48,7 +50,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run([*ns, "umount", "-l", str(d)], check=False)
 
 
-def _there(cli: Cli, *args: str, rc: int) -> subprocess.CompletedProcess[str]:
+def _there(cli: TorchxCli, *args: str, rc: int) -> subprocess.CompletedProcess[str]:
     """``torchx ARGS`` in the nodes' mount namespace (where the small disk is)."""
     proc = subprocess.run(
         [*_nodes_namespace(), TORCHX, *args],
@@ -63,12 +65,12 @@ def _there(cli: Cli, *args: str, rc: int) -> subprocess.CompletedProcess[str]:
     return proc
 
 
-def _status(cli: Cli, handle: str) -> dict[str, Any]:
+def _status(cli: TorchxCli, handle: str) -> dict[str, Any]:
     out = json.loads(_there(cli, "status", "--json", handle, rc=0).stdout)
     return dict(out["data"]["status"])
 
 
-def test_a_full_disk_is_never_success_and_status_says_why(cli: Cli, small_disk: Path) -> None:
+def test_a_full_disk_is_never_success_and_status_says_why(cli: TorchxCli, small_disk: Path) -> None:
     job_dir = f"job_dir={small_disk}"
     run = ["run", "-s", "slurm", "-cfg", job_dir, "--wait", "utils.sh", "sh", "-c"]
     proc = _there(cli, *run, CHATTY, rc=1)
@@ -96,7 +98,7 @@ def test_a_full_disk_is_never_success_and_status_says_why(cli: Cli, small_disk: 
 
 
 def test_log_of_a_job_whose_directory_was_deleted_says_what_slurm_said(
-    cli: Cli, tmp_path: Path
+    cli: TorchxCli, tmp_path: Path
 ) -> None:
     """The job directory is removed while the job waits (held): its replica cannot start."""
     job_dir = tmp_path / "gone"

@@ -14,7 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from torchxcmd import TORCHX, Cli
+from torchx.schedulers.testing.cli import TORCHX, TorchxCli
 
 REPO = Path(os.environ.get("TORCHX_REPO_ROOT") or Path(__file__).resolve().parents[4])
 
@@ -25,7 +25,7 @@ def one_line(proc: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-def test_a_slurm_conf_naming_no_file_is_one_line_at_once(cli: Cli, tmp_path: Path) -> None:
+def test_a_slurm_conf_naming_no_file_is_one_line_at_once(cli: TorchxCli, tmp_path: Path) -> None:
     """Each Slurm command would wait 60 s for a missing SLURM_CONF: refused before that."""
     bad = {"SLURM_CONF": str(tmp_path / "missing.conf")}
     for args in (["status", "slurm://torchx/1"], ["run", "-s", "slurm", "utils.echo"]):
@@ -35,7 +35,7 @@ def test_a_slurm_conf_naming_no_file_is_one_line_at_once(cli: Cli, tmp_path: Pat
         assert "missing.conf" in one_line(proc), proc.stderr
 
 
-def test_slurm_tools_not_installed_is_one_line(cli: Cli) -> None:
+def test_slurm_tools_not_installed_is_one_line(cli: TorchxCli) -> None:
     only_torchx = {"PATH": str(Path(TORCHX).parent)}
     for args, tool in (
         (["run", "-s", "slurm", "utils.echo"], "sbatch"),
@@ -75,7 +75,7 @@ def _state(pid: int) -> str:
         return "gone"
 
 
-def test_controller_down_status_is_unknown_not_failed(cli: Cli) -> None:
+def test_controller_down_status_is_unknown_not_failed(cli: TorchxCli) -> None:
     handle = cli.start("utils.sh", "sh", "-c", "echo started; sleep 600")
     cli.wait_state(handle, {"RUNNING"})
     cli.wait_output(handle, "started")  # else srun, without a controller, fails the step

@@ -7,18 +7,20 @@ import json
 import time
 
 from slurmcmd import slurm
-from torchxcmd import Cli, job_id
+
+from torchx.schedulers.testing.cli import TorchxCli
+from torchx.schedulers.testing.cli import app_id as job_id
 
 FINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
 
 
-def _listed(cli: Cli, *cfg: str) -> dict[str, dict[str, str]]:
+def _listed(cli: TorchxCli, *cfg: str) -> dict[str, dict[str, str]]:
     out = json.loads(cli("list", "-s", "slurm", *cfg, "--json").stdout)
     assert out["kind"] == "AppList", out
     return {a["handle"]: a for a in out["data"]}
 
 
-def test_list_keeps_jobs_that_left_the_queue(cli: Cli) -> None:
+def test_list_keeps_jobs_that_left_the_queue(cli: TorchxCli) -> None:
     submitted = time.time()
     handle = cli.start("utils.echo", "--msg", "listed", "--num_replicas", "2")
     status = cli.wait_state(handle, FINAL)
@@ -50,7 +52,7 @@ def test_list_keeps_jobs_that_left_the_queue(cli: Cli) -> None:
     assert "run option 'list_since'='yesterday' is not a duration or a date" in bad.stderr
 
 
-def test_relative_paths_name_files_of_the_submit_directory_with_job_dir_set(cli: Cli) -> None:
+def test_relative_paths_name_files_of_the_submit_directory_with_job_dir_set(cli: TorchxCli) -> None:
     (cli.work / ".torchxconfig").write_text("[slurm]\njob_dir = jobs\n")
     (cli.work / "data").mkdir()
     (cli.work / "data" / "msg.txt").write_text("read from the submit directory\n")

@@ -14,7 +14,9 @@ import time
 from pathlib import Path
 
 from slurmcmd import slurm
-from torchxcmd import Cli, job_id, replicas
+
+from torchx.schedulers.testing.cli import TorchxCli, replicas
+from torchx.schedulers.testing.cli import app_id as job_id
 
 REPO = Path(os.environ.get("TORCHX_REPO_ROOT") or Path(__file__).resolve().parents[4])
 
@@ -30,7 +32,7 @@ def _up(accounting: str) -> None:
     )
 
 
-def test_finished_job_status_without_accounting(cli: Cli) -> None:
+def test_finished_job_status_without_accounting(cli: TorchxCli) -> None:
     _up("none")
     try:
         # sacct of the database is gone: this is the case the completion file covers

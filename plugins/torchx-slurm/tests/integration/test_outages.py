@@ -19,7 +19,9 @@ import time
 from pathlib import Path
 
 from slurmcmd import slurm
-from torchxcmd import Cli, job_id
+
+from torchx.schedulers.testing.cli import TorchxCli
+from torchx.schedulers.testing.cli import app_id as job_id
 
 REPO = Path(os.environ.get("TORCHX_REPO_ROOT") or Path(__file__).resolve().parents[4])
 GONE = "does not exist"
@@ -56,7 +58,7 @@ def _dbd_pidfile() -> Path:
     return Path(os.environ["TORCHX_DEV_SLURM_DIR"]) / "run" / "slurmdbd.pid"
 
 
-def test_status_with_munged_stopped_is_munges_error_not_no_such_app(cli: Cli) -> None:
+def test_status_with_munged_stopped_is_munges_error_not_no_such_app(cli: TorchxCli) -> None:
     handle = cli.start("utils.sh", "sh", "-c", "echo started; sleep 600")
     cli.wait_state(handle, {"RUNNING"})
     cli.wait_output(handle, "started")  # srun needs munge to start the step
@@ -71,7 +73,7 @@ def test_status_with_munged_stopped_is_munges_error_not_no_such_app(cli: Cli) ->
     assert cli.status(handle)["state"] == "RUNNING"
 
 
-def test_wait_rides_out_munged_stopped_for_a_few_seconds(cli: Cli) -> None:
+def test_wait_rides_out_munged_stopped_for_a_few_seconds(cli: TorchxCli) -> None:
     """munged stops for 5 s while ``run --wait`` follows a running job: its status polls
     fail meanwhile (transient: retried), and it reports the job's SUCCEEDED. (The job
     ends after munged is back: on this one-machine cluster the nodes need it too.)"""
@@ -110,7 +112,7 @@ def test_wait_rides_out_munged_stopped_for_a_few_seconds(cli: Cli) -> None:
     assert "SUCCEEDED" in proc.stderr, proc.stderr
 
 
-def test_a_job_that_ends_while_slurmdbd_is_down_never_reads_as_gone(cli: Cli) -> None:
+def test_a_job_that_ends_while_slurmdbd_is_down_never_reads_as_gone(cli: TorchxCli) -> None:
     """The job runs and ends while slurmdbd is down; slurmdbd comes back; the job then
     leaves the queue (MinJobAge) around when accounting receives it. No status call in
     all that time may say it does not exist."""
@@ -135,7 +137,9 @@ def test_a_job_that_ends_while_slurmdbd_is_down_never_reads_as_gone(cli: Cli) ->
     assert cli.status(handle)["state"] == "SUCCEEDED"
 
 
-def test_a_slurm_conf_that_does_not_parse_is_its_parse_error(cli: Cli, tmp_path: Path) -> None:
+def test_a_slurm_conf_that_does_not_parse_is_its_parse_error(
+    cli: TorchxCli, tmp_path: Path
+) -> None:
     bad = tmp_path / "slurm.conf"
     bad.write_text("this is not\n=== a slurm.conf\n")
     env = {"SLURM_CONF": str(bad)}

@@ -7,12 +7,12 @@ from what ``sinfo`` says, unless the user insists (``-cfg allow_pending=True``).
 
 from __future__ import annotations
 
-from torchxcmd import Cli
+from torchx.schedulers.testing.cli import TorchxCli
 
 FIVE = ["utils.echo", "--msg", "hi", "--num_replicas", "5"]
 
 
-def test_more_replicas_than_nodes_is_refused_at_dryrun_and_run(cli: Cli) -> None:
+def test_more_replicas_than_nodes_is_refused_at_dryrun_and_run(cli: TorchxCli) -> None:
     for how in (["--dryrun"], []):
         proc = cli("run", "-s", "slurm", *how, *FIVE, rc=2)
         lines = proc.stderr.strip().splitlines()
@@ -27,7 +27,7 @@ def test_more_replicas_than_nodes_is_refused_at_dryrun_and_run(cli: Cli) -> None
     assert dry.stdout.count("#SBATCH hetjob") == 4
 
 
-def test_cancelling_a_pending_app_prints_no_pending_reason(cli: Cli) -> None:
+def test_cancelling_a_pending_app_prints_no_pending_reason(cli: TorchxCli) -> None:
     handle = cli.start("-cfg", "allow_pending=True", *FIVE)
     waiting = cli.wait_state(handle, {"PENDING"})
     assert waiting["state"] == "PENDING"

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 from test_outages import _munged_pidfile, _stop, _up
-from torchxcmd import Cli
+
+from torchx.schedulers.testing.cli import TorchxCli
 
 APPS = str(Path(__file__).resolve().parent / "apps.py")
 FINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
@@ -42,7 +43,7 @@ def _said(proc: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
 
 
 class Both:
-    def __init__(self, cli: Cli) -> None:
+    def __init__(self, cli: TorchxCli) -> None:
         self.cli = cli
         self.env = {"XDG_CACHE_HOME": str(cli.home / "cache"), "PYTHONPROFILEIMPORTTIME": "1"}
 
@@ -59,11 +60,11 @@ class Both:
 
 
 @pytest.fixture
-def both(cli: Cli) -> Both:
+def both(cli: TorchxCli) -> Both:
     return Both(cli)
 
 
-def test_an_app_that_succeeded(both: Both, cli: Cli) -> None:
+def test_an_app_that_succeeded(both: Both, cli: TorchxCli) -> None:
     handle = cli.start(f"{APPS}:two_roles")
     assert cli.wait_state(handle, FINAL)["state"] == "SUCCEEDED"
     out = both.same("status", handle).stdout
@@ -75,7 +76,7 @@ def test_an_app_that_succeeded(both: Both, cli: Cli) -> None:
     assert "nothing to cancel" in both.same("cancel", handle).stdout
 
 
-def test_a_running_app_and_its_cancel(both: Both, cli: Cli) -> None:
+def test_a_running_app_and_its_cancel(both: Both, cli: TorchxCli) -> None:
     handle = cli.start("utils.sh", "sh", "-c", "echo started; sleep 600")
     cli.wait_state(handle, {"RUNNING"})
     cli.wait_output(handle, "started")
@@ -102,7 +103,7 @@ def test_errors_are_the_full_commands(both: Both, args: tuple[str, ...]) -> None
     assert proc.returncode == 2 and f"torchx {args[0]}: error: " in proc.stderr
 
 
-def test_an_outage_is_the_full_commands(both: Both, cli: Cli) -> None:
+def test_an_outage_is_the_full_commands(both: Both, cli: TorchxCli) -> None:
     handle = cli.start("utils.sh", "sh", "-c", "echo started; sleep 600")
     cli.wait_state(handle, {"RUNNING"})
     cli.wait_output(handle, "started")  # srun needs munge to start the step

@@ -23,7 +23,9 @@ from pathlib import Path
 
 import pytest
 from slurmcmd import slurm
-from torchxcmd import Cli, job_id
+
+from torchx.schedulers.testing.cli import TorchxCli
+from torchx.schedulers.testing.cli import app_id as job_id
 
 APPS = str(Path(__file__).resolve().parent / "apps.py")
 FINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
@@ -67,7 +69,7 @@ def next_job_ids(n: int = 3) -> list[str]:
 
 
 def test_links_planted_in_a_sticky_scratch_dir_are_not_written_through(
-    cli: Cli, world: Path, attacker: str
+    cli: TorchxCli, world: Path, attacker: str
 ) -> None:
     victim = world / "precious.txt"
     victim.write_text("the victim's own file\n")
@@ -95,7 +97,7 @@ def test_links_planted_in_a_sticky_scratch_dir_are_not_written_through(
 
 
 def test_a_state_dir_planted_by_another_user_is_refused(
-    cli: Cli, world: Path, attacker: str
+    cli: TorchxCli, world: Path, attacker: str
 ) -> None:
     """A pre-made .torchx-slurm/<id>/ let its maker rewrite exit codes: FAILED as SUCCEEDED."""
     scratch = world / "scratch"
@@ -113,7 +115,7 @@ def test_a_state_dir_planted_by_another_user_is_refused(
     assert not proc.stdout.strip(), proc.stdout  # no handle: nothing was submitted
 
 
-def test_a_job_dir_every_user_can_write_must_be_sticky(cli: Cli, world: Path) -> None:
+def test_a_job_dir_every_user_can_write_must_be_sticky(cli: TorchxCli, world: Path) -> None:
     shared = world / "open"
     shared.mkdir()
     shared.chmod(0o777)
@@ -133,7 +135,7 @@ def _command_lines() -> list[str]:
     return lines
 
 
-def test_env_values_are_on_no_command_line(cli: Cli) -> None:
+def test_env_values_are_on_no_command_line(cli: TorchxCli) -> None:
     """Every user sees every process's command line (ps): the values go by the environment."""
     secret = "tok-" + os.urandom(8).hex()
     handle = cli.start(
@@ -150,7 +152,7 @@ def test_env_values_are_on_no_command_line(cli: Cli) -> None:
     cli("cancel", handle)
 
 
-def test_an_entrypoint_with_an_equals_sign_is_the_program(cli: Cli, world: Path) -> None:
+def test_an_entrypoint_with_an_equals_sign_is_the_program(cli: TorchxCli, world: Path) -> None:
     canary = world / "canary"
     handle = cli.start(f"{APPS}:equals_entrypoint", "--canary", str(canary))
     status = cli.wait_state(handle, FINAL)
@@ -158,7 +160,7 @@ def test_an_entrypoint_with_an_equals_sign_is_the_program(cli: Cli, world: Path)
     assert not canary.exists()
 
 
-def test_percent_and_hash_reach_slurm_as_written(cli: Cli, tmp_path: Path) -> None:
+def test_percent_and_hash_reach_slurm_as_written(cli: TorchxCli, tmp_path: Path) -> None:
     """srun expanded %j in the log names; sbatch cut job_dir and option values at '#'."""
     job_dir = tmp_path / "run %j #1"
     handle = cli.start(
@@ -172,12 +174,12 @@ def test_percent_and_hash_reach_slurm_as_written(cli: Cli, tmp_path: Path) -> No
     assert (job_dir / f"slurm-{job_id(handle)}-echo-0.out").is_symlink()
 
 
-def test_a_hash_in_a_partition_is_not_cut(cli: Cli) -> None:
+def test_a_hash_in_a_partition_is_not_cut(cli: TorchxCli) -> None:
     proc = cli("run", "-s", "slurm", "-cfg", "partition=debug#nope", "utils.echo", rc=1)
     assert re.search(r"invalid partition", proc.stderr, re.I), proc.stderr
 
 
-def test_carriage_returns_reach_the_program(cli: Cli) -> None:
+def test_carriage_returns_reach_the_program(cli: TorchxCli) -> None:
     """sbatch refused a script holding CR LF ("DOS line breaks")."""
     proc = cli(
         "run", "-s", "slurm", "--log", "utils.sh", "--env", "CRLF=x\r\ny",

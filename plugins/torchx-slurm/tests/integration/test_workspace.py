@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from torchxcmd import Cli
+from torchx.schedulers.testing.cli import TorchxCli
 
 
-def test_workspace_is_copied_into_the_job_directory(cli: Cli, tmp_path: Path) -> None:
+def test_workspace_is_copied_into_the_job_directory(cli: TorchxCli, tmp_path: Path) -> None:
     ws = tmp_path / "project"
     ws.mkdir()
     (ws / "main.py").write_text("import os\nprint('files:', sorted(os.listdir('.')))\n")
