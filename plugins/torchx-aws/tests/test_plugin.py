@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from importlib.metadata import entry_points
-
 import torchx_aws.plugin
+
+from torchx.schedulers.testing.registration import entry_point, modules_after
 
 
 def test_the_entry_point_names_the_plugin_module() -> None:
-    [ep] = [ep for ep in entry_points(group="torchx") if ep.name == "aws"]
-    assert ep.value == "torchx_aws.plugin"
+    assert entry_point("aws") == "torchx_aws.plugin"
 
 
 def test_every_scheduler_is_a_lazy_module_reference() -> None:
@@ -21,18 +18,8 @@ def test_every_scheduler_is_a_lazy_module_reference() -> None:
         assert module.startswith("torchx_aws.") and factory, ref
 
 
-def _modules_after(code: str) -> list[str]:
-    out = subprocess.run(
-        [sys.executable, "-c", code + "\nprint(sorted(m for m in sys.modules))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.splitlines()
-    return eval(out[-1])  # a list literal printed by the child
-
-
 def test_the_plugin_module_imports_nothing_heavy() -> None:
-    loaded = _modules_after("import sys, torchx_aws.plugin as p; p.torchx_schedulers()")
+    loaded = modules_after("import sys, torchx_aws.plugin as p; p.torchx_schedulers()")
     assert [m for m in loaded if m.startswith("torchx_aws")] == [
         "torchx_aws",
         "torchx_aws._version",

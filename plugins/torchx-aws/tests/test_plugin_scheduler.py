@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_plugin import _modules_after
 from torchx_aws.batch.scheduler import AwsBatchScheduler
 
+from torchx.schedulers.testing.registration import modules_after
 from torchx.specs.plugins import get_registry
 
 
@@ -27,7 +27,7 @@ app = AppDef("a", [Role("r", "img", entrypoint="echo", num_replicas=16, resource
 info = create_scheduler("s").prepare(app, {"queue": "q"}, dryrun=True)
 assert info.request.num_nodes == 16
 """
-    loaded = _modules_after(code)
+    loaded = modules_after(code)
     assert "torchx_aws.batch.scheduler" in loaded
     assert not [m for m in loaded if m.split(".")[0] in ("boto3", "botocore")]
 

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from importlib.metadata import entry_points
-
 from torchx_docker.scheduler import DockerScheduler
 
+from torchx.schedulers.testing.registration import entry_point, modules_after
 from torchx.specs.plugins import get_registry
 
 
 def test_the_entry_point_names_the_plugin_module() -> None:
-    [ep] = [ep for ep in entry_points(group="torchx") if ep.name == "docker"]
-    assert ep.value == "torchx_docker.plugin"
+    assert entry_point("docker") == "torchx_docker.plugin"
 
 
 def test_docker_and_local_docker_create_the_scheduler() -> None:
@@ -24,18 +20,8 @@ def test_docker_and_local_docker_create_the_scheduler() -> None:
         assert sched.session_name == "sess"
 
 
-def _modules_after(code: str) -> list[str]:
-    out = subprocess.run(
-        [sys.executable, "-c", code + "\nprint(sorted(m for m in sys.modules))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.splitlines()
-    return eval(out[-1])  # a list literal printed by the child
-
-
 def test_the_plugin_module_imports_nothing_heavy() -> None:
-    loaded = _modules_after("import sys, torchx_docker.plugin as p; p.torchx_schedulers()")
+    loaded = modules_after("import sys, torchx_docker.plugin as p; p.torchx_schedulers()")
     assert [m for m in loaded if m.startswith("torchx_docker")] == [
         "torchx_docker",
         "torchx_docker._version",
@@ -52,7 +38,7 @@ from torchx_docker.scheduler import create_scheduler
 info = create_scheduler("s").submit_dryrun(AppDef("a", [Role("r", "img", entrypoint="echo", num_replicas=2)]), {})
 assert info.request.network
 """
-    loaded = _modules_after(code)
+    loaded = modules_after(code)
     assert "torchx_docker.scheduler" in loaded
     assert not [m for m in loaded if m == "docker" or m.startswith(("docker.", "requests"))]
 
@@ -71,7 +57,7 @@ from torchx_docker.scheduler import create_scheduler
 info = create_scheduler("s").submit_dryrun(AppDef("a", [Role("r", "img", entrypoint="echo")]), {})
 assert info.request.containers
 """
-    loaded = _modules_after(code)
+    loaded = modules_after(code)
     assert "torchx_docker.scheduler" in loaded
     assert not [m for m in loaded if m in ("hashlib", "_hashlib", "logging")]
     assert not [m for m in loaded if m.startswith("concurrent")]
