@@ -419,3 +419,13 @@ def test_an_appwrapper_being_deleted_is_gone(
     sched.cancel(app_id)
     sched.delete(app_id)
     assert not [c for c in api.calls if c[0] in ("PATCH", "DELETE")]
+
+
+def test_log_errors_name_this_scheduler(sched: McadScheduler) -> None:
+    from torchx.schedulers.api import Stream
+    from torchx.specs.errors import SpecError
+
+    with pytest.raises(SpecError, match="no kubernetes_mcad app default:nope-1a2b3c4d5e"):
+        list(sched.log_iter("default:nope-1a2b3c4d5e", "r0", 0))
+    with pytest.raises(ValueError, match="the kubernetes_mcad scheduler has one combined log"):
+        sched.log_iter("default:nope-1a2b3c4d5e", "r0", 0, streams=Stream.STDOUT)

@@ -545,7 +545,7 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         choice = Stream.COMBINED if streams is None else Stream(streams)
         if choice != Stream.COMBINED:
             raise ValueError(
-                "the kubernetes scheduler has one combined log per replica (the pod log API "
+                f"the {self.backend_name} scheduler has one combined log per replica (the pod log API "
                 "returns stdout and stderr together): use streams=combined"
             )
         ref = self._parse(app_id)
@@ -566,7 +566,7 @@ class KubernetesScheduler(K8sWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         else:
             pod = self._newest_pod(ref, selector)
             if pod is None and self._get(ref) is None:
-                raise SpecError(f"no kubernetes app {app_id}: nothing to read a log of")
+                raise SpecError(f"no {self.backend_name} app {app_id}: nothing to read a log of")
             # no pod yet, or one whose container never started (or was removed): no lines
             answer = self._open_log(ref, pod, options) if pod is not None else None
             chunks = _decode(answer) if answer is not None else iter(())
