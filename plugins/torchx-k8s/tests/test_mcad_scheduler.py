@@ -73,7 +73,7 @@ def name_of(app_id: str) -> str:
 def test_kubernetes_mcad_is_registered_through_the_plugins_hook() -> None:
     sched = get_registry().scheduler_factory("kubernetes_mcad")("sess")
     assert isinstance(sched, McadScheduler) and sched.backend == "kubernetes_mcad"
-    assert Capability.SEPARATE_STREAMS in McadScheduler.missing_capabilities
+    assert set(McadScheduler.missing_capabilities) == {Capability.SEPARATE_STREAMS}
 
 
 def test_submit_checks_one_pod_per_role_then_creates_the_appwrapper(
@@ -219,6 +219,8 @@ def test_a_failed_replica_with_restarts_left_keeps_the_app_running(
         set_status(api, app_id, **phase, **{key: restarts})
         d = sched.describe(app_id)
         assert d is not None and (d.state, d.num_restarts) == (expected, restarts)
+    # the last attempt's exit codes, from its pods (until the controller deletes them)
+    assert [r.exit_code for r in d.roles_statuses[0].replicas] == [1, None]
 
 
 def test_an_appwrapper_made_by_upstream_without_a_limit_is_never_failed_from_its_pods(

@@ -33,7 +33,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from torchx.schedulers.api import ListAppResponse
-from torchx.schedulers.capabilities import Capability
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, runopts
 from torchx_k8s import awstatus, labels, names, status
 from torchx_k8s.appwrapper import FLAVOUR_OF_VERSION, NO_MONITORING, make_appwrapper
@@ -51,12 +50,9 @@ class McadScheduler(KubernetesScheduler):
         client: a ``kubernetes.client.ApiClient`` to use for every context (tests)
     """
 
-    missing_capabilities: Mapping[Any, str] = {
-        **KubernetesScheduler.missing_capabilities,
-        Capability.LAST_ATTEMPT_STATUS: "an AppWrapper's controller deletes every pod of an "
-        "AppWrapper it fails after its last restart, the failed attempt's too: that "
-        "attempt's exit codes are gone from the API",
-    }
+    # The last attempt's exit codes are reported: the app is FAILED from its failed pod
+    # (no restart left) before the controller deletes that pod, and they stay until then.
+    missing_capabilities: Mapping[Any, str] = KubernetesScheduler.missing_capabilities
     backend_name = "kubernetes_mcad"
     ids = names.MCAD_IDS
 
