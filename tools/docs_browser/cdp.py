@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -60,6 +61,9 @@ class Browser:
     def __init__(self, executable: str, timeout: float = 30.0) -> None:
         self.timeout = timeout
         self._profile = tempfile.TemporaryDirectory(prefix="torchx-chromium-")
+        # what Chromium says, for the error when it does not start (its profile folder)
+        self._log_path = Path(self._profile.name) / "chromium.log"
+        self._log = self._log_path.open("wb")
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
 
@@ -90,7 +94,7 @@ class Browser:
             args,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=self._log,
             pass_fds=(3, 4),  # kept open in the child (wire_pipes puts the pipes there)
             preexec_fn=wire_pipes,
         )
@@ -103,7 +107,14 @@ class Browser:
         self._closed = threading.Event()
         self._reader = threading.Thread(target=self._read, name="cdp-reader", daemon=True)
         self._reader.start()
-        self.version = self.send("Browser.getVersion")["product"]
+        try:
+            self.version = self.send("Browser.getVersion")["product"]
+        except BrowserError as e:
+            said = self._log_path.read_text(errors="replace").strip().splitlines()[-5:]
+            self.close()
+            raise BrowserError(
+                f"{executable} did not start: {e}; it said: {' | '.join(said)}"
+            ) from None
 
     # -- the wire ----------------------------------------------------------------------------
 
@@ -143,7 +154,12 @@ class Browser:
             if self._closed.is_set():
                 raise BrowserError(f"{method}: the browser is gone")
             self._answers[call_id] = answer
-        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        try:
+            os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        except OSError as e:  # a browser that exited closed its end
+            with self._lock:
+                self._answers.pop(call_id, None)
+            raise BrowserError(f"{method}: the browser is gone ({e.strerror})") from None
         try:
             reply = answer.get(timeout=self.timeout)
         except queue.Empty:
@@ -182,6 +198,7 @@ class Browser:
         os.close(self._to_browser)
         self._reader.join(timeout=10)
         os.close(self._from_browser)
+        self._log.close()
         self._profile.cleanup()
 
     def __enter__(self) -> Browser:

@@ -112,3 +112,11 @@ def test_a_page_that_does_not_exist_is_an_error(
     base = _page(tmp_path, serve, "<p>here</p>")
     errors = _errors(browser, base.replace("index.html", "nowhere.html"))
     assert any("404" in e for e in errors), errors
+
+
+def test_a_browser_that_does_not_start_says_why(tmp_path: Path) -> None:
+    fake = tmp_path / "chromium"
+    fake.write_text("#!/bin/sh\necho 'cannot open display' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(BrowserError, match=r"did not start: .*it said: cannot open display"):
+        Browser(str(fake), timeout=10)
