@@ -133,7 +133,7 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     def _engine(self) -> Any:
         """The client of the hot path's calls: :class:`~torchx_docker.wire.Wire` where the
-        engine's address allows (no SDK to import), else the SDK's (:meth:`_api`)."""
+        engine's address allows (no SDK to import), else the SDK's (``_api``)."""
         if self._injected:
             return self._api()
         if self._wire is None:

@@ -32,7 +32,8 @@ _WHY = (
 def prepare(job_dir: str, *, shared_logs: bool = False) -> bool:
     """Makes or checks ``job_dir/.torchx-slurm``; True when it was made here.
 
-    Raises a one-line :class:`SchedulerError` saying what is wrong and what would do.
+    Raises a one-line :class:`~torchx.schedulers.errors.SchedulerError` saying what is wrong
+    and what would do.
     """
     privatedir.check_job_dir(job_dir, option="job_dir", holds="the job")
     return privatedir.make_private_dir(

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # Light to import (the standard library only): the quick handler (:mod:`torchx_slurm.quick`)
 # parses squeue's answer with this module without loading the spec types. AppStates are
-# made from :data:`STATE_NAMES` when first asked for (:data:`SLURM_STATES`, :func:`app_state`).
+# made from :data:`STATE_NAMES` when first asked for (``SLURM_STATES``, :func:`app_state`).
 
 #: Field separator of the text formats asked for (ASCII unit separator).
 SEP = "\x1f"
@@ -44,7 +44,7 @@ SQUEUE_FORMAT = SEP.join(["%i", "%T", "%u", "%N", "%r", "%j", "%S", "%e", "%Z"])
 SACCT_FIELDS = "JobID,State,ExitCode,User,NodeList,Reason,JobName,Start,End,WorkDir"
 
 #: Every Slurm job state (squeue/sacct long names) and the name of the AppState it means
-#: (:data:`SLURM_STATES` holds the AppStates themselves).
+#: (``SLURM_STATES`` holds the AppStates themselves).
 STATE_NAMES: Mapping[str, str] = {
     "BOOT_FAIL": "FAILED",
     "CANCELLED": "CANCELLED",

@@ -33,6 +33,7 @@ __all__ = [
     "CliError",
 ]
 
+#: Success (a waited-on app SUCCEEDED).
 EXIT_OK = 0
 #: A waited-on app did not succeed, or the scheduler refused the request.
 EXIT_APP_FAILED = 1

@@ -245,7 +245,7 @@ def stream(
     and the others keep streaming), so the caller can exit non-zero. ``color`` is
     ``auto`` (the default), ``always`` or ``never``. When ``regex``, ``since`` or
     ``until`` left nothing to print, a note on stderr says so. ``timestamps`` puts the
-    time each line was written after its prefix (see :func:`_stamped`).
+    time each line was written after its prefix (see ``_stamped``).
     """
     counting = _Counting(out or sys.stdout)
     failed = _stream(

@@ -6,11 +6,11 @@ so installing a plugin adds commands with no change here. A command is an object
 with a one-line ``help``, ``add_arguments(parser)`` and ``run(args) -> int``.
 
 Speed: only the command being run is imported and given a parser
-(:mod:`torchx.cli._parser`); ``--version`` and ``--help`` (cached by
-:mod:`torchx.cli._help_cache`) import neither argparse nor the plugin registry, and
+(``torchx.cli._parser``); ``--version`` and ``--help`` (cached by
+``torchx.cli._help_cache``) import neither argparse nor the plugin registry, and
 neither do ``status``, ``list`` and ``log`` of a local app when no plugin replaces them
 or the local scheduler, nor ``status``, ``log`` and ``cancel`` of an app whose
-scheduler's plugin has a quick handler (:mod:`torchx.cli._quick`,
+scheduler's plugin has a quick handler (``torchx.cli._quick``,
 :mod:`torchx.schedulers.quick`).
 
 Errors are told apart by type (``isinstance``), never by name:
@@ -128,7 +128,7 @@ def _may_run_locally(argv: Sequence[str]) -> bool:
 
 
 def _load_commands(debug: bool) -> dict[str, Command]:
-    """Every installed command object by name (see :func:`torchx.cli._parser.load_commands`)."""
+    """Every installed command object by name (see ``torchx.cli._parser.load_commands``)."""
     from torchx.cli._parser import load_commands
 
     return load_commands(debug)

@@ -147,7 +147,7 @@ def ddp(
         tee: tee the workers' streams to console and file: 0 none, 1 stdout, 2 stderr, 3 both
 
     Returns:
-        The AppDef: one role of ``nnodes`` replicas running ``bash -c "torchrun ..."``.
+        An AppDef of one role, ``nnodes`` replicas running ``bash -c "torchrun ..."``.
     """
     argname = StructuredNameArgument.parse_from(name=name, m=m, script=script)
     min_nnodes, max_nnodes, nproc_per_node, nnodes_rep = parse_nnodes(j)

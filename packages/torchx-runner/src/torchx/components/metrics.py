@@ -2,7 +2,7 @@
 
 ``torchx run metrics.tensorboard --logdir /tmp/runs`` starts TensorBoard on the
 logs a training job writes, beside that job or on its own. The app is a small
-supervisor (:mod:`torchx.components._tensorboard_app`) that waits for a start
+supervisor (``torchx.components._tensorboard_app``) that waits for a start
 file if asked, runs TensorBoard, and stops it after ``timeout`` seconds or when an
 exit file appears, so TensorBoard ends with the job it watches. Running it needs
 the ``tensorboard`` package where the app runs; without it the app fails at once,

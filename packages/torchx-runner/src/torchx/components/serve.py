@@ -2,7 +2,7 @@
 
 ``torchx run serve.torchserve --model_path model.mar --management_api
 http://torchserve:8081`` registers a model archive with a running TorchServe: the
-app (:mod:`torchx.components._torchserve_app`) serves the archive over HTTP on
+app (``torchx.components._torchserve_app``) serves the archive over HTTP on
 ``port`` and asks TorchServe's management API to load it from there, then exits
 once TorchServe has answered. A ``model_path`` that is a URL (``s3://...``) is
 fetched first, which needs the ``fsspec`` package (and its backend) where the app

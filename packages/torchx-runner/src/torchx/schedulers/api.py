@@ -221,11 +221,12 @@ class Scheduler(abc.ABC, Generic[T]):
         """The contract's error that ``e`` (raised by the backend's SDK) stands for.
 
         The one place where a plugin says which of its SDK's exceptions are transient
-        (a :class:`TransientSchedulerError`, with ``retry_after`` if the backend said how
-        long to wait) and which are permanent (a :class:`SchedulerError` with a one-line
-        message); None leaves ``e`` as it is (the default, for every exception). The
-        Runner applies it to what escapes ``describe``, ``list``, ``cancel``, ``delete``
-        and opening a log, and retries the transient ones; pass it as ``classify`` to
+        (a :class:`~torchx.schedulers.errors.TransientSchedulerError`, with
+        ``retry_after`` if the backend said how long to wait) and which are permanent (a
+        :class:`~torchx.schedulers.errors.SchedulerError` with a one-line message); None
+        leaves ``e`` as it is (the default, for every exception). The Runner applies it to
+        what escapes ``describe``, ``list``, ``cancel``, ``delete`` and opening a log, and
+        retries the transient ones; pass it as ``classify`` to
         :func:`torchx.schedulers.retry.call_with_retries` around the plugin's own calls.
         ``TimeoutError`` and ``ConnectionError`` are transient without it.
         """
@@ -500,7 +501,8 @@ class Scheduler(abc.ABC, Generic[T]):
         """Checks, before a workspace is built, that the app suits this scheduler.
 
         Called by :meth:`prepare` with its copy of the app and the resolved options;
-        raise a ``ValueError`` (or :class:`SchedulerError`) with a one-line message.
+        raise a ``ValueError`` (or :class:`~torchx.schedulers.errors.SchedulerError`) with a
+        one-line message.
         """
 
     def _validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:

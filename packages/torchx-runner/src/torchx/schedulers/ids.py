@@ -98,7 +98,8 @@ def is_valid_app_id(app_id: object) -> bool:
 def validate_app_id(
     app_id: str, *, what: str = "app id", error: type[InvalidAppIdError] | None = None
 ) -> str:
-    """Returns ``app_id`` if valid, else raises a one-line :class:`InvalidAppIdError`.
+    """Returns ``app_id`` if valid, else raises a one-line
+    :class:`~torchx.schedulers.errors.InvalidAppIdError`.
 
     The message names the id (as ``what``: ``"local app id"``) and the allowed form, so
     the CLI can print it as it is. ``error`` is a subclass of InvalidAppIdError to raise
@@ -128,7 +129,7 @@ def make_app_id(name: str) -> str:
 
 
 def _random_suffix(n: int) -> str:
-    """``n`` uniformly random characters of :data:`_ALPHABET`, from ``os.urandom``.
+    """``n`` uniformly random characters of ``_ALPHABET``, from ``os.urandom``.
 
     (``secrets`` would do the same, but importing it costs milliseconds of every launch.)
     """

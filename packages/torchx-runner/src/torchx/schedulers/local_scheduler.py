@@ -55,7 +55,7 @@ Guarantees:
 * a state directory (or a level of it the scheduler creates) that is not the user's
   or that others may write into is refused (:class:`SchedulerError`, saying how to fix
   it), so no record planted by another user is ever acted on; ``<log_dir>/<app_id>``
-  is created fresh and private (see :func:`torchx.schedulers._local.writing.make_log_dir`).
+  is created fresh and private (see ``torchx.schedulers._local.writing.make_log_dir``).
 
 Replica environment: the launcher's environment, then ``TORCHX_RANK0_HOST=localhost``
 (the ``rank0_env`` macro names it), ``TORCHX_APP_ID``, ``TORCHX_JOB_ID`` (the app
@@ -69,7 +69,7 @@ replica's log directory, unless the role set it: read back as a failed replica's
 a directory (an empty image means the directory ``submit_dryrun`` ran in);
 ``${img_root}`` names it.
 
-Refused at dryrun, before anything is written (:mod:`torchx.schedulers._local.checks`):
+Refused at dryrun, before anything is written (``torchx.schedulers._local.checks``):
 two roles with one name, an env key with ``=``, a NUL in an argument or env value, an
 argument that is not a string, a negative ``max_retries``, an image that is not a
 directory.
@@ -146,7 +146,7 @@ def _check_app_id(app_id: str) -> str:
 class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     """Runs each app as local processes under a detached supervisor; see the module docs.
 
-    Each job has its own module under :mod:`torchx.schedulers._local`: the run options
+    Each job has its own module under ``torchx.schedulers._local``: the run options
     (``options``), the dry run (``request``), launching (``launch``, ``writing``),
     reading (``reading``, ``records``), cancel and delete (``control``), logs
     (``logs``); this class ties them to the Scheduler contract.
@@ -279,7 +279,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     # -- cancel and delete ------------------------------------------------------------------
 
     def _cancel_existing(self, app_id: str) -> None:
-        """Records the cancel and signals the supervisor (see :func:`._local.control.cancel`)."""
+        """Records the cancel and signals the supervisor (see ``._local.control.cancel``)."""
         from torchx.schedulers._local.control import cancel
 
         cancel(self._app_dir(app_id), self._state(app_id))
@@ -346,7 +346,7 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         about 0.25 s of the write). A line longer than 1 MiB comes in pieces (only the
         last ends in ``\\n``), so reading takes bounded memory whatever the output. Without
         ``regex`` the iterable also has ``blocks(size)``: the same text in blocks of whole
-        lines, which printers use. See :mod:`torchx.schedulers._local.logs`.
+        lines, which printers use. See ``torchx.schedulers._local.logs``.
         """
         from torchx.schedulers._local import logs
 

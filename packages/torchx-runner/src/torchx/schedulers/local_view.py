@@ -1,7 +1,7 @@
 """The read-only, attrs-free view of local apps that ``torchx status``, ``list`` and ``log`` use.
 
 This is the name the ``torchx`` command imports; the view itself is
-:mod:`torchx.schedulers._local.view` (in the local scheduler's own folder), where its
+``torchx.schedulers._local.view`` (in the local scheduler's own folder), where its
 documentation is. An answer from it is always the one
 :class:`~torchx.schedulers.local_scheduler.LocalScheduler` would give, or :class:`Unsure`.
 """

@@ -1,7 +1,7 @@
 """Starting the local scheduler's next supervisor ahead of time: ``torchx run`` calls :func:`start`.
 
 This is the name the ``torchx`` command imports; the code is
-:mod:`torchx.schedulers._local.warmup` (in the local scheduler's own folder), where its
+``torchx.schedulers._local.warmup`` (in the local scheduler's own folder), where its
 documentation is. Standard library only, and cheap to import.
 """
 

@@ -25,7 +25,7 @@ The contract (this module imports nothing, so a handler can import it for free):
   the code of the full path, so the output is the same byte for byte.
 
 What the ``torchx`` command does with it: ``status HANDLE`` prints the
-:class:`QuickStatus` (one whose text holds a secret-looking value of its ``envs``, which
+``QuickStatus`` (one whose text holds a secret-looking value of its ``envs``, which
 the full path would mask, goes the full way unless ``--show-secrets``); ``log HANDLE[/ROLE[/N,M]]`` (with ``--streams``, ``--color``)
 prints what :meth:`QuickHandler.log` gives for each replica chosen; ``cancel HANDLE`` of
 an app that has ended says so (the cancel of a live app is the full command's). Any
@@ -95,7 +95,7 @@ __all__ = ["quick_status_of"]
 
 
 def quick_status_of(desc: Any, envs: list[dict[str, str]] | None = None) -> QuickStatus:
-    """The :class:`QuickStatus` of a scheduler's ``DescribeAppResponse`` (for tests).
+    """The ``QuickStatus`` of a scheduler's ``DescribeAppResponse`` (for tests).
 
     ``envs`` defaults to the env of each of ``desc.roles``. A plugin's tests compare
     this with what its handler answers for the same backend state.

@@ -172,6 +172,7 @@ class RetryPolicy(StrEnum):
         return self.value
 
 
+#: Any of the mounts a Role can ask for (``Role.mounts``).
 Mount = BindMount | VolumeMount | DeviceMount
 
 
@@ -444,7 +445,7 @@ class AppDryRunInfo(Generic[T]):
     same values under upstream TorchX's names, for old callers; new code does not touch
     them.)
 
-    :attr:`needs_workspace_build` is True when the request came from a dry run of an app
+    ``needs_workspace_build`` is True when the request came from a dry run of an app
     with a workspace to build: ``Runner.schedule`` builds it before submitting (and
     makes the request again if the build went elsewhere than the dry run planned).
 

@@ -107,7 +107,7 @@ class ComponentRaisedError(ComponentError):
 class ComponentArgError(ComponentError):
     """The arguments given to a component are wrong.
 
-    ``str(error)`` is one line; :attr:`usage` is the component's usage text
+    ``str(error)`` is one line; ``usage`` is the component's usage text
     (``""`` when the error was raised outside a parser, for instance by a
     component function called directly from Python).
 
@@ -124,7 +124,7 @@ class ComponentArgError(ComponentError):
 class ComponentDefaultError(ComponentArgError):
     """A default given for a component (``[component:NAME]`` of ``.torchxconfig``) is wrong.
 
-    :attr:`key` is the parameter name as the default gave it, so that the caller that
+    ``key`` is the parameter name as the default gave it, so that the caller that
     read the defaults can say where it was set.
     """
 

@@ -358,9 +358,9 @@ def _default_validators() -> list[ComponentFunctionValidator]:
 class ComponentFnVisitor(ast.NodeVisitor):
     """Walks a module's syntax tree and applies ``validators`` to one function.
 
-    After ``visit(tree)``, :attr:`linter_errors` holds the findings for the
+    After ``visit(tree)``, ``linter_errors`` holds the findings for the
     top-level function named ``component_function_name`` (the last definition
-    wins, as when the module runs) and :attr:`visited_function` its node, or None
+    wins, as when the module runs) and ``visited_function`` its node, or None
     when the module has no such function.
     """
 

@@ -27,13 +27,13 @@ Rules the registry keeps:
   :meth:`Entry.load` (or :func:`load_ref`) imports a reference when it is used.
 * **A broken plugin is reported, not fatal.** A plugin module that fails to
   import, a hook that raises or returns anything but a mapping of well-formed
-  names and references, becomes a :class:`Failure` (distribution, entry point,
+  names and references, becomes a ``Failure`` (distribution, entry point,
   one-line reason) and contributes nothing from that hook; the rest works.
 * **Clashes are deterministic.** When two sources give the same name for the
   same kind, the winner is: in-process registrations (:func:`register_builtin`),
   then the ``torchx`` group, then the legacy groups; ties go to the
   distribution name in alphabetical order, never to install order. Each clash
-  is recorded as a :class:`Clash`. (One distribution declaring the same name
+  is recorded as a ``Clash``. (One distribution declaring the same name
   in both the ``torchx`` and a legacy group is not a clash.)
 * **Fast.** Scanning every installed distribution's metadata with
   :mod:`importlib.metadata` costs tens of milliseconds, so the entry points

@@ -358,7 +358,7 @@ def _s_json(value: Any, _: Any) -> Any:
 
 
 def _json_dict(value: Any, _: Any = None) -> Any:
-    """A ``dict[str, Any]`` field (both ways): :func:`_json_value` inlined for flat dicts."""
+    """A ``dict[str, Any]`` field (both ways): ``_json_value`` inlined for flat dicts."""
     if type(value) is not dict:
         if isinstance(value, dict):
             return _json_value(dict(value))

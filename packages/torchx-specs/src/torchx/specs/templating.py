@@ -47,10 +47,15 @@ class macros:
     5. ``base_img_root``: deprecated, do not use
     """
 
+    #: Root directory of the pulled image.
     img_root = "${img_root}"
+    #: Deprecated, do not use.
     base_img_root = "${base_img_root}"
+    #: Application id as assigned by the scheduler.
     app_id = "${app_id}"
+    #: Per-role replica index (0, 1, ...); a replacement replica keeps it.
     replica_id = "${replica_id}"
+    #: The *name* of the environment variable holding the rank-0 host.
     rank0_env = "${rank0_env}"
 
     @attrs.define

@@ -304,6 +304,7 @@ class Tick:
     interval: float
 
 
+#: One step of a kit app's program (:class:`AppBuilder` turns steps into arguments).
 Step = Out | Err | Sleep | Rank0Host | Exit | Env | Fail | Tick
 
 #: The program the default :class:`AppBuilder` runs with ``sh -c``: it reads its steps
@@ -340,7 +341,7 @@ done
 class AppBuilder:
     """Makes a role that runs a list of :data:`Step` s on the backend under test.
 
-    The default runs :data:`SH_PROGRAM` with ``<shell> -c`` in ``image`` (for the local
+    The default runs ``SH_PROGRAM`` with ``<shell> -c`` in ``image`` (for the local
     scheduler and Slurm a directory: the replica's working directory; for a container
     backend an image that has ``sh``, e.g. ``AppBuilder(image="alpine:3.20")``).
     Override :meth:`role` to run the steps some other way (a Python entrypoint, a
@@ -367,7 +368,7 @@ class AppBuilder:
 
     @staticmethod
     def step_args(steps: Sequence[Step]) -> list[str]:
-        """The arguments of :data:`SH_PROGRAM` for ``steps``."""
+        """The arguments of ``SH_PROGRAM`` for ``steps``."""
         args: list[str] = []
         for step in steps:
             if isinstance(step, Out):
