@@ -19,6 +19,9 @@ Run by name only:
 
 * ``bench``: the performance targets of each issue (see bench/README.md).
 * ``build``: sdist and wheel of every distribution into dist/, checked by tools/check_dist.py.
+* ``docs``: the documentation site, built strictly (any Sphinx warning fails it) into
+  build/site/, then docs/tests (docs/contributing.md). Over a minute here, so not a default
+  session: CI runs it by name.
 * ``install_matrix``: each distribution (and the example vendor plugin) installed from its
   wheel alone in a fresh environment, then used (tools/install_matrix).
 * ``stress``: the long stress tests of torchx-runner (marked ``stress``).
@@ -26,7 +29,7 @@ Run by name only:
   missing, as root): home page, search, an API page, no console errors (tools/docs_browser).
 * ``integration_<backend>``: root, Debian packages, a real backend started from dev/.
 
-CI (``bash .ci/run``) runs the default sessions, ``build``, ``install_matrix``, ``stress``
+CI (``bash .ci/run``) runs the default sessions, ``build``, ``install_matrix``, ``docs``, ``stress``
 and every session named in ``INTEGRATION_SESSIONS``, then checks nox's ``--report`` that
 each one of them ran and passed (tools/ci_sessions.py). Adding an integration session
 touches this file alone: define ``integration_<backend>`` and add its name to
@@ -231,6 +234,59 @@ def repo(session: nox.Session) -> None:
         session.install(*plugins)
     session.run("python", "tools/check_imports.py")
     run_pytest(session, "tools/tests", *session.posargs)
+
+
+#: Where ``nox -s docs`` writes the site (static HTML, git-ignored with build/).
+DOCS_SITE = ROOT / "build" / "site"
+
+
+def build_docs(session: nox.Session) -> Path:
+    """Installs every distribution and docs/requirements.txt, builds the site; its folder.
+
+    Strict: any Sphinx warning (a docstring that does not parse, a broken link, a
+    reference to a missing name of the project) fails the build (``-W -n``).
+    """
+    session.install(
+        "-r",
+        "docs/requirements.txt",
+        *(_rel(path) for path in DISTS.values() if path.name != "torchx-runner"),
+        f"{_rel(DISTS['torchx-runner'])}[testing]",
+    )
+    # a reused venv (-R) keeps an installed folder of the same version: reinstall ours, so
+    # that the pages show the docstrings of this checkout
+    session.install("--no-deps", "--force-reinstall", "-q", *(_rel(p) for p in DISTS.values()))
+    # Always from scratch: an installed module keeps its timestamp across reinstalls, so an
+    # incremental build would keep yesterday's docstrings (and pages no longer generated).
+    shutil.rmtree(DOCS_SITE, ignore_errors=True)
+    shutil.rmtree(ROOT / "build" / "doctrees", ignore_errors=True)
+    session.run(
+        "sphinx-build",
+        "-W",
+        "--keep-going",
+        "-n",
+        "-q",
+        "-j",
+        "auto",
+        "-b",
+        "html",
+        "-d",
+        _rel(ROOT / "build" / "doctrees"),
+        "docs",
+        _rel(DOCS_SITE),
+    )
+    return DOCS_SITE
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site, into build/site/ (see docs/contributing.md), then its tests.
+
+    Pages are docs/*.md, the READMEs and CHANGELOGs they include, and pages generated
+    from the installed code at every build (API, CLI, run options, components).
+    """
+    build_docs(session)
+    session.install("pytest")
+    run_pytest(session, "docs/tests", *session.posargs)
 
 
 def _ensure_chromium(session: nox.Session) -> None:
