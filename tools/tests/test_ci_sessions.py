@@ -145,6 +145,10 @@ def _ci_repo(tmp_path: Path, integration: str) -> Path:
         @nox.session(venv_backend="none")
         def stress(session):
             session.log("stressed")
+
+        @nox.session(venv_backend="none")
+        def docs(session):
+            session.log("docs built")
         """
     _noxfile(root, textwrap.dedent(packaging) + textwrap.dedent(integration))
     return root
@@ -209,6 +213,8 @@ def test_ci_passes_when_every_expected_session_ran(tmp_path: Path) -> None:
     assert "integration ran" in proc.stderr
     assert proc.stdout.rstrip().endswith("== CI passed")
     assert "1 sessions ran and passed: integration_a" in proc.stdout
+    assert "docs built" in proc.stderr  # the documentation site is built by CI
+    assert "1 sessions ran and passed: docs" in proc.stdout
 
 
 def test_ci_fails_when_an_integration_session_skips(tmp_path: Path) -> None:
