@@ -50,6 +50,8 @@ napoleon_use_ivar = True
 
 html_theme = "furo"
 html_title = "torchx microlibraries"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+# a page without an icon makes the browser ask for /favicon.ico: a 404 in its console
+html_favicon = "_static/favicon.svg"
 html_show_sourcelink = False
 html_copy_source = False
