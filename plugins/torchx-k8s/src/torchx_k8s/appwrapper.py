@@ -31,7 +31,7 @@ The two versions (``appwrapper_version``):
 ============================ ================================= ==============================
 who runs it                  MCAD (what upstream TorchX        the AppWrapper controller
                              submits)                          (with Kueue)
-wrapped objects              ``spec.resources.GenericItems[]``  ``spec.components[]``
+wrapped objects              ``spec.resources.GenericItems[]`` ``spec.components[]``
                              ``.generictemplate``, a pod's     ``.template``, a pod's
                              ``custompodresources``            ``podSets`` (path ``template``)
 priority                     ``spec.priority``                 (none: ``priority_class_name``)
