@@ -39,6 +39,7 @@ class Ports:
         self._last = base + os.getpid() % 1000 * 10
 
     def next(self) -> int:
+        """A port this run has not handed out yet."""
         self._last += 1
         return self._last
 
