@@ -57,6 +57,30 @@ def test_no_config_files(dirs: dict[str, Path]) -> None:
     assert config.get_cli_run_defaults() == {}
 
 
+def test_no_config_file_lookup_imports_no_pathlib(dirs: dict[str, Path]) -> None:
+    """Most commands run where there is no config file: finding none loads no pathlib
+    (nor the urllib.parse it imports), which ``torchx run`` would otherwise pay for."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from torchx.runner import config\n"
+        "assert config.find_configs() == [] and config.get_cli_run_defaults() == {}\n"
+        "print(sorted(m for m in ('pathlib', 'urllib.parse') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_symlinked_config_is_found_as_pathlib_names_it(dirs: dict[str, Path]) -> None:
+    """The lookup without pathlib (no file) and with it (a file found) agree on the path."""
+    target = write(dirs["tmp"] / "elsewhere.cfg", "[fake]\nqueue = linked\n")
+    (dirs["proj"] / ".torchxconfig").symlink_to(target)
+    assert config.find_configs() == [str(dirs["proj"] / ".torchxconfig")]
+    assert config.get_scheduler_cfg("fake", opts()) == {"queue": "linked"}
+
+
 def test_nearest_upward_then_home(dirs: dict[str, Path]) -> None:
     home = write(dirs["home"] / ".torchxconfig", "[fake]\nqueue = home\npriority = 1\n")
     proj = write(dirs["proj"] / ".torchxconfig", "[fake]\nqueue = proj\n")

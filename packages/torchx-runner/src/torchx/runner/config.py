@@ -49,12 +49,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from torchx.specs.errors import SpecError, did_you_mean
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from torchx.specs.options import CfgVal, runopts
 
 #: upstream's ``dirs=``: directories whose ``.torchxconfig`` is read, the first winning
@@ -144,6 +145,25 @@ def find_configs(
     that exist, each once.
     """
     explicit = os.environ.get(ENV_TORCHXCONFIG)
+    if not explicit and dirs is None:
+        # the usual lookup, with os.path: pathlib (and the urllib.parse it imports) is
+        # loaded only once a file is found, so a command run where there is none (most
+        # of them) never pays for it
+        looked_in = os.path.abspath(cwd if cwd is not None else os.getcwd())
+        found_any = False
+        while not found_any:
+            found_any = os.path.isfile(os.path.join(looked_in, CONFIG_FILE))
+            parent = os.path.dirname(looked_in)
+            if parent == looked_in:
+                break
+            looked_in = parent
+        user_dir = os.path.expanduser("~")
+        if user_dir != "~" and os.path.isfile(os.path.join(user_dir, CONFIG_FILE)):
+            found_any = True
+        if not found_any:
+            return []
+    from pathlib import Path
+
     if explicit:
         path = Path(explicit).expanduser()
         if not path.is_absolute():
@@ -189,6 +209,8 @@ _CACHE: dict[str, tuple[int, int, ConfigLayer]] = {}
 
 def read_config(path: str | os.PathLike[str]) -> ConfigLayer:
     """Parses one config file (cached while its modification time and size stay the same)."""
+    from pathlib import Path
+
     p = Path(path)
     try:
         st = p.stat()
@@ -482,6 +504,8 @@ def load(
     opts = run_opts if run_opts is not None else _default_run_opts(scheduler)
     if opts is None:
         return
+    from pathlib import Path
+
     source = str(getattr(f, "name", "<config>"))
     layer = ConfigLayer(Path(source), _parse(f.read(), source))
     given = {opts.canonical_name(k) or k for k, v in cfg.items() if v is not None}
@@ -576,6 +600,7 @@ def write_config(
     file is kept unless ``overwrite`` is set.
     """
     import io
+    from pathlib import Path
 
     target = Path(path)
     if target.exists() and not overwrite:

@@ -91,9 +91,8 @@ import abc
 import copy
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime
 from enum import StrEnum
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import attrs
 
@@ -114,6 +113,9 @@ from torchx.specs import (
     runopts,
 )
 from torchx.workspace.api import WorkspaceMixin
+
+if TYPE_CHECKING:
+    from datetime import datetime  # annotations only: a scheduler's start need not load it
 
 __all__ = [
     "DescribeAppResponse",
