@@ -61,3 +61,27 @@ assert info.request.containers
     assert "torchx_docker.scheduler" in loaded
     assert not [m for m in loaded if m in ("hashlib", "_hashlib", "logging")]
     assert not [m for m in loaded if m.startswith("concurrent")]
+
+
+def test_a_dry_run_loads_nothing_only_following_an_app_needs() -> None:
+    """What only following an app needs (``engine``, ``datetime``, the log window) is
+    imported when used: the submit path of ``torchx run -s docker`` does not pay for it.
+    Nor does it load ``urllib.parse`` (``ipaddress`` with it): the engine's URLs are
+    quoted by ``torchx_docker.wire``."""
+    code = """
+import sys
+from torchx.specs import AppDef, Role
+from torchx_docker.scheduler import create_scheduler
+info = create_scheduler("s").submit_dryrun(AppDef("a", [Role("r", "img", entrypoint="echo")]), {})
+assert info.request.containers
+"""
+    loaded = _modules_after(code)
+    assert "torchx_docker.scheduler" in loaded
+    for module in (
+        "torchx_docker.engine",
+        "torchx.schedulers.window",
+        "datetime",
+        "urllib.parse",
+        "ipaddress",
+    ):
+        assert module not in loaded, module

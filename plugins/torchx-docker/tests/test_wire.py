@@ -348,13 +348,60 @@ def test_an_answer_cut_short_or_not_http_is_an_os_error(tmp_path: Path, answer: 
 
 
 def test_a_call_imports_no_http_client(tmp_path: Path) -> None:
-    """http.client brings email and ssl: some 10 ms of CPU at every ``torchx run`` start."""
+    """http.client brings email and ssl: some 10 ms of CPU at every ``torchx run`` start;
+    urllib.parse brings ipaddress (``wire.quote`` and ``wire.urlencode`` stand in)."""
     path, _ = _raw_engine(tmp_path, b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+    listed = tmp_path / "list"
+    listed.mkdir()
+    path2, _ = _raw_engine(listed, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n[]")
     code = (
         "import sys\n"
         "from torchx_docker import wire\n"
         f"wire.Wire(path={path!r}, timeout=10).start('abc')\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('http', 'email', 'ssl')))\n"
+        f"wire.Wire(path={path2!r}, timeout=10).containers(all=True, filters={{'label': ['a=b']}})\n"
+        "print(sorted(m for m in sys.modules\n"
+        "             if m.split('.')[0] in ('http', 'email', 'ssl', 'urllib', 'ipaddress')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- URLs quoted as urllib.parse quotes them (without importing it) -----------------------------
+
+
+@settings(max_examples=300)
+@given(st.text())
+def test_quote_is_urllib_quote(text: str) -> None:
+    import urllib.parse
+
+    try:
+        expected = urllib.parse.quote(text, safe="")
+    except UnicodeEncodeError:  # a lone surrogate: neither can encode it
+        with pytest.raises(UnicodeEncodeError):
+            wire.quote(text)
+        return
+    assert wire.quote(text) == expected
+    assert wire.quote(text, plus=True) == urllib.parse.quote_plus(text, safe="")
+
+
+@settings(max_examples=200)
+@given(st.dictionaries(st.text(max_size=20), st.text(max_size=60), max_size=4))
+def test_urlencode_is_urllib_urlencode(query: dict[str, str]) -> None:
+    import urllib.parse
+
+    try:
+        expected = urllib.parse.urlencode(query)
+    except UnicodeEncodeError:
+        return  # a lone surrogate: neither sends it (checked by the quote test)
+    assert wire.urlencode(query) == expected
+
+
+def test_a_filtered_list_asks_for_the_urllib_encoded_query(tmp_path: Path) -> None:
+    """The request line of a real call: the JSON filter quoted as the SDK quotes it."""
+    import urllib.parse
+
+    path, requests = _raw_engine(tmp_path, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n[]")
+    filters = {"label": ["torchx.pytorch.org/app-id=echo-1 x"]}
+    assert wire.Wire(path=path, timeout=10).containers(all=True, filters=filters) == []
+    query = urllib.parse.urlencode({"all": "1", "filters": json.dumps(filters)})
+    assert requests[0].split(b"\r\n", 1)[0] == f"GET /containers/json?{query} HTTP/1.1".encode()

@@ -29,7 +29,6 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC
 from typing import Any
 
 from torchx.schedulers.states import rollup
@@ -148,7 +147,7 @@ def engine_time(text: str) -> float | None:
     >>> engine_time("2026-11-25T03:48:26.5Z"), engine_time("0001-01-01T00:00:00Z")
     (1795578506.5, None)
     """
-    from datetime import datetime
+    from datetime import UTC, datetime
 
     head, dot, frac = text.rstrip("Z").partition(".")
     if not text.endswith("Z") or len(head) != 19 or head.startswith("0001"):

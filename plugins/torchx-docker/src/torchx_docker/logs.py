@@ -20,7 +20,6 @@ read), so a followed log still shows each line as soon as the engine sends it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -200,7 +199,7 @@ def _stamp(line: bytes) -> tuple[int, int] | None:
     The engine writes RFC 3339 with up to 9 fraction digits and trailing zeros cut
     (``2026-11-25T03:19:30.00814Z``), so the text does not sort: compare these instead.
     """
-    from datetime import datetime
+    from datetime import UTC, datetime
 
     head = line.split(b" ", 1)[0].decode("ascii", "replace")
     if not head.endswith("Z") or "T" not in head:

@@ -43,7 +43,6 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from torchx.schedulers.api import (
@@ -55,12 +54,9 @@ from torchx.schedulers.api import (
 )
 from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
 from torchx.schedulers.ids import make_app_id
-from torchx.schedulers.polling import matching_lines
-from torchx.schedulers.window import window_lines
 from torchx.specs import NONE, AppDef, AppDryRunInfo, CfgVal, RetryPolicy, runopts
 from torchx.specs.errors import SpecError
-from torchx_docker import engine, labels, wire
-from torchx_docker.engine import Seen
+from torchx_docker import labels, wire
 from torchx_docker.images import ImageWorkspaceMixin
 from torchx_docker.logs import engine_log, follow_to_the_end
 from torchx_docker.options import docker_runopts, read
@@ -72,7 +68,11 @@ from torchx_docker.request import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import docker
+
+    from torchx_docker.engine import Seen
 
 T = TypeVar("T")
 
@@ -276,6 +276,8 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     def _seen(self, app_id: str | None) -> builtins.list[Seen]:
         """The app's containers (every app's with None): one list call, inspects if needed."""
+        from torchx_docker import engine
+
         api = self._engine()
         filters = labels.all_apps_filter() if app_id is None else labels.app_filter(app_id)
         seen = [engine.seen_from_list(e) for e in api.containers(all=True, filters=filters)]
@@ -284,6 +286,8 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         return seen
 
     def _inspect_where_needed(self, api: Any, seen: builtins.list[Seen]) -> None:
+        from torchx_docker import engine
+
         def inspect(c: Seen) -> None:
             try:
                 engine.add_inspect(c, api.inspect_container(c.id))
@@ -302,11 +306,15 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     def exists(self, app_id: str) -> bool:
         """One list call: does any replica container of the app exist?"""
+        from torchx_docker import engine
+
         api = self._engine()
         found = api.containers(all=True, filters=labels.app_filter(app_id))
         return any(engine.seen_from_list(e).kind == labels.KIND_REPLICA for e in found)
 
     def describe(self, app_id: str) -> DescribeAppResponse | None:
+        from torchx_docker import engine
+
         seen = self._seen(app_id)
         # A restarted replica may fail again before the containers are listed anew: look
         # again until no restart is due (each restart makes a marker, so this ends).
@@ -372,6 +380,8 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
         del cfg  # one engine: nothing to route by
+        from torchx_docker import engine
+
         by_app: dict[str, builtins.list[Seen]] = {}
         for c in self._seen(None):
             by_app.setdefault(c.labels.get(labels.APP_ID, ""), []).append(c)
@@ -395,6 +405,8 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     def _restart_if_due(self, app_id: str, seen: builtins.list[Seen]) -> bool:
         """Restarts the role (or app) of a failed replica with restarts left; True if done."""
+        from torchx_docker import engine
+
         markers = engine.read_markers(seen)
         if markers.cancelled or markers.restarting:
             return False
@@ -445,6 +457,8 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     def _cancel_existing(self, app_id: str) -> None:
         import docker.errors
+
+        from torchx_docker import engine
 
         api = self._api()
         seen = self._seen_plain(app_id)
@@ -498,6 +512,8 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 pass
 
     def _seen_plain(self, app_id: str) -> builtins.list[Seen]:
+        from torchx_docker import engine
+
         api = self._engine()
         found = api.containers(all=True, filters=labels.app_filter(app_id))
         return [engine.seen_from_list(e) for e in found]
@@ -554,6 +570,9 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                     timeout=ENGINE_TIMEOUT,
                 ),
             )
+        from torchx.schedulers.polling import matching_lines
+        from torchx.schedulers.window import window_lines
+
         lines: Iterator[str] = window_lines(
             split_lines_iterator(_decode(chunks)), since, until, ordered=True
         )

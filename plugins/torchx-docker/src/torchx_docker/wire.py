@@ -33,7 +33,6 @@ import json
 import socket
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import quote, urlencode
 
 from torchx_docker.logs import BLOCK, dechunk
 
@@ -44,6 +43,39 @@ _IMAGE_MISSING = (
     "repository does not exist",
     "was found but does not match the specified platform",
 )
+
+
+#: The bytes a URL carries as they are (RFC 3986's unreserved characters): ``quote``'s.
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
+
+
+def quote(text: str, plus: bool = False) -> str:
+    """``urllib.parse.quote(text, safe="")`` (``quote_plus`` with ``plus``), byte for byte.
+
+    Written here because ``urllib.parse`` imports ``ipaddress`` and more, some 2 ms at
+    every ``torchx run -s docker`` for two functions (the tests compare the two).
+
+    >>> quote("echo-1/x y"), quote("a b", plus=True)
+    ('echo-1%2Fx%20y', 'a+b')
+    """
+    out = []
+    for byte in text.encode("utf-8"):
+        if byte in _UNRESERVED:
+            out.append(chr(byte))
+        elif plus and byte == 0x20:
+            out.append("+")
+        else:
+            out.append(f"%{byte:02X}")
+    return "".join(out)
+
+
+def urlencode(query: Mapping[str, str]) -> str:
+    """``urllib.parse.urlencode(query)`` of a mapping of strings, byte for byte.
+
+    >>> urlencode({"all": "1", "filters": '{"label": ["a=b"]}'})
+    'all=1&filters=%7B%22label%22%3A+%5B%22a%3Db%22%5D%7D'
+    """
+    return "&".join(f"{quote(k, plus=True)}={quote(str(v), plus=True)}" for k, v in query.items())
 
 
 class EngineError(Exception):
@@ -92,7 +124,7 @@ class Wire:
         return answer
 
     def start(self, cid: str) -> None:
-        self._call("POST", f"/containers/{quote(cid, safe='')}/start")
+        self._call("POST", f"/containers/{quote(cid)}/start")
 
     def containers(
         self, all: bool = False, filters: Mapping[str, Any] | None = None
@@ -104,7 +136,7 @@ class Wire:
         return found
 
     def inspect_container(self, cid: str) -> dict[str, Any]:
-        record: dict[str, Any] = self._call("GET", f"/containers/{quote(cid, safe='')}/json")
+        record: dict[str, Any] = self._call("GET", f"/containers/{quote(cid)}/json")
         return record
 
     def wait(
@@ -112,7 +144,7 @@ class Wire:
     ) -> dict[str, Any]:
         query = {"condition": condition} if condition else None
         answer: dict[str, Any] = self._call(
-            "POST", f"/containers/{quote(cid, safe='')}/wait", query, timeout=timeout
+            "POST", f"/containers/{quote(cid)}/wait", query, timeout=timeout
         )
         return answer
 
