@@ -537,9 +537,10 @@ def integration_k8s(session: nox.Session) -> None:
 
     ``dev/docker up`` (the engine the stand-in's node runs pods on), then ``dev/k8s up``
     (kube-apiserver 1.20 built once from Debian's source, etcd, the project's CRDs, and
-    the stand-in in dev/k8s-standin/: Volcano's and JobSet's controllers, the garbage
-    collector, one node). Two suites run: the stand-in's own tests (dev/k8s-standin/tests:
-    Volcano Jobs, JobSets and pods as raw API objects, checked against what a cluster
+    the stand-in in dev/k8s-standin/: Volcano's, JobSet's and the AppWrapper controllers,
+    the garbage collector, one node). Two suites run: the stand-in's own tests
+    (dev/k8s-standin/tests: Volcano Jobs, JobSets, AppWrappers and pods as raw API
+    objects, checked against what a cluster
     would do with them), then torchx-k8s's (plugins/torchx-k8s/tests/integration: the
     scheduler through the ``torchx`` command and the Runner, the conformance kit, the
     README's DDP example). ``TORCHX_K8S_SUITES=plugin`` (or ``standin``) runs one of them

@@ -81,6 +81,7 @@ def test_there_are_the_crds_the_stand_in_plays_controllers_for() -> None:
         ("workload.codeflare.dev", "v1beta1", "AppWrapper"),
         ("workload.codeflare.dev", "v1beta2", "AppWrapper"),
         ("scheduling.sigs.k8s.io", "v1alpha1", "PodGroup"),
+        ("scheduling.x-k8s.io", "v1alpha1", "PodGroup"),
     }
 
 

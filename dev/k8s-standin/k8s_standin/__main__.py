@@ -11,14 +11,16 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+from . import appwrapper as aw_mod
 from .api import Api, Obj
+from .appwrapper import AppWrapperController
 from .docker import Docker, DockerError
 from .gc import GarbageCollector
 from .jobset import JobController, JobSetController
 from .kubelet import Kubelet
 from .logserver import serve
 from .runtime import Informer, WorkQueue, run_workers, start_thread
-from .scheduler import Scheduler
+from .scheduler import POD_GROUPS, Scheduler
 from .util import controller_uid, deleting
 from .volcano import VolcanoController
 
@@ -65,9 +67,14 @@ def main(argv: list[str] | None = None) -> int:
     vcjobs = Informer(api, "/apis/batch.volcano.sh/v1alpha1/jobs", "vcjobs")
     jobsets = Informer(api, "/apis/jobset.x-k8s.io/v1alpha2/jobsets", "jobsets")
     jobs = Informer(api, "/apis/batch/v1/jobs", "jobs")
+    # every AppWrapper, read through v1beta2 (both versions' fields are in both schemas)
+    aws = Informer(api, f"/apis/{aw_mod.V1BETA2}/appwrappers", "appwrappers")
+    podgroups = Informer(api, "/apis/scheduling.sigs.k8s.io/v1alpha1/podgroups", "podgroups")
+    podgroups_x = Informer(api, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "podgroups-x")
 
     q_volcano, q_jobset, q_job = WorkQueue("volcano"), WorkQueue("jobset"), WorkQueue("job")
     q_gc, q_sched, q_kubelet = WorkQueue("gc"), WorkQueue("scheduler"), WorkQueue("kubelet")
+    q_aw = WorkQueue("appwrapper")
 
     volcano = VolcanoController(api, vcjobs, pods)
     jobset = JobSetController(api, jobsets, jobs, pods)
@@ -75,7 +82,18 @@ def main(argv: list[str] | None = None) -> int:
     gc = GarbageCollector(api)
     kubelet = Kubelet(api, docker, pods, q_kubelet, args.node_name, args.state, cpu, memory,
                       args.kubelet_port)  # fmt: skip
-    sched = Scheduler(api, pods, lambda: kubelet.node, volcano.min_available_of)
+    appwrapper = AppWrapperController(api, aws, pods, q_aw, lambda: kubelet.node)
+
+    def gang_size(pod: Obj) -> int | None:
+        """A gang's minimum: its Volcano Job's minAvailable, or its PodGroup's minMember."""
+        labels = pod["metadata"].get("labels") or {}
+        for label, informer in zip(POD_GROUPS, (podgroups, podgroups_x), strict=True):
+            if labels.get(label):
+                group = informer.get(f"{pod['metadata']['namespace']}/{labels[label]}")
+                return int(group["spec"].get("minMember") or 1) if group else None
+        return volcano.min_available_of(pod)
+
+    sched = Scheduler(api, pods, lambda: kubelet.node, gang_size)
 
     def owner_key(obj: Obj, kind: str, api_version: str) -> str | None:
         uid = controller_uid(obj)
@@ -94,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
             k = owner_key(obj, kind, av)
             if k:
                 q.add(k)
+        wrapper = aw_mod.owner_key(obj)
+        if wrapper:
+            q_aw.add(wrapper)
         jobset_name = (obj["metadata"].get("labels") or {}).get("jobset.sigs.k8s.io/jobset-name")
         if jobset_name:  # replicatedJobsStatus.ready follows its pods (Job.status.ready in 1.24+)
             q_jobset.add(f"{obj['metadata']['namespace']}/{jobset_name}")
@@ -122,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def on_job(key: str, new: Obj | None, old: Obj | None) -> None:
         q_job.add(key)
+        wrapper = aw_mod.owner_key(new or old or {"metadata": {"namespace": ""}})
+        if wrapper:
+            q_aw.add(wrapper)
         k = owner_key(new or old or {}, "JobSet", "jobset.x-k8s.io/v1alpha2")
         if k:
             q_jobset.add(k)
@@ -145,10 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     vcjobs.on_change(on_owner(q_volcano))  # type: ignore[arg-type]
     jobsets.on_change(on_jobset)
     jobs.on_change(on_job)
+    aws.on_change(on_owner(q_aw))  # type: ignore[arg-type]
+    for inf in (podgroups, podgroups_x):
+        inf.on_change(lambda *_: q_sched.add("node"))
 
-    for inf in (pods, vcjobs, jobsets, jobs):
+    informers = (pods, vcjobs, jobsets, jobs, aws, podgroups, podgroups_x)
+    for inf in informers:
         start_thread(inf.run, f"informer-{inf.name}")
-    for inf in (pods, vcjobs, jobsets, jobs):
+    for inf in informers:
         inf.synced.wait()
 
     kubelet.register()
@@ -160,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     run_workers(q_volcano, volcano.sync, 2)
     run_workers(q_jobset, jobset.sync, 1)
     run_workers(q_job, job.sync, 2)
+    run_workers(q_aw, appwrapper.sync, 1)
     run_workers(q_gc, gc.sync, 1)
     run_workers(q_sched, sched.sync, 1)
     run_workers(q_kubelet, kubelet.sync, 4)
@@ -179,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                 kubelet.resync()
             except (OSError, DockerError) as e:
                 log.warning("resync: %s", e)
-            for inf, q in ((vcjobs, q_volcano), (jobsets, q_jobset), (jobs, q_job)):
+            for inf, q in ((vcjobs, q_volcano), (jobsets, q_jobset), (jobs, q_job), (aws, q_aw)):
                 q.add_all(
                     f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in inf.items()
                 )

@@ -1,6 +1,8 @@
 """``python3 -m k8s_standin.cleanup``: what `dev/k8s down` cancels before stopping.
 
-Deletes every Volcano Job, JobSet, batch Job and pod in every namespace (grace 0), then
+Deletes every AppWrapper, Volcano Job, JobSet, batch Job and pod in every namespace (grace
+0; the AppWrappers lose the controller's finalizer, since no controller runs now, and the
+Services and PodGroups MCAD made for them, which it labels but does not own, go too), then
 removes the node's containers and networks from the Docker engine, so a later `up` starts
 with no work left over (etcd's data otherwise survives `down`).
 """
@@ -15,8 +17,12 @@ from .api import Api, ApiError, obj_path
 from .docker import Docker, DockerError
 from .kubelet import L_NODE
 
-KINDS = (("batch.volcano.sh/v1alpha1", "jobs"), ("jobset.x-k8s.io/v1alpha2", "jobsets"),
+AW = ("workload.codeflare.dev/v1beta2", "appwrappers")
+KINDS = (AW, ("batch.volcano.sh/v1alpha1", "jobs"), ("jobset.x-k8s.io/v1alpha2", "jobsets"),
          ("batch/v1", "jobs"), ("v1", "pods"))  # fmt: skip
+#: What MCAD v2 made for a v1beta1 AppWrapper (labelled, not owned): deleted by label.
+LABELLED = (("v1", "services"), ("scheduling.sigs.k8s.io/v1alpha1", "podgroups"),
+            ("scheduling.x-k8s.io/v1alpha1", "podgroups"))  # fmt: skip
 
 
 def main() -> int:
@@ -40,6 +46,24 @@ def main() -> int:
                 except ApiError as e:
                     if e.status != 404:
                         raise
+            for api_version, plural in LABELLED:
+                try:
+                    api.request("DELETE", obj_path(api_version, plural, ns) +
+                                "?labelSelector=appwrapper.mcad.ibm.com", body)  # fmt: skip
+                except ApiError as e:
+                    if e.status != 404:
+                        raise
+            try:
+                left = api.get(obj_path(*AW, ns))["items"]
+            except ApiError as e:
+                if e.status != 404:
+                    raise
+                left = []
+            for aw in left:
+                fin = [f for f in aw["metadata"].get("finalizers") or []
+                       if f != "workload.codeflare.dev/finalizer"]  # fmt: skip
+                api.merge_patch(obj_path(*AW, ns, aw["metadata"]["name"]),
+                                {"metadata": {"finalizers": fin or None}})  # fmt: skip
     except (OSError, ApiError) as e:
         print(f"k8s_standin.cleanup: API server: {e}", file=sys.stderr)
     if args.docker_host:

@@ -1,7 +1,7 @@
 """The garbage collector's part (dependents go when their owner goes) and the namespace
 controller's (a namespace being deleted is emptied, then its finalizer removed).
 
-A dependent (pod, batch Job, Service, ConfigMap) whose every owner is gone is deleted
+A dependent (pod, batch Job, Service, ConfigMap, PodGroup) whose every owner is gone is deleted
 (background deletion); an owner deleted with propagationPolicy=Foreground carries the
 foregroundDeletion finalizer until its blocking dependents are gone, and one deleted with
 Orphan keeps its dependents, which lose their reference to it.
@@ -21,9 +21,13 @@ OWNERS = {
     ("batch.volcano.sh/v1alpha1", "Job"): "jobs",
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): "jobsets",
     ("batch/v1", "Job"): "jobs",
+    ("workload.codeflare.dev/v1beta2", "AppWrapper"): "appwrappers",
+    ("workload.codeflare.dev/v1beta1", "AppWrapper"): "appwrappers",
 }
 #: Dependent kinds: (apiVersion, plural).
-DEPENDENTS = (("v1", "pods"), ("batch/v1", "jobs"), ("v1", "services"), ("v1", "configmaps"))
+DEPENDENTS = (("v1", "pods"), ("batch/v1", "jobs"), ("v1", "services"), ("v1", "configmaps"),
+              ("scheduling.sigs.k8s.io/v1alpha1", "podgroups"),
+              ("scheduling.x-k8s.io/v1alpha1", "podgroups"))  # fmt: skip
 
 
 class GarbageCollector:
@@ -33,7 +37,13 @@ class GarbageCollector:
     def sync(self, _key: str) -> None:
         deps: list[tuple[str, str, Obj]] = []
         for api_version, plural in DEPENDENTS:
-            for o in self.api.get(obj_path(api_version, plural, None))["items"]:
+            try:
+                listed = self.api.get(obj_path(api_version, plural, None))["items"]
+            except ApiError as e:
+                if e.status == 404:  # a CRD not installed
+                    continue
+                raise
+            for o in listed:
                 if o["metadata"].get("ownerReferences"):
                     deps.append((api_version, plural, o))
         owners: dict[tuple[str, str, str, str], Obj | None] = {}

@@ -397,6 +397,7 @@ class Kubelet:
                 config["Domainname"] = domain
                 aliases += [f"{hostname}.{sub}", f"{hostname}.{sub}.{meta['namespace']}",
                             f"{hostname}.{sub}.{meta['namespace']}.svc", f"{hostname}.{domain}"]  # fmt: skip
+            aliases += self._service_aliases(pod)
             host["NetworkMode"] = net
             endpoint: dict[str, Any] = {"Aliases": aliases}
             if st.ip:
@@ -423,6 +424,27 @@ class Kubelet:
         info = self.docker.inspect(cid)
         log.info("started %s/%s %s (attempt %d)", meta["namespace"], meta["name"], cname, attempt)
         return info
+
+    def _service_aliases(self, pod: Obj) -> list[str]:
+        """Cluster DNS's names of the Services that select this pod (made before it starts):
+        `<service>`, `<service>.<namespace>`, `...svc`, `...svc.cluster.local`. Docker's DNS
+        answers a name several pods carry with all their addresses, as a headless Service's
+        name answers with its endpoints."""
+        meta = pod["metadata"]
+        labels = meta.get("labels") or {}
+        ns = meta["namespace"]
+        try:
+            services = self.api.get(f"/api/v1/namespaces/{ns}/services")["items"]
+        except (OSError, ApiError) as e:
+            log.warning("services of %s: %s", ns, e)
+            return []
+        out: list[str] = []
+        for svc in services:
+            selector = (svc.get("spec") or {}).get("selector") or {}
+            if selector and all(labels.get(k) == v for k, v in selector.items()):
+                name = svc["metadata"]["name"]
+                out += [name, f"{name}.{ns}", f"{name}.{ns}.svc", f"{name}.{ns}.svc.cluster.local"]
+        return out
 
     def _ensure_image(self, pod: Obj, st: PodState, cspec: Obj) -> bool:
         cname, image = cspec["name"], cspec["image"]

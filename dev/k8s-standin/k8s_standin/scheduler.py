@@ -5,7 +5,9 @@ finished against the node's allocatable resources, checks the node selector, and
 a pod that fits nowhere Pending with PodScheduled=False, reason Unschedulable and the
 scheduler's message ("0/1 nodes are available: 1 Insufficient cpu."). Pods of a Volcano
 Job (annotation scheduling.k8s.io/group-name) are placed as a gang, as Volcano's
-scheduler does: none is bound until the job's minAvailable pods fit together.
+scheduler does: none is bound until the job's minAvailable pods fit together; so are the
+pods of a coscheduling PodGroup (label pod-group.scheduling.sigs.k8s.io or
+scheduling.x-k8s.io/pod-group), up to its minMember.
 """
 
 from __future__ import annotations
@@ -21,6 +23,20 @@ from .util import deleting, now, pod_phase, quantity
 log = logging.getLogger("k8s-standin")
 
 GROUP = "scheduling.k8s.io/group-name"
+#: The coscheduling PodGroup labels: scheduler-plugins' older group's, and the current one's.
+POD_GROUPS = ("pod-group.scheduling.sigs.k8s.io", "scheduling.x-k8s.io/pod-group")
+
+
+def gang_of(pod: Obj) -> str | None:
+    """The gang a pod is placed with: its Volcano group, or its coscheduling PodGroup."""
+    group = (pod["metadata"].get("annotations") or {}).get(GROUP)
+    if group:
+        return group
+    labels = pod["metadata"].get("labels") or {}
+    for label in POD_GROUPS:
+        if labels.get(label):
+            return f"{label}:{labels[label]}"
+    return None
 
 
 def pod_requests(pod: Obj) -> dict[str, Decimal]:
@@ -83,7 +99,7 @@ class Scheduler:
             uid = pod["metadata"]["uid"]
             if uid in done:
                 continue
-            group = (pod["metadata"].get("annotations") or {}).get(GROUP)
+            group = gang_of(pod)
             if not group:
                 done.add(uid)
                 reasons = self._misfit(pod, free, labels)
@@ -94,10 +110,7 @@ class Scheduler:
                 continue
             ns = pod["metadata"]["namespace"]
             members = [
-                p
-                for p in pending
-                if p["metadata"]["namespace"] == ns
-                and (p["metadata"].get("annotations") or {}).get(GROUP) == group
+                p for p in pending if p["metadata"]["namespace"] == ns and gang_of(p) == group
             ]
             done.update(p["metadata"]["uid"] for p in members)
             placed = [
@@ -105,7 +118,7 @@ class Scheduler:
                 for p in pods
                 if p["spec"].get("nodeName")
                 and p["metadata"]["namespace"] == ns
-                and (p["metadata"].get("annotations") or {}).get(GROUP) == group
+                and gang_of(p) == group
                 and pod_phase(p) not in ("Succeeded", "Failed")
                 and not deleting(p)
             ]
