@@ -1,0 +1,151 @@
+"""``kubernetes_mcad`` against a real kube-apiserver with the stand-in's AppWrapper controllers.
+
+The conformance kit for both AppWrapper versions (v1beta1 as MCAD v2 runs it, what upstream
+TorchX submits; v1beta2 as the AppWrapper controller runs it), and three replicas meeting
+over TCP at the rank-0 host (``$TORCHX_RANK0_HOST``: the first replica's host name under the
+app's headless Service), through the real ``torchx`` command. The stand-in dispatches each
+AppWrapper when its pods fit, makes the wrapped pods, Service (and PodGroup) and writes
+the AppWrapper's status as the controllers do (dev/k8s-standin/README.md).
+
+The one capability declared missing is the kubernetes scheduler's own (``separate_streams``:
+the pod log API returns stdout and stderr together). ``last_attempt_status`` is not: the
+scheduler reports an app FAILED from the failed pod of its last attempt, while the pods
+are still there (the controllers delete them ``failure_grace`` later, when they fail the
+AppWrapper), so the status that says FAILED has that attempt's states and exit codes.
+The kit runs with ``failure_grace`` and ``retry_pause`` short, so that a retry (a requeue
+or a reset) happens within its timeouts rather than after the controllers' minutes, yet
+long enough for every pod to start (MCAD counts the running pods ``failure_grace`` after
+dispatch).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from k8scmd import Cli, image
+from torchx_k8s.mcad import McadScheduler, create_scheduler
+from torchx_k8s.scheduler import KubernetesScheduler
+
+from torchx.runner import Runner, get_runner
+from torchx.schedulers.testing import AppBuilder, SchedulerConformance
+from torchx.specs import AppDef, AppState, Resource, Role, macros, parse_app_handle
+
+VERSIONS = ["v1beta1", "v1beta2"]
+#: Retries within the kit's timeouts: a requeue (v1beta1) or reset (v1beta2) 10 s after
+#: the dispatch (v1beta1) or the failure (v1beta2), the next dispatch 1 s later.
+FAST = {"failure_grace": 10, "retry_pause": 1}
+
+
+class _Kit(SchedulerConformance):
+    timeout = 180
+    cancel_timeout = 60
+    version = "v1beta1"
+    missing = dict(KubernetesScheduler.missing_capabilities)
+
+    @pytest.fixture
+    def scheduler(self) -> Iterator[McadScheduler]:
+        sched = create_scheduler("kit")
+        yield sched
+        sched.close()
+
+    @pytest.fixture
+    def cfg(self) -> dict[str, Any]:
+        return {"appwrapper_version": self.version, **FAST}
+
+    @pytest.fixture
+    def unknown_app_id(self) -> str:
+        suffix = ":v1beta2" if self.version == "v1beta2" else ""
+        return f"default:kit-unknown-1a2b3c4d5e{suffix}"
+
+    @pytest.fixture
+    def app_builder(self) -> AppBuilder:
+        return AppBuilder(image=image(), shell="sh", resource=Resource(cpu=1, gpu=0, memMB=128))
+
+
+class TestMcadV1beta1Conformance(_Kit):
+    version = "v1beta1"
+
+
+class TestMcadV1beta2Conformance(_Kit):
+    version = "v1beta2"
+
+
+def _aw(kube: Any, app_id: str) -> dict[str, Any] | None:
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    ns, name, *rest = app_id.split("@")[0].split(":")
+    version = rest[0] if rest else "v1beta1"
+    try:
+        return dict(
+            client.CustomObjectsApi(kube).get_namespaced_custom_object(
+                "workload.codeflare.dev", version, ns, "appwrappers", name
+            )
+        )
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def _wait(runner: Runner, handle: str, timeout: float = 180) -> AppState:
+    deadline = time.monotonic() + timeout
+    while True:
+        status = runner.status(handle)
+        assert status is not None
+        if status.state.is_terminal():
+            return status.state
+        assert time.monotonic() < deadline, f"{handle} still {status.state}: {status}"
+        time.sleep(0.5)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_three_replicas_meet_over_tcp_at_the_rank0_host(cli: Cli, kube: Any, version: str) -> None:
+    # $0 is the replica id and $1 the *name* of the rank-0 host's variable; rank 0 takes
+    # one connection per peer (a port each), the others send to that host until it listens
+    script = (
+        'eval "host=\\${$1}"; '
+        'if [ "$0" = 0 ]; then nc -l -p 9001 & nc -l -p 9002 & wait; '
+        'else until echo "hello from $0 via $host" | nc "$host" 900$0; do sleep 0.3; done; fi'
+    )
+    role = Role(
+        "peer",
+        image(),
+        entrypoint="sh",
+        args=["-c", script, macros.replica_id, macros.rank0_env],
+        num_replicas=3,
+        resource=Resource(cpu=1, gpu=0, memMB=128),
+        max_retries=1,  # v1beta1: MCAD then monitors the pods (minAvailable 3) and ends it
+    )
+    with get_runner("it") as runner:
+        handle = runner.run(
+            AppDef("meet", [role]), "kubernetes_mcad", {"appwrapper_version": version}
+        )
+        app_id = parse_app_handle(handle).app_id
+        try:
+            assert _wait(runner, handle) == AppState.SUCCEEDED
+            # the rank-0 replica's log, read by a new process
+            out = cli("log", f"{handle}/peer/0").stdout
+            got = sorted(
+                x.split("hello from ", 1)[1] for x in out.splitlines() if "hello from" in x
+            )
+            name = app_id.split(":")[1]
+            assert [g.split(" via ")[0] for g in got] == ["1", "2"], out
+            assert {g.split(" via ")[1] for g in got} == {f"{name}-peer-0.{name}"}, got
+            aw = _aw(kube, app_id)
+            assert aw is not None
+            if version == "v1beta1":  # MCAD v2's status
+                assert (aw["status"]["state"], aw["status"]["restarts"]) == ("Completed", 0)
+                steps = [(t["state"], t.get("step")) for t in aw["status"]["transitions"]]
+                assert steps[-2:] == [("Running", "created"), ("Completed", None)], steps
+            else:  # the AppWrapper controller's
+                assert aw["status"]["phase"] == "Succeeded", aw["status"]
+        finally:
+            runner.delete(handle)
+        deadline = time.monotonic() + 60  # the controller's finalizer: its objects go first
+        while _aw(kube, app_id) is not None:
+            assert time.monotonic() < deadline, f"{app_id} still there after delete"
+            time.sleep(0.5)
