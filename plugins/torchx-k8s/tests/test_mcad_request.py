@@ -461,7 +461,7 @@ def _crd_of_group(group: str, version: str) -> dict[str, Any]:
     raise LookupError(f"no CRD of {group}/{version} in {CRDS}")
 
 
-@pytest.mark.parametrize("version", ["v1beta1"])
+@pytest.mark.parametrize("version", VERSIONS)
 def test_pod_groups_pass_the_projects_crd(version: str) -> None:
     group = PODGROUP_GROUPS[version]
     schema = _crd_of_group(group, "v1alpha1")
