@@ -75,7 +75,7 @@ from torchx_docker.scheduler import create_scheduler
 info = create_scheduler("s").submit_dryrun(AppDef("a", [Role("r", "img", entrypoint="echo")]), {})
 assert info.request.containers
 """
-    loaded = _modules_after(code)
+    loaded = modules_after(code)
     assert "torchx_docker.scheduler" in loaded
     for module in (
         "torchx_docker.engine",
