@@ -311,12 +311,14 @@ def docs_browser(session: nox.Session) -> None:
     Debian's Chromium (installed when missing, as root) driven over the DevTools protocol
     through a pipe; the site is served on 127.0.0.1. The harness's own checks run on tiny
     pages made to fail them; the site's (home page, a search for ``dist.ddp``, an API page,
-    no console error on any) on the folder ``TORCHX_DOCS_SITE`` names.
+    no console error on any) on the site: the folder ``TORCHX_DOCS_SITE`` names (.ci/run
+    passes the one ``docs`` just built), else built here as ``docs`` builds it.
     """
     _ensure_chromium(session)
+    given = os.environ.get("TORCHX_DOCS_SITE")
+    site = Path(given) if given else build_docs(session)
     session.install("pytest")
-    env = {k: os.environ[k] for k in ("TORCHX_DOCS_SITE",) if k in os.environ}
-    run_pytest(session, "tools/docs_browser", *session.posargs, env=env)
+    run_pytest(session, "tools/docs_browser", *session.posargs, env={"TORCHX_DOCS_SITE": str(site)})
 
 
 @nox.session(python=PYTHON)

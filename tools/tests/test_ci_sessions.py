@@ -149,6 +149,11 @@ def _ci_repo(tmp_path: Path, integration: str) -> Path:
         @nox.session(venv_backend="none")
         def docs(session):
             session.log("docs built")
+
+        @nox.session(venv_backend="none")
+        def docs_browser(session):
+            import os
+            session.log("browser on " + os.environ.get("TORCHX_DOCS_SITE", "no site"))
         """
     _noxfile(root, textwrap.dedent(packaging) + textwrap.dedent(integration))
     return root
@@ -215,6 +220,9 @@ def test_ci_passes_when_every_expected_session_ran(tmp_path: Path) -> None:
     assert "1 sessions ran and passed: integration_a" in proc.stdout
     assert "docs built" in proc.stderr  # the documentation site is built by CI
     assert "1 sessions ran and passed: docs" in proc.stdout
+    # then that site in the browser, not a second build
+    assert f"browser on {root / 'build' / 'site'}" in proc.stderr
+    assert "1 sessions ran and passed: docs_browser" in proc.stdout
 
 
 def test_ci_fails_when_an_integration_session_skips(tmp_path: Path) -> None:
