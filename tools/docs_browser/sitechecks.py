@@ -65,9 +65,9 @@ def check_home(browser: Browser, base: str) -> None:
         page.close()
 
 
-def check_search(browser: Browser, base: str, query: str = "dist.ddp") -> str:
-    """A search for ``query`` lists a result named ``query``, and that result's page shows
-    it (its anchor, when the link has one). The result's URL."""
+def check_search(browser: Browser, base: str, query: str = "dist.ddp") -> list[str]:
+    """A search for ``query`` lists results named ``query``, and each one's page shows it
+    (at its anchor, when the link has one). Their URLs."""
     url = f"{base}search.html?q={quote(query)}"
     page = _open(browser, url)
     try:
@@ -78,26 +78,26 @@ def check_search(browser: Browser, base: str, query: str = "dist.ddp") -> str:
             " && document.querySelector('#search-results .search-summary').innerText",
         )
         results = page.links("#search-results li a")
-        named = [r for r in results if r["text"].split(" > ")[-1].endswith(query)]
+        named = [r["href"] for r in results if r["text"].split(" > ")[-1].endswith(query)]
         assert named, f"{url}: no result named {query!r} ({summary!r}; results: {results})"
         _no_console_errors(page, url)
     finally:
         page.close()
-    found = named[0]["href"]
-    page = _open(browser, found)
-    try:
-        _, anchor = urldefrag(found)
-        if anchor:
-            shown = page.evaluate(
-                f"(document.getElementById({json.dumps(anchor)}) || {{}}).innerText || ''"
-            )
-            assert query in shown, f"{found}: no #{anchor} showing {query!r} ({shown[:200]!r})"
-        else:
-            assert query in page.text("body"), f"{found}: {query!r} is not on the page"
-        _no_console_errors(page, found)
-    finally:
-        page.close()
-    return str(found)
+    for found in named:
+        page = _open(browser, found)
+        try:
+            _, anchor = urldefrag(found)
+            if anchor:
+                shown = page.evaluate(
+                    f"(document.getElementById({json.dumps(anchor)}) || {{}}).innerText || ''"
+                )
+                assert query in shown, f"{found}: no #{anchor} showing {query!r} ({shown[:200]!r})"
+            else:
+                assert query in page.text("body"), f"{found}: {query!r} is not on the page"
+            _no_console_errors(page, found)
+        finally:
+            page.close()
+    return named
 
 
 def check_api_page(

@@ -81,3 +81,16 @@ def test_an_api_page_with_a_console_error_fails_it(
     _inject(broken / url.removeprefix(base), "<script>console.error('oops')</script>")
     with pytest.raises(AssertionError, match=re.escape("console.error: oops")):
         sitechecks.check_api_page(browser, base, "torchx.specs.api", "AppDef")
+
+
+def test_a_result_whose_page_lost_the_entry_fails_the_search(
+    broken: Path, serve: Callable[[Path], str], browser: Browser
+) -> None:
+    base = serve(broken)
+    [catalogue] = [
+        url for url in sitechecks.check_search(browser, base, "dist.ddp") if "#dist-ddp" in url
+    ]
+    page = broken / catalogue.removeprefix(base).split("#")[0]
+    page.write_text(page.read_text(encoding="utf-8").replace('id="dist-ddp"', 'id="elsewhere"'))
+    with pytest.raises(AssertionError, match=re.escape("no #dist-ddp showing 'dist.ddp'")):
+        sitechecks.check_search(browser, base, "dist.ddp")
