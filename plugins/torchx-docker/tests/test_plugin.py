@@ -85,3 +85,22 @@ assert info.request.containers
         "ipaddress",
     ):
         assert module not in loaded, module
+
+
+def test_the_status_code_is_imported_while_the_engine_starts_the_containers() -> None:
+    """``schedule`` imports ``engine`` in a thread before its start calls (the engine's
+    longest wait), so ``torchx run --wait``'s first describe finds it loaded; once
+    loaded, no thread is started again."""
+    code = """
+import sys, threading
+from torchx_docker import scheduler
+assert "torchx_docker.engine" not in sys.modules
+scheduler._preload_following()
+preload = [t for t in threading.enumerate() if t.name == "torchx-docker: preload"]
+for t in preload:
+    t.join(60)
+assert preload and "torchx_docker.engine" in sys.modules
+scheduler._preload_following()
+assert not [t for t in threading.enumerate() if t.name == "torchx-docker: preload"]
+"""
+    assert "torchx_docker.engine" in modules_after(code)

@@ -31,8 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from torchx.schedulers.ids import dns_label
 from torchx.specs import AppDef, BindMount, DeviceMount, RetryPolicy, Role, VolumeMount, macros
@@ -49,8 +48,11 @@ DEFAULT_SHM_BYTES = 1 << 30
 EFA_DEVICE = "vpc.amazonaws.com/efa"
 
 
-@dataclass
-class ContainerRequest:
+# ContainerRequest and DockerRequest are named tuples rather than dataclasses: every
+# ``torchx run -s docker`` defines them, and a dataclass costs ten times more to define.
+
+
+class ContainerRequest(NamedTuple):
     """One replica's container: the arguments of ``create_container`` and its host config."""
 
     name: str
@@ -62,20 +64,22 @@ class ContainerRequest:
     host_config: dict[str, Any]
 
 
-@dataclass
-class DockerRequest:
+class DockerRequest(NamedTuple):
     """Everything ``schedule`` creates for one app, in order: the network, then containers."""
 
     app_id: str
     #: the network to create for the app (None: it uses the default one, or ``network``)
     network: str | None
-    containers: list[ContainerRequest] = field(default_factory=list)
+    #: one per replica, in the order they are created
+    containers: list[ContainerRequest]
     #: seconds a cancelled replica has between SIGTERM and SIGKILL
     stop_grace: int = 10
 
     def to_json(self) -> str:
         """The request as indented JSON (what ``torchx run --dryrun`` prints)."""
-        return json.dumps(asdict(self), indent=2, sort_keys=False)
+        data = self._asdict()
+        data["containers"] = [c._asdict() for c in self.containers]
+        return json.dumps(data, indent=2, sort_keys=False)
 
 
 def container_name(app_id: str, role: str, replica: int) -> str:
@@ -117,7 +121,9 @@ def make_request(
     first = app.roles[0]
     rank0 = "localhost" if network == "host" else container_name(app_id, first.name, 0)
     base_env = {**opts.copied_env(host_env), **opts.env}
-    request = DockerRequest(app_id=app_id, network=own_network, stop_grace=opts.stop_grace)
+    request = DockerRequest(
+        app_id=app_id, network=own_network, containers=[], stop_grace=opts.stop_grace
+    )
     for role in app.roles:
         for k in range(role.num_replicas):
             values = macros.Values(

@@ -225,6 +225,7 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             outcomes = _parallel(create, request.containers)
             created = [o for o in outcomes if isinstance(o, str)]
             _raise_first(outcomes)
+            _preload_following()  # while the engine starts them, the longest wait here
             _raise_first(_parallel(api.start, created))
         except BaseException as e:
             _cleanup(self._api, created, network)
@@ -585,6 +586,28 @@ def create_scheduler(session_name: str, **kwargs: Any) -> DockerScheduler:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+def _preload_following() -> None:
+    """Imports what following an app needs (:mod:`torchx_docker.engine`) in a thread.
+
+    ``torchx run --wait`` describes the app as soon as ``schedule`` returns, and the
+    engine takes some 200 ms to start a container, during which this process only waits
+    on a socket: a module imported meanwhile costs the command nothing, where importing
+    it at the first describe would (a few milliseconds, dataclasses included). The
+    describe's own import waits for this one if it is still under way (the import
+    lock), or finds it done; an error here is left for that import to raise.
+    """
+    if "torchx_docker.engine" in sys.modules:
+        return
+
+    def load() -> None:
+        try:
+            import torchx_docker.engine  # noqa: F401
+        except Exception:
+            pass
+
+    threading.Thread(target=load, daemon=True, name="torchx-docker: preload").start()
 
 
 def _then_wait(chunks: Iterable[bytes], api: docker.APIClient, name: str) -> Iterator[bytes]:
