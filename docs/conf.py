@@ -34,6 +34,8 @@ nitpicky = True
 # Markdown: heading anchors for `page.md#section` links, fenced directives
 myst_heading_anchors = 4
 myst_enable_extensions = ["colon_fence", "deflist"]
+# "--scheduler" stays two hyphens in prose (smart quotes would make an en dash of it)
+smartquotes = False
 # A code block of a language no lexer knows is a warning too.
 highlight_language = "none"
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
 import json
 import re
 import sys
@@ -81,8 +82,12 @@ def api_pages(dists: Mapping[str, Path]) -> dict[str, str]:
         _title("API reference"),
         "Every public module of every distribution, generated from its docstrings "
         "(a module, or a part of its path, whose name starts with `_` is private and "
-        "not shown). Attrs classes list their fields with types and defaults.\n",
+        "not shown). A class or function that a package exports (`from torchx.specs import "
+        "AppDef`) is documented on the package's page. Attrs classes list their fields with "
+        "types, defaults and descriptions.\n",
     ]
+    every = [m for folder in dists.values() for m in public_modules(folder / "src")]
+    homes = package_homes(every)
     for dist, folder in dists.items():
         modules = public_modules(folder / "src")
         index.append(f"\n## {dist}\n")
@@ -92,7 +97,7 @@ def api_pages(dists: Mapping[str, Path]) -> dict[str, str]:
                 [
                     _title(f"`{module}`"),
                     f"Distribution: `{dist}`.\n",
-                    *automodule(module),
+                    *automodule(module, homes),
                 ]
             )
             toctree.append(module)
@@ -139,16 +144,54 @@ def _defining_module(obj: Any, name: str) -> str | None:
     return None
 
 
-def split_all(module: str) -> tuple[list[str], list[str]] | None:
+def package_homes(modules: Iterable[str]) -> dict[tuple[str, str], str]:
+    """``{(defining module, name): package}`` for the classes and functions a package
+    exports from one of its own public submodules.
+
+    Such a name is documented on the package's page, where users import it from
+    (``torchx.specs.AppDef``, as upstream TorchX documents it), and not again on its
+    module's page (``torchx.specs.api``), which points at it; references to either
+    name resolve (autodoc records the defining one as the canonical name). Data stays
+    on its module's page: its doc comment is there.
+    """
+    import importlib
+
+    homes: dict[tuple[str, str], str] = {}
+    for package in sorted(modules, key=lambda m: (m.count("."), m)):
+        mod = importlib.import_module(package)
+        if not hasattr(mod, "__path__"):
+            continue
+        listed = set(dir(mod))  # autodoc finds a module's members through dir()
+        for name in getattr(mod, "__all__", ()):
+            obj = getattr(mod, name, None)
+            owner = getattr(obj, "__module__", None)
+            if (
+                name not in listed
+                or not (isinstance(obj, type) or inspect.isfunction(obj))
+                or not isinstance(owner, str)
+                or getattr(obj, "__qualname__", None) != name
+                or not owner.startswith(package + ".")
+                or _is_private(owner)
+            ):
+                continue
+            homes.setdefault((owner, name), package)
+    return homes
+
+
+def split_all(
+    module: str, homes: Mapping[tuple[str, str], str] | None = None
+) -> tuple[list[str], list[str]] | None:
     """``module.__all__`` as (names documented on its page, names re-exported from another
     public module); None without ``__all__``.
 
     A name is documented where it is defined, unless it is defined in a private module:
     then the public module exporting it is its home (``torchx.schedulers.local_scheduler``
-    exports the local scheduler's classes from ``torchx.schedulers._local``).
+    exports the local scheduler's classes from ``torchx.schedulers._local``); and a class
+    or function its package exports is documented there (:func:`package_homes`).
     """
     import importlib
 
+    homes = homes or {}
     mod = importlib.import_module(module)
     names = getattr(mod, "__all__", None)
     if names is None:
@@ -159,9 +202,12 @@ def split_all(module: str) -> tuple[list[str], list[str]] | None:
         if isinstance(obj, type(importlib)) or name.startswith("__"):
             continue
         owner = getattr(obj, "__module__", None) if callable(obj) else None
-        if owner is None:
-            home = _defining_module(obj, name)
-            (here if home in (None, module) or _is_private(home) else elsewhere).append(name)
+        home = homes.get((owner, name)) if owner else None
+        if home is not None:
+            (here if home == module else elsewhere).append(name)
+        elif owner is None:
+            defined = _defining_module(obj, name)
+            (here if defined in (None, module) or _is_private(defined) else elsewhere).append(name)
         elif owner == module or _is_private(owner):
             here.append(name)
         else:
@@ -169,21 +215,37 @@ def split_all(module: str) -> tuple[list[str], list[str]] | None:
     return here, elsewhere
 
 
-def automodule(module: str) -> list[str]:
-    """The autodoc directive of ``module``'s page, and the list of its re-exported names."""
+def automodule(module: str, homes: Mapping[tuple[str, str], str] | None = None) -> list[str]:
+    """The autodoc directive of ``module``'s page, and the lists of the names documented
+    on another page: those it re-exports, and those its package documents."""
+    homes = homes or {}
+    moved = sorted(name for (owner, name), _ in homes.items() if owner == module)
     lines = ["```{eval-rst}", f".. automodule:: {module}"]
-    split = split_all(module)
+    split = split_all(module, homes)
     if split is None:
         lines.append("   :members:")
+        if moved:
+            lines.append(f"   :exclude-members: {', '.join(moved)}")
         elsewhere: list[str] = []
     else:
         here, elsewhere = split
+        here = [n for n in here if n not in moved]
         lines.append(f"   :members: {', '.join(here)}" if here else "   :members:")
         if not here:
             lines.append("   :ignore-module-all:")
+            if moved:
+                lines.append(f"   :exclude-members: {', '.join(moved)}")
     if module in PRIVATE_MEMBERS:
         lines.append(f"   :private-members: {', '.join(PRIVATE_MEMBERS[module])}")
     lines += ["   :show-inheritance:", "```", ""]
+    if moved:
+        package = homes[(module, moved[0])]
+        lines += [
+            f"## Documented in `{package}`\n",
+            f"Defined here, and documented where users import them from, `{package}`:\n",
+            *(f"- {{py:obj}}`{package}.{name}`" for name in moved),
+            "",
+        ]
     if elsewhere:
         lines += [
             "## Also importable from here\n",

@@ -242,13 +242,51 @@ def _documented_as(path: str, obj: Any, objects: Any) -> list[str]:
     return names
 
 
+def _enclosing_scope(node: Any) -> tuple[str | None, str | None]:
+    """(module, class) where the object whose docstring holds ``node`` was defined.
+
+    A class or function documented on its package's page (``torchx.specs.AppDef``) keeps
+    the names of its own module in scope for its docstring's references, as in Python.
+    """
+    from sphinx import addnodes
+
+    parent = node.parent
+    while parent is not None and not isinstance(parent, addnodes.desc):
+        parent = parent.parent
+    if parent is None:
+        return None, None
+    sig = next(iter(parent.findall(addnodes.desc_signature)), None)
+    if sig is None or not sig.get("module") or not sig.get("fullname"):
+        return None, None
+    found, obj = _import_path(f"{sig['module']}.{sig['fullname']}")
+    if not found:
+        return None, None
+    owner = getattr(obj, "fget", None) or getattr(obj, "__func__", None) or obj
+    module = getattr(owner, "__module__", None)
+    qualname = getattr(owner, "__qualname__", "") or ""
+    cls = qualname.rsplit(".", 1)[0] if "." in qualname else None
+    if isinstance(obj, type):
+        cls = qualname
+    return module, cls
+
+
+def _find(node: Any) -> tuple[str, Any] | None:
+    """The object ``node`` names, in the scope Sphinx gave it, then in its definition's."""
+    found = find_object(node["reftarget"], node.get("py:module"), node.get("py:class"))
+    if found is None:
+        module, cls = _enclosing_scope(node)
+        if module and module != node.get("py:module"):
+            found = find_object(node["reftarget"], module, cls)
+    return found
+
+
 def _resolve_missing(app: Any, env: Any, node: Any, contnode: Any) -> Any:
     """Links a project name to where it is documented: a name re-exported by a package
     (``torchx.specs.AppDef``), inherited by a class (``run_opts`` of a scheduler) or
     imported into the module whose docstring names it."""
     if node.get("refdomain") != "py":
         return None
-    found = find_object(node["reftarget"], node.get("py:module"), node.get("py:class"))
+    found = _find(node)
     if found is None:
         return None
     path, obj = found
@@ -272,7 +310,7 @@ def _warn_missing_reference(app: Any, domain: Any, node: Any) -> bool | None:
     import typing
 
     target = str(node.get("reftarget", ""))
-    found = find_object(target, node.get("py:module"), node.get("py:class"))
+    found = _find(node)
     in_signature = not _is_prose(node)
     if found is None:
         if _is_project(target.lstrip("~.")):
@@ -394,13 +432,12 @@ def _process_docstring_early(
         default = _attrs_default(field)
         if default is not None:
             lines.append(f"   :value: {default}")
-        else:
-            lines.append("")
-            lines.append("   Required.")
         text = described.get(field.name) or described.get(getattr(field, "alias", "") or "")
         if text:
             lines.append("")
             lines += [f"   {t}" for t in text]
+        if default is None:
+            lines += ["", "   Required."]
         lines.append("")
 
 
@@ -451,6 +488,12 @@ def _inline_attribute_untyped(self: Any) -> tuple[str, list[str]]:
     return "", self.__class__(lines, self._config).lines()
 
 
+def _process_bases(app: Any, name: str, obj: Any, options: Any, bases: list[Any]) -> None:
+    """No "Bases: object": a class with no base of note shows none."""
+    if bases == [object]:
+        bases.clear()
+
+
 def setup(app: Any) -> dict[str, Any]:
     from sphinx.ext.napoleon.docstring import GoogleDocstring
 
@@ -462,4 +505,5 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("warn-missing-reference", _warn_missing_reference)
     app.connect("autodoc-process-docstring", _process_docstring_early, priority=400)
     app.connect("autodoc-process-signature", _process_signature)
+    app.connect("autodoc-process-bases", _process_bases)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

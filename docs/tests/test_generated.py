@@ -122,9 +122,27 @@ def test_attrs_fields_are_in_the_api_reference() -> None:
 
     from torchx.specs.api import Role
 
-    html = (SITE / "reference" / "api" / "torchx.specs.api.html").read_text(encoding="utf-8")
+    # Role is exported by torchx.specs: documented there (see the next test)
+    html = (SITE / "reference" / "api" / "torchx.specs.html").read_text(encoding="utf-8")
     for field in attrs.fields(Role):
-        assert f'id="torchx.specs.api.Role.{field.name}"' in html, field.name
+        assert f'id="torchx.specs.Role.{field.name}"' in html, field.name
+    assert "name: str, image: str, min_replicas" in _text(html)  # the signature, from fields
+
+
+@needs_site
+def test_a_class_its_package_exports_is_documented_on_the_package_page() -> None:
+    package = (SITE / "reference" / "api" / "torchx.specs.html").read_text(encoding="utf-8")
+    module = (SITE / "reference" / "api" / "torchx.specs.api.html").read_text(encoding="utf-8")
+    assert 'id="torchx.specs.AppDef"' in package
+    assert 'id="torchx.specs.api.AppDef"' not in module  # once, not twice
+    assert 'href="torchx.specs.html#torchx.specs.AppDef"' in module  # pointed at
+
+
+def _text(html: str) -> str:
+    import html as html_lib
+    import re
+
+    return html_lib.unescape(re.sub(r"<[^>]+>", "", html))
 
 
 @needs_site
