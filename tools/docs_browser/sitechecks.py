@@ -101,7 +101,7 @@ def check_search(browser: Browser, base: str, query: str = "dist.ddp") -> list[s
 
 
 def check_api_page(
-    browser: Browser, base: str, module: str = "torchx.specs.api", name: str = "AppDef"
+    browser: Browser, base: str, module: str = "torchx.specs", name: str = "AppDef"
 ) -> str:
     """The module index links ``module``'s API page, which renders and documents ``name``
     (a signature and its docstring). The page's URL."""

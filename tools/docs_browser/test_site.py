@@ -29,5 +29,5 @@ def test_a_search_for_dist_ddp_finds_the_components_page(browser: Browser, base:
 
 
 def test_an_api_page_renders(browser: Browser, base: str) -> None:
-    url = sitechecks.check_api_page(browser, base, "torchx.specs.api", "AppDef")
+    url = sitechecks.check_api_page(browser, base, "torchx.specs", "AppDef")
     assert url.startswith(base)

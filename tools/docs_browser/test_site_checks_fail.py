@@ -66,21 +66,21 @@ def test_an_api_page_missing_its_entry_fails_it(
     broken: Path, serve: Callable[[Path], str], browser: Browser, site: Path
 ) -> None:
     base = serve(broken)
-    url = sitechecks.check_api_page(browser, base, "torchx.specs.api", "AppDef")
+    url = sitechecks.check_api_page(browser, base, "torchx.specs", "AppDef")
     page = broken / url.removeprefix(base)
-    page.write_text(page.read_text().replace('id="torchx.specs.api.AppDef"', 'id="gone"'))
-    with pytest.raises(AssertionError, match=re.escape("no signature of torchx.specs.api.AppDef")):
-        sitechecks.check_api_page(browser, base, "torchx.specs.api", "AppDef")
+    page.write_text(page.read_text().replace('id="torchx.specs.AppDef"', 'id="gone"'))
+    with pytest.raises(AssertionError, match=re.escape("no signature of torchx.specs.AppDef")):
+        sitechecks.check_api_page(browser, base, "torchx.specs", "AppDef")
 
 
 def test_an_api_page_with_a_console_error_fails_it(
     broken: Path, serve: Callable[[Path], str], browser: Browser
 ) -> None:
     base = serve(broken)
-    url = sitechecks.check_api_page(browser, base, "torchx.specs.api", "AppDef")
+    url = sitechecks.check_api_page(browser, base, "torchx.specs", "AppDef")
     _inject(broken / url.removeprefix(base), "<script>console.error('oops')</script>")
     with pytest.raises(AssertionError, match=re.escape("console.error: oops")):
-        sitechecks.check_api_page(browser, base, "torchx.specs.api", "AppDef")
+        sitechecks.check_api_page(browser, base, "torchx.specs", "AppDef")
 
 
 def test_a_result_whose_page_lost_the_entry_fails_the_search(
