@@ -244,6 +244,29 @@ def test_the_capability_table_is_generated_from_the_declarations(acme: Any) -> N
     )
 
 
+def test_the_capability_table_refuses_to_drop_a_plugin_that_is_not_installed(
+    acme: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import capability_table
+
+    plugins = tmp_path / "plugins"
+    for name in ("torchx-nowhere", "torchx-slurm"):
+        (plugins / name).mkdir(parents=True)
+        (plugins / name / "pyproject.toml").write_text(f'[project]\nname = "{name}"\n')
+    doc = tmp_path / "plugins.md"
+    before = DOC.read_text(encoding="utf-8")
+    doc.write_text(before, encoding="utf-8")
+    monkeypatch.setattr(capability_table, "PLUGINS", plugins)
+    monkeypatch.setattr(capability_table, "DOC", doc)
+
+    assert capability_table.main(["--write"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "torchx-nowhere" in err and "torchx-slurm" not in err  # slurm is installed here
+    assert doc.read_text(encoding="utf-8") == before  # nothing written
+    assert capability_table.main([]) == 1  # printing would drop the rows too
+
+
 def test_every_capability_is_explained() -> None:
     from torchx.schedulers.capabilities import LACKING, Capability
 
