@@ -707,3 +707,38 @@ def test_a_handler_for_another_distributions_scheduler_is_ignored(both: Both) ->
     )
     both.env["PYTHONPATH"] += os.pathsep + str(zeta)
     both.same("status", "acme://torchx/a1", taken=False)
+    checked = both.cli("plugins", "--check", env=both.env).stdout
+    assert (
+        "    acme (acme_quick:HANDLER from acme): not used: "
+        "the scheduler 'acme' comes from zeta, not from acme\n"
+    ) in checked
+
+
+def test_plugins_check_shows_the_quick_handlers_and_whether_they_are_used(
+    both: Both, acme: Path
+) -> None:
+    import json
+
+    listed = both.cli("plugins", env=both.env).stdout
+    assert "acme 1.0\n    schedulers: acme\n    quick_handlers: acme\n" in listed
+    assert "quick handlers (" not in listed  # whether they are used: --check's to say
+    line = "    acme (acme_quick:HANDLER from acme): "
+    before = both.cli("plugins", "--check", env=both.env).stdout
+    assert line + "not used yet: the quick path has no record of this environment" in before
+    assert ", 1 quick handlers: every one imports" in before
+    both.quick("status", "acme://torchx/a1")  # a full run records it; the next is quick
+    after = both.cli("plugins", "--check", env=both.env).stdout
+    assert line + "allowed by the quick path's record\n" in after
+    off = {**both.env, "TORCHX_NO_PLUGIN_CACHE": "1"}
+    assert "not used: TORCHX_NO_PLUGIN_CACHE" in both.cli("plugins", "--check", env=off).stdout
+    doc = json.loads(both.cli("plugins", "--json", "--check", env=both.env).stdout)["data"]
+    assert doc["distributions"]["acme"]["quick_handlers"] == ["acme"]
+    assert doc["checked"]["quick_handlers"] == 1
+    (entry,) = doc["quick_handlers"]
+    assert (entry["scheduler"], entry["distribution"], entry["allowed"]) == ("acme", "acme", True)
+
+
+def test_plugins_check_fails_on_a_quick_handler_without_its_methods(both: Both) -> None:
+    _acme_world(both, ACME_HOOKS.replace("acme_quick:HANDLER", "acme_quick:json"))
+    out = both.cli("plugins", "--check", rc=1, env=both.env).stdout
+    assert "(torchx: acme): a quick handler without status, log" in out

@@ -176,6 +176,48 @@ def _found() -> tuple[frozenset[str], bool, dict[str, str]] | None:
     return frozenset(commands.split(",")) - {""}, local == "1", refs
 
 
+def handler_verdicts(registry: Any) -> dict[str, str]:
+    """Each registered quick handler's scheduler name -> why it may not answer ("" if it may).
+
+    A handler answers only for a scheduler of its own distribution, neither name in a
+    clash, never ``local``, and only when no plugin failed to load (:func:`remember`
+    records the handlers with an empty reason). ``torchx plugins --check`` shows these.
+    """
+    clashed = {(c.kind, c.name) for c in registry.clashes}
+    verdicts = {}
+    for name, entry in registry.quick_handlers.items():
+        sched = registry.schedulers.get(name)
+        if name == SCHEDULER:
+            why = "the local scheduler is answered by torchx-runner's records only"
+        elif sched is None:
+            why = f"no scheduler {name!r} is installed"
+        elif entry.ref is None or entry.distribution is None:
+            why = "registered in-process, not by an installed distribution"
+        elif entry.distribution != sched.distribution:
+            why = (
+                f"the scheduler {name!r} comes from {sched.distribution or 'in-process code'}, "
+                f"not from {entry.distribution}"
+            )
+        elif ("scheduler", name) in clashed or ("quick_handler", name) in clashed:
+            why = f"the name {name!r} is in a clash (see above)"
+        elif registry.failures:
+            why = "a plugin failed to load (see above)"
+        else:
+            why = ""
+        verdicts[name] = why
+    return verdicts
+
+
+def marker_handlers() -> dict[str, str] | None:
+    """The quick handlers the marker of this environment lets answer (scheduler -> ref).
+
+    None when no valid marker is remembered (none yet, or one a change made stale: the
+    next full ``torchx status|log|cancel`` records it); empty when the caches are off.
+    """
+    found = _found()
+    return None if found is None else found[2]
+
+
 def remember() -> None:
     """After a full run: records what the quick path may answer in this environment.
 
@@ -200,20 +242,11 @@ def remember() -> None:
         ]
         local = registry.schedulers.get(SCHEDULER)
         local_ok = local is not None and local.ref == LOCAL_FACTORY
-        clashed = {(c.kind, c.name) for c in registry.clashes}
-        handlers = []
-        for name, entry in sorted(registry.quick_handlers.items()):
-            sched = registry.schedulers.get(name)
-            if (
-                sched is not None
-                and entry.ref is not None
-                and entry.distribution is not None
-                and entry.distribution == sched.distribution
-                and ("scheduler", name) not in clashed
-                and ("quick_handler", name) not in clashed
-                and name != SCHEDULER
-            ):
-                handlers.append(f"{name}\t{entry.ref}")
+        handlers = [
+            f"{name}\t{registry.quick_handlers[name].ref}"
+            for name, why_not in sorted(handler_verdicts(registry).items())
+            if not why_not
+        ]
         if registry.failures:
             ours, local_ok, handlers = [], False, []
         files = []

@@ -64,15 +64,17 @@ class PluginsCommand:
     help = "show installed plugins, what each contributes, clashes and load failures"
     description = """\
 Show every installed distribution that plugs into torchx (its version, and the
-schedulers, named resources, components and commands it contributes), names
-given by more than one plugin (and which one wins), and plugins that failed to
-load, with the reason.
+schedulers, named resources, components, commands and quick handlers it
+contributes), names given by more than one plugin (and which one wins), and
+plugins that failed to load, with the reason.
 
 Contributions are lazy references, imported only when used; --check imports
 each one now (this imports every plugin's SDK), checks its shape (a scheduler
 factory and a component are callable, a named resource gives a Resource, a
-command has help, add_arguments and run), says how many it checked, and exits 1
-if any failed."""
+command has help, add_arguments and run, a quick handler has status and log),
+says how many it checked, and exits 1 if any failed. It also says, for each
+quick handler, whether `torchx status|log|cancel` of its scheduler's apps may
+use it now (the quick path's record of this environment), or why not."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--json", action="store_true", help="print as JSON")
@@ -89,6 +91,7 @@ if any failed."""
             "named_resources": reg.named_resources,
             "components": reg.components,
             "cli_commands": reg.cli_commands,
+            "quick_handlers": reg.quick_handlers,
         }
         dists: dict[str, dict[str, Any]] = {}
         for dist_name, dist in reg.distributions.items():
@@ -109,9 +112,11 @@ if any failed."""
             for f in reg.failures
         ]
         checked: dict[str, int] = {}
+        quick: list[dict[str, Any]] = []
         if args.check:
             checked, problems = _check_contributions(reg)
             failures.extend(problems)
+            quick = _quick_handlers(reg)
         for clash in reg.clashes:  # a name a distribution gave but another won: say so there
             for loser in clash.losers:
                 key = loser.distribution or IN_PROCESS
@@ -137,7 +142,7 @@ if any failed."""
                     "distributions": dict(sorted(dists.items())),
                     "clashes": clashes,
                     "failures": failures,
-                    **({"checked": checked} if args.check else {}),
+                    **({"checked": checked, "quick_handlers": quick} if args.check else {}),
                 },
             )
             return 1 if args.check and failures else 0
@@ -164,6 +169,11 @@ if any failed."""
             for f in failures:
                 who = f"{f['distribution']} {f['version'] or ''}".strip()
                 print(f"    {who} ({f['group']}: {f['entry_point']}): {f['reason']}")
+        if quick:
+            print("\nquick handlers (torchx status|log|cancel of their scheduler's apps):")
+            for q in quick:
+                source = f"{q['ref']} from {q['distribution'] or 'in-process code'}"
+                print(f"    {q['scheduler']} ({source}): {q['verdict']}")
         if args.check:
             counts = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in checked.items())
             verdict = (
@@ -187,7 +197,13 @@ def _check_contributions(reg: Any) -> tuple[dict[str, int], list[dict[str, Any]]
 
     problems: list[dict[str, Any]] = []
     reported = len(reg.failures)  # already listed by the caller
-    counts = {"schedulers": 0, "named_resources": 0, "components": 0, "cli_commands": 0}
+    counts = {
+        "schedulers": 0,
+        "named_resources": 0,
+        "components": 0,
+        "cli_commands": 0,
+        "quick_handlers": 0,
+    }
 
     def check(kind: str, name: str, entry: Any, test: Any) -> None:
         counts[kind] += 1
@@ -222,6 +238,10 @@ def _check_contributions(reg: Any) -> tuple[dict[str, int], list[dict[str, Any]]
         missing = [a for a in ("help", "add_arguments", "run") if not hasattr(cmd, a)]
         return f"a command without {', '.join(missing)}" if missing else ""
 
+    def handler(obj: Any) -> str:
+        missing = [a for a in ("status", "log") if not callable(getattr(obj, a, None))]
+        return f"a quick handler without {', '.join(missing)}" if missing else ""
+
     for name, entry in reg.schedulers.items():
         check("schedulers", name, entry, callable_)
     for name, entry in reg.named_resources.items():
@@ -230,6 +250,8 @@ def _check_contributions(reg: Any) -> tuple[dict[str, int], list[dict[str, Any]]
         check("components", name, entry, callable_)
     for name, entry in reg.cli_commands.items():
         check("cli_commands", name, entry, command)
+    for name, entry in reg.quick_handlers.items():
+        check("quick_handlers", name, entry, handler)
     for f in reg.failures[reported:]:  # component modules that failed while groups expanded
         problems.append(
             {
@@ -241,6 +263,51 @@ def _check_contributions(reg: Any) -> tuple[dict[str, int], list[dict[str, Any]]
             }
         )
     return counts, problems
+
+
+def _quick_handlers(reg: Any) -> list[dict[str, Any]]:
+    """Each quick handler, and whether the quick path lets it answer now, or why not.
+
+    "allowed" means the record a full run left for this environment names it
+    (``torchx.cli._quick``); a handler the registry would allow but the record does not
+    name yet is allowed after the next full ``torchx status|log|cancel`` of its apps.
+    """
+    import os
+
+    from torchx.cli import _quick
+
+    verdicts = _quick.handler_verdicts(reg)
+    remembered = _quick.marker_handlers()
+    out = []
+    for name, entry in sorted(reg.quick_handlers.items()):
+        why_not = verdicts[name]
+        if why_not:
+            allowed, verdict = False, f"not used: {why_not}"
+        elif os.environ.get("TORCHX_NO_PLUGIN_CACHE"):
+            allowed, verdict = False, "not used: TORCHX_NO_PLUGIN_CACHE turns the quick path off"
+        elif remembered is None:
+            allowed, verdict = (
+                False,
+                "not used yet: the quick path has no record of this environment "
+                "(the next full `torchx status|log|cancel` of its apps makes one)",
+            )
+        elif remembered.get(name) == entry.ref:
+            allowed, verdict = True, "allowed by the quick path's record"
+        else:
+            allowed, verdict = (
+                False,
+                "not used: the quick path's record of this environment does not name it",
+            )
+        out.append(
+            {
+                "scheduler": name,
+                "ref": entry.ref,
+                "distribution": entry.distribution,
+                "allowed": allowed,
+                "verdict": verdict,
+            }
+        )
+    return out
 
 
 class ConfigureCommand:
