@@ -1,27 +1,55 @@
 """What the ``torchx`` command adds to a batch system's commands: shared by the
 ``slurm.cli_*`` and ``lsf.cli_*`` cases (no case of its own).
 
-A case builds a *world*: stand-in tools on ``PATH`` (``/bin/sh`` scripts that print a
-finished job's answer and append their name to a calls file) and the files the plugin
-reads. :func:`measure` then runs each ``torchx`` command and one stand-in call alone,
-interleaved, and reports ``median(torchx) - calls x median(one stand-in)``: the
-``torchx`` process's own cost, whatever the stand-ins cost on this machine.
+A case module builds a :class:`World` (in a fresh temporary directory): stand-in tools
+on ``PATH`` (``/bin/sh`` scripts that print a finished job's answer and append their
+name to a calls file) and the files the plugin reads. :func:`measure` then runs each
+``torchx`` command and one stand-in call alone, interleaved, and reports
+``median(torchx) - calls x median(one stand-in)``: the ``torchx`` process's own cost,
+whatever the stand-ins cost on this machine. :func:`register_cases` registers the four
+cases of a backend from its world builder.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from harness import Context, Measurement, Skip, case
+from harness import Context, Measurement, Skip, case, child_env
 
 #: A stand-in tool: records its call, then runs ``body``.
 TOOL = """#!/bin/sh
 echo "$0" >> {calls}
 {body}
 """
+
+
+class World:
+    """A private directory for one measurement: ``work`` (the commands' working and job
+    directory), ``bin`` (the stand-ins, first on ``PATH``), ``calls`` (their call log)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.work = root / "work"
+        self.work.mkdir()
+        self.bin = root / "bin"
+        self.calls = root / "calls.txt"
+
+    def env(self, unset: Sequence[str] = ()) -> dict[str, str]:
+        """The commands' environment: the world's HOME, caches and state, its tools first."""
+        env = child_env(
+            HOME=str(self.root),
+            XDG_CACHE_HOME=str(self.root / "cache"),
+            TORCHX_HOME=str(self.root / "state"),
+            PATH=f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+        )
+        for name in unset:
+            env.pop(name, None)
+        return env
 
 
 def write_tools(bins: Path, calls: Path, bodies: Mapping[str, str]) -> None:
@@ -98,11 +126,34 @@ TARGETS = {"status": "<= 60 ms", "log": "<= 60 ms", "cancel": "<= 60 ms", "run":
 def register_cases(
     area: str,
     tools: str,
-    measure_all: Callable[[Context], dict[str, dict[str, float]]],
+    *,
+    build: Callable[[World], Mapping[str, str]],
+    commands: Mapping[str, Sequence[str]],
+    one_tool: str,
     descriptions: Mapping[str, str],
+    unset_env: Sequence[str] = (),
 ) -> None:
     """Registers ``AREA.cli_LABEL_overhead`` for each command label of ``descriptions``
-    (its description), all from one :func:`measure` call (``measure_all``) per run."""
+    (its description), all from one :func:`measure` of ``commands`` per run.
+
+    ``build`` writes what the plugin reads into a fresh :class:`World` and returns the
+    stand-in tools' ``/bin/sh`` bodies; ``one_tool`` is the stand-in timed alone;
+    ``unset_env`` the backend's variables the user's environment may not pass on.
+    """
+
+    def measure_all(ctx: Context) -> dict[str, dict[str, float]]:
+        with tempfile.TemporaryDirectory(prefix=f"torchx-bench-{area}-cli-") as tmp:
+            world = World(Path(tmp))
+            write_tools(world.bin, world.calls, build(world))
+            return measure(
+                ctx,
+                commands=commands,
+                one_tool=str(world.bin / one_tool),
+                cwd=world.work,
+                env=world.env(unset_env),
+                calls=world.calls,
+            )
+
     for label, text in descriptions.items():
 
         def run(ctx: Context, label: str = label) -> Measurement:

@@ -13,11 +13,7 @@ counting their calls; the app's private directory holds its logs. The value is
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
-
-from harness import Context, child_env
 
 from cases import cli_overhead
 
@@ -32,11 +28,9 @@ def _bjobs_answer(app_dir: Path) -> str:
     return "\n".join(rows) + "\n"
 
 
-def _world(root: Path) -> tuple[Path, dict[str, str], Path]:
-    """Stand-in tools on PATH, a job directory with a finished app's private directory."""
-    bins = root / "bin"
-    work = root / "work"
-    state = work / ".torchx-lsf"
+def _build(world: cli_overhead.World) -> dict[str, str]:
+    """A finished app's private directory with its logs; the stand-ins' bodies."""
+    state = world.work / ".torchx-lsf"
     app_dir = state / _APP
     app_dir.mkdir(parents=True)
     for d in (state, app_dir):
@@ -44,25 +38,13 @@ def _world(root: Path) -> tuple[Path, dict[str, str], Path]:
     for k in (0, 1):
         (app_dir / f"echo-{k}.out").write_text("hello\n")
         (app_dir / f"echo-{k}.err").write_text("")
-    calls = root / "calls.txt"
-    answer = root / "bjobs.txt"
+    answer = world.root / "bjobs.txt"
     answer.write_text(_bjobs_answer(app_dir))
-    cli_overhead.write_tools(
-        bins,
-        calls,
-        {
-            "bjobs": f"cat {answer}",
-            "bkill": "exit 0",
-            "bsub": 'cat > /dev/null; echo "Job <51> is submitted to default queue <normal>."',
-        },
-    )
-    env = child_env(
-        HOME=str(root),
-        XDG_CACHE_HOME=str(root / "cache"),
-        TORCHX_HOME=str(root / "state"),
-        PATH=f"{bins}{os.pathsep}{os.environ.get('PATH', '')}",
-    )
-    return work, env, calls
+    return {
+        "bjobs": f"cat {answer}",
+        "bkill": "exit 0",
+        "bsub": 'cat > /dev/null; echo "Job <51> is submitted to default queue <normal>."',
+    }
 
 
 _COMMANDS = {
@@ -73,24 +55,13 @@ _COMMANDS = {
 }
 
 
-def _measure(ctx: Context) -> dict[str, dict[str, float]]:
-    with tempfile.TemporaryDirectory(prefix="torchx-bench-lsf-cli-") as tmp:
-        work, env, calls = _world(Path(tmp))
-        return cli_overhead.measure(
-            ctx,
-            commands=_COMMANDS,
-            one_tool=str(Path(tmp) / "bin" / "bjobs"),
-            cwd=work,
-            env=env,
-            calls=calls,
-        )
-
-
 cli_overhead.register_cases(
     "lsf",
     "LSF",
-    _measure,
-    {
+    build=_build,
+    commands=_COMMANDS,
+    one_tool="bjobs",
+    descriptions={
         "status": "torchx status of a finished 2-replica LSF app, less its bjobs (stand-in).",
         "log": "torchx log of one replica of a finished LSF app, less its bjobs (stand-in).",
         "cancel": "torchx cancel of a finished LSF app (nothing to kill), less its bjobs (stand-in).",

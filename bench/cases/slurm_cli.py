@@ -14,12 +14,6 @@ off: the value is ``median(torchx) - calls x median(one stand-in)``.
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-
-from harness import Context, child_env
-
 from cases import cli_overhead
 
 _SEP = "\x1f"
@@ -33,39 +27,23 @@ def _squeue_answer(job_dir: str) -> str:
     return "\n".join(rows) + "\n"
 
 
-def _world(root: Path) -> tuple[Path, dict[str, str], Path]:
-    """Stand-in tools on PATH, a job directory with a finished job's logs and exit codes."""
-    bins = root / "bin"
-    work = root / "work"
-    work.mkdir()
-    calls = root / "calls.txt"
-    answer = root / "squeue.txt"
-    answer.write_text(_squeue_answer(str(work)))
-    cli_overhead.write_tools(
-        bins,
-        calls,
-        {
-            "squeue": f"cat {answer}",
-            "sacct": "exit 0",
-            "scancel": "exit 0",
-            "sbatch": "cat > /dev/null; echo 5",
-            "scontrol": "exit 0",
-        },
-    )
-    state = work / ".torchx-slurm" / "5"
+def _build(world: cli_overhead.World) -> dict[str, str]:
+    """A finished job's logs and exit codes in the job directory; the stand-ins' bodies."""
+    answer = world.root / "squeue.txt"
+    answer.write_text(_squeue_answer(str(world.work)))
+    state = world.work / ".torchx-slurm" / "5"
     state.mkdir(parents=True)
     for k in (0, 1):
         (state / f"echo.{k}.exit").write_text("0\n")
-        (work / f"slurm-5-echo-{k}.out").write_text("hello\n")
-        (work / f"slurm-5-echo-{k}.err").write_text("")
-    env = child_env(
-        HOME=str(root),
-        XDG_CACHE_HOME=str(root / "cache"),
-        TORCHX_HOME=str(root / "state"),
-        PATH=f"{bins}{os.pathsep}{os.environ.get('PATH', '')}",
-    )
-    env.pop("SLURM_CONF", None)
-    return work, env, calls
+        (world.work / f"slurm-5-echo-{k}.out").write_text("hello\n")
+        (world.work / f"slurm-5-echo-{k}.err").write_text("")
+    return {
+        "squeue": f"cat {answer}",
+        "sacct": "exit 0",
+        "scancel": "exit 0",
+        "sbatch": "cat > /dev/null; echo 5",
+        "scontrol": "exit 0",
+    }
 
 
 _COMMANDS = {
@@ -76,24 +54,14 @@ _COMMANDS = {
 }
 
 
-def _measure(ctx: Context) -> dict[str, dict[str, float]]:
-    with tempfile.TemporaryDirectory(prefix="torchx-bench-slurm-cli-") as tmp:
-        work, env, calls = _world(Path(tmp))
-        return cli_overhead.measure(
-            ctx,
-            commands=_COMMANDS,
-            one_tool=str(Path(tmp) / "bin" / "squeue"),
-            cwd=work,
-            env=env,
-            calls=calls,
-        )
-
-
 cli_overhead.register_cases(
     "slurm",
     "Slurm",
-    _measure,
-    {
+    build=_build,
+    commands=_COMMANDS,
+    one_tool="squeue",
+    unset_env=("SLURM_CONF",),
+    descriptions={
         "status": "torchx status of a finished 2-replica Slurm app, less its squeue (stand-in).",
         "log": "torchx log of one replica of a finished Slurm app, less its squeue (stand-in).",
         "cancel": "torchx cancel of a Slurm app, less its squeue and scancel calls (stand-ins).",
