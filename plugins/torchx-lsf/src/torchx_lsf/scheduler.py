@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
@@ -47,9 +46,8 @@ from torchx.schedulers.api import (
     TransientSchedulerError,
 )
 from torchx.schedulers.capabilities import Capability
-from torchx.schedulers.follow import follow_file
+from torchx.schedulers.follow import EveryInterval, follow_files, stream_files
 from torchx.schedulers.ids import is_valid_app_id, make_app_id
-from torchx.schedulers.merge import merge_lines
 from torchx.schedulers.polling import Polled, matching_lines
 from torchx.schedulers.states import rollup, settle_cancelled
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus, RoleStatus, runopts
@@ -297,38 +295,26 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
                 f"app {app_id} has no private directory of yours to read logs from (LSF "
                 f"gives {records[0].output_dir or 'no output directory'})"
             )
-        stream = Stream(streams) if streams is not None else Stream.COMBINED
-        base = os.path.join(app_dir, f"{role_name}-{k}")
-        paths = {
-            Stream.STDOUT: [base + ".out"],
-            Stream.STDERR: [base + ".err"],
-            Stream.COMBINED: [base + ".out", base + ".err"],
-        }[stream]
-        ended = _app_state(records, False).is_terminal()
-        asked = time.monotonic()
+        paths = stream_files(os.path.join(app_dir, f"{role_name}-{k}"), streams)
 
-        def is_done() -> bool:
-            # asked at every idle poll of a followed file: LSF is asked at most once per
-            # STATUS_INTERVAL, so tailing never floods mbatchd
-            nonlocal ended, asked
-            if ended or time.monotonic() - asked < STATUS_INTERVAL:
-                return ended
-            asked = time.monotonic()
+        def has_ended() -> bool:
             try:
                 now = self._records(app_id)
             except TransientSchedulerError:
                 return False
-            ended = not now or _app_state(now, False).is_terminal()
-            return ended
+            return not now or _app_state(now, False).is_terminal()
+
+        # asked at every idle poll of a followed file: LSF is asked at most once per
+        # STATUS_INTERVAL, so tailing never floods mbatchd
+        done = EveryInterval(
+            STATUS_INTERVAL, has_ended, ended=_app_state(records, False).is_terminal()
+        )
 
         def lines() -> Iterator[str]:
-            sources = [
-                follow_file(p, should_tail=should_tail, is_done=is_done, polled=True)
-                for p in paths
-                if os.path.isfile(p) or not os.path.exists(p)
-            ]
-            merged = merge_lines(sources) if len(sources) > 1 else next(iter(sources), iter(()))
-            checked_lines = _then_check(merged, paths, lambda: ended, app_dir, f"{role_name}/{k}")
+            merged = follow_files(paths, should_tail=should_tail, is_done=done)
+            checked_lines = _then_check(
+                merged, paths, lambda: done.ended, app_dir, f"{role_name}/{k}"
+            )
             return matching_lines(regex, checked_lines) if regex else checked_lines
 
         return Polled(lines)

@@ -276,23 +276,18 @@ class SlurmQuickHandler:
         base = os.path.join(job_dir, STATE_DIR, app_id, name)
         if not os.path.exists(base + ".out") and is_own_file(os.path.join(job_dir, name + ".out")):
             base = os.path.join(job_dir, name)
-        paths = {
-            "stdout": [base + ".out"],
-            "stderr": [base + ".err"],
-            "combined": [base + ".out", base + ".err"],
-        }[streams or "combined"]
+        from torchx.schedulers.follow import follow_files, stream_files
+        from torchx.schedulers.polling import Polled
+
+        paths = stream_files(base, streams)
         if not all(os.path.isfile(p) for p in paths):
             return None
-        from torchx.schedulers.follow import follow_file
-        from torchx.schedulers.merge import merge_lines
-        from torchx.schedulers.polling import Polled
 
         def never() -> bool:
             return True
 
         def lines() -> Iterator[str]:
-            sources = [follow_file(p, should_tail=False, is_done=never, polled=True) for p in paths]
-            return merge_lines(sources) if len(sources) > 1 else sources[0]
+            return follow_files(paths, should_tail=False, is_done=never)
 
         return Polled(lines)
 

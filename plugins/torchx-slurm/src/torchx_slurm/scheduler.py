@@ -30,7 +30,6 @@ from __future__ import annotations
 import getpass
 import os
 import re
-import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
@@ -46,9 +45,8 @@ from torchx.schedulers.api import (
     TransientSchedulerError,
 )
 from torchx.schedulers.capabilities import Capability
-from torchx.schedulers.follow import follow_file
+from torchx.schedulers.follow import EveryInterval, follow_files, stream_files
 from torchx.schedulers.ids import make_app_id
-from torchx.schedulers.merge import merge_lines
 from torchx.schedulers.polling import Polled, matching_lines
 from torchx.schedulers.states import rollup
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus, RoleStatus, runopts
@@ -621,46 +619,31 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         if not desc.ui_url:
             raise SchedulerError(f"Slurm does not say where job {app_id} runs (no work dir)")
         job_dir = desc.ui_url.removeprefix("file://")
-        stream = Stream(streams) if streams is not None else Stream.COMBINED
         # the job's private copy, never what another user put in the (shared) job directory
         # under that name; a job submitted before the logs moved has them in the job dir
         name = f"slurm-{app_id}-{role_name}-{k}"
         base = os.path.join(job_dir, STATE_DIR, app_id, name)
         if not os.path.exists(base + ".out") and is_own_file(os.path.join(job_dir, name + ".out")):
             base = os.path.join(job_dir, name)
-        paths = {
-            Stream.STDOUT: [base + ".out"],
-            Stream.STDERR: [base + ".err"],
-            Stream.COMBINED: [base + ".out", base + ".err"],
-        }[stream]
-        ended = desc.state.is_terminal()
-        asked = time.monotonic()
+        paths = stream_files(base, streams)
 
-        def is_done() -> bool:
-            # asked at every idle poll of a followed file (up to 50 times a second): Slurm is
-            # asked at most once per STATUS_INTERVAL, so tailing never floods the controller
-            nonlocal ended, asked
-            if ended or time.monotonic() - asked < STATUS_INTERVAL:
-                return ended
-            asked = time.monotonic()
+        def has_ended() -> bool:
             try:
                 now = self.describe(app_id)
             except TransientSchedulerError:
                 return False
-            ended = now is None or now.state.is_terminal()
-            return ended
+            return now is None or now.state.is_terminal()
+
+        # asked at every idle poll of a followed file: Slurm is asked at most once per
+        # STATUS_INTERVAL, so tailing never floods the controller
+        done = EveryInterval(STATUS_INTERVAL, has_ended, ended=desc.state.is_terminal())
 
         def lines() -> Iterator[str]:
-            # both files on this one thread, each file's lines in order; "" where a
-            # followed file has nothing new, so the CLI follows many replicas on one thread.
-            # A log path that is there but is no file (a directory) is missing, not read.
-            sources = [
-                follow_file(p, should_tail=should_tail, is_done=is_done, polled=True)
-                for p in paths
-                if os.path.isfile(p) or not os.path.exists(p)
-            ]
-            merged = merge_lines(sources) if len(sources) > 1 else next(iter(sources), iter(()))
-            checked = _then_check(merged, paths, lambda: ended, job_dir, app_id, f"{role_name}/{k}")
+            # both files on this one thread, so the CLI follows many replicas on one thread
+            merged = follow_files(paths, should_tail=should_tail, is_done=done)
+            checked = _then_check(
+                merged, paths, lambda: done.ended, job_dir, app_id, f"{role_name}/{k}"
+            )
             return matching_lines(regex, checked) if regex else checked
 
         return Polled(lines)

@@ -24,6 +24,12 @@ and its caller looks elsewhere (the polled sources of :mod:`torchx.schedulers.po
 which :class:`~torchx.schedulers.polling.Polled` turns into a log one thread can follow
 among many, and :func:`~torchx.schedulers.merge.merge_lines` merges).
 
+A batch backend that writes one file per stream per replica (``BASE.out`` and
+``BASE.err``: Slurm, LSF) follows a replica's log with three more pieces:
+:func:`stream_files` (the files of the streams asked for), :class:`EveryInterval` (an
+``is_done`` that asks the backend at most once per interval, so tailing never floods
+it) and :func:`follow_files` (those files followed on one thread, merged).
+
 Files are read in 1 MiB chunks and decoded as UTF-8 (bad bytes replaced); memory is
 bounded by the chunk size and the longest line, and a long line is yielded whole.
 Polling rather than inotify: the standard library has no file-change notification.
@@ -35,7 +41,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 
-__all__ = ["POLL_INTERVAL", "follow_file"]
+__all__ = ["POLL_INTERVAL", "EveryInterval", "follow_file", "follow_files", "stream_files"]
 
 #: Default seconds between two looks at a followed file that had nothing new.
 POLL_INTERVAL = 0.02
@@ -98,3 +104,64 @@ def follow_file(
                 time.sleep(poll_interval)
         if partial:
             yield b"".join(partial).decode("utf-8", "replace") + "\n"
+
+
+def stream_files(base: str, streams: object = None) -> list[str]:
+    """``BASE.out`` (stdout), ``BASE.err`` (stderr) or both (combined, and None), in that
+    order; ``streams`` is a :class:`~torchx.schedulers.api.Stream` or its value.
+
+    >>> stream_files("/jobs/r-0", "stderr"), stream_files("/jobs/r-0")
+    (['/jobs/r-0.err'], ['/jobs/r-0.out', '/jobs/r-0.err'])
+    """
+    name = str(getattr(streams, "value", streams) or "combined")
+    return {
+        "stdout": [base + ".out"],
+        "stderr": [base + ".err"],
+        "combined": [base + ".out", base + ".err"],
+    }[name]
+
+
+def follow_files(
+    paths: list[str], *, should_tail: bool, is_done: Callable[[], bool]
+) -> Iterator[str]:
+    """The lines of ``paths`` on this one thread (:func:`follow_file`, ``polled``), each
+    file's lines in order, merged (:func:`~torchx.schedulers.merge.merge_lines`); ``""``
+    where a followed file has nothing new. A path that is there but is no file (a
+    directory) is left out, as a missing log."""
+    from torchx.schedulers.merge import merge_lines
+
+    sources = [
+        follow_file(p, should_tail=should_tail, is_done=is_done, polled=True)
+        for p in paths
+        if os.path.isfile(p) or not os.path.exists(p)
+    ]
+    return merge_lines(sources) if len(sources) > 1 else next(iter(sources), iter(()))
+
+
+class EveryInterval:
+    """An ``is_done`` for :func:`follow_file` that asks ``check`` at most once per ``interval``.
+
+    ``is_done`` is called at every idle poll of a followed file (up to 50 times a
+    second); asking the backend that often would flood it. ``check()`` says whether the
+    app has ended (False when it could not tell: a transient failure); once it has,
+    :attr:`ended` stays True and nothing is asked again.
+
+    >>> answers = iter([False, True])
+    >>> done = EveryInterval(0.0, lambda: next(answers))
+    >>> done(), done(), done(), done.ended
+    (False, True, True, True)
+    """
+
+    def __init__(self, interval: float, check: Callable[[], bool], *, ended: bool = False) -> None:
+        self.interval = interval
+        self.check = check
+        #: whether the app was last seen ended
+        self.ended = ended
+        self._asked = time.monotonic()
+
+    def __call__(self) -> bool:
+        if self.ended or time.monotonic() - self._asked < self.interval:
+            return self.ended
+        self._asked = time.monotonic()
+        self.ended = bool(self.check())
+        return self.ended
