@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from torchx_slurm.parse import (
     SEP,
@@ -246,6 +246,7 @@ _json = st.recursive(
 
 
 @given(_json)
+@example({"jobs": [{"job_id": -1}]})  # found by hypothesis: no job is named -1
 def test_json_parsers_never_raise(data: object) -> None:
     text = json.dumps(data)
     for rec in parse_squeue_json(text) + parse_sacct_json(text):

@@ -292,6 +292,12 @@ def parse_sacct_text(out: str) -> list[JobRecord]:
     return records
 
 
+def _job_id(value: Any) -> int | None:
+    """A job id (:func:`_num`): a negative number is none (no record names a job by it)."""
+    num = _num(value)
+    return num if num is not None and num >= 0 else None
+
+
 def _num(value: Any) -> int | None:
     """A JSON number as Slurm writes it: ``3`` (v0.0.38) or ``{"set": true, "number": 3}``."""
     if isinstance(value, bool):
@@ -351,10 +357,10 @@ def parse_squeue_json(out: str) -> list[JobRecord]:
     for job in _load_jobs(out):
         if not isinstance(job, dict):
             continue
-        job_id = _num(job.get("job_id"))
+        job_id = _job_id(job.get("job_id"))
         if job_id is None:
             continue
-        leader = _num(job.get("het_job_id")) or job_id
+        leader = _job_id(job.get("het_job_id")) or job_id
         offset = _num(job.get("het_job_offset")) or 0
         records.append(
             JobRecord(
@@ -380,11 +386,11 @@ def parse_sacct_json(out: str) -> list[JobRecord]:
     for job in _load_jobs(out):
         if not isinstance(job, dict):
             continue
-        job_id = _num(job.get("job_id"))
+        job_id = _job_id(job.get("job_id"))
         if job_id is None:
             continue
         het: dict[str, Any] = job["het"] if isinstance(job.get("het"), dict) else {}
-        leader = _num(het.get("job_id")) or job_id
+        leader = _job_id(het.get("job_id")) or job_id
         offset = _num(het.get("job_offset")) or 0
         state: dict[str, Any] = job["state"] if isinstance(job.get("state"), dict) else {}
         user = job.get("user")
