@@ -46,13 +46,17 @@ def main() -> int:
                 except ApiError as e:
                     if e.status != 404:
                         raise
-            for api_version, plural in LABELLED:
-                try:
-                    api.request("DELETE", obj_path(api_version, plural, ns) +
-                                "?labelSelector=appwrapper.mcad.ibm.com", body)  # fmt: skip
+            for api_version, plural in LABELLED:  # one by one: 1.20 Services have no
+                try:  # collection DELETE
+                    found = api.get(obj_path(api_version, plural, ns),
+                                    labelSelector="appwrapper.mcad.ibm.com")["items"]  # fmt: skip
                 except ApiError as e:
                     if e.status != 404:
                         raise
+                    found = []
+                for o in found:
+                    api.delete(obj_path(api_version, plural, ns, o["metadata"]["name"]), body)
+                    removed += 1
             try:
                 left = api.get(obj_path(*AW, ns))["items"]
             except ApiError as e:
