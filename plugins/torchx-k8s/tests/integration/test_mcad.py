@@ -7,11 +7,11 @@ app's headless Service), through the real ``torchx`` command. The stand-in dispa
 AppWrapper when its pods fit, makes the wrapped pods, Service (and PodGroup) and writes
 the AppWrapper's status as the controllers do (dev/k8s-standin/README.md).
 
-The one capability declared missing is the kubernetes scheduler's own (``separate_streams``:
-the pod log API returns stdout and stderr together). ``last_attempt_status`` is not: the
-scheduler reports an app FAILED from the failed pod of its last attempt, while the pods
-are still there (the controllers delete them ``failure_grace`` later, when they fail the
-AppWrapper), so the status that says FAILED has that attempt's states and exit codes.
+The capabilities are the scheduler's declaration (``missing_capabilities``): only the
+kubernetes scheduler's ``separate_streams`` (the pod log API returns stdout and stderr
+together). The failed attempt's states and exit codes are reported: the scheduler says
+FAILED from the failed pod of the last attempt, while the pods are still there (the
+controllers delete them ``failure_grace`` later, when they fail the AppWrapper).
 The kit runs with ``failure_grace`` and ``retry_pause`` short, so that a retry (a requeue
 or a reset) happens within its timeouts rather than after the controllers' minutes, yet
 long enough for every pod to start (MCAD counts the running pods ``failure_grace`` after
@@ -27,7 +27,6 @@ from typing import Any
 import pytest
 from k8scmd import Cli, image
 from torchx_k8s.mcad import McadScheduler, create_scheduler
-from torchx_k8s.scheduler import KubernetesScheduler
 
 from torchx.runner import Runner, get_runner
 from torchx.schedulers.testing import AppBuilder, SchedulerConformance
@@ -43,7 +42,6 @@ class _Kit(SchedulerConformance):
     timeout = 180
     cancel_timeout = 60
     version = "v1beta1"
-    missing = dict(KubernetesScheduler.missing_capabilities)
 
     @pytest.fixture
     def scheduler(self) -> Iterator[McadScheduler]:
