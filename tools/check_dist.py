@@ -165,6 +165,20 @@ def _suggest(version: str) -> str:
     return f">={major}.{minor},<{major + 1}"
 
 
+def _is_public_testing(dist: Dist, parts: tuple[str, ...]) -> bool:
+    """Whether ``parts`` is a ``testing`` package the source tree really has.
+
+    A ``testing`` package below an owned one (``torchx.schedulers.testing``, the
+    conformance kit) is public API that vendors import, as ``numpy.testing`` is;
+    ``tests/`` and a ``testing/`` with no ``__init__.py`` in ``src/`` are strays.
+    """
+    return (
+        len(parts) > 2
+        and parts[-1] == "testing"
+        and (dist.src.joinpath(*parts) / "__init__.py").is_file()
+    )
+
+
 def check_wheel(dist: Dist, art: Artifact, dists: Mapping[str, Dist]) -> list[str]:
     problems: list[str] = []
     info_dirs = {n.split("/")[0] for n in art.names if n.split("/")[0].endswith(".dist-info")}
@@ -199,8 +213,8 @@ def check_wheel(dist: Dist, art: Artifact, dists: Mapping[str, Dist]) -> list[st
         ):
             strays.add(f"{top}/{parts[1]}" + ("/" if len(parts) > 2 else ""))
         for i, part in enumerate(parts[:-1]):
-            if part in NOT_PACKAGES:  # tests/, __pycache__/ anywhere inside
-                strays.add("/".join(parts[: i + 1]) + "/")
+            if part in NOT_PACKAGES and not _is_public_testing(dist, parts[: i + 1]):
+                strays.add("/".join(parts[: i + 1]) + "/")  # tests/, __pycache__/ inside
                 break
         if name.endswith((".pyc", ".pyo")):
             strays.add(name)

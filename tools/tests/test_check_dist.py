@@ -13,6 +13,7 @@ from pathlib import Path
 
 import check_dist
 import pytest
+from _layout import distributions
 from conftest import REPO, copy_tree, make_dist
 
 SPECS = "torchx-specs"
@@ -227,3 +228,13 @@ def test_twine_rejects_a_description_that_does_not_render(artifacts: Path) -> No
     (problem,) = check_dist.check(SPECS, artifacts, REPO, twine=True)
     assert problem.startswith(f"torchx-specs: {wheel.name}: twine check: ERROR `long_description`")
     assert "nope" in problem and "\n" not in problem
+
+
+def test_a_testing_folder_ships_only_where_the_source_has_that_package(artifacts: Path) -> None:
+    """The kit (``torchx.schedulers.testing``) is public; a ``testing/`` elsewhere is a stray."""
+    rewrite_wheel(artifacts, add={"torchx/specs/testing/x.py": ""})
+    problems = check_dist.check(SPECS, artifacts, REPO)
+    assert [p.split(": ships ")[1].split(",")[0] for p in problems] == ["torchx/specs/testing/"]
+    runner = distributions(REPO)["torchx-runner"]
+    assert check_dist._is_public_testing(runner, ("torchx", "schedulers", "testing"))
+    assert not check_dist._is_public_testing(runner, ("torchx", "runner", "testing"))
