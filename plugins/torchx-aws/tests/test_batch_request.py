@@ -12,10 +12,20 @@ from torchx_aws.batch.request import (
     REPLICA_MARK,
     job_name,
     make_request,
+    retry_policy_warnings,
     roles_of,
 )
 
-from torchx.specs import AppDef, BindMount, DeviceMount, Resource, Role, VolumeMount, macros
+from torchx.specs import (
+    AppDef,
+    BindMount,
+    DeviceMount,
+    Resource,
+    RetryPolicy,
+    Role,
+    VolumeMount,
+    macros,
+)
 from torchx.specs.errors import InvalidRunConfigException, SpecError
 
 RES = Resource(cpu=1.5, gpu=0, memMB=1024)
@@ -75,6 +85,29 @@ def test_roles_become_node_ranges_main_node_first() -> None:
     assert trainer["command"][6:] == ["python", "-m", "x"]
     ps = props["nodeRangeProperties"][1]["container"]
     assert ps["command"][4] == "3"  # its first node
+
+
+def test_a_replica_or_role_retry_policy_is_the_whole_job_and_said_so() -> None:
+    app = AppDef(
+        "app",
+        [
+            _role("trainer", 2, max_retries=2, retry_policy=RetryPolicy.REPLICA),
+            _role("ps", 1, max_retries=1, retry_policy=RetryPolicy.ROLE),
+            _role("agg", 1, retry_policy=RetryPolicy.REPLICA),  # no retries: nothing to say
+            _role("eval", 1, max_retries=3, retry_policy=RetryPolicy.APPLICATION),
+        ],
+    )
+    # the request is APPLICATION's whatever the policies: Batch reruns the whole job
+    req = make_request(app, "app-x", _opts())
+    assert req.job_def["retryStrategy"] == {"attempts": 4}
+    said = retry_policy_warnings(app)
+    assert said == [
+        "role 'trainer' asks retry_policy=REPLICA with max_retries=2: AWS Batch retries "
+        "the whole job (APPLICATION), every node of every role, on a failure of any node",
+        "role 'ps' asks retry_policy=ROLE with max_retries=1: AWS Batch retries "
+        "the whole job (APPLICATION), every node of every role, on a failure of any node",
+    ]
+    assert retry_policy_warnings(AppDef("a", [_role(max_retries=2)])) == []
 
 
 def test_macros_in_a_multi_node_job_are_filled_in_at_run_time() -> None:

@@ -16,7 +16,7 @@ from torchx_aws.batch.scheduler import AwsBatchScheduler, parse_app_id
 from torchx_aws.batch.status import CANCEL_REASON
 
 from torchx.schedulers.errors import InvalidAppIdError, SchedulerError
-from torchx.specs import AppDef, AppState, Resource, Role
+from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role
 
 JOB = "6f1c2a9e-3b1d-4c1e-9d0a-1f2e3d4c5b6a"
 ARN = "arn:aws:batch:us-east-1:123456789012:job-definition/app-x:1"
@@ -288,6 +288,22 @@ def test_submit_registers_then_submits_and_names_the_job(stubs: Stubs) -> None:
     )
     assert sched.schedule(info) == f"q:{JOB}:us-east-1:1"
     stubs.done()
+
+
+def test_the_dry_run_warns_that_a_replica_policy_retries_the_whole_job(stubs: Stubs) -> None:
+    role = Role(
+        "w",
+        "img",
+        entrypoint="true",
+        num_replicas=2,
+        max_retries=1,
+        retry_policy=RetryPolicy.REPLICA,
+        resource=Resource(cpu=1, gpu=0, memMB=64),
+    )
+    with pytest.warns(UserWarning, match=r"^role 'w' asks retry_policy=REPLICA .* whole job"):
+        info = _sched(stubs).submit_dryrun(AppDef("app", [role]), {"queue": "q"})
+    assert info.request.job_def["retryStrategy"] == {"attempts": 2}
+    stubs.done()  # a dry run: no call to AWS
 
 
 def test_a_failed_submit_deregisters_the_definition(stubs: Stubs) -> None:

@@ -19,7 +19,7 @@ from awsenv import busybox
 from torchx_aws.batch.scheduler import parse_app_id
 
 from torchx.runner import Runner, get_runner
-from torchx.specs import AppDef, AppState, Resource, Role
+from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role
 
 RES = Resource(cpu=1, gpu=0, memMB=64)
 
@@ -82,6 +82,22 @@ def test_a_failing_node_gives_its_exit_code_and_the_job_fails(runner: Runner, qu
     assert by_id[1].state == AppState.FAILED and by_id[1].exit_code == 7
     assert by_id[0].state == AppState.FAILED  # stopped once node 1 failed
     assert "replica 1 (node 1) failed with exit code 7" in sched_status.msg
+
+
+def test_a_replica_retry_policy_is_warned_of_and_the_job_keeps_batchs_retries(
+    runner: Runner, queue: str, batch: Any
+) -> None:
+    role = _role("w", "true", 2)
+    role.max_retries, role.retry_policy = 2, RetryPolicy.REPLICA
+    with pytest.warns(UserWarning, match=r"^role 'w' asks retry_policy=REPLICA with max_retri"):
+        handle = runner.run(AppDef("retried", [role]), "aws_batch", cfg={"queue": queue})
+    _q, job_id, _region, _nodes = parse_app_id(handle.rsplit("/", 1)[1])
+    [job] = batch.describe_jobs(jobs=[job_id])["jobs"]
+    # the whole job's attempts, as Batch keeps them (the emulator does not make them)
+    [jd] = batch.describe_job_definitions(jobDefinitions=[job["jobDefinition"]])["jobDefinitions"]
+    assert jd["retryStrategy"]["attempts"] == 3
+    status = runner.wait(handle, wait_interval=0.5)
+    assert status is not None and status.state == AppState.SUCCEEDED, status
 
 
 def test_list_finds_torchx_jobs_by_tag_and_not_others(

@@ -24,7 +24,10 @@ Made without AWS (the dry run prints it), checked field by field by the tests:
   rank-0 host is ``localhost``.
 * ``retryStrategy.attempts`` is 1 + the largest ``max_retries`` of the roles (Batch
   retries the whole job: the ``APPLICATION`` policy, whatever the role asked); at most
-  10 attempts, as Batch allows.
+  10 attempts, as Batch allows. A role that asks ``REPLICA`` or ``ROLE`` with retries
+  gets ``APPLICATION`` all the same, said by :func:`retry_policy_warnings` (the dry run
+  warns), as torchx-slurm does: refusing would make components that default to another
+  policy unusable on Batch for no gain.
 * The job and its definition are named after the app (:func:`job_name`, unique per
   submit), tagged (:data:`TAGS`) so that ``list`` finds TorchX's jobs, with
   ``propagateTags`` so that the containers' tasks carry the tags too.
@@ -38,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from torchx.specs import AppDef, BindMount, DeviceMount, Role, VolumeMount, macros
+from torchx.specs import AppDef, BindMount, DeviceMount, RetryPolicy, Role, VolumeMount, macros
 from torchx.specs.errors import SpecError
 from torchx_aws.batch.options import BatchOpts
 
@@ -51,6 +54,7 @@ __all__ = [
     "BatchRequest",
     "job_name",
     "make_request",
+    "retry_policy_warnings",
 ]
 
 #: The rank-0 host's variable (``macros.rank0_env``) in every container.
@@ -299,6 +303,22 @@ def _check(app: AppDef) -> None:
                 f"role '{role.name}' has max_retries={role.max_retries}: AWS Batch makes at "
                 f"most {MAX_ATTEMPTS} attempts of a job (max_retries 0 to {MAX_ATTEMPTS - 1})"
             )
+
+
+def retry_policy_warnings(app: AppDef) -> list[str]:
+    """What the dry run warns of: each role whose retries Batch gives another meaning.
+
+    Batch's ``retryStrategy`` reruns the whole job, every node of every role, so a
+    role's ``REPLICA`` or ``ROLE`` policy behaves as ``APPLICATION``. Only a role that
+    asks for retries is named: without them the policy changes nothing.
+    """
+    return [
+        f"role '{role.name}' asks retry_policy={role.retry_policy.value} with "
+        f"max_retries={role.max_retries}: AWS Batch retries the whole job (APPLICATION), "
+        "every node of every role, on a failure of any node"
+        for role in app.roles
+        if role.max_retries > 0 and role.retry_policy != RetryPolicy.APPLICATION
+    ]
 
 
 def make_request(app: AppDef, app_id: str, opts: BatchOpts) -> BatchRequest:

@@ -38,6 +38,7 @@ Every call goes through :func:`torchx.schedulers.retry.call_with_retries` with
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, TypeVar
@@ -50,7 +51,12 @@ from torchx.schedulers.retry import Backoff, call_with_retries
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, runopts
 from torchx.specs.errors import SpecError
 from torchx_aws.batch.options import batch_runopts, read
-from torchx_aws.batch.request import BatchRequest, make_request, roles_of
+from torchx_aws.batch.request import (
+    BatchRequest,
+    make_request,
+    retry_policy_warnings,
+    roles_of,
+)
 from torchx_aws.batch.status import CANCEL_REASON, describe_response, list_response
 from torchx_aws.errors import classify_error
 from torchx_aws.workspace import AwsImageWorkspaceMixin
@@ -172,6 +178,8 @@ class AwsBatchScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]])
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[BatchRequest]:
         request = make_request(app, make_app_id(app.name), read(cfg))
+        for warning in retry_policy_warnings(app):
+            warnings.warn(warning, stacklevel=2)
         return AppDryRunInfo(request, lambda r: str(r))
 
     def schedule(self, dryrun_info: AppDryRunInfo[BatchRequest]) -> str:
