@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
 import pytest
 from torchx_aws.batch.options import batch_runopts, read
 from torchx_aws.batch.request import (
+    APPDEF_MAX,
     NODE_WRAPPER,
     REPLICA_MARK,
+    appdef_of,
     job_name,
     make_request,
     retry_policy_warnings,
@@ -68,6 +71,7 @@ def test_one_replica_is_a_container_job() -> None:
         "tags": jd["tags"],
         "propagateTags": True,
     }
+    assert "cannot be written as JSON" in req.appdef_left_out  # cpu=1.5
     assert jd["tags"]["torchx.pytorch.org/version"] == "1"
     assert jd["tags"]["torchx.pytorch.org/app-name"] == "app"
 
@@ -108,6 +112,36 @@ def test_a_replica_or_role_retry_policy_is_the_whole_job_and_said_so() -> None:
         "the whole job (APPLICATION), every node of every role, on a failure of any node",
     ]
     assert retry_policy_warnings(AppDef("a", [_role(max_retries=2)])) == []
+
+
+def test_the_appdef_goes_with_the_job_as_a_parameter_up_to_8_kib() -> None:
+    whole = Resource(cpu=1, gpu=0, memMB=1024)
+
+    def role(name: str = "main", n: int = 1, **kw: object) -> Role:
+        return Role(name, "img:1", entrypoint="python", num_replicas=n, resource=whole, **kw)  # type: ignore[arg-type]
+
+    app = AppDef(
+        "app",
+        [role("trainer", 2, env={"TOKEN": "${app_id}"}), role("ps", max_retries=1)],
+        metadata={"k": "v"},
+    )
+    req = make_request(app, "app-x", _opts())
+    assert req.appdef_left_out == ""
+    assert appdef_of(req.job) == app  # as written: macros unfilled, every field
+    # the whole request stays far below what SubmitJob accepts (30 KiB)
+    just = AppDef("app", [role(args=["x" * (APPDEF_MAX - 1000)])])
+    kept = make_request(just, "app-x", _opts()).job["parameters"]["torchx_appdef"]
+    assert 7 * 1024 < len(kept.encode()) <= APPDEF_MAX
+    big = AppDef("app", [role(args=["é" * (APPDEF_MAX // 2)])])  # 2 bytes each
+    left = make_request(big, "app-x", _opts())
+    assert "parameters" not in left.job
+    assert re.fullmatch(
+        r"it is 8\d\d\d bytes, over the 8 KiB kept with a job", left.appdef_left_out
+    )
+    # a value the serializer refuses (a fractional cpu): the job goes, without it
+    odd = make_request(AppDef("a", [Role("r", "img", resource=RES)]), "a-x", _opts())
+    assert "parameters" not in odd.job and "cannot be written as JSON" in odd.appdef_left_out
+    assert appdef_of({}) is None and appdef_of({"parameters": {"torchx_appdef": "[]"}}) is None
 
 
 def test_macros_in_a_multi_node_job_are_filled_in_at_run_time() -> None:

@@ -108,6 +108,40 @@ def test_status_of_16_nodes_is_one_call_with_each_node(stubs: Stubs) -> None:
     assert desc.name == "app"
 
 
+def test_describe_gives_back_the_appdef_the_job_carries(stubs: Stubs) -> None:
+    app = AppDef(
+        "train",
+        [
+            Role("trainer", "img", entrypoint="python", num_replicas=15, env={"HF_TOKEN": "hf_x"}),
+            Role("ps", "img", entrypoint="python"),
+        ],
+        metadata={"team": "ml"},
+    )
+    sched = _sched(stubs)
+    info = sched.submit_dryrun(app, {"queue": "q"})
+    # what SubmitJob sends comes back in DescribeJobs' record of the job
+    parent = _parent(16, parameters=info.request.job["parameters"])
+    ids = [JOB] + [f"{JOB}#{i}" for i in range(16)]
+    stubs.add("batch", "describe_jobs", {"jobs": [parent]}, {"jobs": ids})
+    desc = sched.describe(f"q:{JOB}:us-east-1:16")
+    stubs.done()
+    assert desc is not None
+    assert (desc.roles, desc.name, desc.metadata) == (app.roles, "train", {"team": "ml"})
+    # a job without it (another tool's, or an AppDef too large to keep): no roles
+    for params in ({}, {"torchx_appdef": "{not json"}):
+        stubs.add("batch", "describe_jobs", {"jobs": [_parent(16, parameters=params)]})
+        desc = sched.describe(f"q:{JOB}:us-east-1:16")
+        assert desc is not None and desc.roles == [] and desc.name == "app"
+    stubs.done()
+
+
+def test_an_appdef_too_large_to_keep_is_left_out_and_the_dry_run_says_so(stubs: Stubs) -> None:
+    role = Role("w", "img", entrypoint="python", args=["x" * 9000])
+    with pytest.warns(UserWarning, match=r"^the AppDef of app 'big' is not kept .*: it is 9\d+ b"):
+        info = _sched(stubs).submit_dryrun(AppDef("big", [role]), {"queue": "q"})
+    assert "parameters" not in info.request.job
+
+
 def test_a_cancelled_job_and_restarts(stubs: Stubs) -> None:
     job = _parent(
         2,

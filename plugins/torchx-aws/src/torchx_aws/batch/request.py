@@ -31,6 +31,14 @@ Made without AWS (the dry run prints it), checked field by field by the tests:
 * The job and its definition are named after the app (:func:`job_name`, unique per
   submit), tagged (:data:`TAGS`) so that ``list`` finds TorchX's jobs, with
   ``propagateTags`` so that the containers' tasks carry the tags too.
+* The AppDef goes with the job as the submit's parameter :data:`APPDEF_PARAMETER`
+  (``torchx.specs.appdef_json``), which ``DescribeJobs`` gives back, so ``describe``
+  returns its roles from any process. A parameter only replaces ``Ref::torchx_appdef``
+  in a command, which none has. It holds nothing the job does not already show in
+  clear (the env is each container's ``environment``). Up to :data:`APPDEF_MAX` bytes,
+  a fraction of what a ``SubmitJob`` request may hold (30 KiB); a larger AppDef, or one
+  the serializer refuses, is left out (:func:`appdef_of` gives None, ``describe`` no
+  roles) and the dry run warns.
 """
 
 from __future__ import annotations
@@ -46,12 +54,15 @@ from torchx.specs.errors import SpecError
 from torchx_aws.batch.options import BatchOpts
 
 __all__ = [
+    "APPDEF_MAX",
+    "APPDEF_PARAMETER",
     "INSTANCE_TYPE",
     "NODE_WRAPPER",
     "RANK0_ENV",
     "REPLICA_MARK",
     "TAGS",
     "BatchRequest",
+    "appdef_of",
     "job_name",
     "make_request",
     "retry_policy_warnings",
@@ -81,6 +92,10 @@ TAGS = {
 }
 #: The format version of this layout (job names, tags, environment).
 LAYOUT_VERSION = "1"
+#: The submit's parameter holding the AppDef (its JSON document carries its own version).
+APPDEF_PARAMETER = "torchx_appdef"
+#: The largest AppDef document kept with the job, in bytes of UTF-8.
+APPDEF_MAX = 8 * 1024
 
 #: The POSIX ``sh`` program each node of a multi-node job runs first (see the module).
 #: Arguments: the range's first node, the number of NAME=VALUE pairs that follow (env
@@ -144,6 +159,8 @@ class BatchRequest:
     job_def: dict[str, Any]
     job: dict[str, Any]
     roles: list[tuple[str, int]] = field(default_factory=list)
+    #: Why the AppDef is not kept with the job ("" when it is): the dry run warns.
+    appdef_left_out: str = ""
 
     @property
     def num_nodes(self) -> int:
@@ -368,6 +385,9 @@ def make_request(app: AppDef, app_id: str, opts: BatchOpts) -> BatchRequest:
     if opts.share_id is not None:
         job["shareIdentifier"] = opts.share_id
         job["schedulingPriorityOverride"] = opts.priority
+    document, left_out = _appdef_document(app)
+    if document is not None:
+        job["parameters"] = {APPDEF_PARAMETER: document}
     return BatchRequest(
         name=name,
         queue=opts.queue,
@@ -376,7 +396,22 @@ def make_request(app: AppDef, app_id: str, opts: BatchOpts) -> BatchRequest:
         job_def=job_def,
         job=job,
         roles=roles,
+        appdef_left_out=left_out,
     )
+
+
+def _appdef_document(app: AppDef) -> tuple[str | None, str]:
+    """(the AppDef's JSON document to keep with the job, or None; why it is left out)."""
+    from torchx.specs.appdef_json import encode
+
+    try:
+        document = encode(app)
+    except Exception as e:  # a value the serializer refuses: the job runs all the same
+        return None, f"it cannot be written as JSON ({e})"
+    size = len(document.encode("utf-8"))
+    if size > APPDEF_MAX:
+        return None, f"it is {size} bytes, over the {APPDEF_MAX // 1024} KiB kept with a job"
+    return document, ""
 
 
 def roles_of(node_properties: Mapping[str, Any]) -> list[tuple[str, int, int]]:
@@ -396,3 +431,16 @@ def roles_of(node_properties: Mapping[str, Any]) -> list[tuple[str, int, int]]:
 def describe_roles(roles: Sequence[tuple[str, int, int]]) -> str:
     """``"trainer:0-1,ps:2"``: the node ranges of :func:`roles_of`, for messages."""
     return ",".join(f"{r}:{f}" if n == 1 else f"{r}:{f}-{f + n - 1}" for r, f, n in roles)
+
+
+def appdef_of(job: Mapping[str, Any]) -> AppDef | None:
+    """The AppDef a job made here carries (a ``DescribeJobs`` record); None: none, or unreadable."""
+    text = (job.get("parameters") or {}).get(APPDEF_PARAMETER)
+    if not text:
+        return None
+    from torchx.specs.appdef_json import decode
+
+    try:
+        return decode(str(text))
+    except Exception:  # another tool's parameter, or a document this release cannot read
+        return None

@@ -15,7 +15,8 @@ How the contract maps onto Batch:
   by a look-up by the unique name before trying again; a submit that fails deregisters
   the definition it registered, then raises one line.
 * ``describe``: one ``DescribeJobs`` call (per 100 ids) for the job and its node jobs;
-  see :mod:`torchx_aws.batch.status`.
+  see :mod:`torchx_aws.batch.status`. The AppDef comes back from the job's parameters
+  (:func:`torchx_aws.batch.request.appdef_of`).
 * ``list``: the queues (``-cfg queue=...``, else every queue of the region), every job
   of each whatever its state (``ListJobs`` with a creation-time filter: without a
   filter Batch lists RUNNING jobs only), then ``DescribeJobs`` of those, 100 at a time,
@@ -137,7 +138,6 @@ class AwsBatchScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]])
         Capability.SEPARATE_STREAMS: "Batch sends stdout and stderr to one CloudWatch Logs stream",
         Capability.DELETE: "Batch keeps every job's record (about a week) and has no call "
         "to remove one; delete deregisters the job definition",
-        Capability.DESCRIBE_APPDEF: "Batch keeps the job definition, not the AppDef",
     }
 
     def __init__(self, session_name: str, client_factory: ClientFactory | None = None) -> None:
@@ -180,6 +180,12 @@ class AwsBatchScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]])
         request = make_request(app, make_app_id(app.name), read(cfg))
         for warning in retry_policy_warnings(app):
             warnings.warn(warning, stacklevel=2)
+        if request.appdef_left_out:
+            warnings.warn(
+                f"the AppDef of app '{app.name}' is not kept with the AWS Batch job: "
+                f"{request.appdef_left_out}; describe and `torchx status` will show no roles",
+                stacklevel=2,
+            )
         return AppDryRunInfo(request, lambda r: str(r))
 
     def schedule(self, dryrun_info: AppDryRunInfo[BatchRequest]) -> str:

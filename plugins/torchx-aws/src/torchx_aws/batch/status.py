@@ -24,7 +24,7 @@ from typing import Any
 
 from torchx.schedulers.api import DescribeAppResponse, ListAppResponse
 from torchx.specs import AppState, ReplicaStatus, RoleStatus
-from torchx_aws.batch.request import TAGS, roles_of
+from torchx_aws.batch.request import TAGS, appdef_of, roles_of
 
 __all__ = [
     "CANCEL_REASON",
@@ -143,6 +143,7 @@ def describe_response(
     attempts = job.get("attempts") or []
     msg = "; ".join(failed) or str(job.get("statusReason") or "")
     tags = job.get("tags") or {}
+    app = appdef_of(job)
     return DescribeAppResponse(
         app_id=app_id,
         state=state,
@@ -150,7 +151,11 @@ def describe_response(
         msg=msg,
         ui_url=console_url(region, str(job.get("jobId"))),
         roles_statuses=roles,
-        name=str(tags.get(TAGS["app_name"]) or job.get("jobName") or ""),
+        roles=list(app.roles) if app is not None else [],
+        metadata=dict(app.metadata) if app is not None else {},
+        name=app.name
+        if app is not None
+        else str(tags.get(TAGS["app_name"]) or job.get("jobName") or ""),
         start_time=_seconds(job.get("startedAt")) or _seconds(job.get("createdAt")),
         end_time=_seconds(job.get("stoppedAt")) if state.is_terminal() else None,
     )
