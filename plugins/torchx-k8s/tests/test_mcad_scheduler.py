@@ -350,7 +350,8 @@ def test_a_v1beta1_cancel_before_dispatch_leaves_mcad_nothing_to_run(
     app_id = submit(sched, app(replicas=2), coscheduler_name="co")
     sched.cancel(app_id)  # no status yet: MCAD has not dispatched it
     items = obj(api, app_id)["spec"]["resources"]["GenericItems"]
-    assert [i["generictemplate"]["kind"] for i in items] == ["Service"]
+    # the PodGroup stays named in the spec, so deleting the AppWrapper deletes it too
+    assert [i["generictemplate"]["kind"] for i in items] == ["PodGroup", "Service"]
     assert sched.describe(app_id).state == C  # type: ignore[union-attr]
 
 

@@ -41,6 +41,10 @@ from torchx_k8s.options import mcad_runopts, read_mcad
 from torchx_k8s.request import KINDS, K8sRequest, appdef_from
 from torchx_k8s.scheduler import API_TIMEOUT, KubernetesScheduler, being_deleted
 
+# what a cancelled v1beta1 AppWrapper keeps of its items: not the pods (MCAD would make
+# them again), but what its deletion must still take with it
+_KEPT = frozenset({"Service", "PodGroup"})
+
 
 class McadScheduler(KubernetesScheduler):
     """Apps as AppWrappers (MCAD or the AppWrapper controller); see the module docstring.
@@ -126,9 +130,10 @@ class McadScheduler(KubernetesScheduler):
         else:
             # MCAD has no suspend: its monitoring goes off (no requeue), and the pods leave
             # the AppWrapper, so that one not yet dispatched never makes them and their
-            # quota (custompodresources) is released; only the Service stays
+            # quota (custompodresources) is released. The Service and PodGroup stay: an
+            # object MCAD made is deleted with the AppWrapper only while its spec names it
             items = ((obj.get("spec") or {}).get("resources") or {}).get("GenericItems") or []
-            kept = [i for i in items if (i.get("generictemplate") or {}).get("kind") == "Service"]
+            kept = [i for i in items if (i.get("generictemplate") or {}).get("kind") in _KEPT]
             body["spec"] = {
                 "schedulingSpec": {"minAvailable": NO_MONITORING},
                 "resources": {"GenericItems": kept},
