@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from torchx.specs.errors import InvalidRunConfigException
 from torchx.specs.options import CfgVal, runopts
@@ -38,10 +39,48 @@ _ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
 _SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 
 
+#: the options both schedulers take, declared once: name -> runopts.add keywords
+_SHARED: dict[str, dict[str, Any]] = {
+    "namespace": {"type_": str, "default": "default", "help": "Kubernetes namespace of the app"},
+    "service_account": {"type_": str, "default": None, "help": "service account the pods run as"},
+    "reserved_millicpu": dict(
+        type_=int,
+        default=RESERVED_MILLICPU,
+        help="CPU (millicores) a pod requests below its limit, for the node's reservations",
+    ),
+    "reserved_memmb": dict(
+        type_=int,
+        default=RESERVED_MEMMB,
+        help="memory (MiB) a pod requests below its limit, for the node's reservations",
+    ),
+    "validate_spec": dict(
+        type_=bool,
+        default=True,
+        help="before submitting, the API server checks one pod of each role (a server-side "
+        "dry run), so an invalid pod is refused before anything is created",
+    ),
+    "context": dict(
+        type_=str,
+        default=None,
+        help="kubeconfig context to use (default: the current one); the app's handle keeps it",
+    ),
+    "secret_env": dict(
+        type_=dict[str, str],
+        default=None,
+        help="environment variables read from Secrets: NAME:SECRET/KEY,... (the spec holds "
+        "the reference, never the value)",
+    ),
+}
+
+
+def _add_shared(opts: runopts, name: str) -> None:
+    opts.add(name, **_SHARED[name])
+
+
 def k8s_runopts() -> runopts:
     """The run options of the ``kubernetes`` scheduler (see ``torchx runopts kubernetes``)."""
     opts = runopts()
-    opts.add("namespace", type_=str, default="default", help="Kubernetes namespace of the app")
+    _add_shared(opts, "namespace")
     opts.add(
         "queue",
         type_=str,
@@ -49,7 +88,7 @@ def k8s_runopts() -> runopts:
         help="Volcano queue of the job (default: Volcano's 'default' queue); with "
         "flavour=jobset, the Kueue LocalQueue (label kueue.x-k8s.io/queue-name), if any",
     )
-    opts.add("service_account", type_=str, default=None, help="service account the pods run as")
+    _add_shared(opts, "service_account")
     opts.add(
         "priority_class", type_=str, default=None, help="PriorityClass of the job and its pods"
     )
@@ -60,25 +99,9 @@ def k8s_runopts() -> runopts:
         help="image repository a workspace image is pushed to (e.g. registry.example.com/"
         "team/trainer); needed with --workspace",
     )
-    opts.add(
-        "reserved_millicpu",
-        type_=int,
-        default=RESERVED_MILLICPU,
-        help="CPU (millicores) a pod requests below its limit, for the node's reservations",
-    )
-    opts.add(
-        "reserved_memmb",
-        type_=int,
-        default=RESERVED_MEMMB,
-        help="memory (MiB) a pod requests below its limit, for the node's reservations",
-    )
-    opts.add(
-        "validate_spec",
-        type_=bool,
-        default=True,
-        help="before submitting, the API server checks one pod of each role (a server-side "
-        "dry run), so an invalid pod is refused before anything is created",
-    )
+    _add_shared(opts, "reserved_millicpu")
+    _add_shared(opts, "reserved_memmb")
+    _add_shared(opts, "validate_spec")
     opts.add(
         "flavour",
         type_=str,
@@ -86,25 +109,14 @@ def k8s_runopts() -> runopts:
         help="what the app becomes: 'volcano' (a batch.volcano.sh Job, as upstream TorchX) "
         "or 'jobset' (a jobset.x-k8s.io JobSet, for clusters without Volcano)",
     )
-    opts.add(
-        "context",
-        type_=str,
-        default=None,
-        help="kubeconfig context to use (default: the current one); the app's handle keeps it",
-    )
+    _add_shared(opts, "context")
     opts.add(
         "image_pull_secrets",
         type_=list[str],
         default=None,
         help="Secrets (of the namespace) the pods pull their images with",
     )
-    opts.add(
-        "secret_env",
-        type_=dict[str, str],
-        default=None,
-        help="environment variables read from Secrets: NAME:SECRET/KEY,... (the spec holds "
-        "the reference, never the value)",
-    )
+    _add_shared(opts, "secret_env")
     return opts
 
 
@@ -241,14 +253,14 @@ _INT32 = 2**31 - 1
 def mcad_runopts() -> runopts:
     """The run options of the ``kubernetes_mcad`` scheduler (upstream TorchX's names first)."""
     opts = runopts()
-    opts.add("namespace", type_=str, default="default", help="Kubernetes namespace of the app")
+    _add_shared(opts, "namespace")
     opts.add(
         "image_repo",
         type_=str,
         default=None,
         help="image repository a workspace image is pushed to; needed with --workspace",
     )
-    opts.add("service_account", type_=str, default=None, help="service account the pods run as")
+    _add_shared(opts, "service_account")
     opts.add(
         "priority",
         type_=int,
@@ -300,38 +312,11 @@ def mcad_runopts() -> runopts:
         "making them again (v1beta1: requeuing.pauseTimeInSeconds; v1beta2: "
         "retryPausePeriodDuration); default: the controller's",
     )
-    opts.add(
-        "context",
-        type_=str,
-        default=None,
-        help="kubeconfig context to use (default: the current one); the app's handle keeps it",
-    )
-    opts.add(
-        "validate_spec",
-        type_=bool,
-        default=True,
-        help="before submitting, the API server checks one pod of each role (a server-side "
-        "dry run), so an invalid pod is refused before anything is created",
-    )
-    opts.add(
-        "reserved_millicpu",
-        type_=int,
-        default=RESERVED_MILLICPU,
-        help="CPU (millicores) a pod requests below its limit, for the node's reservations",
-    )
-    opts.add(
-        "reserved_memmb",
-        type_=int,
-        default=RESERVED_MEMMB,
-        help="memory (MiB) a pod requests below its limit, for the node's reservations",
-    )
-    opts.add(
-        "secret_env",
-        type_=dict[str, str],
-        default=None,
-        help="environment variables read from Secrets: NAME:SECRET/KEY,... (the spec holds "
-        "the reference, never the value)",
-    )
+    _add_shared(opts, "context")
+    _add_shared(opts, "validate_spec")
+    _add_shared(opts, "reserved_millicpu")
+    _add_shared(opts, "reserved_memmb")
+    _add_shared(opts, "secret_env")
     return opts
 
 
