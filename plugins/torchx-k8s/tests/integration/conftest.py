@@ -24,7 +24,9 @@ else:
     sys.path.append(str(Path(__file__).parent))
 
 if TYPE_CHECKING:
-    from k8scmd import Cli, Made
+    from k8scmd import Made
+
+    from torchx.schedulers.testing.cli import TorchxCli
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +54,10 @@ def made(kube: Any) -> Iterator[Made]:
 
 
 @pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    from k8scmd import Cli
+def cli(tmp_path: Path) -> Iterator[TorchxCli]:
+    """The real ``torchx`` command (the kit's) on ``kubernetes``, in this test's own HOME."""
+    from torchx.schedulers.testing.cli import TorchxCli
 
-    return Cli(tmp_path)
+    c = TorchxCli(tmp_path, scheduler="kubernetes")
+    yield c
+    c.cleanup()

@@ -1,15 +1,11 @@
-"""Helpers of the integration tests: the real ``torchx`` command, objects made, the image."""
+"""Helpers of the integration tests: objects made and the image (the ``torchx`` command is
+the kit's :class:`torchx.schedulers.testing.cli.TorchxCli`)."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
-TORCHX = str(Path(sys.executable).parent / "torchx")
 GROUPS = {
     "volcano": ("batch.volcano.sh", "v1alpha1", "jobs"),
     "jobset": ("jobset.x-k8s.io", "v1alpha2", "jobsets"),
@@ -63,35 +59,3 @@ class Made:
             except ApiException as e:
                 if e.status != 404:
                     raise
-
-
-class Cli:
-    """The real ``torchx`` command in a private HOME; ``cli(..., rc=0)`` checks the exit."""
-
-    def __init__(self, root: Path) -> None:
-        self.home = root / "home"
-        self.home.mkdir()
-        self.env = {**os.environ, "HOME": str(self.home), "TORCHX_HOME": str(root / "state")}
-        self.env.pop("TORCHXCONFIG", None)
-
-    def __call__(self, *args: str, rc: int | None = 0, timeout: float = 60) -> Any:
-        proc = subprocess.run(
-            [TORCHX, *args],
-            cwd=self.home,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        if rc is not None:
-            assert proc.returncode == rc, (
-                f"torchx {' '.join(args)} exited {proc.returncode}, expected {rc}\n"
-                f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-            )
-            assert "Traceback" not in proc.stderr, proc.stderr
-        return proc
-
-    def status(self, handle: str) -> dict[str, Any]:
-        out = json.loads(self("status", "--json", handle).stdout)
-        assert out["kind"] == "AppStatus", out
-        return dict(out["data"]["status"])

@@ -12,10 +12,11 @@ import time
 from typing import Any
 
 import pytest
-from k8scmd import Cli, Made, image
+from k8scmd import Made, image
 from torchx_k8s.scheduler import create_scheduler
 
 from torchx.runner import get_runner
+from torchx.schedulers.testing.cli import TorchxCli
 from torchx.specs import AppDef, AppState, Resource, Role, parse_app_handle
 from torchx.specs.errors import SpecError
 
@@ -36,7 +37,7 @@ def sleeper(replicas: int = 2, name: str = "sleeper", **kw: Any) -> AppDef:
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
-def test_the_cli_runs_follows_cancels_and_deletes(cli: Cli, made: Made, flavour: str) -> None:
+def test_the_cli_runs_follows_cancels_and_deletes(cli: TorchxCli, made: Made, flavour: str) -> None:
     out = cli(
         "run",
         "-s",
@@ -113,13 +114,13 @@ def test_an_invalid_pod_is_refused_before_anything_is_created(made: Made) -> Non
         assert {a.app_id for a in runner.list("kubernetes")} == before
 
 
-def test_a_missing_namespace_is_one_line(cli: Cli) -> None:
+def test_a_missing_namespace_is_one_line(cli: TorchxCli) -> None:
     proc = cli("run", "-s", "kubernetes", "-cfg", "namespace=no-such-ns", "utils.echo", rc=1)
     [line] = proc.stderr.strip().splitlines()
     assert "namespace 'no-such-ns' does not exist" in line
 
 
-def test_cancel_right_after_submit_and_upstream_handles(cli: Cli, made: Made) -> None:
+def test_cancel_right_after_submit_and_upstream_handles(cli: TorchxCli, made: Made) -> None:
     with get_runner("it") as runner:
         handle = runner.run(sleeper(), "kubernetes")
         app_id = made.add(parse_app_handle(handle).app_id)
@@ -129,7 +130,7 @@ def test_cancel_right_after_submit_and_upstream_handles(cli: Cli, made: Made) ->
     assert cli.status(f"kubernetes://someone/{app_id}")["state"] == "CANCELLED"
 
 
-def test_an_unknown_app_is_not_found(cli: Cli) -> None:
+def test_an_unknown_app_is_not_found(cli: TorchxCli) -> None:
     started = time.monotonic()
     proc = cli("status", "kubernetes://x/default:nope-1a2b3c4d5e", rc=None)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr

@@ -25,11 +25,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from k8scmd import Cli, image
+from k8scmd import image
 from torchx_k8s.mcad import McadScheduler, create_scheduler
 
 from torchx.runner import Runner, get_runner
 from torchx.schedulers.testing import AppBuilder, SchedulerConformance
+from torchx.schedulers.testing.cli import TorchxCli
 from torchx.specs import AppDef, AppState, Resource, Role, macros, parse_app_handle
 
 VERSIONS = ["v1beta1", "v1beta2"]
@@ -101,7 +102,9 @@ def _wait(runner: Runner, handle: str, timeout: float = 180) -> AppState:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_three_replicas_meet_over_tcp_at_the_rank0_host(cli: Cli, kube: Any, version: str) -> None:
+def test_three_replicas_meet_over_tcp_at_the_rank0_host(
+    cli: TorchxCli, kube: Any, version: str
+) -> None:
     # $0 is the replica id and $1 the *name* of the rank-0 host's variable; rank 0 takes
     # one connection per peer (a port each), the others send to that host until it listens
     script = (

@@ -12,9 +12,10 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from k8scmd import Cli, Made, image
+from k8scmd import Made, image
 
 from torchx.runner import Runner, get_runner
+from torchx.schedulers.testing.cli import TorchxCli
 from torchx.specs import AppDef, AppState, Resource, Role, macros, parse_app_handle
 
 FLAVOURS = ["volcano", "jobset"]
@@ -53,7 +54,7 @@ def _wait(runner: Runner, handle: str, timeout: float = 180) -> AppState:
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_three_replicas_meet_over_tcp_at_the_rank0_host(
-    runner: Runner, made: Made, cli: Cli, flavour: str
+    runner: Runner, made: Made, cli: TorchxCli, flavour: str
 ) -> None:
     script = (
         'eval "host=\\${$1}"; '
@@ -130,7 +131,7 @@ def test_an_image_that_cannot_be_pulled_says_so(runner: Runner, made: Made) -> N
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
-def test_logs_are_followed_from_a_new_process(cli: Cli, made: Made, flavour: str) -> None:
+def test_logs_are_followed_from_a_new_process(cli: TorchxCli, made: Made, flavour: str) -> None:
     out = cli(
         "run", "-s", "kubernetes", "-cfg", f"flavour={flavour}", "utils.sh", "--image", image(),
         "sh", "-c", "for i in 1 2 3 4 5; do echo line $i; sleep 0.5; done",
