@@ -24,6 +24,8 @@ with open({log!r}, "a") as f:
                         "config": os.environ.get("TORCHXCONFIG")}}) + "\n")
 if args[0] == "run":
     print("acme://s/app-1")
+    if "--wait" in args:  # the handle first, then the app's log
+        print("w/0 hi")
 elif args[0] == "status":
     n = sum(1 for _ in open({log!r}))
     state = "RUNNING" if n < 4 else "SUCCEEDED"
@@ -67,6 +69,22 @@ def test_cli_runs_in_a_private_world_and_cancels_what_it_started(
     assert {c["cwd"] for c in calls} == {str(cli.work)}
     assert {c["home"] for c in calls} == {str(cli.home)}
     assert {c["config"] for c in calls} == {None}  # the user's config never leaks in
+
+
+def test_cli_run_waits_gives_the_output_and_deletes_at_the_end(
+    tmp_path: Path, fake_torchx: tuple[str, Path]
+) -> None:
+    command, log = fake_torchx
+    cli = TorchxCli(tmp_path, scheduler="acme", command=command, ending="delete")
+    handle, proc = cli.run("--wait", "utils.echo")
+    assert handle == "acme://s/app-1"  # the first line, not the log line after it
+    assert proc.stdout.splitlines()[1:] == ["w/0 hi"]
+    cli.cleanup()
+    cli.cleanup()  # what it deleted is forgotten: nothing runs twice
+    assert [c["args"] for c in _calls(log)] == [
+        ["run", "-s", "acme", "--wait", "utils.echo"],
+        ["delete", "acme://s/app-1"],
+    ]
 
 
 def test_cli_checks_the_exit_status_and_tracebacks(

@@ -25,7 +25,7 @@ else:
 LABEL = "torchx.pytorch.org/app-id"
 
 if TYPE_CHECKING:
-    from dockercmd import Cli
+    from torchx.schedulers.testing.cli import TorchxCli
 
 
 @pytest.fixture(scope="session")
@@ -69,9 +69,11 @@ def engine_clean(api: Any) -> Iterator[None]:
 
 
 @pytest.fixture
-def cli(tmp_path: Path) -> Iterator[Cli]:
-    from dockercmd import Cli
+def cli(tmp_path: Path) -> Iterator[TorchxCli]:
+    """The real ``torchx`` command (the kit's) on ``docker``; what it started is deleted
+    (containers and network removed) when the test ends."""
+    from torchx.schedulers.testing.cli import TorchxCli
 
-    c = Cli(tmp_path)
+    c = TorchxCli(tmp_path, scheduler="docker", timeout=120, ending="delete")
     yield c
     c.cleanup()

@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from dockercmd import Cli, busybox
+from dockercmd import busybox
 
 from torchx.runner import Runner, get_runner
+from torchx.schedulers.testing.cli import TorchxCli, app_id
 from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role
 
 SMALL = Resource(cpu=1, gpu=0, memMB=64)
@@ -49,7 +50,7 @@ def _role(name: str, script: str, n: int = 1, **kw: Any) -> Role:
     )
 
 
-def test_three_replicas_meet_over_tcp_by_container_name(cli: Cli) -> None:
+def test_three_replicas_meet_over_tcp_by_container_name(cli: TorchxCli) -> None:
     # a listener (port) per peer: with one port listened on twice in turn, a peer whose
     # connection queued behind the first one's was dropped when that listener exited
     script = (
@@ -57,14 +58,12 @@ def test_three_replicas_meet_over_tcp_by_container_name(cli: Cli) -> None:
         'else until echo "hello from $0 to $TORCHX_RANK0_HOST" | nc "$TORCHX_RANK0_HOST" 900$0; '
         "do sleep 0.2; done; fi"
     )
-    proc = cli(
-        "run", "-s", "docker", "--wait", "--log", "utils.sh", "--image", busybox(),
+    handle, proc = cli.run(
+        "--wait", "--log", "utils.sh", "--image", busybox(),
         "--num_replicas", "3", "--memMB", "64", "sh", "-c", script, "${replica_id}",
     )  # fmt: skip
-    handle = cli.handles[-1]
-    app_id = handle.rsplit("/", 1)[1]
     got = sorted(line.split(" ", 1)[1] for line in proc.stdout.splitlines() if "hello from" in line)
-    assert got == [f"hello from {k} to {app_id}-sh-0" for k in (1, 2)], proc.stdout
+    assert got == [f"hello from {k} to {app_id(handle)}-sh-0" for k in (1, 2)], proc.stdout
     assert "SUCCEEDED" in cli("status", handle).stdout
     # when it was created and when its last container exited (the engine's records)
     data = json.loads(cli("status", "--json", handle).stdout)["data"]
@@ -128,7 +127,6 @@ def test_an_oom_killed_replica_says_so(runner: Runner) -> None:
 
 def test_cancel_stops_every_container(runner: Runner, api: Any) -> None:
     handle = _run(runner, AppDef("long", [_role("sleep", "sleep 600", n=2)]), stop_grace=1)
-    app_id = handle.rsplit("/", 1)[1]
     deadline = time.monotonic() + 30
     while runner.status(handle).state != AppState.RUNNING:  # type: ignore[union-attr]
         assert time.monotonic() < deadline
@@ -138,16 +136,15 @@ def test_cancel_stops_every_container(runner: Runner, api: Any) -> None:
     status = _wait(runner, handle, timeout=30)
     assert status.state == AppState.CANCELLED
     assert time.monotonic() - start < 10  # sh under the engine's init stops on SIGTERM
-    live = api.containers(filters={"label": [f"torchx.pytorch.org/app-id={app_id}"]})
+    live = api.containers(filters={"label": [f"torchx.pytorch.org/app-id={app_id(handle)}"]})
     assert live == []  # nothing of the app runs
 
 
-def test_each_replica_log_on_both_streams(cli: Cli) -> None:
-    cli(
-        "run", "-s", "docker", "--wait", "utils.sh", "--image", busybox(), "--num_replicas", "2",
+def test_each_replica_log_on_both_streams(cli: TorchxCli) -> None:
+    handle = cli.start(
+        "--wait", "utils.sh", "--image", busybox(), "--num_replicas", "2",
         "sh", "-c", 'echo "out $0"; echo "err $0" >&2', "${replica_id}",
     )  # fmt: skip
-    handle = cli.handles[-1]
     for k in (0, 1):
         out = cli("log", "--streams", "stdout", f"{handle}/sh/{k}").stdout
         err = cli("log", "--streams", "stderr", f"{handle}/sh/{k}").stdout
@@ -172,19 +169,15 @@ def test_retries_of_each_policy_are_counted(runner: Runner, policy: RetryPolicy)
     assert len(tries) == 3  # the first run and two restarts, all in one container's log
 
 
-def test_a_new_process_follows_an_app_it_did_not_start(cli: Cli) -> None:
-    cli(
-        "run", "-s", "docker", "utils.sh", "--image", busybox(), "sh", "-c", "echo from-afar",
-    )  # fmt: skip
-    handle = cli.handles[-1]
-    app_id = handle.rsplit("/", 1)[1]
+def test_a_new_process_follows_an_app_it_did_not_start(cli: TorchxCli) -> None:
+    handle = cli.start("utils.sh", "--image", busybox(), "sh", "-c", "echo from-afar")
     deadline = time.monotonic() + 30
     while "SUCCEEDED" not in cli("status", handle).stdout:
         assert time.monotonic() < deadline
         time.sleep(0.2)
     assert "sh/0 from-afar" in cli("log", f"{handle}/sh/0").stdout
     listed = cli("list", "-s", "docker").stdout
-    assert app_id in listed
+    assert app_id(handle) in listed
     described = cli("describe", handle).stdout
     assert "sh" in described and busybox() in described
 

@@ -14,27 +14,27 @@ from typing import Any
 
 import docker.errors
 import pytest
-from dockercmd import Cli, busybox
+from dockercmd import busybox
+
+from torchx.schedulers.testing.cli import TorchxCli
 
 LABEL = "torchx.pytorch.org/app-id"
 
 
-def _sleeper(cli: Cli, *cfg: str) -> str:
-    cli(
-        "run", "-s", "docker", *cfg, "utils.sh", "--image", busybox(), "--num_replicas", "2",
-        "--memMB", "64", "sleep", "600",
+def _sleeper(cli: TorchxCli, *cfg: str) -> str:
+    return cli.start(
+        *cfg, "utils.sh", "--image", busybox(), "--num_replicas", "2", "--memMB", "64", "sleep", "600",
     )  # fmt: skip
-    return cli.handles[-1]
 
 
-def test_no_engine_at_submit_is_one_line(cli: Cli, tmp_path: Path) -> None:
+def test_no_engine_at_submit_is_one_line(cli: TorchxCli, tmp_path: Path) -> None:
     cli.env["DOCKER_HOST"] = f"unix://{tmp_path}/no-engine.sock"
     proc = cli("run", "-s", "docker", "utils.echo", "--image", busybox(), rc=1)
     [line] = proc.stderr.strip().splitlines()
     assert f"cannot reach the Docker engine at unix://{tmp_path}/no-engine.sock" in line
 
 
-def test_a_missing_image_is_one_line_and_leaves_nothing(cli: Cli, api: Any) -> None:
+def test_a_missing_image_is_one_line_and_leaves_nothing(cli: TorchxCli, api: Any) -> None:
     proc = cli(
         "run", "-s", "docker", "utils.echo", "--image", "torchx-test/no-such-image:0",
         "--num_replicas", "2", rc=1,
@@ -45,7 +45,7 @@ def test_a_missing_image_is_one_line_and_leaves_nothing(cli: Cli, api: Any) -> N
     # engine_clean (conftest) checks that no container or network was left
 
 
-def test_an_image_the_engine_lacks_is_pulled_from_its_registry(cli: Cli, api: Any) -> None:
+def test_an_image_the_engine_lacks_is_pulled_from_its_registry(cli: TorchxCli, api: Any) -> None:
     registry = os.environ["TORCHX_DEV_DOCKER_REGISTRY"]
     repo = f"{registry}/torchx-test/pulled"
     api.tag(busybox(), repo, tag="1")
@@ -53,26 +53,25 @@ def test_an_image_the_engine_lacks_is_pulled_from_its_registry(cli: Cli, api: An
         for line in api.push(repo, tag="1", stream=True, decode=True):
             assert "error" not in line, line
         api.remove_image(f"{repo}:1")  # only the registry has it now
-        proc = cli(
-            "run", "-s", "docker", "--wait", "--log", "utils.sh", "--image", f"{repo}:1",
-            "--num_replicas", "2", "echo", "pulled",
+        _, proc = cli.run(
+            "--wait", "--log", "utils.sh", "--image", f"{repo}:1", "--num_replicas", "2", "echo",
+            "pulled",
         )  # fmt: skip
         assert proc.stdout.count("pulled") == 2, proc.stdout
         assert api.inspect_image(f"{repo}:1")["Id"] == api.inspect_image(busybox())["Id"]
     finally:
-        cli.cleanup()
-        cli.handles.clear()
+        cli.cleanup()  # before the image goes
         with contextlib.suppress(docker.errors.NotFound):
             api.remove_image(f"{repo}:1", force=True)
 
 
-def test_gpus_without_a_driver_are_one_line(cli: Cli) -> None:
+def test_gpus_without_a_driver_are_one_line(cli: TorchxCli) -> None:
     proc = cli("run", "-s", "docker", "utils.sh", "--image", busybox(), "--gpu", "1", "true", rc=1)
     [line] = proc.stderr.strip().splitlines()
     assert "asks for GPUs, but the Docker engine" in line and "has no GPU driver" in line
 
 
-def test_privileged_refused_is_one_line(cli: Cli, api: Any) -> None:
+def test_privileged_refused_is_one_line(cli: TorchxCli, api: Any) -> None:
     info = api.info()
     proc = cli(
         "run", "-s", "docker", "-cfg", "privileged=True", "utils.sh", "--image", busybox(), "true",
@@ -85,7 +84,7 @@ def test_privileged_refused_is_one_line(cli: Cli, api: Any) -> None:
     assert "refused a privileged container" in line
 
 
-def test_a_container_removed_by_hand_fails_its_replica(cli: Cli, api: Any) -> None:
+def test_a_container_removed_by_hand_fails_its_replica(cli: TorchxCli, api: Any) -> None:
     handle = _sleeper(cli, "-cfg", "stop_grace=1")
     app_id = handle.rsplit("/", 1)[1]
     api.remove_container(f"{app_id}-sh-1", force=True)
@@ -116,7 +115,7 @@ def restore_engine() -> Any:
 
 
 def test_the_engine_stopping_during_a_run_is_an_outage_not_a_failure(
-    cli: Cli, restore_engine: None
+    cli: TorchxCli, restore_engine: None
 ) -> None:
     handle = _sleeper(cli, "-cfg", "stop_grace=1")
     assert "RUNNING" in cli("status", handle).stdout

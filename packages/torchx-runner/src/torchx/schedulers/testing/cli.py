@@ -4,7 +4,8 @@ A plugin's integration tests drive its scheduler the way a user does: through th
 installed ``torchx`` command. :class:`TorchxCli` gives each test a private ``HOME`` (no
 ``~/.torchxconfig`` of the user's leaks in), ``TORCHX_HOME`` and working directory
 (which a batch plugin's job directory defaults to), checks every exit status and that
-no traceback was printed, and cancels what the test started when it ends::
+no traceback was printed, and cancels (or deletes, ``ending="delete"``) what the test
+started when it ends::
 
     @pytest.fixture
     def cli(tmp_path):
@@ -27,7 +28,7 @@ import sys
 import time
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 __all__ = ["TORCHX", "TorchxCli", "app_id", "replicas"]
 
@@ -44,12 +45,22 @@ class TorchxCli:
         scheduler: what :meth:`start` runs on (``torchx run -s SCHEDULER``)
         timeout: the default timeout of each command, in seconds
         command: the ``torchx`` executable (default :data:`TORCHX`)
+        ending: what :meth:`cleanup` does to each app :meth:`start` started: ``cancel``,
+            or ``delete`` where the scheduler keeps a cancelled app's leftovers (docker's
+            stopped containers and network) until it is deleted
     """
 
     def __init__(
-        self, root: Path, scheduler: str, *, timeout: float = 60, command: str = TORCHX
+        self,
+        root: Path,
+        scheduler: str,
+        *,
+        timeout: float = 60,
+        command: str = TORCHX,
+        ending: Literal["cancel", "delete"] = "cancel",
     ) -> None:
         self.command = command
+        self.ending = ending
         self.scheduler = scheduler
         self.timeout = timeout
         self.home = root / "home"
@@ -59,7 +70,7 @@ class TorchxCli:
         self.env = {**os.environ, "HOME": str(self.home), "TORCHX_HOME": str(root / "state")}
         for name in ("TORCHXCONFIG", "TORCHX_DEBUG"):
             self.env.pop(name, None)
-        #: the handles :meth:`start` gave, cancelled by :meth:`cleanup`
+        #: the handles :meth:`start` gave, cancelled (or deleted) by :meth:`cleanup`
         self.started: list[str] = []
 
     def __call__(
@@ -90,10 +101,18 @@ class TorchxCli:
 
     def start(self, *args: str) -> str:
         """``torchx run -s SCHEDULER ARGS`` without waiting; the handle (cancelled at the end)."""
-        handle = self("run", "-s", self.scheduler, *args).stdout.strip().splitlines()[-1]
-        assert handle.startswith(f"{self.scheduler}://"), handle
+        return self.run(*args)[0]
+
+    def run(self, *args: str) -> tuple[str, subprocess.CompletedProcess[str]]:
+        """``torchx run -s SCHEDULER ARGS``, which may wait (``--wait``, ``--log``): the
+        handle (cancelled at the end) and the finished command, to read what it printed.
+
+        The handle is the first line: ``run`` prints it before any log line or status."""
+        proc = self("run", "-s", self.scheduler, *args)
+        handle = proc.stdout.splitlines()[0].strip() if proc.stdout else ""
+        assert handle.startswith(f"{self.scheduler}://"), proc.stdout
         self.started.append(handle)
-        return handle
+        return handle, proc
 
     def status(self, handle: str, cwd: Path | None = None) -> dict[str, Any]:
         """``torchx status --json HANDLE``: the AppStatus as a dict."""
@@ -126,9 +145,11 @@ class TorchxCli:
             time.sleep(0.3)
 
     def cleanup(self) -> None:
-        """Cancels every app :meth:`start` started (whatever state it is in)."""
+        """Cancels (or deletes: ``ending``) every app :meth:`start` started, whatever
+        state it is in; they are then forgotten, so a second call does nothing."""
         for handle in self.started:
-            self("cancel", handle, rc=None)
+            self(self.ending, handle, rc=None)
+        self.started.clear()
 
 
 def app_id(handle: str) -> str:
