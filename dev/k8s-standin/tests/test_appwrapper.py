@@ -21,7 +21,10 @@ Obj = dict[str, Any]
 # selects rank 0 only (cluster DNS's name of a Service), until it listens.
 MEET = (
     'if [ "$RANK" = 0 ]; then nc -l -p 5001 & nc -l -p 5002 & wait; '
-    'else until echo "hello from $RANK" | nc "$RANK0" $((5000 + RANK)); do sleep 0.2; done; fi'
+    # the message is in a file before nc starts: with a pipe, a listener whose stdin is
+    # empty may close its side first and the sender then quits, 0, having sent nothing
+    'else echo "hello from $RANK" > /tmp/hello; '
+    'until nc "$RANK0" $((5000 + RANK)) < /tmp/hello; do sleep 0.2; done; fi'
 )
 
 

@@ -45,7 +45,9 @@ MEET = (
     # connection queued behind the first one's
     'if [ "$VC_TASK_INDEX" = 0 ]; then for i in $(seq $((VC_W_NUM - 1))); do '
     "nc -l -p $((5000 + i)) & done; wait; "
-    'else until echo "hello from $(hostname)" | nc "$rank0" $((5000 + VC_TASK_INDEX)); '
+    # the message is in a file before nc starts (see test_appwrapper.MEET)
+    'else echo "hello from $(hostname)" > /tmp/hello; '
+    'until nc "$rank0" $((5000 + VC_TASK_INDEX)) < /tmp/hello; '
     "do sleep 0.2; done; fi"
 )
 
@@ -124,7 +126,8 @@ def test_jobset_pods_meet_by_dns_host_name_and_complete(cluster: Cluster, ns: st
     cmd = (
         'echo "host=$(hostname) index=$JOB_COMPLETION_INDEX"; '
         'if [ "$(hostname)" = js-w-0-0 ]; then nc -l -p 5000; '
-        'else until echo "hello from $(hostname)" | nc js-w-0-0.js 5000; do sleep 0.2; done; fi'
+        'else echo "hello from $(hostname)" > /tmp/hello; '
+        "until nc js-w-0-0.js 5000 < /tmp/hello; do sleep 0.2; done; fi"
     )
     cluster.api.create(JS.format(ns=ns), _jobset("js", 2, cmd))
     js = cluster.wait(JS.format(ns=ns), "js", _terminal)

@@ -55,7 +55,10 @@ def test_three_replicas_meet_over_tcp_by_container_name(cli: TorchxCli) -> None:
     # connection queued behind the first one's was dropped when that listener exited
     script = (
         'if [ "$0" = 0 ]; then nc -l -p 9001 & nc -l -p 9002 & wait; '
-        'else until echo "hello from $0 to $TORCHX_RANK0_HOST" | nc "$TORCHX_RANK0_HOST" 900$0; '
+        # the message is in a file before nc starts: with a pipe, a listener whose stdin
+        # is empty may close its side first and the sender then quits, 0, having sent nothing
+        'else echo "hello from $0 to $TORCHX_RANK0_HOST" > /tmp/hello; '
+        'until nc "$TORCHX_RANK0_HOST" 900$0 < /tmp/hello; '
         "do sleep 0.2; done; fi"
     )
     handle, proc = cli.run(

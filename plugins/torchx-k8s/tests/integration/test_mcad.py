@@ -110,7 +110,10 @@ def test_three_replicas_meet_over_tcp_at_the_rank0_host(
     script = (
         'eval "host=\\${$1}"; '
         'if [ "$0" = 0 ]; then nc -l -p 9001 & nc -l -p 9002 & wait; '
-        'else until echo "hello from $0 via $host" | nc "$host" 900$0; do sleep 0.3; done; fi'
+        # the message is in a file before nc starts: with a pipe, a listener whose stdin
+        # is empty may close its side first and the sender then quits, 0, having sent nothing
+        'else echo "hello from $0 via $host" > /tmp/hello; '
+        'until nc "$host" 900$0 < /tmp/hello; do sleep 0.3; done; fi'
     )
     role = Role(
         "peer",

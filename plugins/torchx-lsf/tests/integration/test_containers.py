@@ -53,7 +53,10 @@ def test_containers_meet_at_the_rank0_host_with_env_by_name(
     program = (
         'echo "secret=$SECRET"; '
         'if [ "$TORCHX_REPLICA_ID" = 0 ]; then nc -l -p "$PORT"; else '
-        'until echo "hello from 1" | nc "$TORCHX_RANK0_HOST" "$PORT"; do sleep 0.2; done; '
+        # the message is in a file before nc starts: with a pipe, a listener whose stdin
+        # is empty may close its side first and the sender then quits, 0, having sent nothing
+        'echo "hello from 1" > hello; '
+        'until nc "$TORCHX_RANK0_HOST" "$PORT" < hello; do sleep 0.2; done; '
         "sleep 2; exit 5; fi"
     )
     handle = cli.start(
