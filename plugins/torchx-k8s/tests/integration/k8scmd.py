@@ -4,7 +4,12 @@ the kit's :class:`torchx.schedulers.testing.cli.TorchxCli`)."""
 from __future__ import annotations
 
 import os
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from torchx.runner import Runner
+    from torchx.specs import AppState
 
 GROUPS = {
     "volcano": ("batch.volcano.sh", "v1alpha1", "jobs"),
@@ -15,6 +20,18 @@ GROUPS = {
 def image() -> str:
     """A small image the stand-in's node has (when it runs); any name does otherwise."""
     return os.environ.get("TORCHX_DEV_DOCKER_BUSYBOX_IMAGE", "busybox:1")
+
+
+def wait_ended(runner: Runner, handle: str, timeout: float = 180) -> AppState:
+    """The app's terminal state, polled through the Runner; fails after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status = runner.status(handle)
+        assert status is not None
+        if status.state.is_terminal():
+            return status.state
+        assert time.monotonic() < deadline, f"{handle} still {status.state}: {status}"
+        time.sleep(0.5)
 
 
 class Made:

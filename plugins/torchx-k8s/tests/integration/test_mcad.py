@@ -25,10 +25,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from k8scmd import image
+from k8scmd import image, wait_ended
 from torchx_k8s.mcad import McadScheduler, create_scheduler
 
-from torchx.runner import Runner, get_runner
+from torchx.runner import get_runner
 from torchx.schedulers.testing import AppBuilder, SchedulerConformance
 from torchx.schedulers.testing.cli import TorchxCli
 from torchx.specs import AppDef, AppState, Resource, Role, macros, parse_app_handle
@@ -90,17 +90,6 @@ def _aw(kube: Any, app_id: str) -> dict[str, Any] | None:
         raise
 
 
-def _wait(runner: Runner, handle: str, timeout: float = 180) -> AppState:
-    deadline = time.monotonic() + timeout
-    while True:
-        status = runner.status(handle)
-        assert status is not None
-        if status.state.is_terminal():
-            return status.state
-        assert time.monotonic() < deadline, f"{handle} still {status.state}: {status}"
-        time.sleep(0.5)
-
-
 @pytest.mark.parametrize("version", VERSIONS)
 def test_three_replicas_meet_over_tcp_at_the_rank0_host(
     cli: TorchxCli, kube: Any, version: str
@@ -130,7 +119,7 @@ def test_three_replicas_meet_over_tcp_at_the_rank0_host(
         )
         app_id = parse_app_handle(handle).app_id
         try:
-            assert _wait(runner, handle) == AppState.SUCCEEDED
+            assert wait_ended(runner, handle) == AppState.SUCCEEDED
             # the rank-0 replica's log, read by a new process
             out = cli("log", f"{handle}/peer/0").stdout
             got = sorted(

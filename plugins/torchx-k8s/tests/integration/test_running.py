@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from k8scmd import Made, image
+from k8scmd import Made, image, wait_ended
 
 from torchx.runner import Runner, get_runner
 from torchx.schedulers.testing.cli import TorchxCli
@@ -41,17 +41,6 @@ def _sh(name: str, script: str, n: int = 1, **kw: object) -> Role:
     )
 
 
-def _wait(runner: Runner, handle: str, timeout: float = 180) -> AppState:
-    deadline = time.monotonic() + timeout
-    while True:
-        status = runner.status(handle)
-        assert status is not None
-        if status.state.is_terminal():
-            return status.state
-        assert time.monotonic() < deadline, f"{handle} still {status.state}: {status}"
-        time.sleep(0.5)
-
-
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_three_replicas_meet_over_tcp_at_the_rank0_host(
     runner: Runner, made: Made, cli: TorchxCli, flavour: str
@@ -70,7 +59,7 @@ def test_three_replicas_meet_over_tcp_at_the_rank0_host(
         AppDef("meet", [_sh("peer", script, n=3)]), "kubernetes", {"flavour": flavour}
     )
     app_id = made.add(parse_app_handle(handle).app_id)
-    assert _wait(runner, handle) == AppState.SUCCEEDED
+    assert wait_ended(runner, handle) == AppState.SUCCEEDED
     # the rank-0 replica's log, read by a new process
     out = cli("log", f"{handle}/peer/0").stdout
     got = sorted(
@@ -88,7 +77,7 @@ def test_a_failing_replica_fails_the_app_with_its_exit_code(
     script = 'if [ "$0" = 1 ]; then echo failing; exit 7; fi; sleep 120'
     handle = runner.run(AppDef("fail", [_sh("w", script, n=2)]), "kubernetes", {"flavour": flavour})
     made.add(parse_app_handle(handle).app_id)
-    assert _wait(runner, handle) == AppState.FAILED
+    assert wait_ended(runner, handle) == AppState.FAILED
     status = runner.status(handle)
     assert status is not None
     failed = status.roles[0].replicas[1]
