@@ -27,7 +27,12 @@ def test_split_handle_round_trips(
         if ids:
             text += "/" + ",".join(map(str, ids))
     got = split_handle(text)
-    assert got == (handle, role, ids if role is not None and ids else None)
+    assert (got, got.role, got.replica_ids) == (
+        handle,
+        role,
+        ids if role is not None and ids else None,
+    )
+    assert got.parsed == (sched, session, app)  # parsed once: its parts are carried
 
 
 @given(st.text(max_size=30))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,6 +21,7 @@ from torchx.specs import (
     parse_app_handle,
     parse_mounts,
 )
+from torchx.specs.handles import parse_handle, parse_target
 
 
 def test_parse_handle() -> None:
@@ -92,6 +95,75 @@ def test_no_handle_carries_a_slash_in_its_app_id(
         make_app_handle(scheduler, session, app_id)
     with pytest.raises(MalformedAppHandleException, match="contains '/'"):
         parse_app_handle(f"{scheduler}://{session}/{app_id}")
+
+
+#: The grammar of a handle as a regular expression: the parser (plain string
+#: operations, so that ``torchx status`` need not import ``re``) must agree with it.
+_HANDLE_GRAMMAR = re.compile(r"(?P<scheduler>[^:/\s]+)://(?P<session>[^/\s]*)/(?P<app_id>[^/\s]+)")
+
+
+@given(
+    st.text(alphabet=st.sampled_from("ab:/ \t\u2003\x1c"), max_size=14)
+    | st.from_regex(_HANDLE_GRAMMAR, fullmatch=True)
+)
+def test_the_parser_agrees_with_the_grammar(text: str) -> None:
+    match = _HANDLE_GRAMMAR.fullmatch(text)
+    try:
+        got = parse_app_handle(text)
+    except MalformedAppHandleException:
+        assert match is None
+    else:
+        assert match is not None and got == match.group("scheduler", "session", "app_id")
+
+
+def test_a_handle_is_parsed_once_and_carries_its_parts() -> None:
+    handle = parse_handle("k8s://me/team-a:trainer-x1")
+    assert handle == "k8s://me/team-a:trainer-x1" and isinstance(handle, str)
+    assert (handle.scheduler_backend, handle.session_name, handle.app_id) == (
+        "k8s",
+        "me",
+        "team-a:trainer-x1",
+    )
+    assert (handle.role, handle.replica_ids) == (None, None)
+    assert parse_handle(handle) is handle  # passed down, not parsed again
+    assert parse_app_handle(handle) == ParsedAppHandle("k8s", "me", "team-a:trainer-x1")
+
+
+@pytest.mark.parametrize(
+    ("text", "handle", "role", "ids"),
+    [
+        ("local://s/app", "local://s/app", None, None),
+        ("local://s/app/", "local://s/app", None, None),
+        ("local://s/app/trainer", "local://s/app", "trainer", None),
+        ("local://s/app/trainer/", "local://s/app", "trainer", None),
+        ("local://s/app/trainer/0,2", "local://s/app", "trainer", [0, 2]),
+        ("local:///app//1", "local:///app", None, [1]),
+    ],
+)
+def test_a_target_carries_its_role_and_replicas(
+    text: str, handle: str, role: str | None, ids: list[int] | None
+) -> None:
+    got = parse_target(text)
+    assert (got, got.role, got.replica_ids) == (handle, role, ids)
+    assert got.parsed == parse_app_handle(handle)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("local://s", "bad handle 'local://s': expected HANDLE[/ROLE[/N,M]], HANDLE being "),
+        ("local://s/app/r/x", "bad replica ids 'x' in 'local://s/app/r/x': expected numbers"),
+        (
+            "local://s/app/r/0/x",
+            "bad handle 'local://s/app/r/0/x': expected HANDLE[/ROLE[/N,M]], "
+            "e.g. local://s/app/r/0,1",
+        ),
+    ],
+)
+def test_a_bad_target_says_what_is_expected(text: str, message: str) -> None:
+    with pytest.raises(MalformedAppHandleException) as e:
+        parse_target(text)
+    assert str(e.value).startswith(message)
 
 
 def test_parse_mounts_all_kinds() -> None:

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from torchx.schedulers.api import Stream
+    from torchx.specs.handles import Handle
 
 #: The commands answered here, and the reference the registry must resolve each to.
 COMMANDS = {
@@ -283,19 +284,16 @@ def remember() -> None:
 # ------------------------------------------------------------------------- the commands
 
 
-def _app_id(handle: str, scheduler: str = SCHEDULER) -> str:
-    """The app id of a ``SCHEDULER://SESSION/APP_ID`` handle (the full path's parse, narrowed)."""
-    scheme, sep, rest = handle.partition("://")
-    _session, slash, app_id = rest.partition("/")
-    if (
-        scheme != scheduler
-        or not sep
-        or not slash
-        or not app_id
-        or any(c.isspace() for c in handle)
-    ):
-        raise _Decline(handle)
-    return app_id
+def _parsed(text: str, target: bool) -> Handle:
+    """``text`` parsed once, by the full path's parser: a handle, or with ``target``
+    ``HANDLE[/ROLE[/N,M]]`` (``torchx log``); declines what it refuses (the full
+    command says what is wrong)."""
+    from torchx.specs.handles import parse_handle, parse_target
+
+    try:
+        return parse_target(text) if target else parse_handle(text)
+    except ValueError:
+        raise _Decline(text) from None
 
 
 def _options(args: Sequence[str], flags: dict[str, str | None]) -> tuple[list[str], dict[str, Any]]:
@@ -350,14 +348,10 @@ def _status_text(handle: str, fields: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _status(args: Sequence[str]) -> Callable[[], int]:
+def _status(handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
     from torchx.schedulers import local_view
 
-    positionals, options = _options(args, _FLAGS["status"])
-    if len(positionals) != 1:
-        raise _Decline("arguments")
-    handle = positionals[0]
-    app_id = _app_id(handle)
+    app_id = handle.app_id
     fields = local_view.status(app_id)
     if fields["state"] == "FAILED":
         raise _Decline("a failed app: the full command finds and shows its error")
@@ -390,12 +384,11 @@ def _config_files_exist() -> bool:
     return home != "~" and os.path.lexists(os.path.join(home, _CONFIG_FILE))
 
 
-def _list(args: Sequence[str]) -> Callable[[], int]:
+def _list(options: dict[str, Any]) -> Callable[[], int]:
     from torchx.schedulers import local_view
 
-    positionals, options = _options(args, _FLAGS["list"])
     scheduler = options.get("-s") or options.get("--scheduler")
-    if positionals or ("-s" in options and "--scheduler" in options):
+    if "-s" in options and "--scheduler" in options:
         raise _Decline("arguments")
     if scheduler not in (None, SCHEDULER):
         raise _Decline(str(scheduler))
@@ -465,40 +458,20 @@ class _OpenedLogs:
         return opened
 
 
-def _log_target(
-    identifier: str, scheduler: str = SCHEDULER
-) -> tuple[str, str, str | None, list[int] | None]:
-    """(handle, app id, role, replica ids) of ``HANDLE[/ROLE[/N,M]]`` (as ``split_handle``)."""
-    parts = _app_id(identifier, scheduler).split("/")
-    if len(parts) > 3:
-        raise _Decline(identifier)
-    app_id = parts[0]
-    handle = identifier[: len(identifier) - len("/".join(parts))] + app_id
-    role = parts[1] if len(parts) > 1 and parts[1] else None
-    ids = None
-    if len(parts) > 2 and parts[2]:
-        try:
-            ids = [int(x) for x in parts[2].split(",")]
-        except ValueError:
-            raise _Decline(identifier) from None
-    return handle, app_id, role, ids
-
-
-def _log(args: Sequence[str]) -> Callable[[], int]:
+def _log(handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
     from torchx.cli.logs import check_selection, parse_time, replicas_of, stream
     from torchx.schedulers import local_view
 
-    positionals, options = _options(args, _FLAGS["log"])
     streams = options.get("--streams")
     color = options.get("--color", "auto")
-    if len(positionals) != 1 or streams not in (None, *_STREAMS) or color not in _COLOR:
+    if streams not in (None, *_STREAMS) or color not in _COLOR:
         raise _Decline("arguments")
     since = parse_time(options["--since"]) if "--since" in options else None
     until = parse_time(options["--until"]) if "--until" in options else None
     check_selection(None, since, until)
     tail = bool(options.get("-t") or options.get("--tail"))
-    handle, app_id, role, ids = _log_target(positionals[0])
-    pairs = replicas_of(_Status(local_view.status(app_id)), role, ids)
+    app_id = handle.app_id
+    pairs = replicas_of(_Status(local_view.status(app_id)), handle.role, handle.replica_ids)
     opened = {
         (r, k): local_view.log_lines(app_id, r, k, streams, since, until, tail) for r, k in pairs
     }
@@ -591,12 +564,8 @@ def _plugin_status_text(handle: str, fields: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _plugin_status(handler: Any, scheduler: str, args: Sequence[str]) -> Callable[[], int]:
-    positionals, options = _options(args, _PLUGIN_FLAGS["status"])
-    if len(positionals) != 1:
-        raise _Decline("arguments")
-    handle = positionals[0]
-    fields = _checked_status(handler.status(_app_id(handle, scheduler)))
+def _plugin_status(handler: Any, handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
+    fields = _checked_status(handler.status(handle.app_id))
     text = _plugin_status_text(handle, fields)
     if not options.get("--show-secrets"):
         from torchx.cli.output import mask_values
@@ -616,17 +585,16 @@ class _Roles:
         self.roles = [_Role(role, [_Replica(rep[0]) for rep in reps]) for role, reps in roles]
 
 
-def _plugin_log(handler: Any, scheduler: str, args: Sequence[str]) -> Callable[[], int]:
+def _plugin_log(handler: Any, handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
     from torchx.cli.logs import replicas_of, stream
 
-    positionals, options = _options(args, _PLUGIN_FLAGS["log"])
     streams = options.get("--streams")
     color = options.get("--color", "auto")
-    if len(positionals) != 1 or streams not in (None, *_STREAMS) or color not in _COLOR:
+    if streams not in (None, *_STREAMS) or color not in _COLOR:
         raise _Decline("arguments")
-    handle, app_id, role, ids = _log_target(positionals[0], scheduler)
+    app_id = handle.app_id
     fields = _checked_status(handler.status(app_id))
-    pairs = replicas_of(_Roles(fields["roles"]), role, ids)
+    pairs = replicas_of(_Roles(fields["roles"]), handle.role, handle.replica_ids)
     opened = {}
     for r, k in pairs:
         lines = handler.log(app_id, r, k, streams, fields)
@@ -640,13 +608,9 @@ def _plugin_log(handler: Any, scheduler: str, args: Sequence[str]) -> Callable[[
     return emit
 
 
-def _plugin_cancel(handler: Any, scheduler: str, args: Sequence[str]) -> Callable[[], int]:
+def _plugin_cancel(handler: Any, handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
     """``cancel`` of an app that has ended: nothing to do, as the full command says."""
-    positionals, _options_given = _options(args, _PLUGIN_FLAGS["cancel"])
-    if len(positionals) != 1:
-        raise _Decline("arguments")
-    handle = positionals[0]
-    fields = _checked_status(handler.status(_app_id(handle, scheduler)))
+    fields = _checked_status(handler.status(handle.app_id))
     if fields["state"] not in _ENDED:
         raise _Decline("a live app: the scheduler cancels it")
     text = f"{handle} had already ended: {fields['state']}; nothing to cancel\n"
@@ -656,7 +620,7 @@ def _plugin_cancel(handler: Any, scheduler: str, args: Sequence[str]) -> Callabl
 _PLUGIN_RUN = {"status": _plugin_status, "log": _plugin_log, "cancel": _plugin_cancel}
 
 
-_RUN = {"status": _status, "list": _list, "log": _log}
+_RUN = {"status": _status, "log": _log}
 
 
 def run(argv: Sequence[str]) -> int | None:
@@ -670,13 +634,18 @@ def run(argv: Sequence[str]) -> int | None:
     if not argv or argv[0] not in _FLAGS:
         return None
     command = argv[0]
+    handle = None
     try:
         # options it does not handle: decline at once, before importing anything
         positionals, options = _options(argv[1:], _FLAGS[command])
         if command == "list":
+            if positionals:
+                return None
             scheduler = options.get("-s", options.get("--scheduler", SCHEDULER))
-        elif positionals and "://" in positionals[0]:
-            scheduler = positionals[0].partition("://")[0]
+        elif len(positionals) == 1:
+            # parsed here, once; what follows reads its parts
+            handle = _parsed(positionals[0], target=command == "log")
+            scheduler = handle.scheduler_backend
         else:
             return None
         if scheduler == SCHEDULER:
@@ -695,18 +664,18 @@ def run(argv: Sequence[str]) -> int | None:
     if command not in commands:
         return None
     try:
-        if scheduler == SCHEDULER:
-            if not local:
-                return None
-            emit = _RUN[command](argv[1:])
+        if handle is None:
+            emit = _list(options) if local else None
+        elif scheduler == SCHEDULER:
+            emit = _RUN[command](handle, options) if local else None
         else:
             ref = handlers.get(scheduler)
-            if ref is None:
-                return None
-            emit = _PLUGIN_RUN[command](_load_handler(ref), scheduler, argv[1:])
+            emit = (
+                None if ref is None else _PLUGIN_RUN[command](_load_handler(ref), handle, options)
+            )
     except Exception:  # _Decline, local_view.Unsure, a handler's doubt...: the full command says
         return None
-    return emit()
+    return None if emit is None else emit()
 
 
 #: Set by :func:`run` when the quick path declined for want of a valid marker.

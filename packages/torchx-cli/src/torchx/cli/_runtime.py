@@ -12,6 +12,7 @@ from torchx.cli.errors import CliError
 if TYPE_CHECKING:
     from torchx.runner.api import Runner
     from torchx.specs.api import AppDef, AppStatus
+    from torchx.specs.handles import Handle
     from torchx.specs.options import CfgVal
 
 
@@ -67,42 +68,18 @@ def scheduler_cfg(
     return cfg
 
 
-def split_handle(text: str) -> tuple[str, str | None, list[int] | None]:
-    """``local://s/app[/role[/0,1]]`` -> (app handle, role or None, replica ids or None).
+def split_handle(text: str) -> Handle:
+    """``local://s/app[/role[/0,1]]`` parsed once: the app's handle, with ``role`` and
+    ``replica_ids`` (None when not given); see :func:`torchx.specs.handles.parse_target`.
 
-    No app id contains ``/`` (``torchx.specs.handles`` refuses one where a handle is
-    made), so what follows the app id's slash is always a role: every handle reads back
-    as the app it names.
+    A malformed one is a CliError saying what is expected.
     """
-    from torchx.specs import MalformedAppHandleException, parse_app_handle
+    from torchx.specs.handles import parse_target
 
-    scheme, _, rest = text.partition("://")
-    session, _, path = rest.partition("/")
-    app_id, _, narrowing = path.partition("/")
     try:
-        parsed = parse_app_handle(f"{scheme}://{session}/{app_id}")
-    except MalformedAppHandleException:
-        raise CliError(
-            f"bad handle {text!r}: expected HANDLE[/ROLE[/N,M]], HANDLE being "
-            "{scheduler}://{session_name}/{app_id}, e.g. local://torchx/echo-k3x9q2m7bw/echo/0,1"
-        ) from None
-    app_handle = f"{parsed.scheduler_backend}://{parsed.session_name}/{parsed.app_id}"
-    parts = narrowing.split("/") if narrowing else []
-    role = parts[0] if parts and parts[0] else None
-    replicas: list[int] | None = None
-    if len(parts) > 1 and parts[1]:
-        try:
-            replicas = [int(x) for x in parts[1].split(",")]
-        except ValueError:
-            raise CliError(
-                f"bad replica ids {parts[1]!r} in {text!r}: expected numbers such as 0 or 0,1"
-            ) from None
-    if len(parts) > 2:
-        raise CliError(
-            f"bad handle {text!r}: expected HANDLE[/ROLE[/N,M]], e.g. "
-            f"{app_handle}/{role or 'trainer'}/0,1"
-        )
-    return app_handle, role, replicas
+        return parse_target(text)
+    except ValueError as e:  # MalformedAppHandleException: one line, what is expected
+        raise CliError(str(e)) from None
 
 
 def _no_app(handle: str) -> CliError:

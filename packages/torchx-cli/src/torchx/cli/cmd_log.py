@@ -41,7 +41,7 @@ class LogCommand:
         from torchx.cli.logs import check_selection, parse_time, replicas_of, stream
 
         # every option is checked once, before any app is asked or any replica read
-        handle, role, ids = split_handle(args.identifier)
+        handle = split_handle(args.identifier)
         since = parse_time(args.since) if args.since else None
         until = parse_time(args.until) if args.until else None
         check_selection(args.regex, since, until)
@@ -55,7 +55,7 @@ class LogCommand:
         failed = stream(
             runner,
             handle,
-            replicas_of(status, role, ids),
+            replicas_of(status, handle.role, handle.replica_ids),
             regex=args.regex,
             since=since,
             until=until,

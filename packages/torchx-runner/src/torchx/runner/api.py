@@ -54,7 +54,7 @@ from torchx.specs.errors import (
     UnknownSchedulerError,
     did_you_mean,
 )
-from torchx.specs.handles import AppHandle, make_app_handle, parse_app_handle
+from torchx.specs.handles import AppHandle, Handle, make_app_handle, parse_handle
 
 if TYPE_CHECKING:
     import logging
@@ -273,8 +273,9 @@ class Runner:
         return sched
 
     def _resolve(self, app_handle: AppHandle) -> tuple[Scheduler[Any], str, str]:
-        backend, _session, app_id = parse_app_handle(app_handle)
-        return self._scheduler(backend), backend, app_id
+        # a Handle (what the CLI passes) was parsed by its maker: read, not parsed again
+        handle = parse_handle(app_handle)
+        return self._scheduler(handle.scheduler_backend), handle.scheduler_backend, handle.app_id
 
     def _retrying(self, sched: Scheduler[Any], what: str, fn: Callable[[], Any]) -> Any:
         from torchx.schedulers.retry import call_with_retries
@@ -501,8 +502,9 @@ class Runner:
         scheduler's, or else one made from the end of their stderr
         (:mod:`torchx.runner.failures`).
         """
-        desc = self._describe_response(app_handle, f"status of {app_handle}")
-        return None if desc is None else self._explained(app_handle, _status_of(desc))
+        handle = parse_handle(app_handle)  # once: the calls below read its parts
+        desc = self._describe_response(handle, f"status of {handle}")
+        return None if desc is None else self._explained(handle, _status_of(desc))
 
     def status_and_app(self, app_handle: AppHandle) -> tuple[AppStatus, AppDef] | None:
         """The app's status and its definition (as :meth:`describe`), from one question.
@@ -512,10 +514,11 @@ class Runner:
         is a command or an API call (``squeue``, a REST request). None if the scheduler
         does not know the app.
         """
-        desc = self._describe_response(app_handle, f"status of {app_handle}")
+        handle = parse_handle(app_handle)
+        desc = self._describe_response(handle, f"status of {handle}")
         if desc is None:
             return None
-        return self._explained(app_handle, _status_of(desc)), self._app_of(app_handle, desc)
+        return self._explained(handle, _status_of(desc)), self._app_of(handle, desc)
 
     def _explained(self, app_handle: AppHandle, status: AppStatus) -> AppStatus:
         """``status`` with a FAILED app's replica errors filled in (:mod:`torchx.runner.failures`)."""
@@ -586,8 +589,9 @@ class Runner:
         id (as upstream TorchX does). Otherwise, an app submitted by this runner is
         described by what was submitted.
         """
-        desc = self._describe_response(app_handle, f"describe {app_handle}")
-        return None if desc is None else self._app_of(app_handle, desc)
+        handle = parse_handle(app_handle)
+        desc = self._describe_response(handle, f"describe {handle}")
+        return None if desc is None else self._app_of(handle, desc)
 
     def _describe_response(self, app_handle: AppHandle, what: str) -> DescribeAppResponse | None:
         """The scheduler's answer for the app (retried); forgets an app it does not know."""
@@ -602,15 +606,15 @@ class Runner:
             self._described_at[app_handle] = self._clock()
         return desc
 
-    def _app_of(self, app_handle: AppHandle, desc: DescribeAppResponse) -> AppDef:
+    def _app_of(self, handle: Handle, desc: DescribeAppResponse) -> AppDef:
         from torchx.specs.api import AppDef
 
-        _backend, _session, app_id = parse_app_handle(app_handle)
+        app_id = handle.app_id
         if desc.roles:
             return AppDef(
                 name=desc.name or app_id, roles=list(desc.roles), metadata=dict(desc.metadata)
             )
-        submitted = self._apps.get(app_handle)
+        submitted = self._apps.get(handle)
         if submitted is not None:
             return copy.deepcopy(submitted)
         return AppDef(name=app_id, roles=[], metadata=dict(desc.metadata))
