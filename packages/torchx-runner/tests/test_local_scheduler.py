@@ -1740,16 +1740,20 @@ def test_status_is_what_describe_says(sched: LocalScheduler) -> None:
     fields = local_view.status(app_id, sched.state_dir)
     assert fields["state"] == desc.state.name == "FAILED"
     assert fields["num_restarts"] == desc.num_restarts
-    assert (fields["msg"] or NONE) == desc.msg and fields["msg"]
+    assert fields["msg"] == desc.msg and fields["msg"] not in ("", NONE)
     assert fields["ui_url"] == desc.ui_url
     assert (fields["start_time"], fields["end_time"]) == (desc.start_time, desc.end_time)
     assert desc.start_time is not None and desc.end_time is not None
     assert desc.start_time <= desc.end_time
-    assert fields["replicas"] == {
-        role.role: [(r.id, r.state.name, r.exit_code) for r in role.replicas]
+    assert fields["roles"] == [
+        (role.role, [(r.id, r.state.name, r.exit_code, r.hostname) for r in role.replicas])
         for role in desc.roles_statuses
-    }
+    ]
     assert all(r.hostname == "localhost" for role in desc.roles_statuses for r in role.replicas)
+    # the one record: what describe's status gives, but for the failed replicas' errors
+    described = desc.app_status().record()
+    described.pop("errors", None)
+    assert fields == described
     assert local_view.role_envs(app_id, sched.state_dir) == [role.env for role in desc.roles]
 
 
@@ -1884,11 +1888,15 @@ def test_a_state_dir_of_another_user_is_unsure(sched: LocalScheduler) -> None:
 
 
 def test_imports_only_the_standard_library(tmp_path: Path) -> None:
+    # of torchx.specs, only the standard-library core the quick path shares (the status
+    # record and its states: torchx.specs.status, which imports nothing)
+    core = ("torchx.specs", "torchx.specs._version", "torchx.specs.status")
     code = (
         "import sys; from torchx.schedulers import local_view; "
-        "local_view.list_apps(sys.argv[1]); "
+        "local_view.status; local_view.list_apps(sys.argv[1]); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('attr', 'attrs', 'cattrs', 'pluggy', 'typing') or m.startswith('torchx.specs')))"
+        f"('attr', 'attrs', 'cattrs', 'pluggy', 'typing') or m.startswith('torchx.specs') "
+        f"and m not in {core!r}))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True

@@ -110,6 +110,41 @@ def test_app_state_helpers() -> None:
     assert str(AppState.FAILED) == "FAILED" and str(RetryPolicy.ROLE) == "ROLE"
 
 
+def test_the_status_core_names_the_states_of_app_state() -> None:
+    from torchx.specs import status
+
+    assert tuple(AppState.__members__) == status.STATES
+    assert {s.name for s in AppState if s.is_terminal()} == status.ENDED
+
+
+def test_a_status_prints_through_its_record() -> None:
+    from torchx.specs.status import format_status
+
+    st = AppStatus(
+        AppState.RUNNING,
+        msg="waiting",
+        ui_url="http://ui",
+        start_time=0.0,
+        roles=[RoleStatus("a", [ReplicaStatus(2, AppState.RUNNING, "a", "")])],
+    )
+    assert st.record() == {
+        "state": "RUNNING",
+        "num_restarts": 0,
+        "msg": "waiting",
+        "ui_url": "http://ui",
+        "start_time": 0.0,
+        "end_time": None,
+        "roles": [("a", [(2, "RUNNING", None, "")])],
+    }
+    assert st.format() == format_status(st.record(), times=False)
+    assert (
+        st.format()
+        == "State: RUNNING\nNum restarts: 0\nMsg: waiting\nUI: http://ui\nRoles:\n  a:\n    a/2  RUNNING"
+    )
+    # the times come after the restarts (what torchx status prints)
+    assert format_status(st.record()).splitlines()[2].startswith("Started: ")
+
+
 def test_status_format_and_raise() -> None:
     st = AppStatus(
         AppState.FAILED,

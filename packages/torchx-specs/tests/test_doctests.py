@@ -40,6 +40,7 @@ EXAMPLES = [
     "torchx.specs.plugins",
     "torchx.specs.resources",
     "torchx.specs.serialize",
+    "torchx.specs.status",
     "torchx.specs.structured_errors",
     "torchx.specs.structured_opts",
     "torchx.specs.templating",

@@ -14,6 +14,25 @@ def test_import_loads_nothing_heavy() -> None:
     assert out.stdout.strip() == "", f"heavy modules loaded by import torchx.specs: {out.stdout}"
 
 
+def test_the_quick_core_imports_nothing_but_itself() -> None:
+    # the handle and the status record: what torchx status shares with its quick path
+    code = (
+        "import sys; before = set(sys.modules)\n"
+        "import torchx.specs.handles, torchx.specs.status\n"
+        "print(','.join(sorted(set(sys.modules) - before)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(out.stdout.strip().split(","))
+    assert not loaded & {"typing", "re", "attr", "attrs", "enum", *HEAVY}
+    assert {m for m in loaded if m.startswith("torchx")} <= {
+        "torchx",
+        "torchx.specs",
+        "torchx.specs._version",
+        "torchx.specs.handles",
+        "torchx.specs.status",
+    }
+
+
 def test_namespace_package_has_no_init() -> None:
     import torchx
 

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
     from torchx.schedulers.api import Stream
     from torchx.specs.handles import Handle
+    from torchx.specs.status import StatusRecord
 
 #: The commands answered here, and the reference the registry must resolve each to.
 COMMANDS = {
@@ -88,8 +89,6 @@ _PLUGIN_FLAGS: dict[str, dict[str, str | None]] = {
 }
 #: The commands a local app's quick path answers (cancel is the scheduler's).
 _LOCAL_COMMANDS = frozenset({"status", "list", "log"})
-#: The states of an app that has ended (``cancel`` of one has nothing to do).
-_ENDED = ("SUCCEEDED", "FAILED", "CANCELLED")
 
 _FORMAT = "torchx-cli-quick/2"
 _STREAMS = ("stdout", "stderr", "combined")
@@ -323,39 +322,15 @@ def _options(args: Sequence[str], flags: dict[str, str | None]) -> tuple[list[st
     return positionals, options
 
 
-def _status_text(handle: str, fields: dict[str, Any]) -> str:
-    """What ``torchx status HANDLE`` prints: ``AppStatus.format()`` of what describe reports."""
-    from torchx.cli.output import time_lines
-
-    lines = [
-        f"AppHandle: {handle}",
-        f"State: {fields['state']}",
-        f"Num restarts: {fields['num_restarts']}",
-        *time_lines(fields.get("start_time"), fields.get("end_time")),
-        f"Msg: {fields['msg'] or '<NONE>'}",  # the Runner's status has NONE for no message
-        f"UI: {fields['ui_url']}",
-    ]
-    if fields["replicas"]:
-        lines.append("Roles:")
-        for role, replicas in fields["replicas"].items():
-            lines.append(f"  {role}:")
-            for rep_id, state, exit_code in replicas:
-                parts = [f"{role}/{rep_id}", state]
-                if exit_code is not None:
-                    parts.append(f"exit={exit_code}")
-                parts.append("host=localhost")
-                lines.append("    " + "  ".join(parts))
-    return "\n".join(lines) + "\n"
-
-
 def _status(handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
     from torchx.schedulers import local_view
+    from torchx.specs.status import format_handle_status
 
     app_id = handle.app_id
-    fields = local_view.status(app_id)
-    if fields["state"] == "FAILED":
+    record = local_view.status(app_id)
+    if record["state"] == "FAILED":
         raise _Decline("a failed app: the full command finds and shows its error")
-    text = _status_text(handle, fields)
+    text = format_handle_status(handle, record)
     if not options.get("--show-secrets"):
         from torchx.cli.output import mask_values
 
@@ -427,14 +402,11 @@ class _Role:
         self.replicas = replicas
 
 
-class _Status:
-    """The little of an AppStatus that ``replicas_of`` reads."""
+class _Roles:
+    """The little of an AppStatus that ``replicas_of`` reads, from a status record's roles."""
 
-    def __init__(self, fields: dict[str, Any]) -> None:
-        self.roles = [
-            _Role(role, [_Replica(rep[0]) for rep in replicas])
-            for role, replicas in fields["replicas"].items()
-        ]
+    def __init__(self, roles: list[tuple[str, list[Any]]]) -> None:
+        self.roles = [_Role(role, [_Replica(rep[0]) for rep in reps]) for role, reps in roles]
 
 
 class _OpenedLogs:
@@ -471,7 +443,7 @@ def _log(handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
     check_selection(None, since, until)
     tail = bool(options.get("-t") or options.get("--tail"))
     app_id = handle.app_id
-    pairs = replicas_of(_Status(local_view.status(app_id)), handle.role, handle.replica_ids)
+    pairs = replicas_of(_Roles(local_view.status(app_id)["roles"]), handle.role, handle.replica_ids)
     opened = {
         (r, k): local_view.log_lines(app_id, r, k, streams, since, until, tail) for r, k in pairs
     }
@@ -499,74 +471,51 @@ def _load_handler(ref: str) -> Any:
     return obj
 
 
-def _checked_status(fields: Any) -> dict[str, Any]:
+def _checked_status(fields: Any) -> StatusRecord:
     """A handler's status, if it is well formed and not a failed app's; else declines.
 
     A FAILED app's status is the full path's: it finds the failed replica's error
     (``torchx.runner.failures``) and says where to read more.
     """
-    from torchx.cli.output import APP_STATES
+    if not _well_formed(fields) or fields["state"] == "FAILED":
+        raise _Decline("status")
+    checked: StatusRecord = fields
+    return checked
+
+
+def _well_formed(fields: Any) -> bool:
+    """True if a handler's answer is a status record (with ``envs``) of known states."""
+    from torchx.specs.status import STATES
 
     if (
         not isinstance(fields, dict)
-        or fields.get("state") not in APP_STATES
-        or fields["state"] == "FAILED"
+        or fields.get("state") not in STATES
         or type(fields.get("num_restarts")) is not int
         or not isinstance(fields.get("msg"), str)
         or not isinstance(fields.get("ui_url"), (str, type(None)))
         or not isinstance(fields.get("roles"), list)
         or not isinstance(fields.get("envs"), list)
+        or not isinstance(fields.get("errors", {}), dict)
     ):
-        raise _Decline("status")
+        return False
     for role, replicas in fields["roles"]:
         for rep_id, state, exit_code, host in replicas:
             if (
                 not isinstance(role, str)
                 or type(rep_id) is not int
-                or state not in APP_STATES
+                or state not in STATES
                 or not isinstance(exit_code, (int, type(None)))
                 or not isinstance(host, str)
             ):
-                raise _Decline("replica")
-    return fields
-
-
-def _plugin_status_text(handle: str, fields: dict[str, Any]) -> str:
-    """What ``torchx status HANDLE`` prints for a describe answer of these ``fields``.
-
-    ``AppStatus.format()`` (``torchx.specs.api``) with the time lines of
-    ``torchx.cli.output.format_status``, line for line; tests compare the two paths.
-    """
-    from torchx.cli.output import time_lines
-
-    restarts = fields["num_restarts"]
-    lines = [
-        f"AppHandle: {handle}",
-        f"State: {fields['state']}",
-        f"Num restarts: {restarts if restarts >= 0 else 'unknown'}",
-        *time_lines(fields.get("start_time"), fields.get("end_time")),
-    ]
-    if fields["msg"]:
-        lines.append(f"Msg: {fields['msg']}")
-    if fields["ui_url"]:
-        lines.append(f"UI: {fields['ui_url']}")
-    if fields["roles"]:
-        lines.append("Roles:")
-        for role, replicas in fields["roles"]:
-            lines.append(f"  {role}:")
-            for rep_id, state, exit_code, host in replicas:
-                parts = [f"{role}/{rep_id}", state]
-                if exit_code is not None:
-                    parts.append(f"exit={exit_code}")
-                if host:
-                    parts.append(f"host={host}")
-                lines.append("    " + "  ".join(parts))
-    return "\n".join(lines) + "\n"
+                return False
+    return True
 
 
 def _plugin_status(handler: Any, handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
+    from torchx.specs.status import format_handle_status
+
     fields = _checked_status(handler.status(handle.app_id))
-    text = _plugin_status_text(handle, fields)
+    text = format_handle_status(handle, fields)
     if not options.get("--show-secrets"):
         from torchx.cli.output import mask_values
 
@@ -576,13 +525,6 @@ def _plugin_status(handler: Any, handle: Handle, options: dict[str, Any]) -> Cal
         if mask_values(text, fields["envs"]) != text:
             raise _Decline("a secret to mask")
     return lambda: _print(text)
-
-
-class _Roles:
-    """The little of an AppStatus that ``replicas_of`` reads, from a handler's roles."""
-
-    def __init__(self, roles: list[tuple[str, list[Any]]]) -> None:
-        self.roles = [_Role(role, [_Replica(rep[0]) for rep in reps]) for role, reps in roles]
 
 
 def _plugin_log(handler: Any, handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
@@ -611,7 +553,9 @@ def _plugin_log(handler: Any, handle: Handle, options: dict[str, Any]) -> Callab
 def _plugin_cancel(handler: Any, handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
     """``cancel`` of an app that has ended: nothing to do, as the full command says."""
     fields = _checked_status(handler.status(handle.app_id))
-    if fields["state"] not in _ENDED:
+    from torchx.specs.status import ENDED
+
+    if fields["state"] not in ENDED:
         raise _Decline("a live app: the scheduler cancels it")
     text = f"{handle} had already ended: {fields['state']}; nothing to cancel\n"
     return lambda: _print(text)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import sys
 
+from torchx.specs.status import STATES, format_duration, format_time
+from torchx.specs.status import format_status as status_text
+
 TYPE_CHECKING = False  # typing costs milliseconds: the quick path imports this module
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -79,16 +82,7 @@ def mask_values(text: str, envs: Iterable[Mapping[str, str]]) -> str:
 
 #: The names of ``torchx.specs.AppState`` (``list --state`` checks against these without
 #: importing the spec types: the quick path uses this module).
-APP_STATES = (
-    "UNSUBMITTED",
-    "SUBMITTED",
-    "PENDING",
-    "RUNNING",
-    "SUCCEEDED",
-    "FAILED",
-    "CANCELLED",
-    "UNKNOWN",
-)
+APP_STATES = STATES
 #: The widest the APP HANDLE column of ``torchx list`` grows: a longer handle (an app
 #: with a 300-character name) overflows its own row only, never widens the others.
 HANDLE_COLUMN_MAX = 48
@@ -171,57 +165,13 @@ def _duration(start: float | None, end: float | None) -> float | None:
     return None if start is None or end is None else round(max(end - start, 0.0), 3)
 
 
-def format_duration(seconds: float) -> str:
-    """A duration as ``torchx.specs.durations.parse_duration`` reads it back.
-
-    ``42.2s`` under a minute (a tenth of a second kept); from a minute on, whole
-    seconds and the two largest units: ``5m3s``, ``1h30m``, ``1d12h``.
-
-    >>> [format_duration(s) for s in (42.24, 303, 5400, 129600, 3601)]
-    ['42.2s', '5m3s', '1h30m', '1d12h', '1h']
-    """
-    if seconds < 60:
-        return f"{max(seconds, 0.0):.1f}s"
-    rest = int(seconds)
-    parts: list[tuple[int, str]] = []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
-        count, rest = divmod(rest, size)
-        if count or parts:
-            parts.append((count, unit))
-    return "".join(f"{count}{unit}" for count, unit in parts[:2] if count)
-
-
-def format_time(epoch: float) -> str:
-    """Seconds since the epoch as local time to the second: ``2026-11-25 09:15:00``.
-
-    With :mod:`time` (built in), not :mod:`datetime`: ``status`` and ``list`` of a local
-    app import nothing they did not before (the quick path).
-    """
-    import time
-
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
-
-
-def time_lines(start: float | None, end: float | None) -> list[str]:
-    """The ``Started:``/``Ended:`` lines of ``torchx status`` (none for a time not known)."""
-    lines = []
-    if start is not None:
-        lines.append(f"Started: {format_time(start)}")
-    if end is not None:
-        took = f" (after {format_duration(end - start)})" if start is not None else ""
-        lines.append(f"Ended: {format_time(end)}{took}")
-    return lines
-
-
 def format_status(status: Any, roles: list[str] | None = None) -> str:
-    """``AppStatus.format()`` with when the app started and ended after its restart count.
+    """What ``torchx status`` and ``run --wait`` print of an ``AppStatus`` (after the handle):
+    the one text of :mod:`torchx.specs.status`, with when the app started and ended.
 
-    What ``torchx status`` and ``run --wait`` print (the quick path prints the same).
+    The quick path prints the same record through the same function.
     """
-    lines = status.format(filter_roles=roles).split("\n")
-    at = next((i + 1 for i, line in enumerate(lines) if line.startswith("Num restarts:")), 1)
-    lines[at:at] = time_lines(status.start_time, status.end_time)
-    return "\n".join(lines)
+    return status_text(status.record(), roles)
 
 
 def format_app_list(apps: Iterable[AppRow]) -> str:

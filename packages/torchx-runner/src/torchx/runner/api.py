@@ -504,7 +504,7 @@ class Runner:
         """
         handle = parse_handle(app_handle)  # once: the calls below read its parts
         desc = self._describe_response(handle, f"status of {handle}")
-        return None if desc is None else self._explained(handle, _status_of(desc))
+        return None if desc is None else self._explained(handle, desc.app_status())
 
     def status_and_app(self, app_handle: AppHandle) -> tuple[AppStatus, AppDef] | None:
         """The app's status and its definition (as :meth:`describe`), from one question.
@@ -518,7 +518,7 @@ class Runner:
         desc = self._describe_response(handle, f"status of {handle}")
         if desc is None:
             return None
-        return self._explained(handle, _status_of(desc)), self._app_of(handle, desc)
+        return self._explained(handle, desc.app_status()), self._app_of(handle, desc)
 
     def _explained(self, app_handle: AppHandle, status: AppStatus) -> AppStatus:
         """``status`` with a FAILED app's replica errors filled in (:mod:`torchx.runner.failures`)."""
@@ -795,20 +795,4 @@ def get_runner(
         scheduler_params,
         use_config=use_config,
         backoff=backoff,
-    )
-
-
-def _status_of(desc: DescribeAppResponse) -> AppStatus:
-    """The AppStatus a scheduler's describe answer says."""
-    from torchx.specs.api import AppStatus
-
-    return AppStatus(
-        state=desc.state,
-        num_restarts=desc.num_restarts,
-        msg=desc.msg,
-        structured_error_msg=desc.structured_error_msg,
-        ui_url=desc.ui_url,
-        roles=desc.roles_statuses,
-        start_time=desc.start_time,
-        end_time=desc.end_time,
     )

@@ -103,6 +103,7 @@ from torchx.specs import (
     AppDef,
     AppDryRunInfo,
     AppState,
+    AppStatus,
     CfgVal,
     InvalidRunConfigException,
     Role,
@@ -175,6 +176,20 @@ class DescribeAppResponse:
     name: str = ""
     start_time: float | None = None
     end_time: float | None = None
+
+    def app_status(self) -> AppStatus:
+        """The app's status this answer says (what ``Runner.status`` returns, before a
+        FAILED app's errors are looked for)."""
+        return AppStatus(
+            state=self.state,
+            num_restarts=self.num_restarts,
+            msg=self.msg,
+            structured_error_msg=self.structured_error_msg,
+            ui_url=self.ui_url,
+            roles=self.roles_statuses,
+            start_time=self.start_time,
+            end_time=self.end_time,
+        )
 
 
 @attrs.define(eq=True)

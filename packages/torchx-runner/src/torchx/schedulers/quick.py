@@ -46,33 +46,19 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing costs milliseconds, which this module exists to save
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import Any, Protocol, TypedDict
+    from typing import Any, Protocol
+
+    from torchx.specs.status import ReplicaRecord, StatusRecord
 
     #: A replica: (replica id, AppState name, exit code or None, hostname or "").
-    QuickReplica = tuple[int, str, "int | None", str]
-
-    class QuickStatus(TypedDict):
-        """What the scheduler's ``describe`` says of an app, as plain values.
-
-        The fields of the ``DescribeAppResponse`` that ``torchx status`` prints.
-        """
-
-        #: The app's ``AppState`` name ("RUNNING", "SUCCEEDED", ...).
-        state: str
-        num_restarts: int
-        #: ``describe``'s ``msg`` ("" for none).
-        msg: str
-        ui_url: str | None
-        #: Seconds since the epoch, None where unknown.
-        start_time: float | None
-        end_time: float | None
-        #: Each role (in ``roles_statuses`` order) and its replicas.
-        roles: list[tuple[str, list[QuickReplica]]]
-        #: The env of each role of the AppDef ``describe`` gives (``roles``), empty
-        #: without roles. ``torchx status`` masks their secret-looking values, so a
-        #: status whose text holds one goes the full way. Every role's env, or decline:
-        #: a superset is fine (at worst the full path answers), a subset is not.
-        envs: list[dict[str, str]]
+    QuickReplica = ReplicaRecord
+    #: What a handler's ``status`` answers: the plain status record of
+    #: :mod:`torchx.specs.status` (the one ``torchx status`` prints), with ``envs``: the
+    #: env of each role of the AppDef ``describe`` gives (``roles``), empty without
+    #: roles. ``torchx status`` masks their secret-looking values, so a status whose
+    #: text holds one goes the full way. Every role's env, or decline: a superset is
+    #: fine (at worst the full path answers), a subset is not.
+    QuickStatus = StatusRecord
 
     class QuickHandler(Protocol):
         """What a quick handler provides (an object, often a module-level instance)."""
@@ -100,19 +86,6 @@ def quick_status_of(desc: Any, envs: list[dict[str, str]] | None = None) -> Quic
     ``envs`` defaults to the env of each of ``desc.roles``. A plugin's tests compare
     this with what its handler answers for the same backend state.
     """
-    return {
-        "state": desc.state.name,
-        "num_restarts": desc.num_restarts,
-        "msg": desc.msg,
-        "ui_url": desc.ui_url,
-        "start_time": desc.start_time,
-        "end_time": desc.end_time,
-        "roles": [
-            (
-                rs.role,
-                [(rep.id, rep.state.name, rep.exit_code, rep.hostname) for rep in rs.replicas],
-            )
-            for rs in desc.roles_statuses
-        ],
-        "envs": [dict(role.env) for role in desc.roles] if envs is None else envs,
-    }
+    record: QuickStatus = desc.app_status().record()
+    record["envs"] = [dict(role.env) for role in desc.roles] if envs is None else envs
+    return record

@@ -30,19 +30,21 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import attrs
 
+from torchx.specs import status as _status
 from torchx.specs.errors import AppStatusError, InvalidResourceException, SpecError
 from torchx.specs.mounts import BindMount, DeviceMount, VolumeMount
 from torchx.specs.workspace import Workspace
 
 if TYPE_CHECKING:
     from torchx.specs.options import CfgVal
+    from torchx.specs.status import StatusRecord
 
 #: Placeholder for a required string field that was not given (upstream's ``MISSING``).
 MISSING: str = "<MISSING>"
 #: Placeholder for "no value" in string fields such as ``structured_error_msg``.
-NONE: str = "<NONE>"
+NONE: str = _status.NONE
 #: Matches every role in filters such as ``AppStatus.format(filter_roles=...)``.
-ALL: str = "ALL"
+ALL: str = _status.ALL
 
 #: Key in :attr:`Resource.tags` naming the named resource a Resource came from.
 NAMED_RESOURCE_TAG: str = "torchx.specs/named_resource"
@@ -398,34 +400,46 @@ class AppStatus:
           trainer:
             trainer/0  RUNNING  host=h0
         """
-        restarts = str(self.num_restarts) if self.num_restarts >= 0 else "unknown"
-        lines = [f"State: {self.state}", f"Num restarts: {restarts}"]
-        if self.msg:
-            lines.append(f"Msg: {self.msg}")
+        return _status.format_status(self.record(), filter_roles, times=False)
+
+    def record(self) -> StatusRecord:
+        """This status as plain data: what :mod:`torchx.specs.status` formats.
+
+        Each structured error is its first line (``errors``, only where there is one).
+        """
         from torchx.specs.structured_errors import error_message
 
+        errors = {}
         app_error = error_message(self.structured_error_msg)
         if app_error:
-            lines.append(f"Error: {app_error}")
-        if self.ui_url:
-            lines.append(f"UI: {self.ui_url}")
-        wanted = None if not filter_roles or ALL in filter_roles else set(filter_roles)
-        roles = [r for r in self.roles if wanted is None or r.role in wanted]
-        if roles:
-            lines.append("Roles:")
-            for role in roles:
-                lines.append(f"  {role.role}:")
-                for rep in role.replicas:
-                    parts = [f"{role.role}/{rep.id}", str(rep.state)]
-                    if rep.exit_code is not None:
-                        parts.append(f"exit={rep.exit_code}")
-                    if rep.hostname:
-                        parts.append(f"host={rep.hostname}")
-                    rep_error = error_message(rep.structured_error_msg)
-                    if rep_error:
-                        parts.append(f"error={rep_error}")
-                    lines.append("    " + "  ".join(parts))
-        return "\n".join(lines)
+            errors[""] = app_error
+        roles = []
+        for role in self.roles:
+            for rep in role.replicas:
+                rep_error = error_message(rep.structured_error_msg)
+                if rep_error:
+                    errors[f"{role.role}/{rep.id}"] = rep_error
+            roles.append(
+                (
+                    role.role,
+                    [
+                        (rep.id, str(rep.state), rep.exit_code, rep.hostname)
+                        for rep in role.replicas
+                    ],
+                )
+            )
+        record: StatusRecord = {
+            "state": str(self.state),
+            "num_restarts": self.num_restarts,
+            "msg": self.msg,
+            "ui_url": self.ui_url,
+            "start_time": self.start_time,
+            "end_time": self.end_time,
+            "roles": roles,
+        }
+        if errors:
+            record["errors"] = errors
+        return record
 
 
 T = TypeVar("T")

@@ -40,11 +40,11 @@ from __future__ import annotations
 
 import collections
 
-from torchx.specs.errors import MalformedAppHandleException
-
 TYPE_CHECKING = False  # typing costs milliseconds: the quick path of `torchx status` parses here
 if TYPE_CHECKING:
     from typing import NamedTuple
+
+    from torchx.specs.errors import MalformedAppHandleException
 
     class ParsedAppHandle(NamedTuple):
         """Parsed components of an AppHandle."""
@@ -116,14 +116,17 @@ def _handle(text: str, parts: tuple[str, str, str]) -> Handle:
     return handle
 
 
+def _error(message: str) -> MalformedAppHandleException:
+    # imported when a handle is refused: a good one (the quick path's) needs none of it
+    from torchx.specs.errors import MalformedAppHandleException
+
+    return MalformedAppHandleException(message)
+
+
 def _malformed(app_handle: object) -> MalformedAppHandleException:
     if not isinstance(app_handle, str):
-        return MalformedAppHandleException(
-            f"app handle must be a string, got {app_handle!r}; {_FORM}"
-        )
-    return MalformedAppHandleException(
-        f"malformed app handle {app_handle!r}: {_what_is_wrong(app_handle)}{_FORM}"
-    )
+        return _error(f"app handle must be a string, got {app_handle!r}; {_FORM}")
+    return _error(f"malformed app handle {app_handle!r}: {_what_is_wrong(app_handle)}{_FORM}")
 
 
 def parse_handle(app_handle: AppHandle) -> Handle:
@@ -164,7 +167,7 @@ def parse_target(text: str) -> Handle:
     end = len(text) - len(narrowing) - len(slash)
     parts = _parts(text[:end])
     if parts is None:
-        raise MalformedAppHandleException(f"bad handle {text!r}: {_TARGET_FORM}")
+        raise _error(f"bad handle {text!r}: {_TARGET_FORM}")
     handle = _handle(text[:end], parts)
     steps = narrowing.split("/") if narrowing else []
     handle.role = steps[0] if steps and steps[0] else None
@@ -172,11 +175,11 @@ def parse_target(text: str) -> Handle:
         try:
             handle.replica_ids = [int(x) for x in steps[1].split(",")]
         except ValueError:
-            raise MalformedAppHandleException(
+            raise _error(
                 f"bad replica ids {steps[1]!r} in {text!r}: expected numbers such as 0 or 0,1"
             ) from None
     if len(steps) > 2:
-        raise MalformedAppHandleException(
+        raise _error(
             f"bad handle {text!r}: expected HANDLE[/ROLE[/N,M]], e.g. "
             f"{handle}/{handle.role or 'trainer'}/0,1"
         )
@@ -207,7 +210,7 @@ def make_app_handle(scheduler_backend: str, session_name: str, app_id: str) -> A
     """
     handle = f"{scheduler_backend}://{session_name}/{app_id}"
     if _parts(handle) != (scheduler_backend, session_name, app_id):
-        raise MalformedAppHandleException(
+        raise _error(
             f"cannot make a handle from scheduler={scheduler_backend!r}, session={session_name!r}, "
             f"app_id={app_id!r}: the scheduler needs no ':' or '/', the session and the "
             "app id no '/', none of them whitespace, and the app id must be non-empty"

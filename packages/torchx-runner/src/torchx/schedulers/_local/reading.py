@@ -121,7 +121,7 @@ def appdef(app_dir: str) -> AppDef | None:
 
 def describe_response(app_id: str, app_dir: str, state: dict[str, Any]) -> DescribeAppResponse:
     """What ``describe`` returns of the app whose settled record is ``state``."""
-    fields = _rec.status_fields(app_dir, state)
+    record = _rec.status_record(app_dir, state)
     roles_statuses = [
         RoleStatus(
             role,
@@ -130,31 +130,31 @@ def describe_response(app_id: str, app_dir: str, state: dict[str, Any]) -> Descr
                     id=rep_id,
                     state=to_app_state(rep_state, _APP_STATES),
                     role=role,
-                    hostname="localhost",
+                    hostname=host,
                     exit_code=exit_code,
                     structured_error_msg=(
                         _replica_error(state, role, rep_id) if rep_state == "FAILED" else NONE
                     ),
                 )
-                for rep_id, rep_state, exit_code in replicas
+                for rep_id, rep_state, exit_code, host in replicas
             ],
         )
-        for role, replicas in fields["replicas"].items()
+        for role, replicas in record["roles"]
     ]
     app = appdef(app_dir)
     return DescribeAppResponse(
         app_id=app_id,
-        state=to_app_state(fields["state"], _APP_STATES),
-        num_restarts=fields["num_restarts"],
-        msg=fields["msg"] or NONE,
+        state=to_app_state(record["state"], _APP_STATES),
+        num_restarts=record["num_restarts"],
+        msg=record["msg"],
         structured_error_msg=NONE,
-        ui_url=fields["ui_url"],
+        ui_url=record["ui_url"],
         metadata=dict(app.metadata) if app is not None else {},
         roles_statuses=roles_statuses,
         roles=list(app.roles) if app is not None else [],
         name=app.name if app is not None else str(state.get("app_name", "")),
-        start_time=fields["start_time"],
-        end_time=fields["end_time"],
+        start_time=record["start_time"],
+        end_time=record["end_time"],
     )
 
 

@@ -17,11 +17,17 @@ import time
 
 from torchx.schedulers._local import state as _st
 from torchx.schedulers.errors import SchedulerError
+from torchx.specs.status import NONE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
+
+    from torchx.specs.status import StatusRecord
+
+#: Where every replica of a local app runs.
+HOST = "localhost"
 
 #: A record with no supervisor pid this long after its creation was never started.
 START_TIMEOUT = 60.0
@@ -192,27 +198,26 @@ def settle(app_dir: str, state: dict[str, Any]) -> dict[str, Any] | None:
     return _st.mark_supervisor_dead(app_dir, reason)
 
 
-def status_fields(app_dir: str, state: dict[str, Any]) -> dict[str, Any]:
-    """What ``describe`` reports of a (settled) state record, as plain data.
+def status_record(app_dir: str, state: dict[str, Any]) -> StatusRecord:
+    """What ``describe`` reports of a (settled) state record, as the plain status record.
 
-    ``state``, ``num_restarts``, ``msg`` ("" when there is none), ``ui_url`` (the
-    ``file://`` URL of the log directory), ``start_time`` and ``end_time`` (see
-    :func:`times`) and ``replicas``: role -> list of (replica id, state name, exit code
-    or None).
+    The record of :mod:`torchx.specs.status` (what ``torchx status`` prints): ``msg``
+    is ``"<NONE>"`` when there is none, ``ui_url`` the ``file://`` URL of the log
+    directory, the times as :func:`times` says, every replica's host ``localhost``.
     """
     log_dir = state.get("log_dir") or os.path.join(app_dir, "logs")
     start_time, end_time = times(state)
     return {
         "state": state["state"],
         "num_restarts": int(state.get("num_restarts", 0)),
-        "msg": state.get("msg") or "",
+        "msg": state.get("msg") or NONE,
         "ui_url": f"file://{log_dir}",
         "start_time": start_time,
         "end_time": end_time,
-        "replicas": {
-            role: [(rep["id"], rep["state"], rep.get("exit_code")) for rep in replicas]
+        "roles": [
+            (role, [(rep["id"], rep["state"], rep.get("exit_code"), HOST) for rep in replicas])
             for role, replicas in state.get("replicas", {}).items()
-        },
+        ],
     }
 
 

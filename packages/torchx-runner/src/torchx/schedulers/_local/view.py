@@ -14,7 +14,7 @@ functions the scheduler reads them with, and returns dicts, tuples and strings::
         fields = local_view.status("echo-1a2b3c4d5e")
     except local_view.Unsure:
         fields = None  # ask the scheduler: LocalScheduler.describe
-    fields["state"], fields["replicas"]   # "SUCCEEDED", {"echo": [(0, "SUCCEEDED", 0)]}
+    fields["state"], fields["roles"]   # "SUCCEEDED", [("echo", [(0, "SUCCEEDED", 0, "localhost")])]
 
 It only ever reads. Whenever an answer would need more than reading (an app whose
 supervisor died must first be recorded as FAILED), or anything is not as expected (no
@@ -33,12 +33,15 @@ import os
 
 from torchx.schedulers._local import records as _rec
 from torchx.schedulers._local import state as _st
+from torchx.specs.status import STATES
 
 TYPE_CHECKING = False  # typing costs milliseconds; this module exists to save them
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from datetime import datetime
     from typing import Any
+
+    from torchx.specs.status import StatusRecord
 
 __all__ = [
     "FACTORY",
@@ -57,18 +60,7 @@ FACTORY = "torchx.schedulers.local_scheduler:create_scheduler"
 _APPDEF_DOCUMENT = "torchx.specs/v1"
 
 #: The names of ``torchx.specs.AppState`` (a record holds them as strings).
-_STATES = frozenset(
-    (
-        "UNSUBMITTED",
-        "SUBMITTED",
-        "PENDING",
-        "RUNNING",
-        "SUCCEEDED",
-        "FAILED",
-        "CANCELLED",
-        "UNKNOWN",
-    )
-)
+_STATES = frozenset(STATES)
 
 
 class Unsure(Exception):
@@ -100,27 +92,27 @@ def _settled(app_id: str, state_dir: str | None) -> tuple[str, dict[str, Any]]:
     return app_dir, _refuse_to_settle(app_dir, state)
 
 
-def status(app_id: str, state_dir: str | None = None) -> dict[str, Any]:
-    """What ``LocalScheduler.describe`` reports of the app's state, as plain data.
+def status(app_id: str, state_dir: str | None = None) -> StatusRecord:
+    """What ``LocalScheduler.describe`` reports of the app's state, as the plain status record.
 
-    ``state`` (an ``AppState`` name), ``num_restarts``, ``msg`` ("" when none),
-    ``ui_url``, ``start_time`` and ``end_time`` (seconds since the epoch, or None) and
-    ``replicas``: role -> list of (replica id, state name, exit code or None); every
-    replica's host is ``localhost``. Raises :class:`Unsure`.
+    The record of :mod:`torchx.specs.status` (``state``, ``num_restarts``, ``msg``,
+    ``ui_url``, ``start_time``, ``end_time``, ``roles``), equal to the one
+    ``describe``'s answer gives (``AppStatus.record()``) but for the errors of a FAILED
+    app's replicas, which only the scheduler reads. Raises :class:`Unsure`.
     """
     app_dir, state = _settled(app_id, state_dir)
     try:
-        fields = _rec.status_fields(app_dir, state)
+        record = _rec.status_record(app_dir, state)
     except Exception as e:  # a record missing a field: the scheduler says what
         raise Unsure(str(e)) from e
-    states = [fields["state"]]
-    for replicas in fields["replicas"].values():
-        for rep_id, rep_state, exit_code in replicas:
+    states = [record["state"]]
+    for _role, replicas in record["roles"]:
+        for rep_id, rep_state, exit_code, _host in replicas:
             states.append(rep_state)
             if not _is_int(rep_id) or not (exit_code is None or _is_int(exit_code)):
                 raise Unsure(f"a replica id or exit code that is not a number: {replicas}")
     _check_states(states)
-    return fields
+    return record
 
 
 def _is_int(value: object) -> bool:
