@@ -16,6 +16,7 @@ from torchx.schedulers.retry import (
     Backoff,
     RetriesExhaustedError,
     call_with_retries,
+    create_once,
     is_transient,
     parse_retry_after,
 )
@@ -171,3 +172,72 @@ def test_retry_after_dates(when: int, offset: int) -> None:
 def test_retry_after_never_raises(text: str) -> None:
     got = parse_retry_after(text, now=0.0)
     assert got is None or got >= 0
+
+
+# -- create_once: a create that is never made twice ------------------------------------------
+
+
+class Taken(Exception):
+    """What a backend answers to a second create of one name (HTTP 409, ResourceInUse)."""
+
+
+def test_create_once_looks_the_thing_up_before_a_retry() -> None:
+    made: list[str] = []
+
+    def create() -> str:
+        made.append("job-1")
+        raise TimeoutError("the answer was lost")  # ... but the job was made
+
+    found = create_once(create, "create job-1", FAST, find=lambda: made[0] if made else None)
+    assert found == "job-1" and made == ["job-1"]
+
+
+def test_create_once_creates_again_when_the_look_up_finds_nothing() -> None:
+    calls, create = failing(TransientSchedulerError("503"), result="job-2")
+    looked: list[int] = []
+    assert create_once(create, "create", FAST, find=lambda: looked.append(1)) == "job-2"
+    assert calls == [2] and looked == [1]  # looked up once: before the retry only
+
+
+def test_create_once_takes_a_retrys_name_taken_answer_as_done() -> None:
+    calls, create = failing(TransientSchedulerError("503"), Taken("exists"))
+    assert create_once(create, "create", FAST, exists=lambda e: isinstance(e, Taken)) is None
+    assert calls == [2]
+    # on a first attempt the name was taken before this submit: that is an error
+    calls, create = failing(Taken("exists"))
+    with pytest.raises(Taken):
+        create_once(create, "create", FAST, exists=lambda e: isinstance(e, Taken))
+    assert calls == [1]
+
+
+def test_create_once_undoes_a_create_that_may_have_happened() -> None:
+    undone: list[str] = []
+
+    def undo() -> None:
+        undone.append("deleted")
+        raise RuntimeError("the undo's own failure is not the one to tell")
+
+    calls, create = failing(*[TransientSchedulerError("503")] * 5)
+    with pytest.raises(RetriesExhaustedError):
+        create_once(create, "create", FAST, exists=lambda e: False, undo=undo)
+    assert calls == [5] and undone == ["deleted"]
+    # refused at once (permanent): nothing can have been made, nothing is undone
+    undone.clear()
+    calls, create = failing(SchedulerError("quota exceeded"))
+    with pytest.raises(SchedulerError, match="quota"):
+        create_once(create, "create", FAST, exists=lambda e: False, undo=undo)
+    assert undone == []
+
+
+def test_create_once_classifies_like_call_with_retries() -> None:
+    def classify(e: BaseException) -> SchedulerError | None:
+        return TransientSchedulerError("throttled") if isinstance(e, KeyError) else None
+
+    undone: list[int] = []
+    calls, create = failing(KeyError("sdk error"), ValueError("refused"))
+    with pytest.raises(ValueError, match="refused"):
+        create_once(
+            create, "create", FAST, classify=classify, exists=lambda e: False,
+            undo=lambda: undone.append(1),
+        )  # fmt: skip
+    assert calls == [2] and undone == [1]  # the first failure was transient once classified

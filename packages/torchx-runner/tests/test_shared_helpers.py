@@ -151,3 +151,66 @@ def test_follow_without_a_file_ends_when_done(tmp_path: Path) -> None:
 
     assert list(follow_file(str(tmp_path / "never"), should_tail=True, is_done=is_done)) == []
     assert len(calls) == 4
+
+
+# -- the HTTP rule, client caches, pushed-image workspaces -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "transient"),
+    [(400, False), (401, False), (403, False), (404, False), (408, True), (409, False),
+     (422, False), (429, True), (500, True), (501, False), (502, True), (503, True),
+     (504, True), (505, False), (507, True), (599, True), (600, False), (0, False)],
+)  # fmt: skip
+def test_one_rule_says_which_http_answers_are_transient(status: int, transient: bool) -> None:
+    from torchx.schedulers.errors import transient_http_status
+
+    assert transient_http_status(status) is transient
+
+
+def test_a_client_cache_makes_once_and_closes_all() -> None:
+    from torchx.schedulers.clients import ClientCache
+
+    class Client:
+        def __init__(self, key: str) -> None:
+            self.key, self.closed = key, 0
+
+        def close(self) -> None:
+            self.closed += 1
+            if self.key == "broken":
+                raise OSError("connection reset")
+
+    cache: ClientCache[str, object] = ClientCache(Client)
+    a, broken = cache.get("a"), cache.get("broken")
+    assert cache.get("a") is a
+    plain = ClientCache(lambda key: object())  # a client without close() is forgotten
+    plain.get("x")
+    plain.close()
+    cache.close()  # the broken one's error is not raised
+    assert isinstance(a, Client) and a.closed == 1 and isinstance(broken, Client)
+    assert broken.closed == 1 and cache.get("a") is not a  # made anew after close
+
+
+def test_a_pushed_image_workspace_asks_for_image_repo_then_torchx_docker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.specs import Role
+    from torchx.specs.errors import InvalidRunConfigException, SpecError
+    from torchx.workspace.pushed_image import PushedImageWorkspaceMixin
+
+    class Cloud(PushedImageWorkspaceMixin):
+        distribution, puller, backend = "torchx-cloud", "CloudCo", "cloud"
+        image_builder = "torchx_cloud_images"  # a module that is not installed
+
+    roles = [Role("r", image="img:1", workspace=str(tmp_path))]
+    Cloud().plan_workspaces([Role("r", image="img:1")], {})  # no workspace: nothing asked
+    with pytest.raises(InvalidRunConfigException) as asked:
+        Cloud().plan_workspaces(roles, {})
+    assert str(asked.value) == (
+        "a workspace on cloud needs the run option 'image_repo' (a registry CloudCo pulls "
+        "from, e.g. -cfg image_repo=registry.example.com/team)"
+    )
+    monkeypatch.setitem(sys.modules, "torchx_cloud_images", None)  # not installed
+    with pytest.raises(SpecError, match=r"pip install 'torchx-cloud\[docker\]'") as missing:
+        Cloud().plan_workspaces(roles, {"image_repo": "r.example/team"})
+    assert "\n" not in str(missing.value)

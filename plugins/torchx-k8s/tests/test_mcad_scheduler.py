@@ -9,6 +9,7 @@ import pytest
 from fakeapi import FakeApi, api_error, pod
 from torchx_k8s import labels
 from torchx_k8s.awstatus import CANCELLED
+from torchx_k8s.backend import K8sBackend
 from torchx_k8s.mcad import McadScheduler, create_scheduler
 
 from torchx.schedulers.capabilities import Capability
@@ -27,7 +28,7 @@ def api() -> FakeApi:
 
 @pytest.fixture
 def sched(api: FakeApi) -> McadScheduler:
-    return create_scheduler("s", client=api)
+    return create_scheduler("s", backend=K8sBackend(api))
 
 
 def app(replicas: int = 2, roles: int = 1, retries: int = 0) -> AppDef:
@@ -405,7 +406,7 @@ def test_a_followed_log_ends_when_the_pods_end_the_app(
         sleeps.append(seconds)
         with_pods(api, app_id, ["Failed", "Running"])
 
-    monkeypatch.setattr("torchx_k8s.scheduler.time.sleep", sleep)
+    monkeypatch.setattr("torchx_k8s.logs.time.sleep", sleep)
     assert list(sched.log_iter(app_id, "r0", 0, should_tail=True)) == ["up\n"]
     assert len(sleeps) == 1
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from fakeapi import FakeApi, api_error, pod
 from torchx_k8s import labels
+from torchx_k8s.backend import K8sBackend
 from torchx_k8s.scheduler import KubernetesScheduler, create_scheduler
 
 from torchx.schedulers.api import Stream
@@ -26,7 +27,7 @@ def api() -> FakeApi:
 
 @pytest.fixture
 def sched(api: FakeApi) -> KubernetesScheduler:
-    return create_scheduler("s", client=api)
+    return create_scheduler("s", backend=K8sBackend(api))
 
 
 def app(replicas: int = 2, roles: int = 1) -> AppDef:
@@ -315,7 +316,7 @@ def test_logs_are_read_from_the_newest_pod_of_the_replica(
 def test_lines_cut_by_the_streams_chunks_come_whole(
     sched: KubernetesScheduler, api: FakeApi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("torchx_k8s.scheduler.LOG_CHUNK", 7)  # HTTP chunks end anywhere
+    monkeypatch.setattr("torchx_k8s.logs.LOG_CHUNK", 7)  # HTTP chunks end anywhere
     app_id = submit(sched, app(), validate_spec=False)
     name = app_id.split(":")[1]
     api.pods = [pod(name, 0, 0, "Succeeded", exit_code=0)]
@@ -365,7 +366,7 @@ def test_following_waits_for_the_container_and_ends_with_the_app(
         else:  # the app ends while the follower waits for it, after its log ended
             set_phase(api, app_id, "Completed")
 
-    monkeypatch.setattr("torchx_k8s.scheduler.time.sleep", sleep)
+    monkeypatch.setattr("torchx_k8s.logs.time.sleep", sleep)
     assert list(sched.log_iter(app_id, "r0", 0, should_tail=True)) == ["up\n"]
     assert len(sleeps) == 2  # waited for the pod, then (log ended) for the app to end
     log_query = [q for _, p, q, _ in api.calls if p.endswith("/log")][-1]
@@ -386,16 +387,16 @@ def test_a_workspace_needs_torchx_docker_and_an_image_repo(
     from torchx.specs.errors import InvalidRunConfigException
 
     (tmp_path / "train.py").write_text("print('hi')\n")
-    if importlib.util.find_spec("torchx_docker") is None:
-        with pytest.raises(SpecError, match=r"pip install 'torchx-k8s\[docker\]'"):
-            sched.prepare(app(), {}, workspace=str(tmp_path), dryrun=True)
-        return
+    # the run option is asked for first, whether torchx-docker is installed or not
     with pytest.raises(InvalidRunConfigException, match="needs the run option 'image_repo'"):
         sched.prepare(app(), {}, workspace=str(tmp_path), dryrun=True)
+    cfg: dict[str, Any] = {"image_repo": "registry.example.com/team"}
+    if importlib.util.find_spec("torchx_docker") is None:
+        with pytest.raises(SpecError, match=r"pip install 'torchx-k8s\[docker\]'"):
+            sched.prepare(app(), cfg, workspace=str(tmp_path), dryrun=True)
+        return
     # with a registry: the dry run names the image the submission will build, builds nothing
-    info = sched.prepare(
-        app(), {"image_repo": "registry.example.com/team"}, workspace=str(tmp_path), dryrun=True
-    )
+    info = sched.prepare(app(), cfg, workspace=str(tmp_path), dryrun=True)
     image = info.request.resource["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["image"]
     assert image.startswith("registry.example.com/team:ws-"), image
 

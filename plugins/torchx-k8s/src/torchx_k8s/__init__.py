@@ -16,9 +16,11 @@ JobSet (``-cfg flavour=jobset``)::
             "kubernetes", {"namespace": "team-a"},
         )  # kubernetes://<session>/team-a:<name>
 
-Modules: :mod:`~torchx_k8s.scheduler` (the Scheduler), :mod:`~torchx_k8s.options` (run
-options), :mod:`~torchx_k8s.request` (the object an app becomes, as plain data, made
-without the client), :mod:`~torchx_k8s.pod` (one replica's pod),
+Modules: :mod:`~torchx_k8s.scheduler` (the Scheduler: which call does what),
+:mod:`~torchx_k8s.options` (run options), :mod:`~torchx_k8s.request` (the object an app
+becomes, as plain data, made without the client), :mod:`~torchx_k8s.backend` (the API
+client per context, its errors, every call), :mod:`~torchx_k8s.logs` (a replica's log),
+:mod:`~torchx_k8s.pod` (one replica's pod),
 :mod:`~torchx_k8s.names` (app ids, object and pod names), :mod:`~torchx_k8s.labels`,
 :mod:`~torchx_k8s.status` (the API's answers turned into the app's status) and
 :mod:`~torchx_k8s.rbac` (the permissions the scheduler needs, as a Role manifest); for

@@ -36,11 +36,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from torchx.schedulers import labels
 from torchx.specs import AppState, ReplicaState
 from torchx_k8s import names
 
 #: The annotation ``cancel`` puts on an AppWrapper (its value: when).
-CANCELLED = "torchx.pytorch.org/cancelled"
+CANCELLED = labels.CANCELLED
 RETRY_LIMIT = "workload.codeflare.dev.appwrapper/retryLimit"
 #: The v1beta2 controller's retries when the annotation is absent.
 DEFAULT_RETRY_LIMIT = 3

@@ -21,25 +21,51 @@ from __future__ import annotations
 
 import re
 
+from torchx.schedulers.labels import (
+    APP_NAME,
+    APPDEF,
+    PREFIX,
+    REPLICA_ID,
+    ROLE_INDEX,
+    ROLE_NAME,
+    VERSION,
+)
+from torchx.schedulers.labels import FORMAT as FORMAT_KEY
 from torchx_k8s._version import __version__
 
-PREFIX = "torchx.pytorch.org/"
-#: torchx-k8s's version on pods (upstream TorchX writes its own version here)
-VERSION = PREFIX + "version"
-APP_NAME = PREFIX + "app-name"
-ROLE_INDEX = PREFIX + "role-index"
-ROLE_NAME = PREFIX + "role-name"
-REPLICA_ID = PREFIX + "replica-id"
+__all__ = [
+    "APPDEF",
+    "APP_NAME",
+    "FORMAT",
+    "FORMAT_KEY",
+    "INSTANCE",
+    "INSTANCE_TYPE",
+    "ISTIO_SIDECAR",
+    "KUBE_APP_NAME",
+    "MANAGED_BY",
+    "MANAGER",
+    "PREFIX",
+    "REPLICA_ID",
+    "ROLE_INDEX",
+    "ROLE_NAME",
+    "VERSION",
+    "app_selector",
+    "label_value",
+    "object_labels",
+    "pod_labels",
+    "pod_selector",
+]
+
+# TorchX's own keys (torchx-k8s's version is VERSION's value on pods; upstream TorchX
+# writes its own there) come from torchx.schedulers.labels; these are Kubernetes' own:
 KUBE_APP_NAME = "app.kubernetes.io/name"
 MANAGED_BY = "app.kubernetes.io/managed-by"
 #: the object's name, on the object and every pod: what ``describe`` selects pods by
 INSTANCE = "app.kubernetes.io/instance"
 MANAGER = "torchx.pytorch.org"
 
-#: Annotation on the object: the submitted AppDef as JSON (``describe`` gives it back).
-APPDEF = PREFIX + "appdef"
-#: Annotation on the object: the version of this layout (names, labels, annotations).
-FORMAT_KEY = PREFIX + "format"
+#: The version of this layout (names, labels, annotations), in the object's
+#: ``FORMAT_KEY`` annotation (its ``APPDEF`` annotation holds the submitted AppDef as JSON).
 FORMAT = "1"
 #: Annotation on pods: keeps an Istio sidecar out (it would keep a finished pod running).
 ISTIO_SIDECAR = "sidecar.istio.io/inject"

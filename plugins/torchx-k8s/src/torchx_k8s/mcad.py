@@ -36,10 +36,11 @@ from torchx.schedulers.api import ListAppResponse
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, runopts
 from torchx_k8s import awstatus, labels, names, status
 from torchx_k8s.appwrapper import FLAVOUR_OF_VERSION, NO_MONITORING, make_appwrapper
+from torchx_k8s.backend import api_status
 from torchx_k8s.names import AppRef
 from torchx_k8s.options import mcad_runopts, read_mcad
-from torchx_k8s.request import KINDS, K8sRequest, appdef_from
-from torchx_k8s.scheduler import API_TIMEOUT, KubernetesScheduler, being_deleted
+from torchx_k8s.request import K8sRequest, appdef_from
+from torchx_k8s.scheduler import KubernetesScheduler
 
 # what a cancelled v1beta1 AppWrapper keeps of its items: not the pods (MCAD would make
 # them again), but what its deletion must still take with it
@@ -51,7 +52,8 @@ class McadScheduler(KubernetesScheduler):
 
     Args:
         session_name: the session the handles carry
-        client: a ``kubernetes.client.ApiClient`` to use for every context (tests)
+        backend: the API to call (tests: a :class:`~torchx_k8s.backend.K8sBackend`
+            around a stand-in client); default: the kubeconfig's
     """
 
     # The last attempt's exit codes are reported: the app is FAILED from its failed pod
@@ -78,30 +80,20 @@ class McadScheduler(KubernetesScheduler):
     def _state(self, ref: AppRef, obj: dict[str, Any]) -> AppState:
         # an AppWrapper's controller may never end an app whose pods have ended (MCAD
         # without monitoring): the pods decide too, as in describe
-        pods = self._pods(ref, labels.pod_selector(ref.name))
+        pods = self._k8s.pods(ref, labels.pod_selector(ref.name))
         return _app_state(ref.flavour, obj, pods)
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> builtins.list[ListAppResponse]:
         opts = read_mcad(self.run_opts().resolve(dict(cfg or {})))
         flavour = FLAVOUR_OF_VERSION[opts.appwrapper_version]
         namespace, context = opts.pods.namespace, opts.pods.context
-        group, version, plural, _ = KINDS[flavour]
-        answer = self._custom(context).list_namespaced_custom_object(
-            group,
-            version,
-            namespace,
-            plural,
-            label_selector=labels.app_selector(),
-            _request_timeout=API_TIMEOUT,
-        )
+        objects = self._k8s.list_objects(namespace, context, flavour, labels.app_selector())
         by_app: dict[str, builtins.list[dict[str, Any]]] = {}
-        for p in self._pods(AppRef(namespace, "", flavour, context), labels.app_selector()):
+        for p in self._k8s.pods(AppRef(namespace, "", flavour, context), labels.app_selector()):
             instance = ((p.get("metadata") or {}).get("labels") or {}).get(labels.INSTANCE)
             by_app.setdefault(str(instance), []).append(p)
         out: builtins.list[ListAppResponse] = []
-        for obj in answer.get("items") or []:
-            if being_deleted(obj):
-                continue
+        for obj in objects:
             meta = obj.get("metadata") or {}
             ref = AppRef(namespace, str(meta.get("name")), flavour, context)
             appdef = appdef_from(obj)
@@ -117,12 +109,9 @@ class McadScheduler(KubernetesScheduler):
 
     def _cancel_existing(self, app_id: str) -> None:
         ref = self._parse(app_id)
-        obj = self._get(ref)
+        obj = self._k8s.get(ref)
         if obj is None or self._state(ref, obj).is_terminal():
             return
-        group, version, plural, _ = KINDS[ref.flavour]
-        from kubernetes.client.exceptions import ApiException
-
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         body: dict[str, Any] = {"metadata": {"annotations": {awstatus.CANCELLED: now}}}
         if ref.flavour == names.APPWRAPPER_V1BETA2:
@@ -139,19 +128,12 @@ class McadScheduler(KubernetesScheduler):
                 "resources": {"GenericItems": kept},
             }
         try:
-            self._custom(ref.context).patch_namespaced_custom_object(
-                group, version, ref.namespace, plural, ref.name, body,
-                _request_timeout=API_TIMEOUT,
-            )  # fmt: skip
+            self._k8s.patch(ref, body)
             if ref.flavour == names.APPWRAPPER:
                 # MCAD stops nothing by itself: the pods go (it no longer requeues them)
-                self._core(ref.context).delete_collection_namespaced_pod(
-                    ref.namespace,
-                    label_selector=labels.pod_selector(ref.name),
-                    _request_timeout=API_TIMEOUT,
-                )
-        except ApiException as e:
-            if e.status != 404:
+                self._k8s.delete_pods(ref, labels.pod_selector(ref.name))
+        except Exception as e:
+            if api_status(e) != 404:
                 raise
 
 
@@ -173,4 +155,4 @@ def _app_state(
 
 def create_scheduler(session_name: str, **kwargs: Any) -> McadScheduler:
     """The factory the plugin registers (``kubernetes_mcad``)."""
-    return McadScheduler(session_name, client=kwargs.get("client"))
+    return McadScheduler(session_name, backend=kwargs.get("backend"))

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from k8scmd import Made, image
+from torchx_k8s.backend import K8sBackend
 from torchx_k8s.scheduler import create_scheduler
 
 from torchx.runner import get_runner
@@ -91,7 +92,7 @@ def test_describe_is_two_api_calls(made: Made) -> None:
             return super().call_api(resource_path, method, *a, **kw)
 
     api = Counting(configuration=config.new_client_from_config().configuration)
-    sched = create_scheduler("it", client=api)
+    sched = create_scheduler("it", backend=K8sBackend(api))
     # too big for the stand-in's node: 16 pods that stay Pending (nothing to run)
     big = sleeper(replicas=16)
     big.roles[0].resource = Resource(cpu=4096, gpu=0, memMB=256)

@@ -17,13 +17,15 @@ everything that escapes ``describe``, ``list``, ``cancel``, ``delete`` and openi
 log, and the plugin passes it to :func:`~torchx.schedulers.retry.call_with_retries`
 around its own calls, so every method reports failures the same way::
 
-    from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
+    from torchx.schedulers.errors import (
+        SchedulerError, TransientSchedulerError, transient_http_status,
+    )
     from torchx.schedulers.retry import parse_retry_after
 
     class MyScheduler(Scheduler[Mapping[str, CfgVal]]):
         def classify_error(self, e: BaseException) -> SchedulerError | None:
             if isinstance(e, sdk.HTTPError):
-                if e.status == 429 or e.status >= 500:
+                if transient_http_status(e.status):
                     wait = parse_retry_after(e.headers.get("Retry-After"))
                     return TransientSchedulerError(f"{e.status} {e.reason}", retry_after=wait)
                 return SchedulerError(f"the backend refused: {e.status} {e.reason}")
@@ -35,12 +37,20 @@ reported as a bug of that plugin (one line naming it, the traceback with
 ``--log-level debug``), with exit status 3. ``TimeoutError`` and ``ConnectionError``
 are treated as transient too, so an SDK that raises those needs no mapping for them.
 
+Which HTTP answers are transient is one rule for every plugin,
+:func:`transient_http_status`.
+
 This module imports nothing: ``isinstance`` checks against these classes cost nothing.
 """
 
 from __future__ import annotations
 
-__all__ = ["InvalidAppIdError", "SchedulerError", "TransientSchedulerError"]
+__all__ = [
+    "InvalidAppIdError",
+    "SchedulerError",
+    "TransientSchedulerError",
+    "transient_http_status",
+]
 
 
 class SchedulerError(Exception):
@@ -68,3 +78,18 @@ class InvalidAppIdError(SchedulerError, ValueError):
 
     Also a :class:`ValueError`: it is bad input, not a backend failure.
     """
+
+
+def transient_http_status(status: int) -> bool:
+    """Is an HTTP error answer worth retrying? The one rule of every plugin, from RFC 9110.
+
+    Transient: 408 (Request Timeout) and 429 (Too Many Requests), which ask to be asked
+    again, and every 5xx (the server failed; it may not next time: 500, 502 Bad Gateway,
+    503 Unavailable, 504 Gateway Timeout) except two that say the server will never do
+    what was asked, however often: 501 (Not Implemented: it does not support the method)
+    and 505 (HTTP Version Not Supported). Any other status is a refusal (permanent).
+
+    >>> [code for code in (400, 404, 408, 409, 429, 500, 501, 503, 505) if transient_http_status(code)]
+    [408, 429, 500, 503]
+    """
+    return status in (408, 429) or (500 <= status <= 599 and status not in (501, 505))

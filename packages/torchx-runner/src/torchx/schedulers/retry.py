@@ -48,13 +48,26 @@ ConfigMap, then the pods):
 3. A submit that fails removes what it created, in reverse order (each removal may be
    retried: a delete is idempotent), then raises the first error. No half-submitted
    app is left behind, and the user sees why the submit failed, not why a cleanup did.
+
+:func:`create_once` is rules 2 and 3 for one create: it retries it like
+:func:`call_with_retries`, but before each retry it looks the thing up (``find``), or
+takes the backend's "that name exists" answer to a retry (``exists``) as the first
+attempt's success, and when it finally fails after an attempt that may have created
+the thing (a transient failure), it calls ``undo`` (a delete by the unique name)::
+
+    job_id = create_once(
+        lambda: batch.submit_job(jobName=name, ...)["jobId"],
+        f"submit job {name}",
+        classify=self.classify_error,
+        find=lambda: job_id_named(name),  # None: not there, create it again
+    )
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, overload
 
 import attrs
 
@@ -65,6 +78,7 @@ __all__ = [
     "Backoff",
     "RetriesExhaustedError",
     "call_with_retries",
+    "create_once",
     "is_transient",
     "parse_retry_after",
 ]
@@ -246,3 +260,95 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         when = when.replace(tzinfo=_dt.UTC)
     current = time.time() if now is None else now
     return max(0.0, when.timestamp() - current)
+
+
+@overload
+def create_once(
+    create: Callable[[], R],
+    what: str,
+    backoff: Backoff | None = None,
+    *,
+    classify: Classifier | None = None,
+    find: Callable[[], R | None],
+    exists: None = None,
+    undo: Callable[[], object] | None = None,
+) -> R: ...
+
+
+@overload
+def create_once(
+    create: Callable[[], object],
+    what: str,
+    backoff: Backoff | None = None,
+    *,
+    classify: Classifier | None = None,
+    find: None = None,
+    exists: Callable[[BaseException], bool],
+    undo: Callable[[], object] | None = None,
+) -> None: ...
+
+
+def create_once(
+    create: Callable[[], R],
+    what: str,
+    backoff: Backoff | None = None,
+    *,
+    classify: Classifier | None = None,
+    find: Callable[[], R | None] | None = None,
+    exists: Callable[[BaseException], bool] | None = None,
+    undo: Callable[[], object] | None = None,
+) -> R | None:
+    """Makes something that has a unique name once, retrying transient failures (rule 2).
+
+    A create that failed transiently may have happened (its answer was lost), so a retry
+    never creates blindly. Give one of:
+
+    * ``find``: called before every retry; what it returns (not None) is taken as the
+      create's result, and nothing is created again (a look-up by the unique name);
+    * ``exists``: for a backend that refuses a name twice (HTTP 409, ``ResourceInUse``):
+      an error of a *retry* for which it is true means the first attempt made it, and
+      the create is done (its answer is not needed: None is returned).
+
+    ``undo`` (rule 3) is called when the create finally fails after an attempt that
+    failed transiently (so it may have made the thing): a delete by the unique name,
+    so that a failed submit leaves nothing. Its own failure is ignored (the create's
+    error is the one to tell). Retries, ``backoff`` and ``classify`` are
+    :func:`call_with_retries`'s.
+
+    >>> made = []
+    >>> def create():
+    ...     made.append("job-1")
+    ...     if len(made) == 1:
+    ...         raise TimeoutError("the answer was lost")
+    ...     raise AssertionError("never created twice")
+    >>> create_once(create, "create job-1", Backoff(initial=0), find=lambda: made and made[0])
+    'job-1'
+    """
+    attempts = 0
+    unsure = False  # did an attempt fail in a way that may have created the thing?
+
+    def attempt() -> R | None:
+        nonlocal attempts, unsure
+        attempts += 1
+        if attempts > 1 and find is not None:
+            found = find()
+            if found is not None:
+                return found
+        try:
+            return create()
+        except Exception as e:
+            if attempts > 1 and exists is not None and exists(e):
+                return None
+            mapped = classify(e) if classify is not None else None
+            unsure = unsure or is_transient(mapped if mapped is not None else e)
+            raise
+
+    try:
+        return call_with_retries(attempt, what, backoff, classify=classify)
+    except BaseException:
+        if unsure and undo is not None:
+            try:
+                undo()
+            except Exception:
+                pass
+        raise
