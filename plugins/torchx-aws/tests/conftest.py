@@ -14,7 +14,7 @@ import pytest
 
 
 class Stubs:
-    """One stubbed client per service; ``factory`` is the scheduler's ``client_factory``."""
+    """One stubbed client per service; ``factory`` is a backend's ``client_factory``."""
 
     def __init__(self) -> None:
         import boto3

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 from conftest import Stubs
-from torchx_aws.batch.scheduler import AwsBatchScheduler, parse_app_id
+from torchx_aws.batch.backend import BatchBackend
+from torchx_aws.batch.request import parse_app_id
+from torchx_aws.batch.scheduler import AwsBatchScheduler
 from torchx_aws.batch.status import CANCEL_REASON
 
 from torchx.schedulers.errors import InvalidAppIdError, SchedulerError
@@ -23,7 +25,7 @@ ARN = "arn:aws:batch:us-east-1:123456789012:job-definition/app-x:1"
 
 
 def _sched(stubs: Stubs) -> AwsBatchScheduler:
-    return AwsBatchScheduler("s", client_factory=stubs.factory)
+    return AwsBatchScheduler("s", backend=BatchBackend(stubs.factory))
 
 
 def _parent(n: int, status: str = "RUNNING", **extra: Any) -> dict[str, Any]:

@@ -10,12 +10,12 @@ from torchx.schedulers.testing import modules_with_examples, run_examples
 MODULES = [
     "torchx_aws.batch.options",
     "torchx_aws.batch.request",
-    "torchx_aws.batch.scheduler",
     "torchx_aws.batch.status",
     "torchx_aws.errors",
     "torchx_aws.sagemaker.options",
     "torchx_aws.sagemaker.request",
     "torchx_aws.sagemaker.scheduler",
+    "torchx_aws.sagemaker.status",
 ]
 
 

@@ -16,7 +16,7 @@ from torchx_aws.sagemaker.request import (
     build_request,
     finish,
     job_name_for,
-    split_app_id,
+    parse_app_id,
 )
 
 from torchx.schedulers.errors import InvalidAppIdError
@@ -173,7 +173,7 @@ def test_region_goes_into_the_app_id() -> None:
     opts = read(sagemaker_runopts().resolve({"role": ROLE_ARN, "region": "eu-west-1"}))
     req = build_request(app(), opts, "0.1.0")
     assert req.app_id == f"eu-west-1:{req.job_name}"
-    assert split_app_id(req.app_id) == ("eu-west-1", req.job_name)
+    assert parse_app_id(req.app_id) == ("eu-west-1", req.job_name)
 
 
 def test_the_printed_request_is_versioned_json() -> None:
@@ -229,13 +229,13 @@ _JOB_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")
 def test_job_names_are_always_valid_for_sagemaker(name: str) -> None:
     job = job_name_for(name)
     assert _JOB_NAME.fullmatch(job), job
-    assert split_app_id(job) == (None, job)
+    assert parse_app_id(job) == (None, job)
 
 
 @given(st.text(max_size=80))
 def test_app_ids_parse_or_fail_in_one_line(text: str) -> None:
     try:
-        region, job = split_app_id(text)
+        region, job = parse_app_id(text)
     except InvalidAppIdError as e:
         assert "\n" not in str(e) and "expected a training job name" in str(e)
         assert isinstance(e, ValueError)

@@ -15,6 +15,7 @@ from typing import Any
 import botocore.session
 import pytest
 from botocore.stub import ANY, Stubber
+from torchx_aws.sagemaker.backend import SageMakerBackend
 from torchx_aws.sagemaker.scheduler import LOG_GROUP, AWSSageMakerScheduler, create_scheduler
 
 from torchx.schedulers.api import Stream
@@ -66,7 +67,7 @@ def stubs() -> Iterator[Stubs]:
 
 @pytest.fixture
 def sched(stubs: Stubs) -> AWSSageMakerScheduler:
-    return create_scheduler("test", client_factory=stubs.factory)
+    return create_scheduler("test", backend=SageMakerBackend(stubs.factory))
 
 
 def app(n: int = 2) -> AppDef:

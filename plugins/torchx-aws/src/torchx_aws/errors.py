@@ -4,7 +4,8 @@ Each scheduler's ``classify_error`` is :func:`classify_error`, and every call to
 goes through :func:`torchx.schedulers.retry.call_with_retries` with it, so:
 
 * throttling (``ThrottlingException``, ``TooManyRequestsException``, ... or HTTP 429),
-  any 5xx answer, and an endpoint that cannot be reached or timed out are
+  the transient HTTP answers (:func:`~torchx.schedulers.errors.transient_http_status`:
+  a 5xx but 501 and 505, 408), and an endpoint that cannot be reached or timed out are
   :class:`~torchx.schedulers.errors.TransientSchedulerError` s: retried with backoff,
   and never a failed app;
 * credentials that AWS does not accept, and any other refusal, are one-line
@@ -27,7 +28,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
+from torchx.schedulers.errors import (
+    SchedulerError,
+    TransientSchedulerError,
+    transient_http_status,
+)
 
 __all__ = ["BAD_CREDENTIALS", "THROTTLING", "classify_error", "describe_client_error"]
 
@@ -84,7 +89,7 @@ def describe_client_error(
     detail = f"{code}: {message}" if code and message else (code or message or f"HTTP {status}")
     if code in THROTTLING or status == 429:
         return f"AWS throttled {operation}: {detail}", True, wait
-    if status >= 500:
+    if transient_http_status(status):
         return f"AWS failed {operation} (HTTP {status}): {detail}", True, wait
     if code in BAD_CREDENTIALS:
         return (

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from awsenv import busybox
-from torchx_aws.batch.scheduler import parse_app_id
+from torchx_aws.batch.request import parse_app_id
 
 from torchx.runner import Runner, get_runner
 from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from awsenv import busybox
-from torchx_aws.batch.scheduler import parse_app_id
+from torchx_aws.batch.request import parse_app_id
 
 TORCHX = [sys.executable, "-m", "torchx.cli.main"]
 

@@ -49,6 +49,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from torchx.schedulers.ids import join_app_id
+from torchx.schedulers.labels import APP_NAME, USER, VERSION
 from torchx.specs import AppDef, BindMount, DeviceMount, RetryPolicy, Role, VolumeMount, macros
 from torchx.specs.errors import SpecError
 from torchx_aws.batch.options import BatchOpts
@@ -62,9 +64,11 @@ __all__ = [
     "REPLICA_MARK",
     "TAGS",
     "BatchRequest",
+    "app_id_of",
     "appdef_of",
     "job_name",
     "make_request",
+    "parse_app_id",
     "retry_policy_warnings",
 ]
 
@@ -85,11 +89,7 @@ DEVICE_PATHS = {
 MAX_ATTEMPTS = 10
 
 #: Tag keys (on the job and its definition). ``version`` is the layout's format version.
-TAGS = {
-    "version": "torchx.pytorch.org/version",
-    "app_name": "torchx.pytorch.org/app-name",
-    "user": "torchx.pytorch.org/user",
-}
+TAGS = {"version": VERSION, "app_name": APP_NAME, "user": USER}
 #: The format version of this layout (job names, tags, environment).
 LAYOUT_VERSION = "1"
 #: The submit's parameter holding the AppDef (its JSON document carries its own version).
@@ -444,3 +444,47 @@ def appdef_of(job: Mapping[str, Any]) -> AppDef | None:
         return decode(str(text))
     except Exception:  # another tool's parameter, or a document this release cannot read
         return None
+
+
+# -- app ids ------------------------------------------------------------------------------
+
+_FORM = "queue:job-id:region:nodes"
+
+
+def app_id_of(queue: str, job_id: str, region: str, nodes: int) -> str:
+    """The app id ``<queue>:<job id>:<region>:<nodes>`` (:func:`parse_app_id` reads it):
+    where the job is, and how many node jobs ``describe`` asks for with it."""
+    return join_app_id(queue, job_id, region, str(nodes), form=_FORM)
+
+
+def parse_app_id(app_id: str) -> tuple[str, str, str | None, int | None]:
+    """(queue, job id or name, region, nodes) of an app id; region and nodes None when
+    the id is upstream's two-part ``queue:job-name``.
+
+    >>> parse_app_id("gpu:2dc82baf-d5bf:us-east-1:4")
+    ('gpu', '2dc82baf-d5bf', 'us-east-1', 4)
+    >>> parse_app_id("gpu:trainer-x1")
+    ('gpu', 'trainer-x1', None, None)
+    >>> parse_app_id("trainer")
+    Traceback (most recent call last):
+     ...
+    torchx.schedulers.errors.InvalidAppIdError: invalid aws_batch app id 'trainer': expected queue:job-id:region:nodes (e.g. gpu-queue:6f1c2a9e-3b1d-4c1e-9d0a-1f2e3d4c5b6a:us-east-1:2) or upstream's queue:job-name
+    """
+    import re
+
+    from torchx.schedulers.errors import InvalidAppIdError
+
+    parts = app_id.split(":") if isinstance(app_id, str) else []
+    part = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}")
+    ok = len(parts) in (2, 4) and all(part.fullmatch(p) for p in parts)
+    if ok and len(parts) == 4 and not parts[3].isdigit():
+        ok = False
+    if not ok:
+        raise InvalidAppIdError(
+            f"invalid aws_batch app id {app_id!r}: expected {_FORM} (e.g. "
+            "gpu-queue:6f1c2a9e-3b1d-4c1e-9d0a-1f2e3d4c5b6a:us-east-1:2) or upstream's "
+            "queue:job-name"
+        )
+    if len(parts) == 2:
+        return parts[0], parts[1], None, None
+    return parts[0], parts[1], parts[2], int(parts[3])

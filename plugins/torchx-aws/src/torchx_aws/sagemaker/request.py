@@ -1,4 +1,4 @@
-"""An app as SageMaker ``CreateTrainingJob`` parameters; job states; app ids. Pure: no AWS call.
+"""An app as SageMaker ``CreateTrainingJob`` parameters; app ids. Pure: no AWS call.
 
 **What becomes what.** The app's one role is the training job:
 
@@ -36,14 +36,12 @@ for several (the instance's host is in ``/opt/ml/input/config/resourceconfig.jso
 ``region`` run option carries it: ``us-west-2:trainer-1a2b3c4d5e``, so that ``status``
 from any shell asks the right region.
 
->>> split_app_id("us-west-2:trainer-1a2b3c4d5e")
+>>> parse_app_id("us-west-2:trainer-1a2b3c4d5e")
 ('us-west-2', 'trainer-1a2b3c4d5e')
->>> split_app_id("trainer-1a2b3c4d5e")
+>>> parse_app_id("trainer-1a2b3c4d5e")
 (None, 'trainer-1a2b3c4d5e')
 >>> job_name_for("My trainer!")[:-10]
 'My-trainer-'
->>> to_state("InProgress"), to_state("Stopped"), to_state("Hibernating")
-(<AppState.RUNNING: 3>, <AppState.CANCELLED: 6>, <AppState.UNKNOWN: 7>)
 """
 
 from __future__ import annotations
@@ -54,10 +52,10 @@ from typing import Any
 
 import attrs
 
+from torchx.schedulers import labels
 from torchx.schedulers.errors import InvalidAppIdError
-from torchx.schedulers.ids import make_app_id
-from torchx.schedulers.states import to_app_state
-from torchx.specs import AppDef, AppState, Role, macros
+from torchx.schedulers.ids import join_app_id, make_app_id, split_app_id
+from torchx.specs import AppDef, Role, macros
 from torchx.specs.errors import SpecError
 from torchx_aws.sagemaker.options import SageMakerOpts
 
@@ -65,11 +63,11 @@ from torchx_aws.sagemaker.options import SageMakerOpts
 FORMAT_VERSION = "torchx-aws.sagemaker/v1"
 
 #: Tag keys torchx puts on every training job it creates (``list`` finds them by the first).
-SCHEDULER_TAG = "torchx.pytorch.org/scheduler"
-APP_NAME_TAG = "torchx.pytorch.org/app-name"
-ROLE_NAME_TAG = "torchx.pytorch.org/role-name"
-USER_TAG = "torchx.pytorch.org/user"
-VERSION_TAG = "torchx.pytorch.org/version"
+SCHEDULER_TAG = labels.SCHEDULER
+APP_NAME_TAG = labels.APP_NAME
+ROLE_NAME_TAG = labels.ROLE_NAME
+USER_TAG = labels.USER
+VERSION_TAG = labels.VERSION
 
 #: The environment variable ``${rank0_env}`` names, and the first instance's host.
 RANK0_ENV = "TORCHX_RANK0_HOST"
@@ -78,24 +76,10 @@ RANK0_HOST = "algo-1"
 #: Capability key of AWS named resources holding the EC2 instance type.
 INSTANCE_TYPE_CAPABILITY = "node.kubernetes.io/instance-type"
 
-#: SageMaker's training job states (``TrainingJobStatus``).
-JOB_STATE: dict[str, AppState] = {
-    "InProgress": AppState.RUNNING,
-    "Completed": AppState.SUCCEEDED,
-    "Failed": AppState.FAILED,
-    "Stopping": AppState.CANCELLED,
-    "Stopped": AppState.CANCELLED,
-}
-
 _JOB_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")
 _REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
 _NAME_MAX = 63
 _SUFFIX = 10
-
-
-def to_state(status: str) -> AppState:
-    """The AppState of a ``TrainingJobStatus`` (UNKNOWN for one SageMaker adds later)."""
-    return to_app_state(status, JOB_STATE)
 
 
 def job_name_for(name: str) -> str:
@@ -105,16 +89,22 @@ def job_name_for(name: str) -> str:
     return f"{base}-{make_app_id('x')[-_SUFFIX:]}"
 
 
-def join_app_id(region: str | None, job_name: str) -> str:
+_FORM = "region:training-job"
+
+
+def app_id_of(region: str | None, job_name: str) -> str:
     """The app id of ``job_name``: with ``region:`` when the job was sent to a chosen region."""
-    return f"{region}:{job_name}" if region else job_name
+    return join_app_id(region, job_name, form=_FORM) if region else job_name
 
 
-def split_app_id(app_id: str) -> tuple[str | None, str]:
+def parse_app_id(app_id: str) -> tuple[str | None, str]:
     """(region or None, job name) of an app id; one line when it is neither form."""
-    region, sep, job = app_id.rpartition(":")
-    if _JOB_NAME.fullmatch(job) and (not sep or _REGION.fullmatch(region)):
-        return (region or None), job
+    try:
+        region, job = split_app_id(app_id, form=_FORM) if ":" in app_id else (None, app_id)
+    except InvalidAppIdError:
+        region, job = None, ""
+    if _JOB_NAME.fullmatch(job) and (region is None or _REGION.fullmatch(region)):
+        return region, job
     raise InvalidAppIdError(
         f"invalid aws_sagemaker app id {app_id!r}: expected a training job name (letters, "
         "digits and '-', at most 63) or REGION:NAME, e.g. 'us-west-2:trainer-1a2b3c4d5e'"
@@ -185,7 +175,7 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
             "/opt/ml/input/config/resourceconfig.json instead"
         )
     job_name = job_name_for(opts.base_job_name or app.name)
-    app_id = join_app_id(opts.region, job_name)
+    app_id = app_id_of(opts.region, job_name)
     values = macros.Values(img_root="", app_id=app_id, replica_id="0", rank0_env=RANK0_ENV)
     role = values.apply(role)
     entrypoint = values.substitute(role.entrypoint)

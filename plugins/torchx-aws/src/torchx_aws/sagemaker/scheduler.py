@@ -17,9 +17,9 @@ Then, by the job's name:
 * ``cancel``: ``StopTrainingJob`` (the job goes Stopping, then Stopped: CANCELLED).
   Cancelling a job that has already ended does nothing.
 
-Every call goes through :func:`torchx.schedulers.retry.call_with_retries` with
-:func:`torchx_aws.errors.classify_error` (throttling and 5xx retried), with clients of
-:func:`torchx_aws.session.client` (the standard AWS configuration).
+Every call goes through :class:`torchx_aws.sagemaker.backend.SageMakerBackend`
+(throttling and the transient HTTP answers retried, clients of the standard AWS
+configuration); the answers become states in :mod:`torchx_aws.sagemaker.status`.
 
 >>> from torchx.specs import AppDef, Role, resource
 >>> app = AppDef("trainer", roles=[Role("trainer", image="123.dkr.ecr/train:1",
@@ -34,103 +34,52 @@ Every call goes through :func:`torchx.schedulers.retry.call_with_retries` with
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler, Stream
 from torchx.schedulers.capabilities import Capability
 from torchx.schedulers.errors import SchedulerError
-from torchx.schedulers.retry import call_with_retries
-from torchx.schedulers.states import replicas_in_app_state
-from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, runopts
+from torchx.specs import AppDef, AppDryRunInfo, CfgVal, runopts
 from torchx.specs.errors import SpecError
+from torchx.workspace.pushed_image import PushedImageWorkspaceMixin
 from torchx_aws._version import __version__
-from torchx_aws.errors import classify_error
+from torchx_aws.sagemaker.backend import LOG_GROUP, SageMakerBackend
 from torchx_aws.sagemaker.options import read, sagemaker_runopts
 from torchx_aws.sagemaker.request import (
     APP_NAME_TAG,
     ROLE_NAME_TAG,
     SCHEDULER_TAG,
     TrainingJobRequest,
+    app_id_of,
     build_request,
     finish,
-    join_app_id,
-    split_app_id,
-    to_state,
+    parse_app_id,
 )
-from torchx_aws.workspace import AwsImageWorkspaceMixin
+from torchx_aws.sagemaker.status import describe_response, list_response
 
-#: The CloudWatch Logs group SageMaker writes training jobs' output to.
-LOG_GROUP = "/aws/sagemaker/TrainingJobs"
-
-#: ``SecondaryStatus`` values of an ``InProgress`` job whose command is not running yet.
-_NOT_YET_TRAINING = frozenset(
-    {
-        "Starting",
-        "Pending",
-        "LaunchingMLInstances",
-        "PreparingTrainingStack",
-        "Downloading",
-        "DownloadingTrainingImage",
-        "Restarting",
-        "Interrupted",
-    }
-)
-
-#: Makes a boto3 client: (service, region, profile) -> client. Tests pass their own.
-ClientFactory = Callable[[str, "str | None", "str | None"], Any]
+__all__ = ["LOG_GROUP", "AWSSageMakerScheduler", "create_scheduler"]
 
 
-def _default_factory(service: str, region: str | None, profile: str | None) -> Any:
-    from torchx_aws.session import client
-
-    return client(service, region=region, profile=profile)
-
-
-def _not_found(e: BaseException) -> bool:
-    """True for SageMaker's answer about a training job that does not exist."""
-    for err in (e, e.__cause__):
-        response = getattr(err, "response", None)
-        if isinstance(response, dict):
-            error = response.get("Error") or {}
-            message = str(error.get("Message") or "").lower()
-            if error.get("Code") in ("ValidationException", "ResourceNotFound") and (
-                "not found" in message or "could not find" in message
-            ):
-                return True
-    return False
-
-
-def _error_code(e: BaseException) -> str:
-    for err in (e, e.__cause__):
-        response = getattr(err, "response", None)
-        if isinstance(response, dict):
-            return str((response.get("Error") or {}).get("Code") or "")
-    return ""
-
-
-def _seconds(when: Any) -> float | None:
-    return when.timestamp() if isinstance(when, datetime) else None
-
-
-def job_state(job: Mapping[str, Any]) -> AppState:
-    """The AppState of a training job: its status, PENDING while its instances get ready."""
-    state = to_state(str(job.get("TrainingJobStatus", "")))
-    if state == AppState.RUNNING and job.get("SecondaryStatus") in _NOT_YET_TRAINING:
-        return AppState.PENDING
-    return state
-
-
-class AWSSageMakerScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
+class AWSSageMakerScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     """TorchX on SageMaker training jobs (see the module).
 
     A workspace (``--workspace .``) is built into an image on the role's and pushed to
-    ``image_repo`` (:mod:`torchx_aws.workspace`, extra ``docker``), as upstream's
-    scheduler did; the training job runs that image.
+    ``image_repo`` (:mod:`torchx.workspace.pushed_image`, extra ``docker``), as
+    upstream's scheduler did; the training job runs that image.
+
+    Args:
+        session_name: the session the handles carry
+        backend: the AWS calls (tests: a
+            :class:`~torchx_aws.sagemaker.backend.SageMakerBackend` of stubbed clients);
+            default: clients of the standard AWS configuration
     """
 
+    image_builder = "torchx_docker.images"
+    distribution = "torchx-aws"
     puller = "SageMaker"
+    example_repo = "123456789012.dkr.ecr.us-east-1.amazonaws.com/team"
 
     missing_capabilities = {
         Capability.REPLICA_STATUS: "SageMaker reports one status per training job, none per "
@@ -147,22 +96,15 @@ class AWSSageMakerScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVa
         "AppDef it was made from",
     }
 
-    def __init__(self, session_name: str, client_factory: ClientFactory | None = None) -> None:
+    def __init__(self, session_name: str, backend: SageMakerBackend | None = None) -> None:
         super().__init__("aws_sagemaker", session_name)
-        self._factory = client_factory or _default_factory
-        self._clients: dict[tuple[str, str | None, str | None], Any] = {}
+        self._aws = backend if backend is not None else SageMakerBackend()
 
-    def _client(self, service: str, region: str | None = None, profile: str | None = None) -> Any:
-        key = (service, region, profile)
-        if key not in self._clients:
-            self._clients[key] = self._factory(service, region, profile)
-        return self._clients[key]
+    def close(self) -> None:
+        self._aws.close()
 
     def classify_error(self, e: BaseException) -> SchedulerError | None:
-        return classify_error(e)
-
-    def _call(self, what: str, fn: Callable[[], Any]) -> Any:
-        return call_with_retries(fn, what, classify=self.classify_error)
+        return self._aws.classify_error(e)
 
     # -- submitting -------------------------------------------------------------------------
 
@@ -179,77 +121,21 @@ class AWSSageMakerScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVa
         req = dryrun_info.request
         if not isinstance(req, TrainingJobRequest):
             raise SpecError("aws_sagemaker schedules only the request of its own dry run")
-        sagemaker = self._client("sagemaker", req.region, req.profile)
-        role_arn = str(req.params["RoleArn"])
-        if not role_arn.startswith("arn:"):
-            iam = self._client("iam", req.region, req.profile)
-            answer = self._call(
-                f"look up IAM role {role_arn!r}", lambda: iam.get_role(RoleName=role_arn)
-            )
-            role_arn = str(answer["Role"]["Arn"])
+        sagemaker = self._aws.sagemaker(req.region, req.profile)
+        role_arn = self._aws.role_arn(str(req.params["RoleArn"]), req.region, req.profile)
         account = role_arn.split(":")[4] if role_arn.count(":") >= 5 else ""
         finish(req, role_arn, account, str(sagemaker.meta.region_name))
-        attempts = 0
-
-        def create() -> None:
-            nonlocal attempts
-            attempts += 1
-            try:
-                sagemaker.create_training_job(**req.params)
-            except Exception as e:
-                # a retry after an answer that was lost: SageMaker refuses the name twice,
-                # and the name is this submit's own (random), so the job is ours
-                if attempts > 1 and _error_code(e) == "ResourceInUse":
-                    return
-                raise
-
-        self._call(f"create training job {req.job_name}", create)
+        self._aws.create(sagemaker, req.params)
         return req.app_id
 
     # -- following --------------------------------------------------------------------------
 
-    def _job(self, app_id: str) -> tuple[str | None, dict[str, Any] | None]:
-        region, name = split_app_id(app_id)
-        sagemaker = self._client("sagemaker", region)
-        try:
-            job = self._call(
-                f"describe training job {name}",
-                lambda: sagemaker.describe_training_job(TrainingJobName=name),
-            )
-        except Exception as e:
-            if _not_found(e):
-                return region, None
-            raise
-        return str(sagemaker.meta.region_name), dict(job)
-
     def describe(self, app_id: str) -> DescribeAppResponse | None:
-        region, job = self._job(app_id)
+        region, name = parse_app_id(app_id)
+        where, job = self._aws.describe(region, name)
         if job is None:
             return None
-        state = job_state(job)
-        names = self._names(app_id, job)
-        role = names.get(ROLE_NAME_TAG) or job["TrainingJobName"]
-        count = int((job.get("ResourceConfig") or {}).get("InstanceCount") or 1)
-        msg = str(job.get("FailureReason") or "")
-        if not msg:
-            transitions = job.get("SecondaryStatusTransitions") or []
-            if transitions:
-                msg = str(transitions[-1].get("StatusMessage") or "")
-        name = job["TrainingJobName"]
-        return DescribeAppResponse(
-            app_id=app_id,
-            state=state,
-            num_restarts=0,
-            msg=msg,
-            ui_url=(
-                f"https://{region}.console.aws.amazon.com/sagemaker/home?region={region}"
-                f"#/jobs/{name}"
-            ),
-            roles_statuses=replicas_in_app_state({role: count}, state),
-            name=names.get(APP_NAME_TAG) or name,
-            start_time=_seconds(job.get("TrainingStartTime") or job.get("CreationTime")),
-            end_time=_seconds(job.get("TrainingEndTime")) if state.is_terminal() else None,
-        )
+        return describe_response(app_id, where, job, self._names(app_id, job))
 
     def _names(self, app_id: str, job: Mapping[str, Any]) -> dict[str, str]:
         """The app's and role's names: from the job's environment, else from its tags.
@@ -264,21 +150,15 @@ class AWSSageMakerScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVa
                 ROLE_NAME_TAG: str(env["TORCHX_ROLE_NAME"]),
                 APP_NAME_TAG: str(env.get("TORCHX_APP_NAME") or ""),
             }
-        region, _ = split_app_id(app_id)
-        sagemaker = self._client("sagemaker", region)
-        arn = job["TrainingJobArn"]
-        answer = self._call(
-            f"tags of training job {job['TrainingJobName']}",
-            lambda: sagemaker.list_tags(ResourceArn=arn),
-        )
-        return {str(t["Key"]): str(t["Value"]) for t in answer.get("Tags") or []}
+        region, _ = parse_app_id(app_id)
+        return self._aws.tags(region, dict(job))
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
         cfg = cfg or {}
         region = cfg.get("region")
         region = str(region) if region else None
         profile = str(cfg["profile"]) if cfg.get("profile") else None
-        sagemaker = self._client("sagemaker", region, profile)
+        sagemaker = self._aws.sagemaker(region, profile)
         search: dict[str, Any] = {
             "Resource": "TrainingJob",
             "SearchExpression": {
@@ -296,32 +176,12 @@ class AWSSageMakerScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVa
         }
         apps: list[ListAppResponse] = []
         token: str | None = None
-
-        def page_after(token: str | None) -> Any:
-            kwargs = {**search, **({"NextToken": token} if token else {})}
-            return self._call(
-                "search training jobs tagged by torchx", lambda: sagemaker.search(**kwargs)
-            )
-
         while True:
-            page = page_after(token)
+            page = self._aws.search(sagemaker, search, token)
             for result in page.get("Results") or []:
                 job = result.get("TrainingJob") or {}
-                tags = {t.get("Key"): t.get("Value") for t in job.get("Tags") or []}
-                state = job_state(job)
-                apps.append(
-                    ListAppResponse(
-                        app_id=join_app_id(region, str(job["TrainingJobName"])),
-                        state=state,
-                        name=str(tags.get(APP_NAME_TAG) or job["TrainingJobName"]),
-                        start_time=_seconds(
-                            job.get("TrainingStartTime") or job.get("CreationTime")
-                        ),
-                        end_time=_seconds(job.get("TrainingEndTime"))
-                        if state.is_terminal()
-                        else None,
-                    )
-                )
+                app_id = app_id_of(region, str(job["TrainingJobName"]))
+                apps.append(list_response(app_id, job))
             token = page.get("NextToken")
             if not token:
                 return apps
@@ -337,20 +197,8 @@ class AWSSageMakerScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVa
             self._cancel_existing(app_id)
 
     def _cancel_existing(self, app_id: str) -> None:
-        region, name = split_app_id(app_id)
-        sagemaker = self._client("sagemaker", region)
-
-        def stop() -> None:
-            try:
-                sagemaker.stop_training_job(TrainingJobName=name)
-            except Exception as e:
-                # AWS refuses to stop a job that is not InProgress (it has ended, or is
-                # stopping already): the cancel has nothing left to do
-                if _error_code(e) == "ValidationException" and not _not_found(e):
-                    return
-                raise
-
-        self._call(f"stop training job {name}", stop)
+        region, name = parse_app_id(app_id)
+        self._aws.stop(region, name)
 
     def log_iter(
         self,
@@ -368,17 +216,8 @@ class AWSSageMakerScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVa
                 "aws_sagemaker logs hold stdout and stderr together (one CloudWatch Logs "
                 "stream per instance): use streams=combined"
             )
-        region, name = split_app_id(app_id)
-        logs = self._client("logs", region)
-        prefix = f"{name}/algo-{k + 1}-"
-
-        def stream_name() -> str | None:
-            answer = self._call(
-                f"find the log stream of {name} instance {k + 1}",
-                lambda: _log_streams(logs, prefix),
-            )
-            found = sorted(s["logStreamName"] for s in answer if "logStreamName" in s)
-            return found[0] if found else None
+        region, name = parse_app_id(app_id)
+        logs = self._aws.client("logs", region)
 
         def done() -> bool:
             described = self.describe(app_id)
@@ -389,7 +228,7 @@ class AWSSageMakerScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVa
         return stream_log(
             logs,
             LOG_GROUP,
-            stream_name,
+            lambda: self._aws.log_stream(logs, name, k + 1),
             since=since,
             until=until,
             regex=regex,
@@ -399,20 +238,6 @@ class AWSSageMakerScheduler(AwsImageWorkspaceMixin, Scheduler[Mapping[str, CfgVa
         )
 
 
-def _log_streams(logs: Any, prefix: str) -> list[dict[str, Any]]:
-    """The streams of :data:`LOG_GROUP` named ``prefix...``; none while the group is absent."""
-    try:
-        answer = logs.describe_log_streams(logGroupName=LOG_GROUP, logStreamNamePrefix=prefix)
-    except Exception as e:
-        if _error_code(e) == "ResourceNotFoundException":
-            return []
-        raise
-    return list(answer.get("logStreams") or [])
-
-
 def create_scheduler(session_name: str, **kwargs: Any) -> AWSSageMakerScheduler:
-    """The factory the ``torchx_schedulers`` hook names (``client_factory`` for tests)."""
-    factory = kwargs.get("client_factory")
-    return AWSSageMakerScheduler(
-        session_name, client_factory=factory if callable(factory) else None
-    )
+    """The factory the ``torchx_schedulers`` hook names (``backend`` for tests)."""
+    return AWSSageMakerScheduler(session_name, backend=kwargs.get("backend"))
