@@ -378,3 +378,13 @@ def test_a_submit_that_timed_out_is_looked_up_before_trying_again(stubs: Stubs) 
     )
     assert sched.schedule(info) == f"q:{JOB}:us-east-1:1"
     stubs.done()
+
+
+def test_list_checks_queue_and_region_as_a_submit_does(stubs: Stubs) -> None:
+    from torchx.specs.errors import InvalidRunConfigException
+
+    sched = AwsBatchScheduler("s", backend=BatchBackend(stubs.factory))
+    for bad, said in [({"queue": "no queue!"}, "'queue'="), ({"region": "mars"}, "'region'=")]:
+        with pytest.raises(InvalidRunConfigException, match=said):
+            sched.list(bad)
+    stubs.done()  # nothing was asked of AWS

@@ -147,14 +147,35 @@ def _opt_str(cfg: Mapping[str, CfgVal], key: str) -> str | None:
     return text
 
 
-def read(cfg: Mapping[str, CfgVal]) -> BatchOpts:
-    """The resolved run options ``cfg`` as :class:`BatchOpts`, each value checked."""
+def _queue(cfg: Mapping[str, CfgVal], required: bool) -> str | None:
     queue = _opt_str(cfg, "queue")
-    if queue is None or not _NAME.fullmatch(queue):
+    if (queue is None and required) or (queue is not None and not _NAME.fullmatch(queue)):
         raise InvalidRunConfigException(
             f"run option 'queue'={queue!r} is not a job queue name: 1 to 128 letters, "
             "digits, '-' or '_' (e.g. queue=gpu-queue)"
         )
+    return queue
+
+
+def _region(cfg: Mapping[str, CfgVal]) -> str | None:
+    region = _opt_str(cfg, "region")
+    if region is not None and not _REGION.fullmatch(region):
+        raise InvalidRunConfigException(
+            f"run option 'region'={region!r} is not an AWS region (e.g. us-east-1)"
+        )
+    return region
+
+
+def read_scope(cfg: Mapping[str, CfgVal]) -> tuple[str | None, str | None, str | None]:
+    """(queue, region, profile) of ``cfg`` for ``list``, checked as :func:`read` checks
+    them for a submit; the queue may be left out (``list`` then reads every queue)."""
+    return _queue(cfg, required=False), _region(cfg), _opt_str(cfg, "profile")
+
+
+def read(cfg: Mapping[str, CfgVal]) -> BatchOpts:
+    """The resolved run options ``cfg`` as :class:`BatchOpts`, each value checked."""
+    queue = _queue(cfg, required=True)
+    assert queue is not None  # required
     share_id = _opt_str(cfg, "share_id")
     priority = int(cfg.get("priority") or 0)  # type: ignore[arg-type]
     if not 0 <= priority <= 9999:
@@ -175,11 +196,7 @@ def read(cfg: Mapping[str, CfgVal]) -> BatchOpts:
                 "arn:aws:iam::123456789012:role/my-role)"
             )
         roles[key] = arn
-    region = _opt_str(cfg, "region")
-    if region is not None and not _REGION.fullmatch(region):
-        raise InvalidRunConfigException(
-            f"run option 'region'={region!r} is not an AWS region (e.g. us-east-1)"
-        )
+    region = _region(cfg)
     ulimits = tuple(_ulimit(str(u)) for u in (cfg.get("ulimits") or []))  # type: ignore[union-attr]
     return BatchOpts(
         queue=queue,

@@ -54,7 +54,7 @@ from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, runopts
 from torchx.specs.errors import SpecError
 from torchx.workspace.pushed_image import PushedImageWorkspaceMixin
 from torchx_aws.batch.backend import BatchBackend, Records
-from torchx_aws.batch.options import batch_runopts, read
+from torchx_aws.batch.options import batch_runopts, read, read_scope
 from torchx_aws.batch.request import (
     BatchRequest,
     app_id_of,
@@ -184,12 +184,12 @@ class AwsBatchScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal
         return describe_response(app_id, region, job, nodes)
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> builtins.list[ListAppResponse]:
-        cfg = cfg or {}
-        region = cfg.get("region")
-        batch = self._aws.batch(None if region is None else str(region), _opt(cfg.get("profile")))
+        # the queue, region and profile go through submit's checks
+        queue_given, region, profile = read_scope(cfg or {})
+        batch = self._aws.batch(region, profile)
         where = str(batch.meta.region_name)
-        if cfg.get("queue"):
-            queues = [str(cfg["queue"])]
+        if queue_given:
+            queues = [queue_given]
         else:
             queues = [
                 str(q["jobQueueName"])
@@ -326,10 +326,6 @@ def _stream_of(
                 return str(name)
     name = (job.get("container") or {}).get("logStreamName")
     return str(name) if name else None
-
-
-def _opt(value: CfgVal | None) -> str | None:
-    return None if value is None else str(value)
 
 
 def create_scheduler(session_name: str, **kwargs: Any) -> AwsBatchScheduler:
