@@ -121,11 +121,15 @@ def shown_files() -> dict[str, str]:
 def test_the_doc_shows_the_vendor_plugin_files() -> None:
     assert sorted(shown_files()) == [
         "pyproject.toml",
+        "src/acme_torchx/backend.py",
         "src/acme_torchx/cli.py",
         "src/acme_torchx/components.py",
+        "src/acme_torchx/options.py",
         "src/acme_torchx/plugin.py",
+        "src/acme_torchx/request.py",
         "src/acme_torchx/resources.py",
         "src/acme_torchx/scheduler.py",
+        "src/acme_torchx/status.py",
         "tests/test_conformance.py",
     ]
 
