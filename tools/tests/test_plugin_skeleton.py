@@ -56,13 +56,6 @@ CLIENT_IMPORTERS: Mapping[str, Mapping[str, str]] = {
 
 #: Rules a plugin does not meet yet (rule name -> who converts it). Only shrinks.
 NOT_YET: Mapping[str, Mapping[str, str]] = {
-    "torchx-slurm": {
-        "modules": "skelbatch",
-        "clients": "skelbatch",
-        "keyword": "skelbatch",
-        "size": "skelbatch",
-    },
-    "torchx-lsf": {"modules": "skelbatch", "clients": "skelbatch", "keyword": "skelbatch"},
     "torchx-docker": {
         "modules": "skelbatch",
         "clients": "skelbatch",

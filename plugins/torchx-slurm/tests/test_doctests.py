@@ -11,8 +11,8 @@ MODULES = [
     "torchx_slurm.commands",
     "torchx_slurm.options",
     "torchx_slurm.parse",
+    "torchx_slurm.request",
     "torchx_slurm.scheduler",
-    "torchx_slurm.script",
 ]
 
 

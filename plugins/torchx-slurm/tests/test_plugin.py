@@ -38,4 +38,4 @@ def test_following_an_app_never_imports_the_script_generator(fake_slurm: object)
         "assert create_scheduler('t').describe('5') is None"
     )
     assert "torchx_slurm.scheduler" in loaded
-    assert not {"torchx_slurm.script", "torchx.specs.templating", "shlex"} & set(loaded)
+    assert not {"torchx_slurm.request", "torchx.specs.templating", "shlex"} & set(loaded)

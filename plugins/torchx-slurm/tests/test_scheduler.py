@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from torchx_slurm import scheduler as scheduler_module
+from torchx_slurm import logs as slurm_logs
 from torchx_slurm.parse import SEP
 from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 
@@ -588,7 +588,7 @@ def test_log_iter_names_what_does_not_exist(
 @pytest.fixture
 def fast_status(monkeypatch: pytest.MonkeyPatch) -> float:
     """A followed log asks Slurm every 0.1 s instead of every second (quicker tests)."""
-    monkeypatch.setattr(scheduler_module, "STATUS_INTERVAL", 0.1)
+    monkeypatch.setattr(slurm_logs, "STATUS_INTERVAL", 0.1)
     return 0.1
 
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from torchx_slurm.script import RANK0_ENV, UNWRITABLE_EXIT, InvalidAppException, build_request
+from torchx_slurm.request import RANK0_ENV, UNWRITABLE_EXIT, InvalidAppException, build_request
 
 from torchx.specs import AppDef, Resource, Role, macros, resource
 from torchx.specs.errors import InvalidRunConfigException

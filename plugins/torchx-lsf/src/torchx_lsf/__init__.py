@@ -13,9 +13,11 @@ LSF project (``bsub -P``), followed with ``bjobs`` and cancelled with ``bkill``:
             cfg={"lsf_queue": "normal", "jobdir": "/shared/jobs"},
         )  # lsf://<session>/<app id>
 
-Modules: :mod:`~torchx_lsf.scheduler` (the Scheduler), :mod:`~torchx_lsf.options` (run
-options), :mod:`~torchx_lsf.request` (the bsub commands and replica scripts),
-:mod:`~torchx_lsf.parse` (``bjobs -o`` output), :mod:`~torchx_lsf.jobdir` (the private
+Modules, named as in every TorchX scheduler plugin: :mod:`~torchx_lsf.scheduler` (the
+Scheduler: which call does what), :mod:`~torchx_lsf.options` (run options),
+:mod:`~torchx_lsf.request` (the bsub commands and replica scripts),
+:mod:`~torchx_lsf.status` (LSF's answers as states), :mod:`~torchx_lsf.backend` (every
+LSF command), :mod:`~torchx_lsf.logs`; and their helpers :mod:`~torchx_lsf.parse` (``bjobs -o`` output), :mod:`~torchx_lsf.jobdir` (the private
 directory of an app's files, where torchx-runner's :mod:`torchx.schedulers.appstore`
 keeps the AppDef for ``describe``) and :mod:`~torchx_lsf.commands` (running the LSF tools with timeouts).
 """

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Iterable
 
 from torchx.schedulers import privatedir
 from torchx.schedulers.api import SchedulerError
@@ -136,3 +137,17 @@ def remove(app_dir: str, jobdir: str, made_jobdir: bool) -> None:
     shutil.rmtree(app_dir, ignore_errors=True)
     if made_jobdir:
         shutil.rmtree(jobdir, ignore_errors=True)
+
+
+def find_app_dir(app_id: str, output_dirs: Iterable[str]) -> str:
+    """The app's private directory, from its jobs' output directories (bsub -outdir); "" if
+    none is a private directory of the user's named as the app's."""
+    for path in (d.rstrip("/") for d in output_dirs):
+        if path.endswith(f"/{STATE_DIR}/{app_id}") and os.path.isabs(path) and is_private_dir(path):
+            return path
+    return ""
+
+
+def is_cancelled(app_dir: str) -> bool:
+    """Whether the app of ``app_dir`` was cancelled through torchx (its mark is there)."""
+    return bool(app_dir) and os.path.exists(os.path.join(app_dir, CANCELLED))

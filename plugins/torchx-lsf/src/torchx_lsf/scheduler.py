@@ -8,6 +8,11 @@
 >>> info.request.replicas[1].bsub[:5]
 ['bsub', '-P', 'train-...', '-J', 'train-...-trainer-1']
 
+This module says only which call does what; each job has its own module, as in every
+TorchX plugin: :mod:`~torchx_lsf.options` (run options), :mod:`~torchx_lsf.request`
+(the bsub jobs), :mod:`~torchx_lsf.status` (LSF's answers as states),
+:mod:`~torchx_lsf.backend` (every LSF command) and :mod:`~torchx_lsf.logs`.
+
 What each call runs (every one with a timeout, see :mod:`torchx_lsf.commands`):
 
 * ``schedule``: writes the app's private directory (:mod:`torchx_lsf.jobdir`), then one
@@ -27,14 +32,10 @@ Runner), never a FAILED app.
 
 from __future__ import annotations
 
-import os
-import re
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
-
-import attrs
 
 from torchx.schedulers import appstore
 from torchx.schedulers.api import (
@@ -43,28 +44,26 @@ from torchx.schedulers.api import (
     Scheduler,
     SchedulerError,
     Stream,
-    TransientSchedulerError,
 )
 from torchx.schedulers.capabilities import Capability
-from torchx.schedulers.follow import EveryInterval, follow_files, stream_files
 from torchx.schedulers.ids import is_valid_app_id, make_app_id
-from torchx.schedulers.polling import Polled, matching_lines
-from torchx.schedulers.states import rollup, settle_cancelled
-from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaStatus, RoleStatus, runopts
+from torchx.specs import AppDef, AppDryRunInfo, CfgVal, runopts
 from torchx.specs.errors import SpecError
-from torchx_lsf import commands, jobdir
-from torchx_lsf.jobdir import CANCELLED, STATE_DIR
+from torchx_lsf import jobdir, logs
+from torchx_lsf.backend import LsfBackend, timed_out
 from torchx_lsf.options import checked, lsf_runopts
-from torchx_lsf.parse import BJOBS_FORMAT, JobRecord, parse_bjobs, replica_exit_code
+from torchx_lsf.parse import JobRecord
+from torchx_lsf.status import (
+    app_state,
+    apps_of,
+    describe_response,
+    list_entry,
+    newest_first,
+)
 
 if TYPE_CHECKING:
     # the request builder is imported when an app is submitted, not to follow one
     from torchx_lsf.request import LsfRequest
-
-# bsub's answer: "Job <1234> is submitted to default queue <normal>."
-_SUBMITTED = re.compile(r"Job <(\d+)> is submitted")
-#: Seconds between two status calls of a followed log (``log_iter(should_tail=True)``).
-STATUS_INTERVAL = 1.0
 
 
 class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
@@ -72,6 +71,7 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
 
     Args:
         session_name: the session the handles carry (``lsf://SESSION/APP_ID``)
+        backend: the backend to call (tests); default: LSF's tools on ``PATH``
     """
 
     missing_capabilities: ClassVar[Mapping[Capability, str]] = {
@@ -80,8 +80,15 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
         Capability.DELETE: "LSF keeps ended jobs in bjobs -a until its CLEAN_PERIOD: delete only cancels",
     }
 
-    def __init__(self, session_name: str, **kwargs: object) -> None:
+    def __init__(self, session_name: str, backend: LsfBackend | None = None) -> None:
         super().__init__("lsf", session_name)
+        self._backend = backend or LsfBackend()
+
+    def close(self) -> None:
+        self._backend.close()
+
+    def classify_error(self, e: BaseException) -> SchedulerError | None:
+        return self._backend.classify_error(e)
 
     def _run_opts(self) -> runopts:
         return lsf_runopts()
@@ -147,18 +154,11 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
         submitted: list[str] = []
         for r in request.replicas:
             try:
-                out = commands.run(r.bsub, input=r.job_file, what=f"submit {r.job_name}")
-                match = _SUBMITTED.search(out)
-                if match is None:
-                    raise SchedulerError(
-                        f"bsub answered {commands.first_line(out)!r} for {r.job_name}, not "
-                        "'Job <ID> is submitted ...'"
-                    )
-                submitted.append(match.group(1))
+                submitted.append(self._backend.bsub(r.bsub, r.job_file, r.job_name))
             except Exception as e:
-                self._undo(submitted, r.job_name, timed_out=_timed_out(e))
+                self._backend.undo(submitted, r.job_name, timed_out=timed_out(e))
                 jobdir.remove(request.app_dir, request.jobdir, made_jobdir)
-                if submitted or _timed_out(e):
+                if submitted or timed_out(e):
                     raise SchedulerError(
                         f"{e}; the {len(submitted)} job(s) already submitted (and any the "
                         "timed-out bsub made) were killed"
@@ -166,90 +166,42 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
                 raise
         return request.app_id
 
-    def _undo(self, job_ids: list[str], job_name: str, *, timed_out: bool) -> None:
-        """Kills the jobs a failed submit made (best effort: the error at hand is raised)."""
-        argvs = [["bkill", *job_ids]] if job_ids else []
-        if timed_out:
-            argvs.append(["bkill", "-J", job_name])
-        for argv in argvs:
-            try:
-                commands.run(argv, what="kill the jobs of a failed submit", ok_no_job=True)
-            except SchedulerError:
-                pass
-
     # -- following an app -------------------------------------------------------------------
-
-    def _records(self, app_id: str) -> list[JobRecord]:
-        """The app's jobs (bjobs -P APP_ID): only those named as its replicas."""
-        out = commands.run(
-            ["bjobs", "-noheader", "-a", "-P", app_id, "-o", BJOBS_FORMAT],
-            what=f"status of app {app_id}",
-            ok_no_job=True,
-        )
-        return [r for r in parse_bjobs(out) if r.project == app_id and r.replica is not None]
 
     @staticmethod
     def _app_dir(app_id: str, records: Iterable[JobRecord]) -> str:
         """The app's private directory, from its jobs' output directory (bsub -outdir)."""
-        for rec in records:
-            path = rec.output_dir.rstrip("/")
-            if (
-                path.endswith(f"/{STATE_DIR}/{app_id}")
-                and os.path.isabs(path)
-                and jobdir.is_private_dir(path)
-            ):
-                return path
-        return ""
+        return jobdir.find_app_dir(app_id, (rec.output_dir for rec in records))
 
     def describe(self, app_id: str) -> DescribeAppResponse | None:
         if not is_valid_app_id(app_id):
             return None
-        records = self._records(app_id)
+        records = self._backend.records(app_id)
         if not records:
             return None
         app_dir = self._app_dir(app_id, records)
-        cancelled = bool(app_dir) and os.path.exists(os.path.join(app_dir, CANCELLED))
-        return _response(app_id, records, app_dir, cancelled)
+        return describe_response(app_id, records, app_dir, jobdir.is_cancelled(app_dir))
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
         """The user's apps that LSF knows (``bjobs -a``: running, and ended within its
         CLEAN_PERIOD): one per project whose jobs are named as an app's replicas."""
-        out = commands.run(
-            ["bjobs", "-noheader", "-a", "-o", BJOBS_FORMAT],
-            what="list the user's jobs",
-            ok_no_job=True,
-        )
-        apps: dict[str, list[JobRecord]] = {}
-        for rec in parse_bjobs(out):
-            if rec.replica is not None and is_valid_app_id(rec.project):
-                apps.setdefault(rec.project, []).append(rec)
+        apps = apps_of(self._backend.all_records())
         found = []
         for app_id, records in apps.items():
             app_dir = self._app_dir(app_id, records)
-            cancelled = bool(app_dir) and os.path.exists(os.path.join(app_dir, CANCELLED))
-            state = _app_state(records, cancelled)
-            start, end = _times(records, state)
-            found.append(
-                ListAppResponse(app_id=app_id, state=state, start_time=start, end_time=end)
-            )
-        # newest first: LSF's job ids grow
-        found.sort(key=lambda a: -min(int(r.job_id.split("[")[0]) for r in apps[a.app_id]))
+            found.append(list_entry(app_id, records, jobdir.is_cancelled(app_dir)))
+        newest_first(found, apps)
         return found
 
     def _cancel_existing(self, app_id: str) -> None:
-        records = self._records(app_id)
+        records = self._backend.records(app_id)
         app_dir = self._app_dir(app_id, records)
         if app_dir:
             jobdir.mark_cancelled(app_dir)
         live = [r.job_id for r in records if not r.app_state.is_terminal()]
         if not live:
             return  # ended meanwhile: it stays as it ended
-        try:
-            commands.run(["bkill", *live], what=f"cancel app {app_id}", ok_no_job=True)
-        except commands.LsfCommandError as e:
-            # jobs that ended meanwhile: bkill says so and fails; cancel is idempotent
-            if isinstance(e, TransientSchedulerError) or "already finished" not in e.output.lower():
-                raise
+        self._backend.bkill(app_id, live)
 
     # -- logs -------------------------------------------------------------------------------
 
@@ -273,159 +225,29 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
         """
         if not is_valid_app_id(app_id):
             raise SchedulerError(f"{app_id!r} is not an app id of the lsf scheduler")
-        records = self._records(app_id)
+        records = self._backend.records(app_id)
         if not records:
             raise SchedulerError(f"LSF knows no app {app_id} (bjobs -a -P {app_id})")
-        replicas: dict[str, list[int]] = {}
-        for rec in records:
-            role, rid = rec.replica or ("", 0)
-            replicas.setdefault(role, []).append(rid)
-        if role_name not in replicas:
-            raise SpecError(
-                f"app {app_id} has no role {role_name!r}; its roles: {', '.join(replicas)}"
-            )
-        if k not in replicas[role_name]:
-            raise SpecError(
-                f"role {role_name!r} of app {app_id} has no replica {k}; "
-                f"it has {', '.join(map(str, sorted(replicas[role_name])))}"
-            )
-        app_dir = self._app_dir(app_id, records)
-        if not app_dir:
-            raise SchedulerError(
-                f"app {app_id} has no private directory of yours to read logs from (LSF "
-                f"gives {records[0].output_dir or 'no output directory'})"
-            )
-        paths = stream_files(os.path.join(app_dir, f"{role_name}-{k}"), streams)
 
         def has_ended() -> bool:
-            try:
-                now = self._records(app_id)
-            except TransientSchedulerError:
-                return False
-            return not now or _app_state(now, False).is_terminal()
+            now = self._backend.records(app_id)
+            return not now or app_state(now, False).is_terminal()
 
-        # asked at every idle poll of a followed file: LSF is asked at most once per
-        # STATUS_INTERVAL, so tailing never floods mbatchd
-        done = EveryInterval(
-            STATUS_INTERVAL, has_ended, ended=_app_state(records, False).is_terminal()
+        return logs.app_log(
+            app_id,
+            records,
+            self._app_dir(app_id, records),
+            role_name,
+            k,
+            regex=regex,
+            should_tail=should_tail,
+            streams=streams,
+            ended=app_state(records, False).is_terminal(),
+            has_ended=has_ended,
         )
-
-        def lines() -> Iterator[str]:
-            merged = follow_files(paths, should_tail=should_tail, is_done=done)
-            checked_lines = _then_check(
-                merged, paths, lambda: done.ended, app_dir, f"{role_name}/{k}"
-            )
-            return matching_lines(regex, checked_lines) if regex else checked_lines
-
-        return Polled(lines)
-
-
-def _timed_out(e: BaseException) -> bool:
-    return isinstance(e, TransientSchedulerError) and not isinstance(e, commands.LsfCommandError)
-
-
-def _app_state(records: list[JobRecord], cancelled: bool) -> AppState:
-    """The app's state from its jobs; CANCELLED once every job of a cancelled app ended."""
-    states = [r.app_state for r in records]
-    state = rollup(states)
-    if cancelled and not all(s.is_terminal() for s in states):
-        return AppState.RUNNING  # still stopping
-    return settle_cancelled(state, cancelled)
-
-
-def _response(
-    app_id: str, records: list[JobRecord], app_dir: str, cancelled: bool
-) -> DescribeAppResponse:
-    records = [_with_recorded_exit(rec, app_dir) for rec in records]
-    state = _app_state(records, cancelled)
-    roles: dict[str, RoleStatus] = {}
-    failed = []
-    for rec in sorted(records, key=lambda r: r.replica or ("", 0)):
-        role, rid = rec.replica or ("", 0)
-        rstate = rec.app_state
-        if state == AppState.CANCELLED and rstate != AppState.SUCCEEDED:
-            rstate = AppState.CANCELLED
-        exit_code = replica_exit_code(rec)
-        if rstate == AppState.FAILED:
-            failed.append(f"{role}/{rid} (LSF job {rec.job_id}, exit code {exit_code})")
-        roles.setdefault(role, RoleStatus(role)).replicas.append(
-            ReplicaStatus(
-                id=rid, state=rstate, role=role, hostname=rec.exec_host, exit_code=exit_code
-            )
-        )
-    msg = ""
-    if state == AppState.FAILED and failed:
-        msg = f"failed: {', '.join(failed)}"
-        if app_dir:
-            msg += f"; logs in {app_dir}"
-    elif state == AppState.PENDING:
-        msg = "waiting for LSF to dispatch the jobs (bjobs -p says why)"
-    app = appstore.load(app_dir) if app_dir else None
-    start, end = _times(records, state)
-    return DescribeAppResponse(
-        app_id=app_id,
-        state=state,
-        num_restarts=0,
-        msg=msg,
-        roles_statuses=list(roles.values()),
-        roles=list(app.roles) if app else [],
-        metadata=dict(app.metadata) if app else {},
-        name=app.name if app else "",
-        ui_url=f"file://{app_dir}" if app_dir else None,
-        start_time=start,
-        end_time=end,
-    )
-
-
-def _times(records: list[JobRecord], state: AppState) -> tuple[float | None, float | None]:
-    """When the app's first replica started, and (once it ended) its last one finished."""
-    starts = [r.start_time for r in records if r.start_time is not None]
-    ends = [r.finish_time for r in records if r.finish_time is not None]
-    start = min(starts) if starts else None
-    end = max(ends) if ends and state.is_terminal() else None
-    return start, end
-
-
-def _with_recorded_exit(rec: JobRecord, app_dir: str) -> JobRecord:
-    """``rec``, EXIT with the code its script recorded if it failed while LSF still runs it.
-
-    A failed replica's script records its exit code before it ends the app's other
-    replicas: until its own job ends, that file says how it ended.
-    """
-    if rec.state != "RUN" or not app_dir or rec.replica is None:
-        return rec
-    role, k = rec.replica
-    try:
-        with open(os.path.join(app_dir, f"{role}-{k}.exit"), encoding="utf-8") as f:
-            text = f.read(32).strip()
-    except OSError:
-        return rec
-    if not text.lstrip("-").isdigit() or int(text) == 0:
-        return rec
-    return attrs.evolve(rec, state="EXIT", exit_code=int(text))
-
-
-def _then_check(
-    lines: Iterator[str], paths: list[str], ended: Callable[[], bool], app_dir: str, replica: str
-) -> Iterator[str]:
-    """``lines``, then an error naming each log file of an ended app that does not exist.
-
-    A replica that never started (killed while pending, or its script refused to run)
-    leaves no log file: that is said, with where LSF's own output for the job is,
-    rather than an empty log. While the app runs a missing file is normal.
-    """
-    yield from lines
-    missing = [p for p in paths if not os.path.isfile(p)]
-    if not missing or not ended():
-        return
-    stem = os.path.basename(paths[0]).rsplit(".", 1)[0]
-    raise SchedulerError(
-        f"no log of replica {replica}: {' and '.join(missing)} "
-        f"{'is' if len(missing) == 1 else 'are'} missing (the replica never started?); "
-        f"LSF's own output of the job: {app_dir}/{stem}.lsf.out and .lsf.err"
-    )
 
 
 def create_scheduler(session_name: str, **kwargs: Any) -> LsfScheduler:
-    """The factory the plugin registry calls for ``lsf``."""
-    return LsfScheduler(session_name, **kwargs)
+    """The factory the plugin registry calls for ``lsf``; ``backend=`` replaces LSF's tools
+    (tests)."""
+    return LsfScheduler(session_name, backend=kwargs.get("backend"))

@@ -14,10 +14,14 @@ group, so one node, per replica) that the scheduler follows with ``squeue`` and
             cfg={"partition": "gpu", "time": "1:00:00"},
         )  # slurm://<session>/<job id>
 
-Modules: :mod:`~torchx_slurm.scheduler` (the Scheduler), :mod:`~torchx_slurm.options`
-(run options and their checks), :mod:`~torchx_slurm.script` (the sbatch script),
-:mod:`~torchx_slurm.parse` (squeue/sacct output, text and JSON) and
-:mod:`~torchx_slurm.commands` (running the Slurm tools with timeouts).
+Modules, named as in every TorchX scheduler plugin: :mod:`~torchx_slurm.scheduler`
+(the Scheduler: which call does what), :mod:`~torchx_slurm.options` (run options and
+their checks), :mod:`~torchx_slurm.request` (the sbatch script),
+:mod:`~torchx_slurm.status` (Slurm's answers as states), :mod:`~torchx_slurm.backend`
+(every Slurm command) and :mod:`~torchx_slurm.logs`; with their helpers
+:mod:`~torchx_slurm.parse` (squeue/sacct output, text and JSON),
+:mod:`~torchx_slurm.commands` (running the Slurm tools with timeouts),
+:mod:`~torchx_slurm.jobdir` and :mod:`~torchx_slurm.jobfiles` (the job directory).
 """
 
 from torchx_slurm._version import __version__

@@ -1,7 +1,7 @@
 """The job directory at submit: the private directory the job writes in, made or checked.
 
 A job directory is often shared (a scratch filesystem others can write). Everything the
-job writes is in ``JOB_DIR/.torchx-slurm/<job id>/`` (see :mod:`torchx_slurm.script`),
+job writes is in ``JOB_DIR/.torchx-slurm/<job id>/`` (see :mod:`torchx_slurm.request`),
 so ``.torchx-slurm`` must be a real directory (not a link) of the user's that no other
 user can write; otherwise another user could have planted the links the job would
 write through, or the exit codes ``status`` reads. :func:`prepare` makes it (0700, or

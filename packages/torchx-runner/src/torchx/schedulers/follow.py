@@ -28,7 +28,9 @@ A batch backend that writes one file per stream per replica (``BASE.out`` and
 ``BASE.err``: Slurm, LSF) follows a replica's log with three more pieces:
 :func:`stream_files` (the files of the streams asked for), :class:`EveryInterval` (an
 ``is_done`` that asks the backend at most once per interval, so tailing never floods
-it) and :func:`follow_files` (those files followed on one thread, merged).
+it) and :func:`follow_files` (those files followed on one thread, merged);
+:func:`replica_log` puts them together into such a scheduler's ``log_iter``, with
+:func:`check_replica` refusing a role or replica the app does not have.
 
 Files are read in 1 MiB chunks and decoded as UTF-8 (bad bytes replaced); memory is
 bounded by the chunk size and the longest line, and a long line is yielded whole.
@@ -39,12 +41,27 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
-__all__ = ["POLL_INTERVAL", "EveryInterval", "follow_file", "follow_files", "stream_files"]
+TYPE_CHECKING = False  # not the typing module: this module is on the light paths
+if TYPE_CHECKING:
+    from torchx.schedulers.polling import Polled
+
+__all__ = [
+    "POLL_INTERVAL",
+    "STATUS_INTERVAL",
+    "EveryInterval",
+    "check_replica",
+    "follow_file",
+    "follow_files",
+    "replica_log",
+    "stream_files",
+]
 
 #: Default seconds between two looks at a followed file that had nothing new.
 POLL_INTERVAL = 0.02
+#: Default seconds between two status calls of a followed replica log (:func:`replica_log`).
+STATUS_INTERVAL = 1.0
 _CHUNK = 1 << 20
 
 
@@ -165,3 +182,73 @@ class EveryInterval:
         self._asked = time.monotonic()
         self.ended = bool(self.check())
         return self.ended
+
+
+def check_replica(replicas: Mapping[str, Iterable[int]], role: str, k: int, owner: str) -> None:
+    """Raises a one-line ``SpecError`` unless ``replicas`` (role -> replica ids) has ``role``/``k``.
+
+    ``owner`` names the app in the message (``"job 12"``, ``"app train-x1"``).
+
+    >>> check_replica({"trainer": [0, 1]}, "trainer", 2, "job 12")
+    Traceback (most recent call last):
+    ...
+    torchx.specs.errors.SpecError: role 'trainer' of job 12 has no replica 2; it has 0, 1
+    """
+    from torchx.specs.errors import SpecError
+
+    if role not in replicas:
+        raise SpecError(f"{owner} has no role {role!r}; its roles: {', '.join(replicas)}")
+    ids = sorted(replicas[role])
+    if k not in ids:
+        raise SpecError(
+            f"role {role!r} of {owner} has no replica {k}; it has {', '.join(map(str, ids))}"
+        )
+
+
+def replica_log(
+    base: str,
+    streams: object,
+    *,
+    should_tail: bool,
+    ended: bool,
+    has_ended: Callable[[], bool],
+    missing: Callable[[list[str]], BaseException],
+    regex: str | None = None,
+    interval: float = STATUS_INTERVAL,
+) -> Polled:
+    """One replica's log from its files ``BASE.out``/``BASE.err``: a batch scheduler's ``log_iter``.
+
+    The files of ``streams`` (:func:`stream_files`) are read on one thread, merged
+    (:func:`follow_files`); with ``should_tail`` they are followed until the app has
+    ended. ``ended`` says whether it had when the log was opened; ``has_ended()`` asks
+    the backend again, at most once per ``interval`` (:class:`EveryInterval`), a
+    transient failure of it counting as "not yet". Once the app has ended, a file still
+    missing (a replica that never started) raises ``missing(paths)``, the backend's own
+    explanation, rather than giving an empty log. ``regex`` keeps the matching lines.
+    The result can be polled (:class:`~torchx.schedulers.polling.Polled`).
+    """
+    from torchx.schedulers.errors import TransientSchedulerError
+    from torchx.schedulers.polling import Polled, matching_lines
+
+    paths = stream_files(base, streams)
+
+    def check() -> bool:
+        try:
+            return has_ended()
+        except TransientSchedulerError:
+            return False
+
+    # asked at every idle poll of a followed file: the backend at most once per interval
+    done = EveryInterval(interval, check, ended=ended)
+
+    def then_check(lines: Iterator[str]) -> Iterator[str]:
+        yield from lines
+        gone = [p for p in paths if not os.path.isfile(p)]
+        if gone and done.ended:
+            raise missing(gone)
+
+    def lines() -> Iterator[str]:
+        checked = then_check(follow_files(paths, should_tail=should_tail, is_done=done))
+        return matching_lines(regex, checked) if regex else checked
+
+    return Polled(lines)
