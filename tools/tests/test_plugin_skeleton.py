@@ -55,14 +55,7 @@ CLIENT_IMPORTERS: Mapping[str, Mapping[str, str]] = {
 }
 
 #: Rules a plugin does not meet yet (rule name -> who converts it). Only shrinks.
-NOT_YET: Mapping[str, Mapping[str, str]] = {
-    "torchx-docker": {
-        "modules": "skelbatch",
-        "clients": "skelbatch",
-        "keyword": "skelbatch",
-        "size": "skelbatch",
-    },
-}
+NOT_YET: Mapping[str, Mapping[str, str]] = {}
 RULES = ("modules", "clients", "keyword", "size")
 
 
@@ -156,13 +149,19 @@ def _client_problems(name: str, top: Path) -> Iterator[str]:
         rel = path.relative_to(top.parent).with_suffix("")
         return ".".join(rel.parts)
 
-    def is_backend_helper(path: Path) -> bool:
-        """Imported by backend.py modules only (and by at least one)."""
-        users = importers.get(module_of(path), set())
-        return bool(users) and all(u.name == "backend.py" for u in users)
+    # backend.py's private helpers: modules imported only by backend.py or by its helpers
+    helpers = {p for p in files if p.name == "backend.py"}
+    grown = True
+    while grown:
+        grown = False
+        for path in files:
+            users = importers.get(module_of(path), set())
+            if path not in helpers and users and users <= helpers:
+                helpers.add(path)
+                grown = True
 
     for path in files:
-        if path.name == "backend.py" or path.name in allowed or is_backend_helper(path):
+        if path in helpers or path.name in allowed:
             continue
         for line, module in imports[path]:
             if any(module == c or module.startswith(c + ".") for c in clients):

@@ -8,10 +8,10 @@ from torchx.schedulers.testing import modules_with_examples, run_examples
 
 #: The modules whose docstrings show examples; each must have at least one.
 MODULES = [
-    "torchx_docker.engine",
     "torchx_docker.labels",
     "torchx_docker.logs",
     "torchx_docker.options",
+    "torchx_docker.status",
     "torchx_docker.wire",
 ]
 

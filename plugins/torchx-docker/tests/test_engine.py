@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from torchx_docker import labels
-from torchx_docker.engine import add_inspect, app_status, seen_from_list
+from torchx_docker.status import add_inspect, app_status, seen_from_list
 
 from torchx.specs import AppState
 

@@ -64,7 +64,7 @@ assert info.request.containers
 
 
 def test_a_dry_run_loads_nothing_only_following_an_app_needs() -> None:
-    """What only following an app needs (``engine``, ``datetime``, the log window) is
+    """What only following an app needs (``status``, ``restart``, ``datetime``, the log window) is
     imported when used: the submit path of ``torchx run -s docker`` does not pay for it.
     Nor does it load ``urllib.parse`` (``ipaddress`` with it): the engine's URLs are
     quoted by ``torchx_docker.wire``."""
@@ -78,7 +78,8 @@ assert info.request.containers
     loaded = modules_after(code)
     assert "torchx_docker.scheduler" in loaded
     for module in (
-        "torchx_docker.engine",
+        "torchx_docker.status",
+        "torchx_docker.restart",
         "torchx.schedulers.window",
         "datetime",
         "urllib.parse",
@@ -88,19 +89,27 @@ assert info.request.containers
 
 
 def test_the_status_code_is_imported_while_the_engine_starts_the_containers() -> None:
-    """``schedule`` imports ``engine`` in a thread before its start calls (the engine's
+    """``schedule`` imports ``status`` (with ``restart``) in a thread before its start calls (the engine's
     longest wait), so ``torchx run --wait``'s first describe finds it loaded; once
     loaded, no thread is started again."""
+    # threads are recorded as they start: one that already ended is counted too
     code = """
 import sys, threading
+started = []
+_start = threading.Thread.start
+def start(self):
+    started.append(self)
+    _start(self)
+threading.Thread.start = start
 from torchx_docker import scheduler
-assert "torchx_docker.engine" not in sys.modules
+assert "torchx_docker.status" not in sys.modules
 scheduler._preload_following()
-preload = [t for t in threading.enumerate() if t.name == "torchx-docker: preload"]
+preload = [t for t in started if t.name == "torchx-docker: preload"]
 for t in preload:
     t.join(60)
-assert preload and "torchx_docker.engine" in sys.modules
+assert preload and "torchx_docker.status" in sys.modules
+started.clear()
 scheduler._preload_following()
-assert not [t for t in threading.enumerate() if t.name == "torchx-docker: preload"]
+assert not [t for t in started if t.name == "torchx-docker: preload"]
 """
-    assert "torchx_docker.engine" in modules_after(code)
+    assert "torchx_docker.status" in modules_after(code)

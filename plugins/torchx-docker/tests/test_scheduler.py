@@ -16,7 +16,8 @@ import docker.errors
 import pytest
 import requests
 from torchx_docker import labels
-from torchx_docker.scheduler import DockerScheduler, _split_image
+from torchx_docker.backend import DockerBackend, split_image
+from torchx_docker.scheduler import DockerScheduler
 
 from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
 from torchx.specs import AppDef, Resource, Role
@@ -78,7 +79,7 @@ def _api_error(status: int, explanation: str) -> docker.errors.APIError:
 
 
 def _submit(api: FakeAPI, replicas: int = 3, **role_kw: Any) -> str:
-    sched = DockerScheduler("t", client=api)
+    sched = DockerScheduler("t", backend=DockerBackend(client=api))
     role = Role("w", "img", entrypoint="sh", num_replicas=replicas, **role_kw)
     info = sched.submit_dryrun(AppDef("app", [role]), {})
     return sched.schedule(info)
@@ -94,7 +95,7 @@ def test_a_submit_makes_the_network_then_containers_then_starts_them() -> None:
 
 def test_a_create_failing_half_way_removes_what_was_made() -> None:
     api = FakeAPI()
-    sched = DockerScheduler("t", client=api)
+    sched = DockerScheduler("t", backend=DockerBackend(client=api))
     info = sched.submit_dryrun(
         AppDef("app", [Role("w", "img", entrypoint="sh", num_replicas=3)]), {}
     )
@@ -130,7 +131,7 @@ def test_a_create_failing_half_way_removes_what_was_made() -> None:
 def test_a_refused_start_is_one_line_and_leaves_nothing(error: BaseException, words: str) -> None:
     api = FakeAPI()
     api.fail_start = error
-    sched = DockerScheduler("t", client=api)
+    sched = DockerScheduler("t", backend=DockerBackend(client=api))
     role = Role(
         "w", "img", entrypoint="sh", num_replicas=2, resource=Resource(cpu=1, gpu=1, memMB=8)
     )
@@ -144,7 +145,7 @@ def test_a_refused_start_is_one_line_and_leaves_nothing(error: BaseException, wo
 
 def test_a_missing_image_is_pulled_once_and_a_failed_pull_is_one_line() -> None:
     api = FakeAPI()
-    sched = DockerScheduler("t", client=api)
+    sched = DockerScheduler("t", backend=DockerBackend(client=api))
     info = sched.submit_dryrun(
         AppDef("app", [Role("w", "reg/img:2", entrypoint="sh", num_replicas=4)]), {}
     )
@@ -157,7 +158,7 @@ def test_a_missing_image_is_pulled_once_and_a_failed_pull_is_one_line() -> None:
 
 
 def test_engine_errors_while_following_are_outages_or_one_line() -> None:
-    sched = DockerScheduler("t", client=FakeAPI())  # type: ignore[arg-type]
+    sched = DockerScheduler("t", backend=DockerBackend(client=FakeAPI()))  # type: ignore[arg-type]
     assert isinstance(
         sched.classify_error(requests.exceptions.ConnectionError("x")), TransientSchedulerError
     )
@@ -184,7 +185,7 @@ def test_status_of_an_app_is_one_list_call() -> None:
         }
         for k in range(8)
     ]
-    desc = DockerScheduler("t", client=api).describe("a")  # type: ignore[arg-type]
+    desc = DockerScheduler("t", backend=DockerBackend(client=api)).describe("a")  # type: ignore[arg-type]
     assert desc is not None and desc.state.name == "RUNNING"
     assert len(desc.roles_statuses[0].replicas) == 8
     assert [c[0] for c in api.calls] == ["containers"]
@@ -208,7 +209,7 @@ def _replicas(state: str, status: str, n: int = 3) -> list[dict[str, Any]]:
 def test_times_of_a_running_app_come_from_the_list_answer() -> None:
     api = FakeAPI()
     api.containers_answer = _replicas("running", "Up 1 second")
-    sched = DockerScheduler("t", client=api)  # type: ignore[arg-type]
+    sched = DockerScheduler("t", backend=DockerBackend(client=api))  # type: ignore[arg-type]
     desc = sched.describe("a")
     assert desc is not None and (desc.start_time, desc.end_time) == (1795600000.0, None)
     assert [c[0] for c in api.calls] == ["containers"]
@@ -219,7 +220,7 @@ def test_times_of_a_running_app_come_from_the_list_answer() -> None:
 def test_an_ended_app_ends_when_its_last_container_exited() -> None:
     api = FakeAPI()
     api.containers_answer = _replicas("exited", "Exited (0) 1 second ago")
-    desc = DockerScheduler("t", client=api).describe("a")  # type: ignore[arg-type]
+    desc = DockerScheduler("t", backend=DockerBackend(client=api)).describe("a")  # type: ignore[arg-type]
     assert desc is not None and desc.state.name == "SUCCEEDED"
     # the list answer says only "Exited (0) 1 second ago": each record says when
     last = datetime(2026, 11, 25, 10, 0, 2, tzinfo=UTC).timestamp() + 0.5
@@ -228,10 +229,10 @@ def test_an_ended_app_ends_when_its_last_container_exited() -> None:
 
 
 def test_split_image() -> None:
-    assert _split_image("busybox") == ("busybox", "latest")
-    assert _split_image("127.0.0.1:5000/a/b:1") == ("127.0.0.1:5000/a/b", "1")
-    assert _split_image("127.0.0.1:5000/a/b") == ("127.0.0.1:5000/a/b", "latest")
-    assert _split_image("r/a@sha256:ab") == ("r/a", "sha256:ab")
+    assert split_image("busybox") == ("busybox", "latest")
+    assert split_image("127.0.0.1:5000/a/b:1") == ("127.0.0.1:5000/a/b", "1")
+    assert split_image("127.0.0.1:5000/a/b") == ("127.0.0.1:5000/a/b", "latest")
+    assert split_image("r/a@sha256:ab") == ("r/a", "sha256:ab")
 
 
 # -- wait_for_change: the engine's blocking wait for a container's exit ---------------------
@@ -279,7 +280,7 @@ class WaitingAPI(FakeAPI):
 
 def _described(api: FakeAPI, state: str = "running") -> DockerScheduler:
     api.containers_answer = _replicas(state, "Up 1 second" if state == "running" else "Created")
-    sched = DockerScheduler("t", client=api)  # type: ignore[arg-type]
+    sched = DockerScheduler("t", backend=DockerBackend(client=api))  # type: ignore[arg-type]
     assert sched.describe("a") is not None
     api.calls.clear()
     return sched
@@ -317,7 +318,7 @@ def test_wait_for_change_without_a_running_container_is_false_at_once() -> None:
 def test_wait_for_change_of_an_app_not_described_lists_it_once() -> None:
     api = WaitingAPI()
     api.containers_answer = _replicas("running", "Up 1 second", n=1)
-    sched = DockerScheduler("t", client=api)  # type: ignore[arg-type]
+    sched = DockerScheduler("t", backend=DockerBackend(client=api))  # type: ignore[arg-type]
     api.release_when_waited("id0")
     assert sched.wait_for_change("a", 60) is True
     assert [c[0] for c in api.calls] == ["containers", "wait"]

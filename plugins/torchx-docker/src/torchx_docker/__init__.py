@@ -14,11 +14,15 @@ app is followed from any later shell::
             "dist.ddp", ["-j", "2x1", "--script", "train.py", "--image", "my/torch:1"], "docker"
         )  # docker://<session>/<app id>
 
-Modules: :mod:`~torchx_docker.scheduler` (the Scheduler), :mod:`~torchx_docker.options`
-(run options), :mod:`~torchx_docker.request` (the containers an app becomes: the dry
-run's request, made without the engine), :mod:`~torchx_docker.labels` (the labels that
-tie containers to apps) and :mod:`~torchx_docker.engine` (the engine's answers turned
-into replica states).
+Modules, named as in every TorchX scheduler plugin: :mod:`~torchx_docker.scheduler`
+(the Scheduler: which call does what), :mod:`~torchx_docker.options` (run options),
+:mod:`~torchx_docker.request` (the containers an app becomes: the dry run's request,
+made without the engine), :mod:`~torchx_docker.status` (the engine's answers turned
+into replica states), :mod:`~torchx_docker.backend` (every engine call: its clients
+and errors), :mod:`~torchx_docker.restart` (the ROLE and APPLICATION retries) and
+:mod:`~torchx_docker.logs`; with :mod:`~torchx_docker.labels` (the labels that tie
+containers to apps), :mod:`~torchx_docker.wire` (the hot path's HTTP client) and
+:mod:`~torchx_docker.images` (workspace images).
 """
 
 from torchx_docker._version import __version__

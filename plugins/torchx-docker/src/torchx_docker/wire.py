@@ -85,7 +85,7 @@ class EngineError(Exception):
         super().__init__(f"{status_code} for {what}: {explanation}")
         self.status_code = status_code
         self.explanation = explanation
-        self.response = None  # an answer, not an outage: see scheduler._unreachable
+        self.response = None  # an answer, not an outage: see backend._unreachable
 
 
 class NotFound(EngineError):

@@ -31,8 +31,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from torchx.schedulers.api import DescribeAppResponse, ListAppResponse
 from torchx.schedulers.states import rollup
-from torchx.specs import AppState, ReplicaStatus, RetryPolicy, RoleStatus
+from torchx.specs import NONE, AppDef, AppState, ReplicaStatus, RetryPolicy, RoleStatus
 from torchx_docker import labels
 
 _EXITED = re.compile(r"Exited \((-?\d+)\)")
@@ -324,3 +325,96 @@ def app_status(
         ),
         failed=failed,
     )
+
+
+def to_inspect(seen: list[Seen]) -> list[Seen]:
+    """The containers whose full record ``describe`` needs (the list answer says too little).
+
+    Every replica once all have ended (their records say when: the app's end time),
+    else only those :meth:`Seen.needs_inspect` names.
+    """
+    replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
+    if replicas and all(c.state in ("exited", "dead") for c in replicas):
+        return replicas
+    return [c for c in seen if c.needs_inspect()]
+
+
+def describe_response(app_id: str, seen: list[Seen]) -> DescribeAppResponse | None:
+    """The app ``app_id`` from all its containers (replicas and markers); None without replicas."""
+    replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
+    if not replicas:
+        return None
+    appdef = _appdef_of(replicas)
+    order = [r.name for r in appdef.roles] if appdef is not None else None
+    expected = {r.name: r.num_replicas for r in appdef.roles} if appdef is not None else None
+    view = app_status(seen, order, expected)
+    return DescribeAppResponse(
+        app_id=app_id,
+        state=view.state,
+        num_restarts=view.num_restarts,
+        msg=view.msg or NONE,
+        structured_error_msg=view.structured_error_msg or NONE,
+        roles_statuses=view.roles,
+        roles=list(appdef.roles) if appdef is not None else [],
+        metadata=dict(appdef.metadata) if appdef is not None else {},
+        name=appdef.name if appdef is not None else _app_name(replicas),
+        start_time=_start_time(replicas),
+        end_time=_end_time(replicas) if view.state.is_terminal() else None,
+    )
+
+
+def list_entries(seen: list[Seen]) -> list[ListAppResponse]:
+    """One entry per app among every app's containers ``seen``."""
+    by_app: dict[str, list[Seen]] = {}
+    for c in seen:
+        by_app.setdefault(c.labels.get(labels.APP_ID, ""), []).append(c)
+    out = []
+    for app_id, containers in by_app.items():
+        replicas = [c for c in containers if c.kind == labels.KIND_REPLICA]
+        if not app_id or not replicas:
+            continue
+        view = app_status(containers)
+        out.append(
+            ListAppResponse(
+                app_id=app_id,
+                state=view.state,
+                name=_app_name(replicas),
+                start_time=_start_time(replicas),
+            )
+        )
+    return out
+
+
+def _appdef_of(replicas: list[Seen]) -> AppDef | None:
+    for c in replicas:
+        text = c.labels.get(labels.APPDEF)
+        if text:
+            from torchx.specs.appdef_json import decode
+
+            try:
+                app = decode(text)
+            except Exception:
+                return None
+            return app
+    return None
+
+
+def _app_name(replicas: list[Seen]) -> str:
+    for c in replicas:
+        name = c.labels.get(labels.APP_NAME)
+        if name:
+            return name
+    return ""
+
+
+def _start_time(replicas: list[Seen]) -> float | None:
+    """When the app's first container was created (its submission, to within a second)."""
+    times = [c.created for c in replicas if c.created is not None]
+    return min(times) if times else None
+
+
+def _end_time(replicas: list[Seen]) -> float | None:
+    """When the last container of an ended app exited, where every one was inspected (the
+    list answer says only "Exited (0) 5 seconds ago"); None otherwise."""
+    times = [c.finished for c in replicas if c.finished is not None]
+    return max(times) if times and len(times) == len(replicas) else None
