@@ -1,4 +1,4 @@
-"""The AppDef JSON plain codec against the specs serializer (cattrs), which it stands in for."""
+"""The AppDef JSON document, and the serializer's standard-library fast path that serves it."""
 
 from __future__ import annotations
 
@@ -14,14 +14,18 @@ from hypothesis import strategies as st
 
 from torchx.specs import (
     AppDef,
+    AppState,
+    AppStatus,
     BindMount,
     DeviceMount,
+    ReplicaStatus,
     Resource,
     RetryPolicy,
     Role,
+    RoleStatus,
     VolumeMount,
     Workspace,
-    appdef_json,
+    _plain,
 )
 from torchx.specs.appdef_json import decode, encode
 from torchx.specs.serialize import SerializationError, dumps_json, loads_json
@@ -86,6 +90,7 @@ def test_writes_what_the_serializer_writes_and_reads_it_back(app: AppDef) -> Non
     back = decode(text)
     assert back == app
     assert back == loads_json(text, AppDef)
+    assert _plain.structure(json.loads(text)["spec"], AppDef) == app  # read by the fast path
 
 
 def _doc(app: AppDef) -> dict[str, Any]:
@@ -206,20 +211,44 @@ def test_a_role_subclass_is_written_as_a_role() -> None:
 
 
 @pytest.mark.parametrize(
-    ("cls", "keys"),
+    "obj",
     [
-        (AppDef, appdef_json.APP_KEYS),
-        (Role, appdef_json.ROLE_KEYS),
-        (Resource, appdef_json.RESOURCE_KEYS),
-        (BindMount, appdef_json.MOUNT_KEYS["bind"][1:]),
-        (VolumeMount, appdef_json.MOUNT_KEYS["volume"][1:]),
-        (DeviceMount, appdef_json.MOUNT_KEYS["device"][1:]),
-        (Workspace, appdef_json.WORKSPACE_KEYS),
+        _rich(),
+        _rich().roles[0],
+        _rich().roles[0].resource,
+        *_rich().roles[0].mounts,
+        Workspace({".": ""}),
+        AppStatus(
+            AppState.RUNNING,
+            roles=[RoleStatus("r", [ReplicaStatus(0, AppState.RUNNING, "r", "h")])],
+        ),
     ],
+    ids=lambda o: type(o).__name__,
 )
-def test_the_codec_knows_every_field_of_the_specs(cls: type, keys: tuple[str, ...]) -> None:
-    """A field added to a spec class must be added to the codec too."""
-    assert tuple(a.name for a in attrs.fields(cls)) == keys
+def test_the_fast_path_knows_every_field_of_the_specs(obj: Any) -> None:
+    """Derived from the attrs fields: a field added to a spec is written and read without a
+    change to the codec (the spec types use only the kinds of field it derives)."""
+    data = _plain.unstructure(obj)
+    names = [a.name for a in attrs.fields(type(obj))]
+    assert [k for k in data if k != "type"] == names
+    assert _plain.structure(data, type(obj)) == obj
+
+
+def test_the_fast_path_declines_what_it_does_not_read_exactly() -> None:
+    data = _plain.unstructure(_rich())
+    for change in (
+        lambda d: d["roles"][0].pop("overrides"),  # a default to fill in
+        lambda d: d["roles"][0].update(extra=1),  # a key it does not know
+        lambda d: d["roles"][0].update(num_replicas=True),  # bool is not int
+        lambda d: d["roles"][0]["mounts"][0].update(type="tmpfs"),
+        lambda d: d["roles"][0]["metadata"].update(x=float("nan")),
+    ):
+        bad = json.loads(json.dumps(data))
+        change(bad)
+        with pytest.raises(Exception):  # noqa: B017 - Decline, or Invalid inside a JSON value
+            _plain.structure(bad, AppDef)
+    with pytest.raises(_plain.Decline):
+        _plain.unstructure(AppDef("a", [Role("r", image="i", args=("x",))]))  # type: ignore[arg-type]
 
 
 def test_neither_way_imports_cattrs() -> None:
@@ -230,7 +259,7 @@ def test_neither_way_imports_cattrs() -> None:
         "app = AppDef('a', [Role('r', image='i', entrypoint='e', resource=Resource(1, 0, 64))])\n"
         "assert decode(encode(app)) == app\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'cattrs'"
-        " or m == 'torchx.specs.serialize'))\n"
+        " or m == 'torchx.specs._converter'))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -23,6 +23,8 @@ MODULES = [
 #: through doctest without any passes while testing nothing.
 EXAMPLES = [
     "torchx.specs",
+    "torchx.specs._converter",
+    "torchx.specs._plain",
     "torchx.specs.api",
     "torchx.specs.appdef_json",
     "torchx.specs.builders",
