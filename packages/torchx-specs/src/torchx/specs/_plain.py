@@ -124,12 +124,11 @@ def _derive_class(cls: Any, tag: str | None) -> tuple[_Fn, _Fn]:
     aliases = [a.alias for a in fields]
     size = len(fields) + (tag is not None)
     name = cls.__name__
-    head = {} if tag is None else {MOUNT_TAG: tag}
 
     def write(obj: Any) -> Any:
         if type(obj) is not cls:
             raise Decline(name)
-        out = head.copy()
+        out = {} if tag is None else {MOUNT_TAG: tag}  # a mount's tag first
         for key, fn, tp in plan:
             v = getattr(obj, key)
             if fn is not None:
@@ -305,7 +304,7 @@ def _list(write: _Fn, read: _Fn, elem: Any) -> tuple[_Fn, _Fn]:
         def items(v: Any) -> Any:
             if type(v) is not list:
                 raise Decline("list")
-            return [fn(x) for x in v]
+            return list(map(fn, v))
 
         return items
 
@@ -344,9 +343,16 @@ def _dict(write: _Fn, read: _Fn, value: Any) -> tuple[_Fn, _Fn]:
 
 
 def _json_dict(v: Any) -> Any:
+    """A ``dict[str, Any]`` field: :func:`json_value` inlined for flat dicts (most are)."""
     if type(v) is not dict:
         raise Decline("dict")
-    return json_value(v)
+    out = {}
+    for key, item in v.items():
+        t = type(item)
+        if type(key) is not str or not (t is str or t is int or t is bool or item is None):
+            return json_value(v)  # nested, or bad: the general walk (and its error)
+        out[key] = item
+    return out
 
 
 def _enum(cls: type[Enum]) -> tuple[_Fn, _Fn]:
