@@ -58,7 +58,7 @@ are signalled (see :func:`torchx.schedulers._local.state.kill_app`).
 Only the standard library is imported here: this process starts for every app. The one
 exception comes after the replicas are started: if the launcher left the AppDef's JSON
 record to the supervisor (see :func:`torchx.schedulers._local.writing.write_records`), it imports
-torchx-specs' serializer (cattrs) to write it.
+torchx-specs' serializer to write it.
 """
 
 from __future__ import annotations
@@ -383,8 +383,9 @@ class Supervisor(ReplicaProcesses, DiskSpace):
                     os.read(wake_r, 4096)
                 elif not self.request_complete and time.monotonic() >= record_at:
                     # a quiet moment of an app that has run a while: the JSON record
-                    # (cattrs, ~50 ms of CPU) is written now, neither while the replicas
-                    # start up nor between a short app's exit and its final state
+                    # (the serializer's imports, a few ms of CPU) is written now,
+                    # neither while the replicas start up nor between a short app's
+                    # exit and its final state
                     self.complete_request()
             except (BlockingIOError, InterruptedError):
                 pass

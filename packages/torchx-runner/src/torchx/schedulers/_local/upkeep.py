@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def complete_request(app_dir: str, request: dict[str, Any]) -> dict[str, Any]:
     """``request`` with the AppDef's JSON document, also written to request.json.
 
-    The launcher wrote only the pickle (no cattrs on its clock); the JSON document is
+    The launcher wrote only the pickle (no serializer on its clock); the JSON document is
     the lasting record, readable by any later release. On failure ``request`` is
     returned as it was (describe reads the pickle).
     """

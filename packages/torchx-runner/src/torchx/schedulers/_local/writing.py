@@ -141,14 +141,15 @@ def write_link(app_id: str, state_dir: str) -> str:
 def write_records(app_dir: str, request: LocalRequest, app: AppDef) -> None:
     """Writes request.json, the AppDef cache (appdef.pickle) and the first state.json.
 
-    The AppDef's JSON document (the lasting record, read by any release) needs cattrs,
-    whose import is most of a first ``schedule``'s cost: of every ``torchx run``. So
+    The AppDef's JSON document (the lasting record, read by any release) needs the
+    serializer and json, whose imports are milliseconds of a first ``schedule``: of
+    every ``torchx run``. So
     the first launch of a process whose AppDef holds only torchx-specs types and
     builtins writes the pickle (stdlib) alone, and its supervisor adds the JSON
     document to request.json later (a few seconds into the app, or at its end), off
     the launcher's clock. Later launches of the same process (the serializer is loaded once for all
     of them), and AppDefs with other classes (a Role subclass, say), get both written
-    here from the cattrs round trip, which leaves only spec types.
+    here from the serializer's round trip, which leaves only spec types.
     """
     global _deferred_once
     from torchx.specs import __version__ as specs_version
