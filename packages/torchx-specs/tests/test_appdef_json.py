@@ -263,3 +263,24 @@ def test_neither_way_imports_cattrs() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_threads_deriving_at_once_all_get_the_fast_path() -> None:
+    """No thread sees a class another is deriving as declined (which would stick)."""
+    code = (
+        "import sys, threading\n"
+        "from torchx.specs import AppDef, Role, _plain\n"
+        "app = AppDef('a', [Role('r', image='i', entrypoint='e')])\n"
+        "start, out = threading.Barrier(8), []\n"
+        "def go():\n"
+        "    start.wait()\n"
+        "    try:\n"
+        "        out.append(_plain.structure(_plain.unstructure(app), AppDef) == app)\n"
+        "    except _plain.Decline:\n"
+        "        out.append(False)\n"
+        "threads = [threading.Thread(target=go) for _ in range(8)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "print(out.count(True))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "8"

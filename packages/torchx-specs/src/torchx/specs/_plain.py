@@ -34,6 +34,7 @@ torchx.specs._plain.Decline: Resource
 
 from __future__ import annotations
 
+import _thread
 import math
 import types
 import typing
@@ -72,6 +73,8 @@ def structure(data: Any, cls: type) -> Any:
 # -- derivation -----------------------------------------------------------------------------
 
 _CODECS: dict[Any, tuple[_Fn, _Fn]] = {}
+# One derivation at a time: another thread must not see a class half derived (_DERIVING).
+_DERIVE_LOCK = _thread.RLock()
 
 
 def _codec(cls: Any) -> tuple[_Fn, _Fn]:
@@ -81,11 +84,14 @@ def _codec(cls: Any) -> tuple[_Fn, _Fn]:
     except TypeError:  # unhashable: no class
         raise Decline(repr(cls)) from None
     if found is None:
-        try:
-            found = _derive_class(cls, tag=None)
-        except Decline:
-            found = (_declined(cls), _declined(cls))
-        _CODECS[cls] = found
+        with _DERIVE_LOCK:
+            found = _CODECS.get(cls)
+            if found is None:
+                try:
+                    found = _derive_class(cls, tag=None)
+                except Decline:
+                    found = (_declined(cls), _declined(cls))
+                _CODECS[cls] = found
     return found
 
 
