@@ -109,8 +109,10 @@ def make_request(
     ``host_env`` is where ``copy_env`` reads from (the submitting process's environment).
     Raises :class:`SpecError` (one line) for what the engine could not run.
     """
-    if not app.roles:
-        raise SpecError(f"app {app.name!r} has no roles: give it at least one Role")
+    if not app.roles:  # the one refusal every scheduler shares, imported only when due
+        from torchx.schedulers.scriptroles import require_roles
+
+        require_roles(app)
     total = sum(role.num_replicas for role in app.roles)
     if opts.network is not None:
         network, own_network = opts.network, None

@@ -752,8 +752,9 @@ def _check_app(app: AppDef) -> None:
 
     if not isinstance(app, AppDef):
         raise InvalidAppError(f"expected an AppDef, got {type(app).__name__}")
-    if not app.roles:
-        raise InvalidAppError(f"app '{app.name}' has no roles: give it at least one Role")
+    from torchx.schedulers.scriptroles import require_roles
+
+    require_roles(app, error=InvalidAppError)
     for role in app.roles:
         if not role.entrypoint or role.entrypoint == MISSING:
             raise InvalidAppError(

@@ -10,6 +10,9 @@ receive one). Each refusal is one line naming the role and what would do, raised
 scheduler's own error class (``error``, a :class:`~torchx.specs.errors.SpecError` by
 default); the backend's words are parameters.
 
+One of them is every scheduler's, and the Runner's: :func:`require_roles`, the refusal
+of an app without roles, worded once.
+
 >>> from torchx.specs import AppDef, Role
 >>> check_roles(AppDef("a", [Role("t", image="/", entrypoint="sh")]), names="Acme jobs")
 >>> check_roles(AppDef("a", [Role("t", image="/", entrypoint="sh", env={"UID": "0"})]),
@@ -30,7 +33,15 @@ from torchx.specs.errors import SpecError
 #: What makes the exception a refusal raises: the scheduler's error class.
 ErrorType = Callable[[str], Exception]
 
-__all__ = ["BASH_READONLY", "NAME", "ErrorType", "check_name", "check_role", "check_roles"]
+__all__ = [
+    "BASH_READONLY",
+    "NAME",
+    "ErrorType",
+    "check_name",
+    "check_role",
+    "check_roles",
+    "require_roles",
+]
 
 #: A name the backends' job and file names hold: letters, digits, ``_``, ``.``, ``-``
 #: (not first).
@@ -103,6 +114,18 @@ def check_role(
             )
 
 
+def require_roles(app: AppDef, *, error: ErrorType = SpecError) -> None:
+    """Refuses an app without roles: nothing could run.
+
+    >>> require_roles(AppDef("a", []))
+    Traceback (most recent call last):
+    ...
+    torchx.specs.errors.SpecError: app 'a' has no roles: give it at least one Role
+    """
+    if not app.roles:
+        raise error(f"app {app.name!r} has no roles: give it at least one Role")
+
+
 def check_roles(
     app: AppDef,
     *,
@@ -112,8 +135,7 @@ def check_roles(
     error: ErrorType = SpecError,
 ) -> None:
     """:func:`check_role` of every role, and at least one role, each name once."""
-    if not app.roles:
-        raise error(f"app {app.name!r} has no roles: give it at least one Role")
+    require_roles(app, error=error)
     seen: set[str] = set()
     for role in app.roles:
         check_role(app, role, names=names, max_len=max_len, reserved=reserved, error=error)
