@@ -163,6 +163,10 @@ def test_engine_errors_while_following_are_outages_or_one_line() -> None:
         sched.classify_error(requests.exceptions.ConnectionError("x")), TransientSchedulerError
     )
     assert isinstance(sched.classify_error(_api_error(503, "busy")), TransientSchedulerError)
+    # the one HTTP rule of every plugin (torchx.schedulers.errors.transient_http_status)
+    assert isinstance(sched.classify_error(_api_error(429, "slow down")), TransientSchedulerError)
+    for permanent in (501, 505):
+        assert type(sched.classify_error(_api_error(permanent, "no"))) is SchedulerError
     refused = sched.classify_error(_api_error(400, "bad filter"))
     assert type(refused) is SchedulerError and "bad filter" in str(refused)
     assert sched.classify_error(KeyError("not the engine's")) is None

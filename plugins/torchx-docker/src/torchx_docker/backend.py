@@ -22,7 +22,11 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
+from torchx.schedulers.errors import (
+    SchedulerError,
+    TransientSchedulerError,
+    transient_http_status,
+)
 from torchx.specs.errors import SpecError
 from torchx_docker import labels, wire
 from torchx_docker.logs import engine_log, follow_to_the_end
@@ -123,7 +127,9 @@ class DockerBackend:
                     pass
 
     def classify_error(self, e: BaseException) -> SchedulerError | None:
-        """Engine errors in contract terms: unreachable or 5xx is an outage, else one line."""
+        """Engine errors in contract terms: unreachable, or an answer the one HTTP rule calls
+        transient (:func:`~torchx.schedulers.errors.transient_http_status`: 408, 429, 5xx
+        but 501 and 505) is an outage; any other refusal is one line."""
         if isinstance(e, SchedulerError):
             return e
         text = _unreachable(e)
@@ -132,7 +138,7 @@ class DockerBackend:
         if isinstance(e, refusals()):
             code = getattr(e, "status_code", None) or 0
             reason = engine_reason(e)
-            if code >= 500 and code != 501:
+            if transient_http_status(code):
                 return TransientSchedulerError(f"the Docker engine answered {code}: {reason}")
             return SchedulerError(f"the Docker engine refused: {reason}")
         sdk = sys.modules.get("docker.errors")

@@ -14,7 +14,9 @@ submitting machine. Two kinds of containers exist:
   a failure restart the app once.
 
 ``FORMAT`` is the version of this layout: a scheduler reading containers of a newer
-format says so instead of misreading them.
+format says so instead of misreading them. The names every backend shares (the app's
+id and name, a replica's role and index, the version, the AppDef) are torchx-runner's
+:mod:`torchx.schedulers.labels`; the others are the Docker scheduler's own.
 
 >>> replica_labels("app-1", "trainer", 0)[APP_ID]
 'app-1'
@@ -22,22 +24,24 @@ format says so instead of misreading them.
 
 from __future__ import annotations
 
+from torchx.schedulers import labels as shared
+
 #: Prefix of every label (upstream TorchX's, so its tools see these containers too).
-PREFIX = "torchx.pytorch.org/"
+PREFIX = shared.PREFIX
 #: The app's id (``make_app_id``): what every query filters on.
-APP_ID = PREFIX + "app-id"
+APP_ID = shared.APP_ID
 #: The role's name (replicas only).
-ROLE = PREFIX + "role-name"
+ROLE = shared.ROLE_NAME
 #: The replica's index in its role, as a decimal string (replicas only).
-REPLICA = PREFIX + "replica-id"
+REPLICA = shared.REPLICA_ID
 #: The version of this label layout.
-VERSION = PREFIX + "version"
+VERSION = shared.VERSION
 #: What the container is: ``replica``, or a marker's kind (``cancelled``, ``restart``).
 KIND = PREFIX + "kind"
 #: The app's name (the AppDef's), for ``list``.
-APP_NAME = PREFIX + "app-name"
+APP_NAME = shared.APP_NAME
 #: On the first replica only: the submitted AppDef as JSON (``describe`` gives it back).
-APPDEF = PREFIX + "appdef"
+APPDEF = shared.APPDEF
 #: The role's retry policy and max_retries (replicas only): what a failure leads to.
 RETRY_POLICY = PREFIX + "retry-policy"
 MAX_RETRIES = PREFIX + "max-retries"
