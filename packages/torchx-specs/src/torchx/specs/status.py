@@ -7,7 +7,7 @@ scheduler's records read by ``torchx.schedulers.local_view``, or a plugin's quic
 handler, ``torchx.schedulers.quick``, give the record directly). So there is one record
 and one text, and nothing else formats a status or patches what this one printed.
 
-The record (:class:`StatusRecord`) is a dict of plain values::
+The record (``StatusRecord``) is a dict of plain values::
 
     {"state": "RUNNING", "num_restarts": 0, "msg": "", "ui_url": None,
      "start_time": 1795860255.02, "end_time": None,
