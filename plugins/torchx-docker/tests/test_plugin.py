@@ -4,30 +4,19 @@ from __future__ import annotations
 
 from torchx_docker.scheduler import DockerScheduler
 
-from torchx.schedulers.testing.registration import entry_point, modules_after
-from torchx.specs.plugins import get_registry
+from torchx.schedulers.testing.registration import PluginRegistration, modules_after
 
 
-def test_the_entry_point_names_the_plugin_module() -> None:
-    assert entry_point("docker") == "torchx_docker.plugin"
-
-
-def test_docker_and_local_docker_create_the_scheduler() -> None:
-    registry = get_registry()
-    for name in ("docker", "local_docker"):
-        sched = registry.scheduler_factory(name)("sess")
-        assert isinstance(sched, DockerScheduler)
-        assert sched.session_name == "sess"
-
-
-def test_the_plugin_module_imports_nothing_heavy() -> None:
-    loaded = modules_after("import sys, torchx_docker.plugin as p; p.torchx_schedulers()")
-    assert [m for m in loaded if m.startswith("torchx_docker")] == [
-        "torchx_docker",
-        "torchx_docker._version",
-        "torchx_docker.plugin",
-    ]
-    assert "docker" not in loaded
+class TestRegistration(PluginRegistration):
+    name = "docker"
+    plugin_module = "torchx_docker.plugin"
+    # local_docker: upstream TorchX's name for the same scheduler
+    schedulers = {
+        "docker": "torchx_docker.scheduler:create_scheduler",
+        "local_docker": "torchx_docker.scheduler:create_scheduler",
+    }
+    scheduler_classes = {"docker": DockerScheduler, "local_docker": DockerScheduler}
+    heavy = ("docker",)
 
 
 def test_a_dry_run_never_imports_the_docker_sdk() -> None:

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
-
-from torchx.schedulers.testing import modules_with_examples, run_examples
-
-#: The modules whose docstrings show examples; each must have at least one.
-MODULES = [
-    "torchx_slurm.commands",
-    "torchx_slurm.options",
-    "torchx_slurm.parse",
-    "torchx_slurm.request",
-    "torchx_slurm.scheduler",
-]
+from torchx.schedulers.testing import DocstringExamples
 
 
-def test_the_modules_with_examples_are_the_listed_ones() -> None:
-    # a module that gains examples is listed (so they run); one that loses them is not
-    assert modules_with_examples("torchx_slurm") == MODULES
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_doctests(name: str) -> None:
-    run_examples(name)
+class TestExamples(DocstringExamples):
+    package = "torchx_slurm"
+    #: The modules whose docstrings show examples; each must have at least one.
+    modules = [
+        "torchx_slurm.commands",
+        "torchx_slurm.options",
+        "torchx_slurm.parse",
+        "torchx_slurm.request",
+        "torchx_slurm.scheduler",
+    ]

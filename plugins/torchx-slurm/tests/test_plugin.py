@@ -4,31 +4,20 @@ from __future__ import annotations
 
 from torchx_slurm.scheduler import SlurmScheduler
 
-from torchx.schedulers.testing.registration import entry_point, modules_after
+from torchx.schedulers.testing.registration import PluginRegistration, modules_after
 from torchx.specs.plugins import get_registry
 
 
-def test_the_entry_point_names_the_plugin_module() -> None:
-    assert entry_point("slurm") == "torchx_slurm.plugin"
+class TestRegistration(PluginRegistration):
+    name = "slurm"
+    plugin_module = "torchx_slurm.plugin"
+    schedulers = {"slurm": "torchx_slurm.scheduler:create_scheduler"}
+    scheduler_classes = {"slurm": SlurmScheduler}
+    heavy = ("attrs", "subprocess")
 
 
-def test_the_registry_creates_the_slurm_scheduler() -> None:
-    sched = get_registry().scheduler_factory("slurm")("sess")
-    assert isinstance(sched, SlurmScheduler)
-    assert sched.backend == "slurm" and sched.session_name == "sess"
-
-
-def test_the_plugin_module_imports_nothing_heavy() -> None:
-    loaded = modules_after(
-        "import torchx_slurm.plugin as p\n"
-        "assert p.torchx_schedulers()['slurm'] == 'torchx_slurm.scheduler:create_scheduler'"
-    )
-    assert [m for m in loaded if m.startswith("torchx_slurm")] == [
-        "torchx_slurm",
-        "torchx_slurm._version",
-        "torchx_slurm.plugin",
-    ]
-    assert not [m for m in loaded if m.startswith(("attrs", "subprocess"))]
+def test_the_registry_creates_the_slurm_scheduler_of_its_backend() -> None:
+    assert get_registry().scheduler_factory("slurm")("sess").backend == "slurm"
 
 
 def test_following_an_app_never_imports_the_script_generator(fake_slurm: object) -> None:
