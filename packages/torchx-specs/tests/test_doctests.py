@@ -40,6 +40,7 @@ EXAMPLES = [
     "torchx.specs.options",
     "torchx.specs.overlays",
     "torchx.specs.plugins",
+    "torchx.specs.plugins.entries",
     "torchx.specs.resources",
     "torchx.specs.serialize",
     "torchx.specs.status",
