@@ -273,8 +273,7 @@ def test_job_names_are_what_batch_accepts() -> None:
 
 
 def test_an_aws_named_resource_gives_the_instance_type_and_its_devices() -> None:
-    from torchx.specs import named_resources_aws
-    from torchx.specs.api import resource
+    from torchx.specs import named_resources_aws, resource
 
     assert named_resources_aws.K8S_ITYPE == "node.kubernetes.io/instance-type"
     role = _role("t", 2)

@@ -63,7 +63,8 @@ from torchx.components.structured_arg import (
     _main_name,
     parse_nnodes,
 )
-from torchx.specs.api import AppDef, Role, resource
+from torchx.specs.api import AppDef, Role
+from torchx.specs.resources import resource
 from torchx.specs.templating import macros
 
 __all__ = [

@@ -27,7 +27,8 @@ from typing import Final
 from torchx.components import DEFAULT_IMAGE
 from torchx.components._common import check_script, parse_mount_opts
 from torchx.components.errors import ComponentArgError
-from torchx.specs.api import AppDef, Resource, Role, resource
+from torchx.specs.api import AppDef, Resource, Role
+from torchx.specs.resources import resource
 
 __all__ = ["binary", "booth", "copy", "echo", "python", "sh", "touch"]
 

@@ -49,7 +49,6 @@ if TYPE_CHECKING:
         RoleStatus,
         is_started,
         is_terminal,
-        resource,
     )
     from torchx.specs.builders import materialize_appdef
     from torchx.specs.errors import (
@@ -90,6 +89,7 @@ if TYPE_CHECKING:
         named_resources,
         powers_of_two_gpus,
         register,
+        resource,
     )
     from torchx.specs.structured_opts import (
         StructuredOpts,
@@ -122,7 +122,6 @@ _LAZY: dict[str, str] = {
     "RoleStatus": "torchx.specs.api",
     "is_started": "torchx.specs.api",
     "is_terminal": "torchx.specs.api",
-    "resource": "torchx.specs.api",
     "AppStatusError": "torchx.specs.errors",
     "InvalidMountException": "torchx.specs.errors",
     "InvalidResourceException": "torchx.specs.errors",
@@ -151,6 +150,7 @@ _LAZY: dict[str, str] = {
     "named_resources": "torchx.specs.resources",
     "powers_of_two_gpus": "torchx.specs.resources",
     "register": "torchx.specs.resources",
+    "resource": "torchx.specs.resources",
     "CfgVal": "torchx.specs.options",
     "runopt": "torchx.specs.options",
     "runopts": "torchx.specs.options",

@@ -129,6 +129,46 @@ def powers_of_two_gpus(gpus: int) -> dict[str, float]:
     return out
 
 
+def resource(
+    cpu: int | None = None,
+    gpu: int | None = None,
+    memMB: int | None = None,
+    h: str | None = None,
+) -> Resource:
+    """Creates a Resource from raw specs or a named resource.
+
+    It lives here, beside the named resources it looks up, so that the core types
+    (:mod:`torchx.specs.api`) import nothing above them; users import it as
+    ``torchx.specs.resource``.
+
+    When ``h`` is set it takes precedence and the raw specs are ignored; an unknown
+    name raises :class:`~torchx.specs.errors.UnknownNamedResourceException` with the
+    nearest registered name. Raw specs left out default to 2 cpus, 0 gpus and 1024 MB
+    (upstream's defaults).
+
+    >>> resource(cpu=4, gpu=1, memMB=8192)
+    Resource(cpu=4, gpu=1, memMB=8192, capabilities={}, devices={}, tags={})
+    >>> resource(h="cpu.small").memMB
+    2048
+    """
+    if h is not None:
+        if not isinstance(h, str) or not h.strip():
+            raise InvalidResourceException(
+                f"named resource must be a non-empty string such as 'gpu.small', got {h!r}"
+            )
+        return get_named_resources(h)
+    values = {"cpu": (cpu, 2), "gpu": (gpu, 0), "memMB": (memMB, 1024)}
+    resolved: dict[str, int] = {}
+    for key, (given, default) in values.items():
+        value = default if given is None else given
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidResourceException(
+                f"resource {key} must be a non-negative integer, got {given!r}"
+            )
+        resolved[key] = value
+    return Resource(cpu=resolved["cpu"], gpu=resolved["gpu"], memMB=resolved["memMB"])
+
+
 def _plugin_entries() -> Mapping[str, Any]:
     from torchx.specs.plugins import get_registry
 
