@@ -122,9 +122,9 @@ def test_bad_handles_name_the_form(bad: str) -> None:
 )
 def test_torchx_run_guesses_a_local_app_before_parsing(argv: list[str], local: bool) -> None:
     """The guess that starts a local supervisor ahead (torchx.schedulers.local_warmup)."""
-    from torchx.cli.main import _may_run_locally
+    from torchx.cli._startup import may_run_locally
 
-    assert _may_run_locally(argv) is local
+    assert may_run_locally(argv) is local
 
 
 @given(
@@ -149,6 +149,6 @@ def test_torchx_run_guesses_a_local_app_before_parsing(argv: list[str], local: b
     )
 )
 def test_the_local_guess_never_fails(argv: list[str]) -> None:
-    from torchx.cli.main import _may_run_locally
+    from torchx.cli._startup import may_run_locally
 
-    assert _may_run_locally(argv) in (True, False)
+    assert may_run_locally(argv) in (True, False)
