@@ -12,7 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from . import appwrapper as aw_mod
-from .api import Api, Obj
+from .api import Api, ApiError, Obj
 from .appwrapper import AppWrapperController
 from .docker import Docker, DockerError
 from .gc import GarbageCollector
@@ -39,16 +39,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--server", required=True)
     p.add_argument("--token-file", required=True)
     p.add_argument("--ca-file", required=True)
-    p.add_argument("--docker-host", required=True)
+    p.add_argument("--docker-host", default="")
     p.add_argument("--state", required=True, type=Path)
     p.add_argument("--node-name", default="torchx-dev-node")
     p.add_argument("--kubelet-port", type=int, default=16250)
-    p.add_argument("--kubelet-cert", required=True)
-    p.add_argument("--kubelet-key", required=True)
-    p.add_argument("--client-ca", required=True, help="the API server's kubelet client certificate")
+    p.add_argument("--kubelet-cert", default="")
+    p.add_argument("--kubelet-key", default="")
+    p.add_argument("--client-ca", default="", help="the API server's kubelet client certificate")
     p.add_argument("--cpu", default="", help="allocatable cpu (default: 8 per core here)")
     p.add_argument("--memory", default="", help="allocatable memory (default: the machine's)")
     p.add_argument("--code", default="", help="ignored: dev/k8s passes its code's hash")
+    p.add_argument(
+        "--real-node",
+        action="store_true",
+        help="a real node, scheduler, garbage collector and Volcano run: play only JobSet's "
+        "controller (with the Indexed Job controller under it) and the AppWrapper controllers",
+    )
     args = p.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(threadName)s %(message)s", stream=sys.stderr
@@ -58,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from .util import quantity
 
+    if args.real_node:
+        return _beside_real_node(args)
     cpu = quantity(args.cpu) if args.cpu else Decimal((os.cpu_count() or 1) * 8)
     memory = int(quantity(args.memory)) if args.memory else _machine_memory()
     api = Api(args.server, Path(args.token_file).read_text().strip(), args.ca_file)
@@ -214,6 +222,83 @@ def main(argv: list[str] | None = None) -> int:
                 )
         if tick % 15 == 0:
             kubelet.heartbeat()
+
+
+def _beside_real_node(args: argparse.Namespace) -> int:
+    """JobSet's and the AppWrapper controllers, beside a real node and real controllers."""
+    api = Api(args.server, Path(args.token_file).read_text().strip(), args.ca_file)
+    pods = Informer(api, "/api/v1/pods", "pods")
+    jobsets = Informer(api, "/apis/jobset.x-k8s.io/v1alpha2/jobsets", "jobsets")
+    jobs = Informer(api, "/apis/batch/v1/jobs", "jobs")
+    aws = Informer(api, f"/apis/{aw_mod.V1BETA2}/appwrappers", "appwrappers")
+    q_jobset, q_job, q_aw = WorkQueue("jobset"), WorkQueue("job"), WorkQueue("appwrapper")
+
+    def node() -> Obj | None:
+        """The node as the API has it (MCAD v2 dispatches against its allocatable)."""
+        try:
+            return api.get(f"/api/v1/nodes/{args.node_name}")  # type: ignore[no-any-return]
+        except ApiError:
+            return None
+
+    jobset = JobSetController(api, jobsets, jobs, pods)
+    job = JobController(api, jobs, pods, jobsets)
+    appwrapper = AppWrapperController(api, aws, pods, q_aw, node)
+
+    def on_pod(key: str, new: Obj | None, old: Obj | None) -> None:
+        obj = new or old
+        assert obj is not None
+        uid = controller_uid(obj)
+        for ref in obj["metadata"].get("ownerReferences") or []:
+            if ref["uid"] == uid and ref["kind"] == "Job" and ref["apiVersion"] == "batch/v1":
+                q_job.add(f"{obj['metadata']['namespace']}/{ref['name']}")
+        wrapper = aw_mod.owner_key(obj)
+        if wrapper:
+            q_aw.add(wrapper)
+        jobset_name = (obj["metadata"].get("labels") or {}).get("jobset.sigs.k8s.io/jobset-name")
+        if jobset_name:
+            q_jobset.add(f"{obj['metadata']['namespace']}/{jobset_name}")
+
+    def on_job(key: str, new: Obj | None, old: Obj | None) -> None:
+        q_job.add(key)
+        obj = new or old or {"metadata": {"namespace": ""}}
+        wrapper = aw_mod.owner_key(obj)
+        if wrapper:
+            q_aw.add(wrapper)
+        uid = controller_uid(obj)
+        for ref in obj["metadata"].get("ownerReferences") or []:
+            if ref["uid"] == uid and ref["kind"] == "JobSet":
+                q_jobset.add(f"{obj['metadata']['namespace']}/{ref['name']}")
+
+    def on_jobset(key: str, new: Obj | None, old: Obj | None) -> None:
+        q_jobset.add(key)
+        ns, name = key.split("/", 1)
+        for j in jobs.items():
+            labels = j["metadata"].get("labels") or {}
+            if (
+                j["metadata"]["namespace"] == ns
+                and labels.get("jobset.sigs.k8s.io/jobset-name") == name
+            ):
+                q_job.add(f"{ns}/{j['metadata']['name']}")
+
+    pods.on_change(on_pod)
+    jobsets.on_change(on_jobset)
+    jobs.on_change(on_job)
+    aws.on_change(lambda key, new, old: q_aw.add(key))
+    informers = (pods, jobsets, jobs, aws)
+    for inf in informers:
+        start_thread(inf.run, f"informer-{inf.name}")
+    for inf in informers:
+        inf.synced.wait()
+    run_workers(q_jobset, jobset.sync, 1)
+    run_workers(q_job, job.sync, 2)
+    run_workers(q_aw, appwrapper.sync, 1)
+    log.info("stand-in ready: JobSet's and the AppWrapper controllers")
+    args.state.mkdir(parents=True, exist_ok=True)
+    (args.state / "ready").write_text(str(os.getpid()))
+    while True:
+        time.sleep(6)
+        for inf, q in ((jobsets, q_jobset), (jobs, q_job), (aws, q_aw)):
+            q.add_all(f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in inf.items())
 
 
 if __name__ == "__main__":
