@@ -279,6 +279,23 @@ start_node() {
   say "node $NODE_NAME Ready ($NODE_CPU cpus), Volcano and the cluster DNS on $BRIDGE_IP"
 }
 
+# remove_volcano_webhooks: Volcano's webhook manager registers its hooks (failurePolicy Fail)
+# in the API; once it stops they would refuse every pod and Volcano Job (etcd's data
+# survives `down`), so `down` and an `up` without the real node delete them.
+VC_WEBHOOKS=(mutatingwebhookconfigurations/webhook-jobs-mutate
+  mutatingwebhookconfigurations/webhook-podgroups-mutate
+  mutatingwebhookconfigurations/webhook-queues-mutate
+  validatingwebhookconfigurations/webhook-jobs-validate
+  validatingwebhookconfigurations/webhook-pods-validate
+  validatingwebhookconfigurations/webhook-queues-validate)
+remove_volcano_webhooks() {
+  local w
+  apiserver_ready || return 0
+  for w in "${VC_WEBHOOKS[@]}"; do
+    api DELETE "/apis/admissionregistration.k8s.io/v1/$w" -o /dev/null 2>/dev/null || true
+  done
+}
+
 # stop_node: every daemon of the node (reverse order), the pods' containers, the
 # namespace (its mounts go with it), the bridge, and the node's runtime files.
 stop_node() {
