@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -31,6 +32,7 @@ from torchx.specs import (
     resource,
     runopts,
 )
+from torchx.specs.structured_opts import opt
 from torchx.workspace.api import WorkspaceMixin
 
 
@@ -272,3 +274,60 @@ def test_reference_structured_opts_example_runs_here() -> None:
     assert opts.get("clusterName") is cluster  # the camelCase alias
     typed = MyOpts.from_cfg(opts.resolve({"clusterName": "c1"}))
     assert (typed.cluster_name, typed.num_retries) == ("c1", 3)
+
+
+# -- opts_class: the options declared once, resolved once into one typed value -------------
+
+
+def _check_queue(value: str) -> str:
+    if value.startswith("-"):
+        raise InvalidRunConfigException(f"run option 'queue'={value!r} may not start with '-'")
+    return value.lower()
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueueOpts(StructuredOpts):
+    queue: str = opt(required=True, help="queue", check=_check_queue)
+    priority: int = opt(0, help="priority")
+
+
+class DeclaredScheduler(MemoryScheduler, WorkspaceMixin[Mapping[str, CfgVal]]):
+    opts_class = QueueOpts
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.got: list[Mapping[str, CfgVal]] = []
+        self.built: list[str] = []
+
+    def _run_opts(self) -> runopts:
+        return Scheduler._run_opts(self)  # the contract's default: opts_class's options
+
+    def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
+        self.got.append(cfg)
+        return super()._submit_dryrun(app, cfg)
+
+    def build_workspace_and_update_role(self, role: Role, workspace: Any, cfg: Any) -> None:
+        self.built.append(str(workspace))
+
+
+def test_run_opts_come_from_opts_class() -> None:
+    assert DeclaredScheduler().run_opts() == QueueOpts.as_runopts()
+
+
+def test_prepare_resolves_once_into_the_opts_class_instance() -> None:
+    sched = DeclaredScheduler()
+    info = sched.prepare(_app(), {"queue": "GPU"})
+    (typed,) = sched.got
+    assert isinstance(typed, QueueOpts) and typed.queue == "gpu" and typed.priority == 0
+    # the dry run keeps the resolved options as the plain dict they were given as
+    assert info.cfg == {"queue": "GPU", "priority": 0} and type(info.cfg) is dict
+    # a plain resolved dict (a direct caller of submit_dryrun) is read the same way
+    sched.submit_dryrun(_app(), {"queue": "CPU"})
+    assert sched.got[-1] == QueueOpts(queue="cpu")
+
+
+def test_a_check_refuses_before_the_workspace_is_built() -> None:
+    sched = DeclaredScheduler()
+    with pytest.raises(InvalidRunConfigException, match="'queue'='-x' may not start with '-'"):
+        sched.submit(_app(), {"queue": "-x"}, workspace="/src")
+    assert sched.built == [] and sched.got == []

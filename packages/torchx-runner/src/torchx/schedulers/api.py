@@ -54,20 +54,25 @@ Run options: every method receives them as the resolved ``Mapping[str, CfgVal]``
 (defaults filled in, types checked, canonical names); subclass
 ``Scheduler[Mapping[str, CfgVal]]`` to say so. (The type parameter is not used by the
 contract: it stays so that upstream code subclassing ``Scheduler[MyOpts]`` still works,
-but it does not change what is passed.) A scheduler with typed options declares them as a
-:class:`StructuredOpts` and reads them from the mapping::
+but it does not change what is passed.) A scheduler declares its options once, as one
+:class:`StructuredOpts` class (see :mod:`torchx.specs.structured_opts`), and names it
+``opts_class``: :meth:`Scheduler.run_opts` is built from it, and :meth:`Scheduler.prepare`
+resolves a cfg once into an instance of it (every field's check run), which is the
+mapping ``_submit_dryrun`` gets::
 
-    @dataclass
+    @dataclass(frozen=True, kw_only=True)
     class MyOpts(StructuredOpts):
-        queue: str = "default"  # each field is a run option; its docstring is the help
+        queue: str = opt("default", help="the queue to submit to", check=check_queue)
 
     class MyScheduler(Scheduler[Mapping[str, CfgVal]]):
-        def _run_opts(self) -> runopts:
-            return MyOpts.as_runopts()
+        opts_class = MyOpts
 
         def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Req]:
-            opts = MyOpts.from_cfg(cfg)  # typed: opts.queue is a str
+            opts = MyOpts.of(cfg)  # the instance prepare made: opts.queue is a checked str
             ...
+
+``list(cfg)`` reads the options given with ``MyOpts.given(cfg)`` (the same checks, no
+defaults).
 
 Options of several StructuredOpts combine with ``|``, and the result reads like a
 mapping:
@@ -92,7 +97,7 @@ import copy
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import attrs
 
@@ -224,6 +229,11 @@ class Scheduler(abc.ABC, Generic[T]):
         session_name: the session the handles of this scheduler's apps carry
     """
 
+    #: The scheduler's run options, declared once (a :class:`StructuredOpts` subclass):
+    #: :meth:`run_opts` is built from it and ``_submit_dryrun`` gets an instance of it.
+    #: None: the scheduler declares its options by overriding :meth:`_run_opts`.
+    opts_class: ClassVar[type[StructuredOpts] | None] = None
+
     def __init__(self, backend: str, session_name: str) -> None:
         self.backend = backend
         self.session_name = session_name
@@ -267,6 +277,8 @@ class Scheduler(abc.ABC, Generic[T]):
         1. ``cfg`` is resolved against :meth:`run_opts`, strictly: an unknown option
            (naming the nearest valid one), a value of the wrong type or a missing
            required option raises :class:`~torchx.specs.InvalidRunConfigException`;
+           with an ``opts_class``, the result becomes one instance of it (each field's
+           check run, once), which is what ``_submit_dryrun`` gets;
         2. the app is copied (the caller's ``app`` is never changed) and ``workspace``,
            if given, becomes the first role's workspace. A scheduler that does not mix
            in :class:`WorkspaceMixin` ignores workspaces (logged at INFO);
@@ -287,6 +299,7 @@ class Scheduler(abc.ABC, Generic[T]):
             resolved = self.run_opts().resolve(cfg or {}, strict=True)
         except InvalidRunConfigException as e:
             raise InvalidRunConfigException(f"scheduler '{self.backend}': {e}") from None
+        typed = self._typed(resolved)
         work = copy.deepcopy(app)
         builds = isinstance(self, WorkspaceMixin)
         if workspace is not None and workspace != "":
@@ -304,7 +317,7 @@ class Scheduler(abc.ABC, Generic[T]):
         if has_ws and dryrun:
             assert isinstance(self, WorkspaceMixin)
             self.plan_workspaces(work.roles, resolved)
-        info = self._build_and_request(work, resolved, build=has_ws and not dryrun)
+        info = self._build_and_request(work, resolved, build=has_ws and not dryrun, typed=typed)
         info.needs_workspace_build = has_ws and dryrun
         return info
 
@@ -335,7 +348,12 @@ class Scheduler(abc.ABC, Generic[T]):
         return self._build_and_request(work, cfg, build=False)
 
     def _build_and_request(
-        self, work: AppDef, resolved: dict[str, CfgVal], *, build: bool
+        self,
+        work: AppDef,
+        resolved: dict[str, CfgVal],
+        *,
+        build: bool,
+        typed: Mapping[str, CfgVal] | None = None,
     ) -> AppDryRunInfo[Any]:
         """Steps 4 to 6 of :meth:`prepare` on ``work``, this scheduler's copy of the app."""
         if build:
@@ -344,7 +362,7 @@ class Scheduler(abc.ABC, Generic[T]):
         self._validate(work, self.backend, resolved)
         if type(self).submit_dryrun is not Scheduler.submit_dryrun:
             return self._overridden_dryrun(work, resolved)
-        return self._dryrun_of_copy(work, resolved)
+        return self._dryrun_of_copy(work, resolved, typed)
 
     def _overridden_dryrun(self, work: AppDef, resolved: dict[str, CfgVal]) -> AppDryRunInfo[Any]:
         """Step 6 through a subclass's own :meth:`submit_dryrun` (upstream users' wrappers).
@@ -395,9 +413,18 @@ class Scheduler(abc.ABC, Generic[T]):
         resolved = self.run_opts().resolve(cfg)
         return self._dryrun_of_copy(copy.deepcopy(app), resolved)
 
-    def _dryrun_of_copy(self, app: AppDef, resolved: dict[str, CfgVal]) -> AppDryRunInfo[Any]:
-        """``_submit_dryrun`` + ``pre_proc`` on ``app``, a copy this scheduler may change."""
-        info = self._submit_dryrun(app, resolved)
+    def _dryrun_of_copy(
+        self,
+        app: AppDef,
+        resolved: dict[str, CfgVal],
+        typed: Mapping[str, CfgVal] | None = None,
+    ) -> AppDryRunInfo[Any]:
+        """``_submit_dryrun`` + ``pre_proc`` on ``app``, a copy this scheduler may change.
+
+        ``_submit_dryrun`` gets ``typed`` (the ``opts_class`` instance of ``resolved``,
+        made here when not given); ``info.cfg`` is ``resolved``, the plain dict.
+        """
+        info = self._submit_dryrun(app, typed if typed is not None else self._typed(resolved))
         for role in app.roles:
             info = role.pre_proc(self.backend, info)
         info.app = app
@@ -409,7 +436,8 @@ class Scheduler(abc.ABC, Generic[T]):
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
         """Builds the native request for ``app`` (a private copy) with the resolved ``cfg``.
 
-        A scheduler with :class:`StructuredOpts` reads them with ``MyOpts.from_cfg(cfg)``.
+        With an ``opts_class``, ``cfg`` is an instance of it (read it as ``MyOpts.of(cfg)``,
+        which takes a plain resolved dict too).
         """
 
     def run_opts(self) -> runopts:
@@ -420,7 +448,14 @@ class Scheduler(abc.ABC, Generic[T]):
         return opts
 
     def _run_opts(self) -> runopts:
-        return runopts()
+        """The scheduler's own options (``opts_class``'s; without one, none)."""
+        return self.opts_class.as_runopts() if self.opts_class is not None else runopts()
+
+    def _typed(self, resolved: Mapping[str, CfgVal]) -> Mapping[str, CfgVal]:
+        """``resolved`` as an ``opts_class`` instance, every check run (itself without one)."""
+        if self.opts_class is None:
+            return resolved
+        return self.opts_class.of(resolved)
 
     # -- following an app -------------------------------------------------------------------
 
