@@ -1,26 +1,34 @@
-"""moto's server (``moto_server``), with AWS Batch's multi-node jobs made closer to AWS's.
+"""moto's server (``moto_server``), with AWS Batch jobs run as AWS documents them.
 
 Started by ``dev/aws up`` with the private venv's Python. moto 5.2 runs a multi-node
 parallel job's nodes as containers, but unlike AWS it sets none of the node variables,
 has no node jobs (``DescribeJobs`` of ``<job id>#<n>`` answers nothing), waits for the
-nodes one after the other and writes every node's output into one log stream. Here,
-for multi-node jobs only, what AWS Batch documents:
+nodes one after the other, writes every node's output into one log stream, and never
+applies a job's ``retryStrategy``. Here, what the AWS Batch user guide documents
+(dev/README.md names the pages):
 
-* each node's container gets ``AWS_BATCH_JOB_NODE_INDEX`` and
-  ``AWS_BATCH_JOB_MAIN_NODE_INDEX`` (0), and the nodes after the main node
-  ``AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS`` (moto's own);
-* ``DescribeJobs`` answers each node job ``<job id>#<n>``: its status, exit code,
-  status reason, ``nodeDetails`` and ``container.logStreamName``;
-* each node's output goes to a log stream of its own in ``/aws/batch/job``, sent while
-  the container runs (moto sends a container job's output once it has ended, and every
-  node's into one stream): a followed log sees lines as they come, as on AWS;
-* a container job's record carries its container's exit code (moto drops it);
-* the job ends when every node has ended, or when one fails (the others are then
-  stopped, FAILED with a reason saying so), or when it is terminated.
+* each node's container gets ``AWS_BATCH_JOB_NODE_INDEX``,
+  ``AWS_BATCH_JOB_MAIN_NODE_INDEX`` (0), ``AWS_BATCH_JOB_NUM_NODES``, the nodes after
+  the main node ``AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS``, and every container
+  ``AWS_BATCH_JOB_ATTEMPT`` (1, 2, ...);
+* the main node decides: the attempt ends when the main node (node 0) exits, its exit
+  code is the job's, and the child nodes still running are then stopped (FAILED,
+  "Stopped: the main node exited"); a child node that exits, with any code, changes
+  nothing else;
+* ``DescribeJobs`` answers each node job ``<job id>#<n>`` of the current attempt: its
+  status, exit code, status reason, ``nodeDetails`` and ``container.logStreamName``;
+* retries: an attempt whose main node (or container) exits non-zero is followed by a
+  new one, back through RUNNABLE, up to ``retryStrategy.attempts``, unless an
+  ``evaluateOnExit`` rule (exit code or status reason, with globs) says EXIT; each
+  attempt is listed in ``attempts[]`` with its exit code, reason and log stream;
+* each node's output goes to a log stream of its own per attempt in
+  ``/aws/batch/job``, sent while the container runs (moto sends a container job's
+  output once it has ended, and every node's into one stream): a followed log sees
+  lines as they come, as on AWS, and an earlier attempt's stream stays;
+* a job's record carries its (main node's) exit code (moto drops it).
 
-Container jobs run the same way (one node, no node job, the job's own log stream and
-exit code). Everything else is moto's own. The torchx-aws README
-lists the differences from AWS that remain.
+Container jobs run the same way (one node, no node job). Everything else is moto's
+own; dev/README.md lists the differences from AWS that remain.
 """
 
 from __future__ import annotations
@@ -59,9 +67,12 @@ def _set_node(job: Any, index: int, **fields: Any) -> None:
         job._torchx_nodes.setdefault(index, {}).update(fields)
 
 
-def _stream_name(job: Any, index: int, multi: bool) -> str:
+def _stream_name(job: Any, index: int, multi: bool, attempt: int) -> str:
+    """The log stream of a node's attempt: each attempt writes a stream of its own."""
     base = f"{job.job_definition.name}/default/{job.job_id}"
-    return f"{base}-node-{index}" if multi else base
+    if multi:
+        base += f"-node-{index}"
+    return base if attempt == 1 else f"{base}-attempt-{attempt}"
 
 
 def _forward_logs(job: Any, index: int, container: Any, stream: str) -> None:
@@ -122,26 +133,95 @@ def _address(container: Any, network: str | None) -> str | None:
     return str(found) if found else None
 
 
-def _run_nodes(job: Any, multi: bool) -> None:
+def _wait_while(job: Any, status: str) -> None:
+    job.advance()
+    while job.status == status and not job.stop:
+        time.sleep(0.2)
+
+
+def _retry_rules(job: Any) -> tuple[int, list[dict[str, Any]]]:
+    """(attempts, evaluateOnExit rules) of the job's retry strategy (its definition's)."""
+    strategy = job.job_definition.retry_strategy or {}
+    attempts = int(strategy.get("attempts") or 1)
+    return max(1, min(attempts, 10)), list(strategy.get("evaluateOnExit") or [])
+
+
+def _retries(rules: list[dict[str, Any]], code: int | None, status_reason: str) -> bool:
+    """Whether a failed attempt is retried: the first rule that matches decides (its
+    ``action``); none matching retries (AWS Batch's ``evaluateOnExit``)."""
+    import fnmatch
+
+    for rule in rules:
+        checks = []
+        if "onExitCode" in rule:
+            checks.append(code is not None and fnmatch.fnmatchcase(str(code), rule["onExitCode"]))
+        if "onStatusReason" in rule:
+            checks.append(fnmatch.fnmatchcase(status_reason, rule["onStatusReason"]))
+        if "onReason" in rule:
+            checks.append(fnmatch.fnmatchcase("", rule["onReason"]))  # no container reason here
+        if checks and all(checks):
+            return str(rule.get("action", "")).lower() == "retry"
+    return True
+
+
+#: The reason AWS Batch gives a job (or node) whose essential container exited.
+EXITED = "Essential container in task exited"
+
+
+def _run_job(job: Any, multi: bool) -> None:
+    """The job's attempts, as AWS Batch runs them (see the module docstring)."""
+    attempts, rules = _retry_rules(job)
+    try:
+        _wait_while(job, JobStatus.SUBMITTED)
+        _wait_while(job, JobStatus.PENDING)
+        attempt = 0
+        while True:
+            attempt += 1
+            _wait_while(job, JobStatus.RUNNABLE)
+            _wait_while(job, JobStatus.STARTING)
+            if job.stop:  # cancelled before it started: no attempt
+                job._mark_stopped(success=False)
+                return
+            job.job_started_at = datetime.now()
+            job._start_attempt()
+            code, stream = _run_attempt(job, multi, attempt)
+            record = job.latest_attempt
+            record["container"]["logStreamName"] = stream
+            record["container"]["exitCode"] = code
+            record["stoppedAt"] = models.datetime2int_milliseconds(datetime.now())
+            reason = job.job_stopped_reason if job.stop else EXITED
+            record["statusReason"] = reason
+            job.exit_code = code
+            job.log_stream_name = stream
+            if job.stop:
+                job._mark_stopped(success=False)
+                return
+            if code == 0:
+                job._mark_stopped(success=True)
+                return
+            if attempt >= attempts or not _retries(rules, code, reason):
+                job.job_stopped_reason = EXITED
+                job._mark_stopped(success=False)
+                return
+            job.latest_attempt = None  # kept in job.attempts; the next one is new
+            job.status = JobStatus.RUNNABLE  # a new attempt: back to the queue
+    except Exception as e:  # as moto does: a job that cannot run fails
+        models.logger.error("Failed to run AWS Batch job %s: %s", job.name, e)
+        job._mark_stopped(success=False)
+
+
+def _run_attempt(job: Any, multi: bool, attempt: int) -> tuple[int | None, str]:
+    """Runs one attempt's nodes; (the main node's exit code, its log stream).
+
+    The attempt ends when the main node (node 0) exits: the child nodes still running
+    are then stopped. A child node that ends, however it ends, changes nothing else.
+    """
     import docker
 
-    job._torchx_nodes = {}
+    with _lock:
+        job._torchx_nodes = {}  # each attempt updates its node jobs
     containers: list[Any] = []
     try:
-        job.advance()
-        while job.status == JobStatus.SUBMITTED:
-            time.sleep(0.2)
-        job.advance()
-        while job.status == JobStatus.PENDING:
-            time.sleep(0.2)
-        job.job_started_at = datetime.now()
-        job._start_attempt()
-        job.advance()
-        while job.status == JobStatus.RUNNABLE:
-            time.sleep(0.2)
-        job.advance()
-        while job.status == JobStatus.STARTING:
-            time.sleep(0.2)
         network = models.settings.moto_network_name()
         mode = models.settings.moto_network_mode()
         main_ip = None
@@ -152,6 +232,7 @@ def _run_nodes(job: Any, multi: bool) -> None:
                 break
             env = {e["name"]: e["value"] for e in spec.get("environment", [])}
             env["AWS_BATCH_JOB_ID"] = job.job_id
+            env["AWS_BATCH_JOB_ATTEMPT"] = str(attempt)
             if multi:
                 env["AWS_BATCH_JOB_ID"] = f"{job.job_id}#{index}"
                 env["AWS_BATCH_JOB_NODE_INDEX"] = str(index)
@@ -182,13 +263,14 @@ def _run_nodes(job: Any, multi: bool) -> None:
                 if fixed:
                     config = job.docker_client.api.create_endpoint_config(ipv4_address=fixed)
                     kwargs["networking_config"] = {network: config}
+            name = f"{job.job_name}-{job.job_id}-{attempt}-{index}"
 
             def start(
                 kwargs: dict[str, Any] = kwargs,
                 spec: dict[str, Any] = spec,
                 env: dict[str, str] = env,
                 mounts: list[Any] = mounts,
-                name: str = f"{job.job_name}-{job.job_id}-{index}",
+                name: str = name,
             ) -> Any:
                 return job.docker_client.containers.run(
                     spec.get("image", "alpine:latest"),
@@ -202,7 +284,6 @@ def _run_nodes(job: Any, multi: bool) -> None:
                     **kwargs,
                 )
 
-            name = f"{job.job_name}-{job.job_id}-{index}"
             try:
                 container = start()
             except docker.errors.APIError:
@@ -214,10 +295,8 @@ def _run_nodes(job: Any, multi: bool) -> None:
                 container = start()
             container.reload()
             containers.append(container)
-            stream = _stream_name(job, index, multi)
+            stream = _stream_name(job, index, multi, attempt)
             job._log_backend.ensure_log_stream(job._log_group, stream)
-            if not multi:
-                job.log_stream_name = stream
             _set_node(
                 job,
                 index,
@@ -227,34 +306,33 @@ def _run_nodes(job: Any, multi: bool) -> None:
             )
             if index == 0:
                 main_ip = _address(container, network)
-        failed_node: int | None = None
+                job.log_stream_name = stream  # the job's record names it while it runs
+        main_code: int | None = None
         running = set(range(len(containers)))
-        while running and not job.stop and failed_node is None:
+        while 0 in running and not job.stop:
             time.sleep(0.2)
             for index in sorted(running):
                 container = containers[index]
                 container.reload()
-                stream = _stream_name(job, index, multi)
+                stream = _stream_name(job, index, multi, attempt)
                 _forward_logs(job, index, container, stream)
-                if container.status == "running" or container.status == "created":
+                if container.status in ("running", "created"):
                     continue
                 running.discard(index)
                 code = int(container.attrs["State"]["ExitCode"])
                 _forward_logs(job, index, container, stream)  # what it wrote last
-                if not multi:
-                    job.exit_code = code
+                if index == 0:
+                    main_code = code
                 _set_node(
                     job,
                     index,
                     exitCode=code,
                     stoppedAt=models.datetime2int_milliseconds(datetime.now()),
                     status="SUCCEEDED" if code == 0 else "FAILED",
-                    statusReason="Essential container in task exited",
+                    statusReason=EXITED,
                 )
-                if code != 0 and failed_node is None:
-                    failed_node = index
-        why = job.job_stopped_reason if job.stop else f"node {failed_node} failed"
-        for index in sorted(running):  # stopped: terminated, or another node failed
+        why = job.job_stopped_reason if job.stop else "Stopped: the main node exited"
+        for index in sorted(running):  # stopped: terminated, or the main node exited
             container = containers[index]
             try:
                 container.kill()
@@ -263,26 +341,18 @@ def _run_nodes(job: Any, multi: bool) -> None:
             except Exception:
                 pass
             code = container.attrs["State"].get("ExitCode")
-            _forward_logs(job, index, container, _stream_name(job, index, multi))
-            if not multi:
-                job.exit_code = code
+            _forward_logs(job, index, container, _stream_name(job, index, multi, attempt))
+            if index == 0:
+                main_code = code
             _set_node(
                 job,
                 index,
                 exitCode=code,
                 status="FAILED",
                 stoppedAt=models.datetime2int_milliseconds(datetime.now()),
-                statusReason=f"stopped: {why}",
+                statusReason=why,
             )
-        if failed_node is not None or job.stop:
-            if failed_node is not None and not job.job_stopped_reason:
-                job.job_stopped_reason = f"Node {failed_node} exited with a non-zero code"
-            job._mark_stopped(success=False)
-        else:
-            job._mark_stopped(success=True)
-    except Exception as e:  # as moto does: a job that cannot run fails
-        models.logger.error("Failed to run AWS Batch job %s: %s", job.name, e)
-        job._mark_stopped(success=False)
+        return main_code, _stream_name(job, 0, multi, attempt)
     finally:
         for container in containers:
             try:
@@ -293,9 +363,9 @@ def _run_nodes(job: Any, multi: bool) -> None:
 
 def _run(self: Any) -> None:
     if self.job_definition.type == "multinode":
-        _run_nodes(self, multi=True)
+        _run_job(self, multi=True)
     elif self.job_definition.container_properties is not None:
-        _run_nodes(self, multi=False)
+        _run_job(self, multi=False)
     else:  # EKS jobs: moto's own
         _original_run(self)
 
@@ -306,6 +376,8 @@ def _describe_jobs(self: Any, jobs: list[str] | None) -> list[dict[str, Any]]:
         job = self._jobs.get(record.get("jobId"))
         if job is not None and job.exit_code is not None and "container" in record:
             record["container"].setdefault("exitCode", job.exit_code)
+        if job is not None and job.job_definition.retry_strategy:  # AWS returns it too
+            record.setdefault("retryStrategy", job.job_definition.retry_strategy)
     for wanted in jobs or []:
         job_id, sep, index = str(wanted).partition("#")
         job = self._jobs.get(job_id)

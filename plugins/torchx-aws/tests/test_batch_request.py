@@ -12,6 +12,7 @@ from torchx_aws.batch.request import (
     APPDEF_MAX,
     NODE_WRAPPER,
     REPLICA_MARK,
+    RETRY_EXIT,
     appdef_of,
     job_name,
     make_request,
@@ -85,8 +86,9 @@ def test_roles_become_node_ranges_main_node_first() -> None:
     assert req.job_def["retryStrategy"] == {"attempts": 3}
     assert roles_of(props) == [("trainer", 0, 3), ("ps", 3, 1)]
     trainer = props["nodeRangeProperties"][0]["container"]
-    assert trainer["command"][:6] == ["sh", "-c", NODE_WRAPPER, "torchx-node", "0", "0"]
-    assert trainer["command"][6:] == ["python", "-m", "x"]
+    # the range's first node, the job's attempts, no env value holding the replica id
+    assert trainer["command"][:7] == ["sh", "-c", NODE_WRAPPER, "torchx-node", "0", "3", "0"]
+    assert trainer["command"][7:] == ["python", "-m", "x"]
     ps = props["nodeRangeProperties"][1]["container"]
     assert ps["command"][4] == "3"  # its first node
 
@@ -153,6 +155,7 @@ def test_macros_in_a_multi_node_job_are_filled_in_at_run_time() -> None:
     assert c["command"][4:] == [
         "0",
         "1",
+        "1",
         f"R=r{REPLICA_MARK}",
         "python",
         f"--rank={REPLICA_MARK}",
@@ -166,7 +169,8 @@ def test_macros_in_a_multi_node_job_are_filled_in_at_run_time() -> None:
 
 @pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX sh")
 def test_the_node_wrapper_sets_the_replica_id_and_rank0_host() -> None:
-    cmd = ["sh", "-c", NODE_WRAPPER, "torchx-node", "2", "1", f"R=r{REPLICA_MARK}x{REPLICA_MARK}"]
+    cmd = ["sh", "-c", NODE_WRAPPER, "torchx-node", "2", "1", "1"]
+    cmd += [f"R=r{REPLICA_MARK}x{REPLICA_MARK}"]
     cmd += [
         "sh",
         "-c",
@@ -191,6 +195,55 @@ def test_the_node_wrapper_sets_the_replica_id_and_rank0_host() -> None:
     del env["AWS_BATCH_JOB_NODE_INDEX"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     assert proc.returncode != 0 and "AWS_BATCH_JOB_NODE_INDEX" in proc.stderr
+
+
+def _nodes(script0: str, script1: str, attempt: int, attempts: int) -> tuple[int, int, str]:
+    """Runs a job's main node and child node through the wrapper on this machine (the
+    child reaching the main node on 127.0.0.1, at a port free now); (main's exit code,
+    child's, main's stderr)."""
+    import os
+    import socket
+    import sys
+
+    with socket.socket() as s:  # child node 1 reports to the port after the first
+        s.bind(("127.0.0.1", 0))
+        base = s.getsockname()[1] - 1
+    procs = []
+    for node, script in enumerate((script0, script1)):
+        env = {
+            "PATH": f"{os.path.dirname(sys.executable)}:/usr/bin:/bin",
+            "AWS_BATCH_JOB_NODE_INDEX": str(node),
+            "AWS_BATCH_JOB_MAIN_NODE_INDEX": "0",
+            "AWS_BATCH_JOB_NUM_NODES": "2",
+            "AWS_BATCH_JOB_ATTEMPT": str(attempt),
+            "TORCHX_NODE_REPORT_PORT": str(base),
+        }
+        if node:
+            env["AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS"] = "127.0.0.1"
+        cmd = ["sh", "-c", NODE_WRAPPER, "torchx-node", "0", str(attempts), "0", "sh", "-c"]
+        procs.append(subprocess.Popen([*cmd, script], env=env, stderr=subprocess.PIPE, text=True))
+    main, child = procs
+    _, err = main.communicate(timeout=60)
+    child.communicate(timeout=60)
+    return main.returncode, child.returncode, err
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX sh")
+def test_the_main_node_hears_from_its_children() -> None:
+    # Batch ends the job when the main node exits, with the main node's status: the
+    # wrapper makes the main node wait for each child's exit code, and end early when a
+    # child fails
+    assert _nodes("exit 0", "sleep 1; exit 0", 1, 1)[:2] == (0, 0)
+    # a child failing after the main node's command: the main node waited for it; on
+    # the last attempt it exits 0 (status reads the node job), else 75 (Batch retries)
+    assert _nodes("exit 0", "sleep 1; exit 7", 1, 1)[:2] == (0, 7)
+    assert _nodes("exit 0", "sleep 1; exit 7", 1, 2)[:2] == (RETRY_EXIT, 7)
+    # a child failing while the main node's command runs stops it (Batch then retries)
+    main, child, err = _nodes("exec sleep 60", "sleep 1; exit 7", 2, 2)
+    assert (main, child) == (143, 7)
+    assert "torchx: node 1 exited with code 7: stopping the main node" in err
+    # the main node failing is the job failing: it does not wait
+    assert _nodes("exit 3", "sleep 1; exit 0", 1, 1)[0] == 3
 
 
 def test_mounts_devices_and_run_options() -> None:

@@ -95,7 +95,9 @@ def test_status_of_16_nodes_is_one_call_with_each_node(stubs: Stubs) -> None:
     stubs.add("batch", "describe_jobs", {"jobs": [_parent(16), *nodes]}, {"jobs": ids})
     desc = _sched(stubs).describe(f"q:{JOB}:us-east-1:16")
     stubs.done()
-    assert desc is not None and desc.state == AppState.RUNNING
+    # Batch's job runs on (its main node decides), but a replica failed on the job's
+    # only attempt: the app has failed
+    assert desc is not None and desc.state == AppState.FAILED
     trainer, ps = desc.roles_statuses
     assert trainer.role == "trainer" and [r.id for r in trainer.replicas] == list(range(15))
     assert all(r.state == AppState.RUNNING for r in trainer.replicas)
@@ -108,6 +110,91 @@ def test_status_of_16_nodes_is_one_call_with_each_node(stubs: Stubs) -> None:
     )
     assert desc.start_time == 1_700_000_000.0 and desc.end_time is None
     assert desc.name == "app"
+
+
+def test_a_job_that_succeeded_with_a_failed_node_is_failed(stubs: Stubs) -> None:
+    # Batch reports a multi-node job as its main node ended: SUCCEEDED here, although
+    # node 1 (a child) failed first; the app is FAILED, with that replica's code and reason
+    parent = _parent(3, "SUCCEEDED", stoppedAt=1_700_000_100_000, container={"exitCode": 0})
+    nodes = [
+        _node(0, "SUCCEEDED", 0, "Essential container in task exited"),
+        _node(1, "FAILED", 7, "Essential container in task exited"),
+        _node(2, "SUCCEEDED", 0, "Essential container in task exited"),
+    ]
+    ids = [JOB] + [f"{JOB}#{i}" for i in range(3)]
+    stubs.add("batch", "describe_jobs", {"jobs": [parent, *nodes]}, {"jobs": ids})
+    desc = _sched(stubs).describe(f"q:{JOB}:us-east-1:3")
+    stubs.done()
+    assert desc is not None and desc.state == AppState.FAILED
+    trainer, ps = desc.roles_statuses
+    assert [(r.state, r.exit_code) for r in trainer.replicas] == [
+        (AppState.SUCCEEDED, 0),
+        (AppState.FAILED, 7),
+    ]
+    assert (ps.replicas[0].state, ps.replicas[0].exit_code) == (AppState.SUCCEEDED, 0)
+    assert desc.msg == (
+        "role trainer replica 1 (node 1) failed with exit code 7: "
+        "Essential container in task exited"
+    )
+    assert desc.end_time == 1_700_000_100.0
+
+
+def test_a_failed_node_with_an_attempt_left_is_restarting(stubs: Stubs) -> None:
+    # the node wrapper ends the attempt once a child fails; Batch then makes another:
+    # meanwhile the replica will restart, it has not failed the app
+    retry = {"retryStrategy": {"attempts": 2}, "attempts": []}
+    nodes = [_node(0, "RUNNING"), _node(1, "FAILED", 7, "Essential container in task exited")]
+    ids = [JOB] + [f"{JOB}#{i}" for i in range(2)]
+    stubs.add("batch", "describe_jobs", {"jobs": [_parent(2, **retry), *nodes]}, {"jobs": ids})
+    desc = _sched(stubs).describe(f"q:{JOB}:us-east-1:2")
+    assert desc is not None and desc.state == AppState.RUNNING, desc
+    assert [r.state for r in desc.roles_statuses[1].replicas] == [AppState.PENDING]
+    assert desc.num_restarts == 0
+    # on the last attempt (one ended before it) the same answer is a failure at once
+    last = {"retryStrategy": {"attempts": 2}, "attempts": [{"startedAt": 1, "stoppedAt": 2}]}
+    stubs.add("batch", "describe_jobs", {"jobs": [_parent(2, **last), *nodes]}, {"jobs": ids})
+    desc = _sched(stubs).describe(f"q:{JOB}:us-east-1:2")
+    stubs.done()
+    assert desc is not None and desc.state == AppState.FAILED, desc
+    assert desc.num_restarts == 1
+    assert "role ps replica 0 (node 1) failed with exit code 7" in desc.msg
+    # between attempts (RUNNABLE) the last attempt's node records are not the replicas'
+    stubs.add(
+        "batch", "describe_jobs", {"jobs": [_parent(2, "RUNNABLE", **last), *nodes]}, {"jobs": ids}
+    )
+    desc = _sched(stubs).describe(f"q:{JOB}:us-east-1:2")
+    stubs.done()
+    assert desc is not None and desc.state == AppState.PENDING
+    assert {r.state for rs in desc.roles_statuses for r in rs.replicas} == {AppState.PENDING}
+
+
+def test_a_node_failed_just_now_waits_for_the_job_to_end_a_little(stubs: Stubs) -> None:
+    # on the last attempt, a child failed a moment ago: the node wrapper is ending the
+    # job (its records are then final); until then, or for 30 s, the app runs on
+    from torchx_aws.batch.status import FAILED_NODE_GRACE, describe_response
+
+    now = 1_800_000_000.0
+    nodes = [
+        _node(0, "RUNNING"),
+        {**_node(1, "FAILED", 7, "Essential container in task exited"), "stoppedAt": 0},
+    ]
+    for age, state in ((1.0, AppState.RUNNING), (FAILED_NODE_GRACE + 1, AppState.FAILED)):
+        nodes[1]["stoppedAt"] = int((now - age) * 1000)
+        desc = describe_response(f"q:{JOB}:us-east-1:2", "us-east-1", _parent(2), nodes, now)
+        assert desc.state == state, (age, desc)
+        assert desc.roles_statuses[1].replicas[0].state == AppState.FAILED
+        assert "role ps replica 0 (node 1) failed with exit code 7" in desc.msg
+
+
+def test_nodes_stopped_by_a_cancel_are_cancelled(stubs: Stubs) -> None:
+    parent = _parent(2, "FAILED", statusReason=CANCEL_REASON, stoppedAt=1_700_000_100_000)
+    nodes = [_node(i, "FAILED", 143, CANCEL_REASON) for i in range(2)]
+    ids = [JOB] + [f"{JOB}#{i}" for i in range(2)]
+    stubs.add("batch", "describe_jobs", {"jobs": [parent, *nodes]}, {"jobs": ids})
+    desc = _sched(stubs).describe(f"q:{JOB}:us-east-1:2")
+    stubs.done()
+    assert desc is not None and desc.state == AppState.CANCELLED
+    assert {r.state for rs in desc.roles_statuses for r in rs.replicas} == {AppState.CANCELLED}
 
 
 def test_describe_gives_back_the_appdef_the_job_carries(stubs: Stubs) -> None:

@@ -80,8 +80,9 @@ def test_a_failing_node_gives_its_exit_code_and_the_job_fails(runner: Runner, qu
     [role] = sched_status.roles
     by_id = {r.id: r for r in role.replicas}
     assert by_id[1].state == AppState.FAILED and by_id[1].exit_code == 7
-    assert by_id[0].state == AppState.FAILED  # stopped once node 1 failed
-    assert "replica 1 (node 1) failed with exit code 7" in sched_status.msg
+    # the main node was stopped once node 1 failed (its 30 s sleep cut short)
+    assert by_id[0].state == AppState.FAILED and by_id[0].exit_code == 143, by_id[0]
+    assert "replica 1 (node 1) failed with exit code 7" in sched_status.msg.split(";")[0]
 
 
 def test_a_replica_retry_policy_is_warned_of_and_the_job_keeps_batchs_retries(
@@ -93,11 +94,93 @@ def test_a_replica_retry_policy_is_warned_of_and_the_job_keeps_batchs_retries(
         handle = runner.run(AppDef("retried", [role]), "aws_batch", cfg={"queue": queue})
     _q, job_id, _region, _nodes = parse_app_id(handle.rsplit("/", 1)[1])
     [job] = batch.describe_jobs(jobs=[job_id])["jobs"]
-    # the whole job's attempts, as Batch keeps them (the emulator does not make them)
+    # the whole job's attempts, as Batch keeps them
     [jd] = batch.describe_job_definitions(jobDefinitions=[job["jobDefinition"]])["jobDefinitions"]
     assert jd["retryStrategy"]["attempts"] == 3
     status = runner.wait(handle, wait_interval=0.5)
     assert status is not None and status.state == AppState.SUCCEEDED, status
+
+
+def test_a_failed_attempt_is_retried_and_each_attempt_keeps_its_log(
+    runner: Runner, queue: str, batch: Any, logs: Any
+) -> None:
+    role = _role("w", 'echo "attempt $AWS_BATCH_JOB_ATTEMPT"; [ "$AWS_BATCH_JOB_ATTEMPT" = 2 ]')
+    role.max_retries = 2
+    handle = runner.run(AppDef("retry", [role]), "aws_batch", cfg={"queue": queue})
+    status = runner.wait(handle, wait_interval=0.5)
+    assert status is not None and status.state == AppState.SUCCEEDED, status
+    desc = runner.describe(handle)
+    sched_status = runner.status(handle)
+    assert desc is not None and sched_status is not None and sched_status.num_restarts == 1
+    # the last attempt's log is the replica's; the first one's stays in its own stream
+    assert list(runner.log_lines(handle, "w", 0)) == ["attempt 2\n"]
+    job_id = parse_app_id(handle.rsplit("/", 1)[1])[1]
+    [job] = batch.describe_jobs(jobs=[job_id])["jobs"]
+    first, second = job["attempts"]
+    assert (first["container"]["exitCode"], second["container"]["exitCode"]) == (1, 0)
+    events = logs.get_log_events(
+        logGroupName="/aws/batch/job", logStreamName=first["container"]["logStreamName"]
+    )["events"]
+    assert [e["message"] for e in events] == ["attempt 1"]
+
+
+def _raw_multi_node_job(batch: Any, queue: str, main: str, child: str) -> tuple[Any, Any]:
+    """Runs a 2-node job made without torchx (no node wrapper: Batch's own rules) whose
+    main node runs ``main`` and child node ``child``; (the job's record, node 1's)."""
+    import time
+
+    jd = batch.register_job_definition(
+        jobDefinitionName="raw-mnp",
+        type="multinode",
+        nodeProperties={
+            "numNodes": 2,
+            "mainNode": 0,
+            "nodeRangeProperties": [
+                {
+                    "targetNodes": "0:1",
+                    "container": {
+                        "image": busybox(),
+                        "command": [
+                            "sh",
+                            "-c",
+                            f'if [ "$AWS_BATCH_JOB_NODE_INDEX" = 0 ]; then {main}; else {child}; fi',
+                        ],
+                        "resourceRequirements": [
+                            {"type": "VCPU", "value": "1"},
+                            {"type": "MEMORY", "value": "64"},
+                        ],
+                    },
+                }
+            ],
+        },
+    )
+    try:
+        job_id = batch.submit_job(
+            jobName="raw-mnp", jobQueue=queue, jobDefinition=jd["jobDefinitionArn"]
+        )["jobId"]
+        deadline = time.monotonic() + 120
+        while True:
+            [rec] = batch.describe_jobs(jobs=[job_id])["jobs"]
+            if rec["status"] in ("SUCCEEDED", "FAILED"):
+                break
+            assert time.monotonic() < deadline, rec
+            time.sleep(0.5)  # a poll interval: Batch has no event to wait on
+        [node] = batch.describe_jobs(jobs=[f"{job_id}#1"])["jobs"]
+        return rec, node
+    finally:
+        batch.deregister_job_definition(jobDefinition=jd["jobDefinitionArn"])
+
+
+def test_the_main_node_decides_as_on_aws(queue: str, batch: Any) -> None:
+    # a child node that fails changes nothing by itself: the job is the main node's
+    job, node = _raw_multi_node_job(batch, queue, "sleep 4; exit 0", "exit 7")
+    assert job["status"] == "SUCCEEDED", job
+    assert (node["status"], node["container"]["exitCode"]) == ("FAILED", 7)
+    # the job ends when the main node exits: the child still running is stopped
+    job, node = _raw_multi_node_job(batch, queue, "exit 3", "sleep 300")
+    assert (job["status"], job["container"]["exitCode"]) == ("FAILED", 3)
+    assert node["status"] == "FAILED" and node["statusReason"].startswith("Stopped"), node
+    assert node["stoppedAt"] - node["startedAt"] < 60_000, node
 
 
 def test_list_finds_torchx_jobs_by_tag_and_not_others(

@@ -1,9 +1,10 @@
 """The Scheduler contract's conformance kit against aws_batch, with jobs running in containers.
 
-The emulator (moto, started by dev/aws with the node jobs of multi-node jobs added)
-runs every node as a container on the Docker engine, and writes each node's output
-to CloudWatch Logs once it has ended. What it lacks on top of what Batch itself lacks
-(the scheduler's ``missing_capabilities``) is declared here with the reason.
+The emulator (moto, started by dev/aws and made to run Batch jobs as AWS documents
+them: node jobs, the main node deciding, retry attempts) runs every node as a
+container on the Docker engine and sends each node's output to CloudWatch Logs as it
+comes. Only what Batch itself lacks (the scheduler's ``missing_capabilities``) is
+declared: nothing for the emulator.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import pytest
 from awsenv import busybox
 from torchx_aws.batch.scheduler import AwsBatchScheduler, create_scheduler
 
-from torchx.schedulers.capabilities import Capability
 from torchx.schedulers.testing import AppBuilder, SchedulerConformance
 from torchx.specs import Resource
 
@@ -22,11 +22,6 @@ from torchx.specs import Resource
 class TestAwsBatchConformance(SchedulerConformance):
     timeout = 120
     cancel_timeout = 60
-    missing = {
-        **AwsBatchScheduler.missing_capabilities,
-        Capability.RETRIES: "the emulator does not apply a job's retryStrategy (AWS does: "
-        "the unit tests check the attempts asked for)",
-    }
 
     @pytest.fixture
     def scheduler(self, queue: str) -> AwsBatchScheduler:

@@ -97,11 +97,23 @@ APPDEF_PARAMETER = "torchx_appdef"
 #: The largest AppDef document kept with the job, in bytes of UTF-8.
 APPDEF_MAX = 8 * 1024
 
+#: The first TCP port on which the main node of a multi-node job hears from its children:
+#: child node ``n`` reports to port ``NODE_REPORT_PORT + n`` (see :data:`NODE_WRAPPER`);
+#: the role's env ``TORCHX_NODE_REPORT_PORT`` chooses another.
+NODE_REPORT_PORT = 28400
+#: Seconds the main node waits, once its own command has exited 0, for its children's
+#: reports before it exits all the same (a child that vanished without one).
+NODE_REPORT_WAIT = 300
+#: The exit code of a main node whose own command exited 0 while a child node failed,
+#: when the job has attempts left: Batch retries the job (EX_TEMPFAIL).
+RETRY_EXIT = 75
+
 #: The POSIX ``sh`` program each node of a multi-node job runs first (see the module).
-#: Arguments: the range's first node, the number of NAME=VALUE pairs that follow (env
-#: values holding the replica id), those pairs, then the entrypoint and its args.
-NODE_WRAPPER = """\
-first=$1; nenv=$2; shift 2
+#: Arguments: the range's first node, the job's attempts, the number of NAME=VALUE
+#: pairs that follow (env values holding the replica id), those pairs, then the
+#: entrypoint and its args.
+NODE_WRAPPER = (
+    r"""first=$1; attempts=$2; nenv=$3; shift 3
 node=${AWS_BATCH_JOB_NODE_INDEX:?is not set: this is not a node of an AWS Batch multi-node job}
 TORCHX_REPLICA_ID=$((node - first)); export TORCHX_REPLICA_ID
 if [ -z "${AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS-}" ]; then
@@ -126,8 +138,84 @@ while [ "$nenv" -gt 0 ]; do sub "$1"; export "$out"; shift; nenv=$((nenv - 1)); 
 n=$#
 for arg do sub "$arg"; set -- "$@" "$out"; done
 shift "$n"
-exec "$@"
-"""
+nodes=${AWS_BATCH_JOB_NUM_NODES:-1}; main=${AWS_BATCH_JOB_MAIN_NODE_INDEX:-0}
+attempt=${AWS_BATCH_JOB_ATTEMPT:-1}; port=${TORCHX_NODE_REPORT_PORT:-@PORT@}
+if command -v nc >/dev/null 2>&1; then via=nc
+elif command -v python3 >/dev/null 2>&1; then via=py
+else via=; fi
+if [ "$nodes" -le 1 ] || [ -z "$via" ]; then exec "$@"; fi
+listen() {
+  if [ "$via" = nc ]; then nc -l -p "$1" </dev/null >"$2" 2>/dev/null; else
+  python3 -c 'import socket,sys
+s=socket.create_server(("",int(sys.argv[1])))
+c=s.accept()[0]
+open(sys.argv[2],"wb").write(c.makefile("rb").read())' "$1" "$2" 2>/dev/null; fi
+}
+send() {
+  if [ "$via" = nc ]; then nc "$1" "$2" <"$3" 2>/dev/null; else
+  python3 -c 'import socket,sys
+c=socket.create_connection((sys.argv[1],int(sys.argv[2])),5)
+c.sendall(open(sys.argv[3],"rb").read())' "$1" "$2" "$3" 2>/dev/null; fi
+}
+dir=$(mktemp -d 2>/dev/null) || { dir=/tmp/torchx-node-$node; mkdir -p "$dir"; }
+if [ "$node" != "$main" ]; then
+  "$@" &
+  pid=$!
+  trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
+  while :; do wait "$pid"; rc=$?; kill -0 "$pid" 2>/dev/null || break; done
+  echo "$rc" >"$dir/rc"
+  tries=0
+  until send "$TORCHX_RANK0_HOST" $((port + node)) "$dir/rc"; do
+    tries=$((tries + 1)); [ "$tries" -lt 60 ] || break; sleep 1
+  done
+  exit "$rc"
+fi
+i=0
+while [ "$i" -lt "$nodes" ]; do
+  if [ "$i" != "$main" ]; then
+    (until [ -s "$dir/$i" ]; do listen $((port + i)) "$dir/$i" || sleep 1; done) &
+  fi
+  i=$((i + 1))
+done
+("$@" & echo "$!" >"$dir/pid"; wait "$!"; echo "$?" >"$dir/own") &
+trap 'kill -TERM "$(cat "$dir/pid" 2>/dev/null)" 2>/dev/null; exit 143' TERM INT
+own=; waited=0
+while :; do
+  [ -z "$own" ] && [ -s "$dir/own" ] && own=$(cat "$dir/own")
+  bad=; pending=0; i=0
+  while [ "$i" -lt "$nodes" ]; do
+    if [ "$i" != "$main" ]; then
+      if [ -s "$dir/$i" ]; then c=$(cat "$dir/$i"); [ "$c" = 0 ] || bad=${bad:-$i:$c}
+      else pending=$((pending + 1)); fi
+    fi
+    i=$((i + 1))
+  done
+  if [ -n "$own" ] && [ "$own" != 0 ]; then exit "$own"; fi
+  if [ -n "$bad" ]; then
+    if [ -z "$own" ]; then
+      echo "torchx: node ${bad%%:*} exited with code ${bad#*:}: stopping the main node" >&2
+      kill -TERM "$(cat "$dir/pid" 2>/dev/null)" 2>/dev/null
+      until [ -s "$dir/own" ]; do sleep 1; done
+      own=$(cat "$dir/own"); [ "$own" != 0 ] || own=143
+      exit "$own"
+    fi
+    if [ "$attempt" -lt "$attempts" ]; then exit @RETRY@; fi
+    exit 0
+  fi
+  if [ "$own" = 0 ]; then
+    [ "$pending" -gt 0 ] || exit 0
+    waited=$((waited + 1))
+    if [ "$waited" -gt @WAIT@ ]; then
+      echo "torchx: $pending child node(s) did not report in @WAIT@ s: the main node ends" >&2
+      exit 0
+    fi
+  fi
+  sleep 1
+done
+""".replace("@PORT@", str(NODE_REPORT_PORT))
+    .replace("@WAIT@", str(NODE_REPORT_WAIT))
+    .replace("@RETRY@", str(RETRY_EXIT))
+)
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -242,8 +330,11 @@ def _env(pairs: Mapping[str, str]) -> list[dict[str, str]]:
     return [{"name": k, "value": v} for k, v in pairs.items()]
 
 
-def _container(role: Role, name: str, opts: BatchOpts, *, first_node: int | None) -> dict[str, Any]:
-    """The container properties of ``role``; ``first_node`` None: a container job."""
+def _container(
+    role: Role, name: str, opts: BatchOpts, *, first_node: int | None, attempts: int = 1
+) -> dict[str, Any]:
+    """The container properties of ``role``; ``first_node`` None: a container job;
+    ``attempts`` the job's (the node wrapper's retry decision reads it)."""
     multi = first_node is not None
     values = macros.Values(
         img_root="",
@@ -264,6 +355,7 @@ def _container(role: Role, name: str, opts: BatchOpts, *, first_node: int | None
             NODE_WRAPPER,
             "torchx-node",
             str(first_node),
+            str(attempts),
             str(len(marked)),
             *(f"{k}={v}" for k, v in marked.items()),
             role.entrypoint,
@@ -366,7 +458,7 @@ def make_request(app: AppDef, app_id: str, opts: BatchOpts) -> BatchRequest:
             ranges.append(
                 {
                     "targetNodes": f"{first}:{last}",
-                    "container": _container(role, name, opts, first_node=first),
+                    "container": _container(role, name, opts, first_node=first, attempts=attempts),
                 }
             )
             first = last + 1
