@@ -15,7 +15,9 @@ AWS Batch (and SageMaker) send each container's output to a CloudWatch Logs stre
 How it reads: ``GetLogEvents`` from the head of the stream (``startFromHead``), with
 ``startTime``/``endTime`` from ``since``/``until`` (AWS filters by the event's time),
 page after page by ``nextForwardToken``. CloudWatch answers the token it was given when
-there is nothing newer, and a page may be empty while more is still to come; the
+there is nothing newer (the end of the stream), and an answer may be empty with a new
+token while more is still to come: such answers are read through, so that an empty
+page means the end, as :func:`~torchx.schedulers.paged.paged_lines` expects. The
 pages are walked by :func:`torchx.schedulers.paged.paged_lines` (the token is the
 cursor), so a line is never yielded twice and none is skipped, however the answers are
 cut. A stream that does not exist yet (the container has not started, or, on an
@@ -40,6 +42,9 @@ __all__ = ["PAGE_LIMIT", "stream_log", "stream_pages"]
 
 #: Events per GetLogEvents answer (AWS's own maximum is 10,000).
 PAGE_LIMIT = 10_000
+#: Empty answers with a new token read in a row before a page is given back empty (the
+#: stream's end is the token given back unchanged; a follow then asks again later).
+_EMPTY_PAGES = 100
 _BACKOFF = Backoff(attempts=8, deadline=60.0)
 
 
@@ -85,15 +90,23 @@ def stream_pages(
         def call() -> Any:
             return client.get_log_events(**kwargs)
 
-        try:
-            answer = call_with_retries(call, f"logs of {group}/{name}", _BACKOFF, classify=classify)
-        except Exception as e:
-            if _missing(e):
-                return Page([], token)  # not written yet
-            raise
-        events = answer.get("events") or []
-        lines = [str(event.get("message", "")) for event in events]
-        return Page(lines, answer.get("nextForwardToken") or token)
+        given = token
+        for _ in range(_EMPTY_PAGES):
+            try:
+                answer = call_with_retries(
+                    call, f"logs of {group}/{name}", _BACKOFF, classify=classify
+                )
+            except Exception as e:
+                if _missing(e):
+                    return Page([], given)  # not written yet
+                raise
+            events = answer.get("events") or []
+            lines = [str(event.get("message", "")) for event in events]
+            after = answer.get("nextForwardToken") or kwargs.get("nextToken")
+            if lines or after == kwargs.get("nextToken"):
+                return Page(lines, after)
+            kwargs["nextToken"] = after  # an empty page that is not the end: go on
+        return Page([], kwargs.get("nextToken"))
 
     return fetch
 
