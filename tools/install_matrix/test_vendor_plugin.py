@@ -206,11 +206,14 @@ with contextlib.redirect_stdout(io.StringIO()):
     after_help, after_dryrun = proc.stderr.strip().splitlines()[-2:]
     # `torchx --help` imports the plugin module and its command module, nothing else
     assert after_help == "['acme_torchx.cli', 'acme_torchx.plugin']"
-    # a dry-run needs the scheduler, component and resource, never the batch "SDK"
+    # a dry-run needs the scheduler and its modules (the backend module imports its
+    # client on first call), the component and the resource, never the batch "SDK"
     assert after_dryrun == (
-        "['acme_torchx.cli', 'acme_torchx.components', 'acme_torchx.plugin', "
-        "'acme_torchx.resources', 'acme_torchx.scheduler']"
+        "['acme_torchx.backend', 'acme_torchx.cli', 'acme_torchx.components', "
+        "'acme_torchx.options', 'acme_torchx.plugin', 'acme_torchx.request', "
+        "'acme_torchx.resources', 'acme_torchx.scheduler', 'acme_torchx.status']"
     )
+    assert "acme_torchx.batch" not in after_dryrun
 
 
 def test_it_type_checks_against_the_installed_wheels(make_env: MakeEnv) -> None:
@@ -220,7 +223,7 @@ def test_it_type_checks_against_the_installed_wheels(make_env: MakeEnv) -> None:
     vendor = REPO / "examples" / "vendor-plugin" / "src" / "acme_torchx"
     checked = env.run(*mypy, vendor)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "Success: no issues found in 7 source files" in checked.stdout
+    assert "Success: no issues found in 11 source files" in checked.stdout
     # a control: the same check does catch a misuse of an installed TorchX type
     bad = env.work / "bad.py"
     bad.write_text("from torchx.specs import Resource\n\nResource(cpu='many', gpu=0, memMB=1)\n")
