@@ -27,8 +27,9 @@ applies a job's ``retryStrategy``. Here, what the AWS Batch user guide documents
   lines as they come, as on AWS, and an earlier attempt's stream stays;
 * a job's record carries its (main node's) exit code (moto drops it).
 
-Container jobs run the same way (one node, no node job). Everything else is moto's
-own; dev/README.md lists the differences from AWS that remain.
+Container jobs run the same way (one node, no node job). SageMaker training jobs run
+too (:mod:`aws_moto_sagemaker`). Everything else is moto's own; dev/README.md lists
+the differences from AWS that remain.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+import aws_moto_sagemaker  # next to this file: SageMaker training jobs that run
 from moto.batch import models
 from moto.batch.utils import JobStatus
 from moto.core.parse import default_timestamp_parser
@@ -413,6 +415,7 @@ def _describe_jobs(self: Any, jobs: list[str] | None) -> list[dict[str, Any]]:
 
 models.Job.run = _run  # type: ignore[method-assign]
 models.BatchBackend.describe_jobs = _describe_jobs  # type: ignore[method-assign]
+aws_moto_sagemaker.install()
 
 if __name__ == "__main__":
     from moto.server import main

@@ -9,6 +9,7 @@ class TestExamples(DocstringExamples):
     package = "torchx_aws"
     #: The modules whose docstrings show examples; each must have at least one.
     modules = [
+        "torchx_aws.appdef_doc",
         "torchx_aws.batch.options",
         "torchx_aws.batch.request",
         "torchx_aws.batch.status",

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from torchx_aws.sagemaker.options import read, sagemaker_runopts
 from torchx_aws.sagemaker.request import (
     FORMAT_VERSION,
+    HYPERPARAMETER_MAX,
+    appdef_of,
     build_request,
     finish,
     job_name_for,
@@ -249,3 +251,22 @@ def test_mounts_are_refused() -> None:
 
     with pytest.raises(SpecError, match=r"role 'trainer' has mounts, which a SageMaker"):
         params(app(mounts=[BindMount(src_path="/data", dst_path="/data")]))
+
+
+def test_the_appdef_goes_with_the_job_in_hyperparameters() -> None:
+    # SageMaker keeps the request, not the AppDef: its document rides in hyperparameters
+    # (AWS returns them in DescribeTrainingJob), in pieces of at most 2,500 characters
+    a = app(args=["-m", "train", "x" * 3000])
+    p = params(a, hyperparameters={"epochs": "3"})
+    hp = p["HyperParameters"]
+    assert hp["epochs"] == "3"
+    keys = sorted(k for k in hp if k.startswith("torchx_appdef_"))
+    assert keys == ["torchx_appdef_0", "torchx_appdef_1"]
+    assert all(len(hp[k]) <= HYPERPARAMETER_MAX for k in keys)
+    assert appdef_of({"HyperParameters": hp}) == a  # as written: every field
+    assert appdef_of({}) is None and appdef_of({"HyperParameters": {"epochs": "3"}}) is None
+    # one over 8 KiB is left out, and the request says why (the dry run warns)
+    opts = read(sagemaker_runopts().resolve({"role": ROLE_ARN}))
+    big = build_request(app(args=["x" * 9000]), opts, "0.1.0")
+    assert "HyperParameters" not in big.params
+    assert big.appdef_left_out.startswith("it is 9")

@@ -1,9 +1,9 @@
 """aws_sagemaker against botocore's Stubber: the calls made and AWS's documented answers.
 
-The emulator the integration tests use (moto) completes every training job at once and
-does not implement StopTrainingJob; the behaviour AWS documents for those (a job that
-goes InProgress/Training, Stopping, Stopped; a stop refused for a job that has ended)
-is checked here at the request level.
+The integration tests run training jobs on an emulator (moto, made to run them in
+containers); AWS's documented answers it cannot give (secondary statuses it never
+passes through, throttling, a job Stopping while its instances save their work) are
+checked here at the request level.
 """
 
 from __future__ import annotations
@@ -178,6 +178,31 @@ def test_describe_states(
     assert out.ui_url == (
         "https://us-east-1.console.aws.amazon.com/sagemaker/home?region=us-east-1#/jobs/trainer-abc"
     )
+
+
+def test_describe_gives_back_the_appdef_the_job_carries(
+    stubs: Stubs, sched: AWSSageMakerScheduler
+) -> None:
+    submitted = app()
+    submitted.metadata["team"] = "ml"
+    info = sched.submit_dryrun(submitted, {"role": "arn:aws:iam::123456789012:role/sm"})
+    hyper = info.request.params["HyperParameters"]
+    stubs.sagemaker.add_response(
+        "describe_training_job", job("InProgress", "Training", HyperParameters=hyper)
+    )
+    out = sched.describe("trainer-abc")
+    assert out is not None
+    assert (out.name, out.roles, out.metadata) == ("trainer", submitted.roles, {"team": "ml"})
+
+
+def test_an_appdef_too_large_to_keep_is_left_out_and_the_dry_run_says_so(
+    sched: AWSSageMakerScheduler,
+) -> None:
+    big = app(1)
+    big.roles[0].args = ["x" * 9000]
+    with pytest.warns(UserWarning, match=r"^the AppDef of app 'trainer' is not kept .*9\d+ b"):
+        info = sched.submit_dryrun(big, {"role": "arn:aws:iam::123456789012:role/sm"})
+    assert "HyperParameters" not in info.request.params
 
 
 def test_describe_of_a_failed_job_says_why(stubs: Stubs, sched: AWSSageMakerScheduler) -> None:

@@ -1,9 +1,10 @@
 """aws_sagemaker through the Runner and real boto3, against the emulator on loopback.
 
-The emulator accepts, stores, describes, tags and searches training jobs, but runs none:
-every job is ``Completed`` at once, and ``StopTrainingJob`` is not implemented (HTTP 500).
-What AWS does beyond that is checked at the request level
-(tests/test_sagemaker_scheduler.py, botocore's Stubber).
+The emulator (moto, with dev/aws_moto_sagemaker.py) runs each training job's instances
+as containers of the busybox image on the Docker engine, with SageMaker's statuses,
+``FailureReason``, ``StopTrainingJob`` and a CloudWatch Logs stream per instance. What
+AWS does beyond that is checked at the request level (tests/test_sagemaker_scheduler.py,
+botocore's Stubber).
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import os
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from awsenv import busybox
 from torchx_aws.sagemaker.scheduler import LOG_GROUP
 
 from torchx.runner import get_runner
@@ -52,17 +54,27 @@ def iam_role(aws_env: str) -> Iterator[str]:
     iam.delete_role(RoleName=name)
 
 
-def app(name: str = "sm-trainer", n: int = 2) -> AppDef:
+#: What each instance of the test apps runs: its host name, its env, its resource config.
+SCRIPT = 'echo "on $(hostname) LR=$LR"; cat /opt/ml/input/config/resourceconfig.json; echo'
+
+
+def app(name: str = "sm-trainer", n: int = 2, script: str = SCRIPT) -> AppDef:
     role = Role(
         "trainer",
-        image="123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1",
-        entrypoint="python",
-        args=["-m", "train", "--epochs", "3"],
+        image=busybox(),
+        entrypoint="sh",
+        args=["-c", script],
         env={"LR": "0.1"},
         num_replicas=n,
         resource=resource(h="aws_g5.xlarge"),
     )
     return AppDef(name, roles=[role], metadata={"team": "ml"})
+
+
+def _wait(runner: Any, handle: str) -> Any:
+    status = runner.wait(handle, wait_interval=0.5)
+    assert status is not None and status.state.is_terminal(), status
+    return status
 
 
 def test_submit_describe_and_status(iam_role: str) -> None:
@@ -74,21 +86,67 @@ def test_submit_describe_and_status(iam_role: str) -> None:
         assert stored["RoleArn"] == f"arn:aws:iam::123456789012:role/{iam_role}"
         assert stored["ResourceConfig"]["InstanceType"] == "ml.g5.xlarge"
         assert stored["ResourceConfig"]["InstanceCount"] == 2
-        assert stored["AlgorithmSpecification"]["ContainerEntrypoint"] == ["python"]
-        assert stored["AlgorithmSpecification"]["ContainerArguments"] == [
-            "-m", "train", "--epochs", "3",
-        ]  # fmt: skip
+        assert stored["AlgorithmSpecification"]["ContainerEntrypoint"] == ["sh"]
+        assert stored["AlgorithmSpecification"]["ContainerArguments"] == ["-c", SCRIPT]
         assert stored["StoppingCondition"]["MaxRuntimeInSeconds"] == 600
         assert stored["OutputDataConfig"]["S3OutputPath"] == (
             "s3://sagemaker-us-east-1-123456789012/"
         )
-        status = runner.status(handle)
-        assert status is not None
-        # the emulator completes every job at once
-        assert status.state == AppState.SUCCEEDED
+        assert stored["Environment"]["LR"] == "0.1"
+        # the AppDef comes back from the hyperparameters it went with
+        desc = runner.describe(handle)
+        assert desc is not None and (desc.name, desc.roles) == ("sm-trainer", app().roles)
+        # it runs: InProgress first (no instant Completed), then Completed
+        assert stored["TrainingJobStatus"] in ("InProgress", "Completed"), stored
+        status = _wait(runner, handle)
+        assert status.state == AppState.SUCCEEDED, status
         [role] = status.roles
         assert role.role == "trainer" and len(role.replicas) == 2
         assert status.ui_url and job in status.ui_url
+        done = boto("sagemaker").describe_training_job(TrainingJobName=job)
+        steps = [t["Status"] for t in done["SecondaryStatusTransitions"]]
+        assert steps[0] == "Starting" and "Training" in steps and steps[-1] == "Completed"
+        # each instance ran the role's command with its env, knowing its host
+        for k in (0, 1):
+            lines = [x for x in runner.log_lines(handle, "trainer", k=k) if x]
+            assert lines[0] == f"on algo-{k + 1} LR=0.1\n", lines
+            assert f'"current_host": "algo-{k + 1}"' in lines[1], lines
+
+
+def test_a_failing_command_fails_the_job_with_its_reason(iam_role: str) -> None:
+    with get_runner("it") as runner:
+        handle = runner.run(
+            app("sm-fail", 1, "echo failing; exit 3"), "aws_sagemaker", cfg={"role": iam_role}
+        )
+        status = _wait(runner, handle)
+        assert status.state == AppState.FAILED, status
+        assert "exited with code 3" in status.msg, status.msg
+        assert [x for x in runner.log_lines(handle, "trainer", k=0) if x] == ["failing\n"]
+
+
+def test_cancel_stops_the_job(iam_role: str) -> None:
+    with get_runner("it") as runner:
+        handle = runner.run(
+            app("sm-cancel", 2, "echo up; sleep 300"), "aws_sagemaker", cfg={"role": iam_role}
+        )
+        lines = iter(runner.log_lines(handle, "trainer", k=1, should_tail=True))
+        assert next(x for x in lines if x) == "up\n"  # running, its log read as it runs
+        runner.cancel(handle)
+        job = handle.rsplit("/", 1)[1]
+        assert boto("sagemaker").describe_training_job(TrainingJobName=job)[
+            "TrainingJobStatus"
+        ] in ("Stopping", "Stopped")
+        status = _wait(runner, handle)
+        assert status.state == AppState.CANCELLED, status
+        assert [x for x in lines if x] == []  # the follow ends with the job
+        # an ended job cannot be stopped again: AWS's answer, which cancel leaves alone
+        from botocore.exceptions import ClientError
+
+        with pytest.raises(ClientError) as err:
+            boto("sagemaker").stop_training_job(TrainingJobName=job)
+        assert err.value.response["Error"]["Code"] == "ValidationException"
+        runner.cancel(handle)
+        assert runner.status(handle).state == AppState.CANCELLED  # type: ignore[union-attr]
 
 
 def test_list_finds_torchx_jobs_by_tag_only(iam_role: str) -> None:
@@ -107,6 +165,8 @@ def test_list_finds_torchx_jobs_by_tag_only(iam_role: str) -> None:
             runner.run(app(f"listed-{i}"), "aws_sagemaker", cfg={"role": iam_role})
             for i in range(2)
         ]
+        for h in handles:
+            _wait(runner, h)
         listed = {a.app_handle: a for a in runner.list("aws_sagemaker")}
         for h in handles:
             assert h in listed and listed[h].state == AppState.SUCCEEDED
@@ -129,8 +189,7 @@ def test_a_region_run_option_travels_in_the_handle(iam_role: str) -> None:
             },
         )["Results"]
     with get_runner("another-shell") as runner:
-        status = runner.status(handle)
-        assert status is not None and status.state == AppState.SUCCEEDED
+        assert _wait(runner, handle).state == AppState.SUCCEEDED
 
 
 def test_an_unknown_job_has_no_status(aws_env: str) -> None:
@@ -138,59 +197,30 @@ def test_an_unknown_job_has_no_status(aws_env: str) -> None:
         assert runner.status("aws_sagemaker://it/no-such-job-123") is None
 
 
-def test_the_emulator_does_not_implement_stop_training_job(iam_role: str) -> None:
-    # the declared gap: cancel's StopTrainingJob is checked against AWS's documented answers
-    # with botocore's Stubber. When the emulator implements it, replace this by a real cancel.
-    from botocore.exceptions import ClientError
-
-    with get_runner("it") as runner:
-        handle = runner.run(app(), "aws_sagemaker", cfg={"role": iam_role})
-    job = handle.rsplit("/", 1)[1]
-    with pytest.raises(ClientError) as err:
-        boto("sagemaker").stop_training_job(TrainingJobName=job)
-    assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
-
-
 def test_logs_read_back_from_cloudwatch(iam_role: str) -> None:
-    # the emulator writes no training job logs: write them where SageMaker does, then read
-    # them through torchx (real GetLogEvents paging, time window, regex)
+    # each instance's output, where SageMaker writes it; read through torchx (real
+    # GetLogEvents paging, time window, regex, follow)
+    script = 'i=0; while [ $i -lt 25 ]; do echo "$(hostname) line $i"; i=$((i+1)); done'
     with get_runner("it") as runner:
-        handle = runner.run(app(), "aws_sagemaker", cfg={"role": iam_role})
+        handle = runner.run(app("sm-logs", 2, script), "aws_sagemaker", cfg={"role": iam_role})
         job = handle.rsplit("/", 1)[1]
-        logs = boto("logs")
-        try:
-            logs.create_log_group(logGroupName=LOG_GROUP)
-        except logs.exceptions.ResourceAlreadyExistsException:
-            pass
-        base = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
-        for host in (1, 2):
-            stream = f"{job}/algo-{host}-{int(time.time())}"
-            logs.create_log_stream(logGroupName=LOG_GROUP, logStreamName=stream)
-            logs.put_log_events(
-                logGroupName=LOG_GROUP,
-                logStreamName=stream,
-                logEvents=[
-                    {
-                        "timestamp": int((base + timedelta(seconds=i)).timestamp() * 1000),
-                        "message": f"host {host} line {i}",
-                    }
-                    for i in range(25)
-                ],
-            )
+        assert _wait(runner, handle).state == AppState.SUCCEEDED
         lines = list(runner.log_lines(handle, "trainer", k=1))
-        assert [x for x in lines if x] == [f"host 2 line {i}\n" for i in range(25)]
-        window = list(
-            runner.log_lines(
-                handle,
-                "trainer",
-                k=0,
-                since=base + timedelta(seconds=10),
-                until=base + timedelta(seconds=12),
-            )
-        )
-        assert [x for x in window if x] == [f"host 1 line {i}\n" for i in (10, 11, 12)]
+        assert [x for x in lines if x] == [f"algo-2 line {i}\n" for i in range(25)]
+        logs = boto("logs")
+        [stream] = logs.describe_log_streams(
+            logGroupName=LOG_GROUP, logStreamNamePrefix=f"{job}/algo-1-"
+        )["logStreams"]
+        events = logs.get_log_events(
+            logGroupName=LOG_GROUP, logStreamName=stream["logStreamName"], startFromHead=True
+        )["events"]
+        assert [e["message"] for e in events] == [f"algo-1 line {i}" for i in range(25)]
+        at = datetime.fromtimestamp(events[10]["timestamp"] / 1000, UTC)
+        window = [x for x in runner.log_lines(handle, "trainer", k=0, since=at, until=at) if x]
+        same = [e["message"] + "\n" for e in events if e["timestamp"] == events[10]["timestamp"]]
+        assert window == same and "algo-1 line 10\n" in window
         matched = list(runner.log_lines(handle, "trainer", k=0, regex=r"line 2\d"))
-        assert [x for x in matched if x] == [f"host 1 line {i}\n" for i in (20, 21, 22, 23, 24)]
+        assert [x for x in matched if x] == [f"algo-1 line {i}\n" for i in (20, 21, 22, 23, 24)]
         # followed: the job has ended, so the log ends once read
         tailed = list(runner.log_lines(handle, "trainer", k=0, should_tail=True))
         assert len([x for x in tailed if x]) == 25

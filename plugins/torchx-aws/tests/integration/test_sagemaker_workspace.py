@@ -3,7 +3,7 @@
 ``torchx run -s aws_sagemaker --workspace . -cfg image_repo=<registry>/...`` from a
 directory holding a script: the dry run names the image and builds nothing; the run
 builds it on the busybox test image, pushes it, and the training job names exactly the
-pushed image. (The emulator runs no training job: what runs in it is not checked here.)
+pushed image. (What a training job runs is checked in test_sagemaker.py.)
 """
 
 from __future__ import annotations

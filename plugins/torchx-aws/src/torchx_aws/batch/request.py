@@ -53,6 +53,7 @@ from torchx.schedulers.ids import join_app_id
 from torchx.schedulers.labels import APP_NAME, USER, VERSION
 from torchx.specs import AppDef, BindMount, DeviceMount, RetryPolicy, Role, VolumeMount, macros
 from torchx.specs.errors import SpecError
+from torchx_aws import appdef_doc
 from torchx_aws.batch.options import BatchOpts
 
 __all__ = [
@@ -477,7 +478,7 @@ def make_request(app: AppDef, app_id: str, opts: BatchOpts) -> BatchRequest:
     if opts.share_id is not None:
         job["shareIdentifier"] = opts.share_id
         job["schedulingPriorityOverride"] = opts.priority
-    document, left_out = _appdef_document(app)
+    document, left_out = appdef_doc.document(app)
     if document is not None:
         job["parameters"] = {APPDEF_PARAMETER: document}
     return BatchRequest(
@@ -490,20 +491,6 @@ def make_request(app: AppDef, app_id: str, opts: BatchOpts) -> BatchRequest:
         roles=roles,
         appdef_left_out=left_out,
     )
-
-
-def _appdef_document(app: AppDef) -> tuple[str | None, str]:
-    """(the AppDef's JSON document to keep with the job, or None; why it is left out)."""
-    from torchx.specs.appdef_json import encode
-
-    try:
-        document = encode(app)
-    except Exception as e:  # a value the serializer refuses: the job runs all the same
-        return None, f"it cannot be written as JSON ({e})"
-    size = len(document.encode("utf-8"))
-    if size > APPDEF_MAX:
-        return None, f"it is {size} bytes, over the {APPDEF_MAX // 1024} KiB kept with a job"
-    return document, ""
 
 
 def roles_of(node_properties: Mapping[str, Any]) -> list[tuple[str, int, int]]:
@@ -527,15 +514,7 @@ def describe_roles(roles: Sequence[tuple[str, int, int]]) -> str:
 
 def appdef_of(job: Mapping[str, Any]) -> AppDef | None:
     """The AppDef a job made here carries (a ``DescribeJobs`` record); None: none, or unreadable."""
-    text = (job.get("parameters") or {}).get(APPDEF_PARAMETER)
-    if not text:
-        return None
-    from torchx.specs.appdef_json import decode
-
-    try:
-        return decode(str(text))
-    except Exception:  # another tool's parameter, or a document this release cannot read
-        return None
+    return appdef_doc.read((job.get("parameters") or {}).get(APPDEF_PARAMETER))
 
 
 # -- app ids ------------------------------------------------------------------------------

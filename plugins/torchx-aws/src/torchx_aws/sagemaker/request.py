@@ -18,6 +18,11 @@ torchx                      CreateTrainingJob
                             errors only (``max_retry_attempts``), never after the
                             command fails
 ``app.metadata``            ``Tags``, with the ``tags`` option and torchx's own tags
+the AppDef                  ``HyperParameters`` ``torchx_appdef_0``, ``_1``, ...: its JSON
+                            document (:mod:`torchx_aws.appdef_doc`, at most 8 KiB) in
+                            pieces of SageMaker's longest value (2,500 characters), so
+                            that ``describe`` gives it back; left out, with a dry-run
+                            warning, when larger or past SageMaker's 100 hyperparameters
 ==========================  ==============================================================
 
 Upstream TorchX goes through the SageMaker Python SDK's PyTorch estimator (script mode:
@@ -48,6 +53,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -57,6 +63,7 @@ from torchx.schedulers.errors import InvalidAppIdError
 from torchx.schedulers.ids import join_app_id, make_app_id, split_app_id
 from torchx.specs import AppDef, Role, macros
 from torchx.specs.errors import SpecError
+from torchx_aws import appdef_doc
 from torchx_aws.sagemaker.options import SageMakerOpts
 
 #: The format of the printed request (a dry run's output).
@@ -68,6 +75,12 @@ APP_NAME_TAG = labels.APP_NAME
 ROLE_NAME_TAG = labels.ROLE_NAME
 USER_TAG = labels.USER
 VERSION_TAG = labels.VERSION
+
+#: The hyperparameters holding the AppDef's document: ``torchx_appdef_0``, ``_1``, ...
+APPDEF_HYPERPARAMETER = "torchx_appdef_"
+#: SageMaker's longest hyperparameter value, and most hyperparameters of a job.
+HYPERPARAMETER_MAX = 2500
+HYPERPARAMETERS_MAX = 100
 
 #: The environment variable ``${rank0_env}`` names, and the first instance's host.
 RANK0_ENV = "TORCHX_RANK0_HOST"
@@ -142,6 +155,8 @@ class TrainingJobRequest:
     params: dict[str, Any]
     region: str | None = None
     profile: str | None = None
+    #: Why the AppDef is not kept with the job ("" when it is): the dry run warns.
+    appdef_left_out: str = ""
 
     def __str__(self) -> str:
         doc = {
@@ -255,8 +270,22 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
         "EnableInterContainerTrafficEncryption": opts.encrypt_inter_container_traffic,
         "EnableManagedSpotTraining": opts.use_spot_instances,
     }
-    if opts.hyperparameters:
-        params["HyperParameters"] = dict(opts.hyperparameters)
+    hyperparameters = dict(opts.hyperparameters)
+    document, left_out = appdef_doc.document(app)
+    if document is not None:
+        kept = {
+            f"{APPDEF_HYPERPARAMETER}{i}": piece
+            for i, piece in enumerate(appdef_doc.pieces(document, HYPERPARAMETER_MAX))
+        }
+        if len(hyperparameters) + len(kept) > HYPERPARAMETERS_MAX:
+            left_out = (
+                f"with the {len(hyperparameters)} hyperparameters given, its "
+                f"{len(kept)} pieces exceed SageMaker's {HYPERPARAMETERS_MAX}"
+            )
+        else:
+            hyperparameters.update(kept)
+    if hyperparameters:
+        params["HyperParameters"] = hyperparameters
     if opts.max_retry_attempts:
         params["RetryStrategy"] = {"MaximumRetryAttempts": opts.max_retry_attempts}
     if opts.checkpoint_s3_uri:
@@ -295,7 +324,17 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
         params=params,
         region=opts.region,
         profile=opts.profile,
+        appdef_left_out=left_out,
     )
+
+
+def appdef_of(job: Mapping[str, Any]) -> AppDef | None:
+    """The AppDef a training job made here carries (its ``HyperParameters``); None: none."""
+    params = job.get("HyperParameters") or {}
+    found: list[str] = []
+    while f"{APPDEF_HYPERPARAMETER}{len(found)}" in params:
+        found.append(str(params[f"{APPDEF_HYPERPARAMETER}{len(found)}"]))
+    return appdef_doc.read("".join(found))
 
 
 def finish(request: TrainingJobRequest, role_arn: str, account: str, region: str) -> None:

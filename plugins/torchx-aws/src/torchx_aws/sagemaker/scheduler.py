@@ -92,8 +92,6 @@ class AWSSageMakerScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, Cf
         "of its own, never after the command fails",
         Capability.DELETE: "SageMaker keeps every training job's record: there is no API to "
         "delete one",
-        Capability.DESCRIBE_APPDEF: "SageMaker keeps the training job's request, not the "
-        "AppDef it was made from",
     }
 
     def __init__(self, session_name: str, backend: SageMakerBackend | None = None) -> None:
@@ -115,6 +113,14 @@ class AWSSageMakerScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, Cf
         self, app: AppDef, cfg: Mapping[str, CfgVal]
     ) -> AppDryRunInfo[TrainingJobRequest]:
         request = build_request(app, read(cfg), __version__)
+        if request.appdef_left_out:
+            import warnings
+
+            warnings.warn(
+                f"the AppDef of app '{app.name}' is not kept with the training job: "
+                f"{request.appdef_left_out}; describe and `torchx status` will show no roles",
+                stacklevel=2,
+            )
         return AppDryRunInfo(request, str)
 
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:

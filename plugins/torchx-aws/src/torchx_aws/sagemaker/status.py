@@ -20,7 +20,7 @@ from typing import Any
 from torchx.schedulers.api import DescribeAppResponse, ListAppResponse
 from torchx.schedulers.states import replicas_in_app_state, to_app_state
 from torchx.specs import AppState
-from torchx_aws.sagemaker.request import APP_NAME_TAG, ROLE_NAME_TAG
+from torchx_aws.sagemaker.request import APP_NAME_TAG, ROLE_NAME_TAG, appdef_of
 
 __all__ = ["JOB_STATE", "describe_response", "job_state", "list_response", "to_state"]
 
@@ -69,7 +69,9 @@ def describe_response(
     app_id: str, region: str | None, job: Mapping[str, Any], names: Mapping[str, str]
 ) -> DescribeAppResponse:
     """``describe``'s answer from a ``DescribeTrainingJob`` record and the app's and role's
-    names (by their tags' keys, ``APP_NAME_TAG`` and ``ROLE_NAME_TAG``)."""
+    names (by their tags' keys, ``APP_NAME_TAG`` and ``ROLE_NAME_TAG``); the submitted
+    AppDef's roles, name and metadata from its hyperparameters
+    (:func:`~torchx_aws.sagemaker.request.appdef_of`)."""
     state = job_state(job)
     role = names.get(ROLE_NAME_TAG) or job["TrainingJobName"]
     count = int((job.get("ResourceConfig") or {}).get("InstanceCount") or 1)
@@ -79,6 +81,7 @@ def describe_response(
         if transitions:
             msg = str(transitions[-1].get("StatusMessage") or "")
     name = job["TrainingJobName"]
+    app = appdef_of(job)
     return DescribeAppResponse(
         app_id=app_id,
         state=state,
@@ -88,7 +91,9 @@ def describe_response(
             f"https://{region}.console.aws.amazon.com/sagemaker/home?region={region}#/jobs/{name}"
         ),
         roles_statuses=replicas_in_app_state({role: count}, state),
-        name=names.get(APP_NAME_TAG) or name,
+        roles=list(app.roles) if app is not None else [],
+        metadata=dict(app.metadata) if app is not None else {},
+        name=app.name if app is not None else names.get(APP_NAME_TAG) or name,
         start_time=_seconds(job.get("TrainingStartTime") or job.get("CreationTime")),
         end_time=_seconds(job.get("TrainingEndTime")) if state.is_terminal() else None,
     )
