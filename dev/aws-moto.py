@@ -25,7 +25,10 @@ applies a job's ``retryStrategy``. Here, what the AWS Batch user guide documents
   ``/aws/batch/job``, sent while the container runs (moto sends a container job's
   output once it has ended, and every node's into one stream): a followed log sees
   lines as they come, as on AWS, and an earlier attempt's stream stays;
-* a job's record carries its (main node's) exit code (moto drops it).
+* a job's record carries its (main node's) exit code (moto drops it);
+* a job whose queue's compute environments are all tagged ``torchx-dev-aws/no-capacity``
+  (an emulator knob) stays RUNNABLE with AWS's ``statusReason`` for a lack of EC2
+  capacity, until a tag goes or the job is cancelled.
 
 Container jobs run the same way (one node, no node job). SageMaker training jobs run
 too (:mod:`aws_moto_sagemaker`). Everything else is moto's own; dev/README.md lists
@@ -168,6 +171,40 @@ def _retries(rules: list[dict[str, Any]], code: int | None, status_reason: str) 
 
 #: The reason AWS Batch gives a job (or node) whose essential container exited.
 EXITED = "Essential container in task exited"
+#: The tag of a compute environment that has no capacity (an emulator knob: AWS's EC2
+#: can lack instances of a type, which nothing here can run out of).
+NO_CAPACITY_TAG = "torchx-dev-aws/no-capacity"
+
+
+def _no_capacity(job: Any) -> str | None:
+    """AWS's reason for a job held in RUNNABLE when every compute environment of its
+    queue is tagged :data:`NO_CAPACITY_TAG` (None when one has capacity)."""
+    envs = list(getattr(job.job_queue, "environments", None) or [])
+    types = []
+    for env in envs:
+        if NO_CAPACITY_TAG not in job.backend.list_tags_for_resource(env.arn):
+            return None
+        types += list((env.compute_resources or {}).get("instanceTypes") or [])
+    if not envs:
+        return None
+    return (
+        "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY - Service cannot fulfill the capacity "
+        f"requested for instance type [{(types or ['optimal'])[0]}]"
+    )
+
+
+#: The reason of each job held in RUNNABLE, by job id (DescribeJobs gives it).
+_held: dict[str, str] = {}
+
+
+def _wait_for_capacity(job: Any) -> None:
+    """Holds a RUNNABLE job while its queue has no capacity, saying why (as AWS does)."""
+    try:
+        while not job.stop and (reason := _no_capacity(job)):
+            _held[job.job_id] = reason
+            time.sleep(0.5)
+    finally:
+        _held.pop(job.job_id, None)
 
 
 def _run_job(job: Any, multi: bool) -> None:
@@ -179,6 +216,7 @@ def _run_job(job: Any, multi: bool) -> None:
         attempt = 0
         while True:
             attempt += 1
+            _wait_for_capacity(job)
             _wait_while(job, JobStatus.RUNNABLE)
             _wait_while(job, JobStatus.STARTING)
             if job.stop:  # cancelled before it started: no attempt
@@ -380,6 +418,9 @@ def _describe_jobs(self: Any, jobs: list[str] | None) -> list[dict[str, Any]]:
             record["container"].setdefault("exitCode", job.exit_code)
         if job is not None and job.job_definition.retry_strategy:  # AWS returns it too
             record.setdefault("retryStrategy", job.job_definition.retry_strategy)
+        held = _held.get(str(record.get("jobId")))
+        if held and record.get("status") == "RUNNABLE":
+            record["statusReason"] = held
     for wanted in jobs or []:
         job_id, sep, index = str(wanted).partition("#")
         job = self._jobs.get(job_id)

@@ -65,6 +65,13 @@ class Stubs:
             s.assert_no_pending_responses()
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's own cache directory: the apps a test submits (``torchx_aws.recent``)
+    are not another test's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
 @pytest.fixture
 def stubs(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stubs]:
     # retries in these tests must not sleep

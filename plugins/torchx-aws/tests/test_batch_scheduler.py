@@ -413,6 +413,28 @@ def test_submit_registers_then_submits_and_names_the_job(stubs: Stubs) -> None:
     stubs.done()
 
 
+def test_a_job_aws_does_not_list_yet_is_submitted_not_unknown(stubs: Stubs) -> None:
+    # AWS's reads are eventually consistent: right after SubmitJob, DescribeJobs may not
+    # know the job. Submitted here (any process of this user), it is SUBMITTED, and a
+    # cancel then still terminates it (TerminateJob takes the id)
+    from torchx_aws.recent import remember
+
+    app_id = f"q:{JOB}:us-east-1:1"
+    remember("aws_batch", app_id)
+    stubs.add("batch", "describe_jobs", {"jobs": []}, {"jobs": [JOB]})
+    desc = _sched(stubs).describe(app_id)
+    assert desc is not None and desc.state == AppState.SUBMITTED
+    assert "does not list the job yet" in desc.msg
+    stubs.add("batch", "describe_jobs", {"jobs": []}, {"jobs": [JOB]})
+    stubs.add("batch", "terminate_job", {}, {"jobId": JOB, "reason": CANCEL_REASON})
+    _sched(stubs).cancel(app_id)
+    stubs.done()
+    # another app id, never submitted here: no such app, and nothing to terminate
+    stubs.add("batch", "describe_jobs", {"jobs": []})
+    assert _sched(stubs).describe(f"q:{JOB}:us-east-1:2") is None
+    stubs.done()
+
+
 def test_the_dry_run_warns_that_a_replica_policy_retries_the_whole_job(stubs: Stubs) -> None:
     role = Role(
         "w",

@@ -14,6 +14,7 @@ class TestExamples(DocstringExamples):
         "torchx_aws.batch.request",
         "torchx_aws.batch.status",
         "torchx_aws.errors",
+        "torchx_aws.recent",
         "torchx_aws.sagemaker.options",
         "torchx_aws.sagemaker.request",
         "torchx_aws.sagemaker.scheduler",

@@ -131,6 +131,15 @@ def test_schedule_looks_up_a_role_name_and_creates_the_job(
     expected["OutputDataConfig"] = {"S3OutputPath": "s3://sagemaker-us-east-1-123456789012/"}
     stubs.sagemaker.add_response("create_training_job", {"TrainingJobArn": "arn:x"}, expected)
     assert sched.schedule(info) == info.request.job_name
+    # right after: AWS may not know the job yet (eventually consistent reads)
+    client_error(
+        stubs.sagemaker,
+        "describe_training_job",
+        "ValidationException",
+        f"Could not find training job '{info.request.job_name}'.",
+    )
+    desc = sched.describe(info.request.job_name)
+    assert desc is not None and desc.state == AppState.SUBMITTED
 
 
 def test_a_create_retried_after_a_lost_answer_is_not_a_failure(

@@ -18,24 +18,36 @@ class FaultProxy:
     signed with the access key ``bad_key`` is answered 403
     ``UnrecognizedClientException`` (the emulator accepts any credentials). ``seen`` counts
     the requests.
+
+    ``hide_new`` (seconds) makes reads eventually consistent, as AWS's are: a Batch job
+    just submitted (or a SageMaker training job just created) is left out of
+    ``DescribeJobs``, ``ListJobs`` and ``Search``, and ``DescribeTrainingJob`` does not
+    find it, for that long after its creation.
     """
 
-    def __init__(self, upstream: str, throttle: int = 0, bad_key: str = "AKIDBADBADBAD") -> None:
+    def __init__(
+        self,
+        upstream: str,
+        throttle: int = 0,
+        bad_key: str = "AKIDBADBADBAD",
+        hide_new: float = 0.0,
+    ) -> None:
         import http.server
+        import json
         import threading
         import urllib.request
 
         proxy = self
         self.throttle = throttle
         self.seen = 0
+        self.hide_new = hide_new
+        self.hidden: dict[str, float] = {}  # job id or training job name -> shown from
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def log_message(self, *args: object) -> None:
                 pass
 
             def _answer(self, status: int, code: str, message: str) -> None:
-                import json
-
                 body = json.dumps({"__type": code, "message": message}).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -57,6 +69,13 @@ class FaultProxy:
                 if proxy.throttle > 0:
                     proxy.throttle -= 1
                     return self._answer(429, "TooManyRequestsException", "Too Many Requests")
+                target = self.headers.get("X-Amz-Target") or ""
+                if target == "SageMaker.DescribeTrainingJob" and data:
+                    name = json.loads(data).get("TrainingJobName", "")
+                    if proxy._hidden(name):
+                        return self._answer(
+                            400, "ValidationException", f"Could not find training job '{name}'."
+                        )
                 req = urllib.request.Request(upstream + self.path, data=data, method=self.command)
                 for k, v in self.headers.items():
                     if k.lower() not in ("host", "content-length"):
@@ -66,6 +85,8 @@ class FaultProxy:
                         status, headers, body = r.status, r.headers, r.read()
                 except urllib.error.HTTPError as e:
                     status, headers, body = e.code, e.headers, e.read()
+                if status == 200 and proxy.hide_new > 0:
+                    body = proxy._consistency(self.path, target, data, body)
                 self.send_response(status)
                 for k, v in headers.items():
                     if k.lower() not in (
@@ -86,6 +107,38 @@ class FaultProxy:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+
+    def _hidden(self, key: str) -> bool:
+        import time
+
+        return time.monotonic() < self.hidden.get(key.split("#")[0], 0.0)
+
+    def _consistency(self, path: str, target: str, request: bytes | None, body: bytes) -> bytes:
+        """The upstream answer as an eventually consistent AWS gives it (``hide_new``)."""
+        import json
+        import time
+
+        doc = json.loads(body or b"{}")
+        until = time.monotonic() + self.hide_new
+        if path.endswith("/v1/submitjob"):
+            self.hidden[doc["jobId"]] = until
+        elif target == "SageMaker.CreateTrainingJob" and request:
+            self.hidden[json.loads(request)["TrainingJobName"]] = until
+        elif path.endswith("/v1/describejobs"):
+            doc["jobs"] = [j for j in doc.get("jobs", []) if not self._hidden(j["jobId"])]
+        elif path.endswith("/v1/listjobs"):
+            doc["jobSummaryList"] = [
+                j for j in doc.get("jobSummaryList", []) if not self._hidden(j["jobId"])
+            ]
+        elif target == "SageMaker.Search":
+            doc["Results"] = [
+                r
+                for r in doc.get("Results", [])
+                if not self._hidden((r.get("TrainingJob") or {}).get("TrainingJobName", ""))
+            ]
+        else:
+            return body
+        return json.dumps(doc).encode()
 
     def close(self) -> None:
         self.server.shutdown()

@@ -9,7 +9,7 @@ of ``TORCHX_DEV_DOCKER_BUSYBOX_IMAGE``).
 The Batch prerequisites are made here, once per session, as a user would make them:
 an IAM role and instance profile, a VPC with a subnet and a security group, a managed
 compute environment and a job queue of its own (``queue`` fixture); they are removed
-at the end.
+at the end. ``starved_queue`` is one whose compute environment has no capacity.
 """
 
 from __future__ import annotations
@@ -57,9 +57,8 @@ def logs(endpoint: str) -> Any:
     return boto3.client("logs")
 
 
-@pytest.fixture(scope="session")
-def queue(batch: Any) -> Iterator[str]:
-    """A job queue of this session's own, on a compute environment made for it."""
+def _queue(batch: Any, tags: dict[str, str] | None = None) -> Iterator[str]:
+    """A job queue on a compute environment of its own (tagged ``tags``), removed after."""
     import boto3
 
     tag = uuid.uuid4().hex[:8]
@@ -84,6 +83,7 @@ def queue(batch: Any) -> Iterator[str]:
             "instanceRole": profile["InstanceProfile"]["Arn"],
         },
         serviceRole=role["Arn"],
+        **({"tags": tags} if tags else {}),
     )
     name = f"torchx-it-{tag}"
     batch.create_job_queue(
@@ -99,3 +99,16 @@ def queue(batch: Any) -> Iterator[str]:
         computeEnvironment=env["computeEnvironmentArn"], state="DISABLED"
     )
     batch.delete_compute_environment(computeEnvironment=env["computeEnvironmentArn"])
+
+
+@pytest.fixture(scope="session")
+def queue(batch: Any) -> Iterator[str]:
+    """A job queue of this session's own, on a compute environment made for it."""
+    yield from _queue(batch)
+
+
+@pytest.fixture
+def starved_queue(batch: Any) -> Iterator[str]:
+    """A job queue whose compute environment has no capacity: the emulator holds its jobs
+    in RUNNABLE, with AWS's reason (dev/aws-moto.py's ``torchx-dev-aws/no-capacity`` tag)."""
+    yield from _queue(batch, {"torchx-dev-aws/no-capacity": "1"})

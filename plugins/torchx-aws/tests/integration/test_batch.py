@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -127,8 +128,6 @@ def test_a_failed_attempt_is_retried_and_each_attempt_keeps_its_log(
 def _raw_multi_node_job(batch: Any, queue: str, main: str, child: str) -> tuple[Any, Any]:
     """Runs a 2-node job made without torchx (no node wrapper: Batch's own rules) whose
     main node runs ``main`` and child node ``child``; (the job's record, node 1's)."""
-    import time
-
     jd = batch.register_job_definition(
         jobDefinitionName="raw-mnp",
         type="multinode",
@@ -181,6 +180,25 @@ def test_the_main_node_decides_as_on_aws(queue: str, batch: Any) -> None:
     assert (job["status"], job["container"]["exitCode"]) == ("FAILED", 3)
     assert node["status"] == "FAILED" and node["statusReason"].startswith("Stopped"), node
     assert node["stoppedAt"] - node["startedAt"] < 60_000, node
+
+
+def test_a_job_without_capacity_is_pending_with_aws_reason_and_cancels(
+    runner: Runner, starved_queue: str
+) -> None:
+    app = AppDef("starved", [_role("w", "echo never", 2)])
+    handle = runner.run(app, "aws_batch", cfg={"queue": starved_queue})
+    deadline = time.monotonic() + 60
+    while True:
+        status = runner.status(handle)
+        assert status is not None
+        if "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY" in status.msg:
+            break
+        assert time.monotonic() < deadline and not status.is_terminal(), status
+        time.sleep(0.5)  # a poll interval: Batch has no event to wait on
+    assert status.state == AppState.PENDING, status
+    runner.cancel(handle)
+    status = runner.wait(handle, wait_interval=0.5)
+    assert status is not None and status.state == AppState.CANCELLED, status
 
 
 def test_list_finds_torchx_jobs_by_tag_and_not_others(

@@ -172,3 +172,33 @@ def test_bad_credentials_are_one_line(proxy: FaultProxy, queue: str) -> None:
     assert "Traceback" not in proc.stderr
     [line] = [x for x in proc.stderr.splitlines() if "did not accept the credentials" in x]
     assert "UnrecognizedClientException" in line
+
+
+def test_a_job_aws_lists_late_is_submitted_then_followed(
+    proxy: FaultProxy, queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # AWS's reads are eventually consistent: the proxy hides each new job for 8 s
+    proxy.hide_new = 8.0
+    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+    cmd = ["-s", "aws_batch", "-cfg", f"queue={queue}", "utils.echo", "--image", busybox()]
+    run = _torchx("run", *cmd)
+    assert run.returncode == 0, run.stderr
+    handle = run.stdout.strip().splitlines()[-1]
+    app_id = handle.rsplit("/", 1)[1]
+    sched = create_scheduler("faults")
+    assert app_id not in {a.app_id for a in sched.list({"queue": queue})}  # hidden indeed
+    # `torchx status` from another process: SUBMITTED, not "no such app"
+    status = _torchx("status", handle)
+    assert status.returncode == 0 and "SUBMITTED" in status.stdout, status.stdout + status.stderr
+    # followed to its end; then list shows it, as AWS does once the job is visible
+    deadline = time.monotonic() + 120
+    while not (desc := sched.describe(app_id)) or not desc.state.is_terminal():
+        assert time.monotonic() < deadline, desc
+        time.sleep(0.5)  # a poll interval: Batch has no event to wait on
+    assert desc.state == AppState.SUCCEEDED, desc
+    assert app_id in {a.app_id for a in sched.list({"queue": queue})}
+    # `torchx run --wait` does not give up on a job AWS does not list yet
+    waited = _torchx("run", "--wait", *cmd)
+    assert waited.returncode == 0 and "SUCCEEDED" in waited.stdout + waited.stderr, (
+        waited.stdout + waited.stderr
+    )

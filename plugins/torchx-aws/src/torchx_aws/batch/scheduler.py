@@ -64,6 +64,7 @@ from torchx_aws.batch.request import (
     roles_of,
 )
 from torchx_aws.batch.status import describe_response, list_response, state_of
+from torchx_aws.recent import not_listed_yet, remember
 
 __all__ = ["LOG_GROUP", "AwsBatchScheduler", "create_scheduler"]
 
@@ -139,7 +140,9 @@ class AwsBatchScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal
             except Exception:
                 pass  # the submit's error is the one to tell
             raise self._one_line(e, f"submitting job {name} to queue {req.queue}") from e
-        return app_id_of(req.queue, job_id, region, req.num_nodes)
+        app_id = app_id_of(req.queue, job_id, region, req.num_nodes)
+        remember(self.backend, app_id)
+        return app_id
 
     def _one_line(self, e: BaseException, doing: str) -> BaseException:
         """``e`` as the one-line error a failed submit raises (AWS's errors mapped)."""
@@ -180,7 +183,7 @@ class AwsBatchScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal
     def describe(self, app_id: str) -> DescribeAppResponse | None:
         region, job, nodes = self._describe_raw(app_id)
         if job is None:
-            return None
+            return not_listed_yet(self.backend, app_id)
         return describe_response(app_id, region, job, nodes)
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> builtins.list[ListAppResponse]:
@@ -222,6 +225,8 @@ class AwsBatchScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal
         jobs = self._aws.jobs(batch, [job_id])
         if jobs and not state_of(jobs[0]).is_terminal():
             self._cancel_existing(app_id)
+        elif not jobs and not_listed_yet(self.backend, app_id) is not None:
+            self._cancel_existing(app_id)  # AWS takes the terminate of a job it lists not yet
 
     def _cancel_existing(self, app_id: str) -> None:
         batch, _, _, job_id, _ = self._locate(app_id)

@@ -45,6 +45,7 @@ from torchx.specs import AppDef, AppDryRunInfo, CfgVal, runopts
 from torchx.specs.errors import SpecError
 from torchx.workspace.pushed_image import PushedImageWorkspaceMixin
 from torchx_aws._version import __version__
+from torchx_aws.recent import not_listed_yet, remember
 from torchx_aws.sagemaker.backend import LOG_GROUP, SageMakerBackend
 from torchx_aws.sagemaker.options import read, sagemaker_runopts
 from torchx_aws.sagemaker.request import (
@@ -132,6 +133,7 @@ class AWSSageMakerScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, Cf
         account = role_arn.split(":")[4] if role_arn.count(":") >= 5 else ""
         finish(req, role_arn, account, str(sagemaker.meta.region_name))
         self._aws.create(sagemaker, req.params)
+        remember(self.backend, req.app_id)
         return req.app_id
 
     # -- following --------------------------------------------------------------------------
@@ -140,7 +142,7 @@ class AWSSageMakerScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, Cf
         region, name = parse_app_id(app_id)
         where, job = self._aws.describe(region, name)
         if job is None:
-            return None
+            return not_listed_yet(self.backend, app_id)
         return describe_response(app_id, where, job, self._names(app_id, job))
 
     def _names(self, app_id: str, job: Mapping[str, Any]) -> dict[str, str]:
