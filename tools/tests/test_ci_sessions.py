@@ -159,6 +159,14 @@ def _ci_repo(tmp_path: Path, integration: str) -> Path:
     return root
 
 
+# what .ci/run hands the sessions when the folder beside the checkout holds it; the
+# variables of the CI running these tests must not leak into the run under test
+_CI_DATA = {
+    "TORCHX_K8S_UPSTREAM_CRDS": "k8s-crds",
+    "TORCHX_DEV_K8S_VOLCANO_ARCHIVE": "third_party/volcano-v1.5.1.tar.gz",
+}
+
+
 def _run_ci(root: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     """``bash .ci/run`` in ``root``; its pip step recorded, not run (the pins are installed)."""
     bin_dir = tmp_path / "bin"
@@ -175,7 +183,7 @@ def _run_ci(root: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     # a zsh on PATH, so that .ci/run has nothing to apt-get
     write(bin_dir / "zsh", "#!/bin/sh\nexit 0\n").chmod(0o755)
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k not in _CI_DATA},
         "PYTHON": str(python),
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
     }
@@ -223,6 +231,35 @@ def test_ci_passes_when_every_expected_session_ran(tmp_path: Path) -> None:
     # then that site in the browser, not a second build
     assert f"browser on {root / 'build' / 'site'}" in proc.stderr
     assert "1 sessions ran and passed: docs_browser" in proc.stdout
+
+
+@pytest.mark.parametrize("present", [True, False])
+def test_ci_hands_the_sessions_the_data_beside_the_checkout(tmp_path: Path, present: bool) -> None:
+    """The upstream CRDs and Volcano's archive, by absolute path, only when they are there."""
+    root = _ci_repo(
+        tmp_path,
+        """
+        INTEGRATION_SESSIONS = ("integration_a",)
+
+        @nox.session(venv_backend="none")
+        def integration_a(session):
+            import os
+            for name in ("TORCHX_K8S_UPSTREAM_CRDS", "TORCHX_DEV_K8S_VOLCANO_ARCHIVE"):
+                session.log(name + " is " + os.environ.get(name, "unset"))
+        """,
+    )
+    beside = tmp_path / "shared"
+    if present:
+        (beside / "k8s-crds").mkdir(parents=True)
+        write(beside / "third_party" / "volcano-v1.5.1.tar.gz", "")
+    proc = _run_ci(root, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for name, rel in _CI_DATA.items():
+        [seen] = re.findall(rf"{name} is (\S+)", proc.stderr)
+        if present:
+            assert Path(seen).is_absolute() and Path(seen).resolve() == (beside / rel).resolve()
+        else:
+            assert seen == "unset"
 
 
 def test_ci_fails_when_an_integration_session_skips(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ strict), as the ``kubernetes`` scheduler's are: the pods are built by the same c
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -472,22 +471,20 @@ def test_pod_groups_pass_the_projects_crd(version: str) -> None:
     validate(schema, pg)
 
 
-@pytest.mark.ci_may_skip(reason="the upstream CRD manifests are not part of the repository")
+UPSTREAM = {
+    "v1beta1": "workload.codeflare.dev_appwrappers.mcad-v1beta1.yaml",
+    "v1beta2": "workload.codeflare.dev_appwrappers.v1beta2.yaml",
+}
+
+
 @pytest.mark.parametrize("version", VERSIONS)
-def test_appwrappers_pass_the_upstream_crds(version: str) -> None:
-    """MCAD's (v1beta1) and the AppWrapper controller's (v1beta2) published CRDs, found by
-    group and version among the ``*.yaml`` of the folder ``TORCHX_K8S_UPSTREAM_CRDS``."""
-    folder = os.environ.get("TORCHX_K8S_UPSTREAM_CRDS")
-    if not folder:
-        pytest.skip("TORCHX_K8S_UPSTREAM_CRDS names no folder of upstream CRD manifests")
-    schemas = []
-    for path in sorted(Path(folder).glob("*.yaml")):
-        try:
-            schemas.append(crd_schema(path, version, "workload.codeflare.dev"))
-        except LookupError:
-            continue
-    if not schemas:
-        pytest.skip(f"no AppWrapper {version} CRD in {folder}")
-    for schema in schemas:
-        for req in _aws(version):
-            validate(schema, req.resource)
+def test_appwrappers_pass_the_upstream_crds(version: str, upstream_crds: Path) -> None:
+    """MCAD's (v1beta1) and the AppWrapper controller's (v1beta2) published CRDs, in the
+    folder ``TORCHX_K8S_UPSTREAM_CRDS`` names (see conftest.py)."""
+    schema = crd_schema(upstream_crds / UPSTREAM[version], version, "workload.codeflare.dev")
+    for req in _aws(version):
+        validate(schema, req.resource)
+    bad = _aws(version)[0].resource
+    bad["spec"]["surprise"] = 1
+    with pytest.raises(Exception, match="surprise"):
+        validate(schema, bad)
