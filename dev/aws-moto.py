@@ -26,6 +26,8 @@ applies a job's ``retryStrategy``. Here, what the AWS Batch user guide documents
   output once it has ended, and every node's into one stream): a followed log sees
   lines as they come, as on AWS, and an earlier attempt's stream stays;
 * a job's record carries its (main node's) exit code (moto drops it);
+* CloudWatch Logs' ``GetLogEvents`` leaves out events at ``endTime`` (moto includes
+  them), as the CloudWatch Logs API reference says;
 * a job whose queue's compute environments are all tagged ``torchx-dev-aws/no-capacity``
   (an emulator knob) stays RUNNABLE with AWS's ``statusReason`` for a lack of EC2
   capacity, until a tag goes or the job is cancelled.
@@ -48,6 +50,7 @@ from moto.batch import models
 from moto.batch.utils import JobStatus
 from moto.core.parse import default_timestamp_parser
 from moto.core.utils import unix_time_millis
+from moto.logs.models import LogStream
 
 _original_run = models.Job.run
 _original_describe_jobs = models.BatchBackend.describe_jobs
@@ -454,6 +457,17 @@ def _describe_jobs(self: Any, jobs: list[str] | None) -> list[dict[str, Any]]:
     return answer
 
 
+_moto_get_log_events = LogStream.get_log_events
+
+
+def _get_log_events(self: Any, start_time: Any, end_time: Any, *args: Any) -> Any:
+    """GetLogEvents with ``endTime`` exclusive, as AWS documents it (moto includes it)."""
+    if end_time:
+        end_time = int(end_time) - 1
+    return _moto_get_log_events(self, start_time, end_time, *args)
+
+
+LogStream.get_log_events = _get_log_events  # type: ignore[method-assign]
 models.Job.run = _run  # type: ignore[method-assign]
 models.BatchBackend.describe_jobs = _describe_jobs  # type: ignore[method-assign]
 aws_moto_sagemaker.install()

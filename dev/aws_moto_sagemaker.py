@@ -10,7 +10,8 @@ reference documents (dev/README.md names the pages):
   instance (``ResourceConfig.InstanceCount``) of ``TrainingImage`` with
   ``ContainerEntrypoint``/``ContainerArguments`` and the request's ``Environment``, on
   the Docker engine of ``DOCKER_HOST``, each reachable by its host name ``algo-<k>``
-  and given ``/opt/ml/input/config/resourceconfig.json`` (``current_host``, ``hosts``);
+  and given ``/opt/ml/input/config/resourceconfig.json`` (``current_host``, ``hosts``,
+  the instance type and its one instance group, ``homogeneousCluster``);
 * each instance's output goes, as it comes, to the CloudWatch Logs stream
   ``<job>/algo-<k>-<epoch seconds>`` of ``/aws/sagemaker/TrainingJobs``;
 * every instance exited 0: ``Uploading``, then ``Completed``; one exited non-zero: the
@@ -38,6 +39,8 @@ from moto.sagemaker import responses
 from moto.sagemaker.exceptions import ValidationError
 
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
+#: The instance group SageMaker names in resourceconfig.json for a job of one instance type.
+GROUP = "homogeneousCluster"
 #: Seconds a stopped job's containers have between SIGTERM and SIGKILL.
 STOP_GRACE = 10
 #: Per job ARN: the emulator's own state (never an attribute of the job: moto's
@@ -106,9 +109,17 @@ def _run(job: Any, account: str, region: str, env: dict[str, str]) -> None:
                 break
             conf = config_dir / host
             conf.mkdir()
-            (conf / "resourceconfig.json").write_text(
-                json.dumps({"current_host": host, "hosts": hosts, "network_interface_name": "eth0"})
-            )
+            itype = (job.resource_config or {}).get("InstanceType")
+            group = {"instance_group_name": GROUP, "instance_type": itype, "hosts": hosts}
+            config = {
+                "current_host": host,
+                "current_instance_type": itype,
+                "current_group_name": GROUP,
+                "hosts": hosts,
+                "instance_groups": [group],
+                "network_interface_name": "eth0",
+            }
+            (conf / "resourceconfig.json").write_text(json.dumps(config))
             kwargs: dict[str, Any] = {"network": network} if network else {}
             container = client.containers.create(
                 spec.get("TrainingImage"),

@@ -30,6 +30,7 @@ DEPENDENT = {
     Capability.DESCRIBE_APPDEF: "test_describe_gives_back_the_appdef",
     Capability.REPLICA_STATUS: "test_one_failing_replica_of_several_fails_the_app",
     Capability.LAST_ATTEMPT_STATUS: "test_one_failing_replica_of_several_with_retries",
+    Capability.MULTI_ROLE: "test_two_roles_of_n_replicas_with_macros",
 }
 
 HEADER = """

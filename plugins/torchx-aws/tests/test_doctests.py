@@ -15,6 +15,7 @@ class TestExamples(DocstringExamples):
         "torchx_aws.batch.status",
         "torchx_aws.errors",
         "torchx_aws.recent",
+        "torchx_aws.replica_sh",
         "torchx_aws.sagemaker.options",
         "torchx_aws.sagemaker.request",
         "torchx_aws.sagemaker.scheduler",

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import botocore.session
@@ -12,8 +15,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torchx_aws.sagemaker.options import read, sagemaker_runopts
 from torchx_aws.sagemaker.request import (
+    ENV_VALUE_MAX,
     FORMAT_VERSION,
     HYPERPARAMETER_MAX,
+    MARKED_ENV,
+    REPLICA_WRAPPER,
+    WRAPPER_ENV,
     appdef_of,
     build_request,
     finish,
@@ -159,9 +166,70 @@ def test_macros() -> None:
     assert p["Environment"]["TORCHX_RANK0_HOST"] == "algo-1"
 
 
-def test_replica_id_on_several_instances_is_refused() -> None:
-    with pytest.raises(SpecError, match=r"same command on all 2 instances"):
-        params(app(args=["--rank", macros.replica_id]))
+def test_replica_id_on_several_instances_comes_from_the_host_name(tmp_path: Path) -> None:
+    # SageMaker runs one command on every instance: the wrapper reads the instance's host
+    # (algo-<k>) from resourceconfig.json and puts k - 1 where ${replica_id} stood
+    p = params(
+        app(
+            args=["--rank", macros.replica_id, f"r{macros.replica_id}x{macros.replica_id}"],
+            env={"ID": f"id-{macros.replica_id}", "PLAIN": "1"},
+        )
+    )
+    algo, env = p["AlgorithmSpecification"], p["Environment"]
+    assert algo["ContainerEntrypoint"] == [
+        "sh",
+        "-c",
+        f'eval "${WRAPPER_ENV}"',
+        "torchx-replica",
+        "python",
+    ]
+    assert env[WRAPPER_ENV] == REPLICA_WRAPPER and env[MARKED_ENV] == "ID"
+    assert len(REPLICA_WRAPPER) <= ENV_VALUE_MAX  # SageMaker's longest env value
+    config = tmp_path / "resourceconfig.json"
+    config.write_text(json.dumps({"current_host": "algo-12", "hosts": ["algo-1", "algo-12"]}))
+    script = REPLICA_WRAPPER.replace("/opt/ml/input/config/resourceconfig.json", str(config))
+    entry = algo["ContainerEntrypoint"]
+    command = [*entry[:2], entry[2].replace(f"${WRAPPER_ENV}", "$W"), *entry[3:-1]]
+    show = 'printf "%s|" "$@" "$ID" "$PLAIN" "$TORCHX_REPLICA_ID"'
+    out = subprocess.run(
+        [*command, "sh", "-c", show, "kit", *algo["ContainerArguments"]],
+        env={**env, "W": script, "PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out == "--rank|11|r11x11|id-11|1|11|"
+    # not on SageMaker: one line, no command run
+    config.write_text("{}")
+    failed = subprocess.run(
+        [*command, "true"], env={"W": script, "PATH": os.environ["PATH"]}, capture_output=True
+    )
+    assert failed.returncode != 0 and b"current_host" in failed.stderr
+
+
+def test_one_instance_or_no_replica_id_runs_the_command_as_it_is() -> None:
+    for role_kw in ({"num_replicas": 1, "args": [macros.replica_id]}, {"num_replicas": 2}):
+        p = params(app(**role_kw))
+        assert p["AlgorithmSpecification"]["ContainerEntrypoint"] == ["python"]
+        assert WRAPPER_ENV not in p["Environment"]
+
+
+@pytest.mark.parametrize(
+    "role_kw, says",
+    [
+        ({"args": ["-c", "x" * 257]}, r"args\[1\] is 257 characters; SageMaker takes at most 256"),
+        ({"args": ["a"] * 101}, r"101 args items; SageMaker takes at most 100"),
+        ({"entrypoint": "e" * 300}, r"entrypoint\[0\] is 300 characters"),
+        ({"env": {"BIG": "v" * 513}}, r"env BIG is 513 characters; SageMaker takes at most 512"),
+        ({"env": {f"E{i}": "1" for i in range(100)}}, r"SageMaker takes at most 100"),
+    ],
+)
+def test_what_create_training_job_refuses_is_one_line_at_dry_run(
+    role_kw: dict[str, Any], says: str
+) -> None:
+    with pytest.raises(SpecError, match=says) as err:
+        params(app(**role_kw))
+    assert "\n" not in str(err.value)
 
 
 def test_one_role_only() -> None:
@@ -256,7 +324,7 @@ def test_mounts_are_refused() -> None:
 def test_the_appdef_goes_with_the_job_in_hyperparameters() -> None:
     # SageMaker keeps the request, not the AppDef: its document rides in hyperparameters
     # (AWS returns them in DescribeTrainingJob), in pieces of at most 2,500 characters
-    a = app(args=["-m", "train", "x" * 3000])
+    a = app(args=["-m", "train", *["x" * 250] * 12])  # SageMaker: 256 per argument
     p = params(a, hyperparameters={"epochs": "3"})
     hp = p["HyperParameters"]
     assert hp["epochs"] == "3"
@@ -267,6 +335,6 @@ def test_the_appdef_goes_with_the_job_in_hyperparameters() -> None:
     assert appdef_of({}) is None and appdef_of({"HyperParameters": {"epochs": "3"}}) is None
     # one over 8 KiB is left out, and the request says why (the dry run warns)
     opts = read(sagemaker_runopts().resolve({"role": ROLE_ARN}))
-    big = build_request(app(args=["x" * 9000]), opts, "0.1.0")
+    big = build_request(app(args=["x" * 250] * 36), opts, "0.1.0")
     assert "HyperParameters" not in big.params
     assert big.appdef_left_out.startswith("it is 9")

@@ -208,7 +208,7 @@ def test_an_appdef_too_large_to_keep_is_left_out_and_the_dry_run_says_so(
     sched: AWSSageMakerScheduler,
 ) -> None:
     big = app(1)
-    big.roles[0].args = ["x" * 9000]
+    big.roles[0].args = ["x" * 250] * 36  # each within SageMaker's 256
     with pytest.warns(UserWarning, match=r"^the AppDef of app 'trainer' is not kept .*9\d+ b"):
         info = sched.submit_dryrun(big, {"role": "arn:aws:iam::123456789012:role/sm"})
     assert "HyperParameters" not in info.request.params

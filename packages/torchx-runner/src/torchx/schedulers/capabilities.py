@@ -70,6 +70,9 @@ class Capability(StrEnum):
     #: attempt that failed it): Volcano deletes every pod of a job it restarts, the failed
     #: attempt's too, before it marks the job Failed
     LAST_ATTEMPT_STATUS = "last_attempt_status"
+    #: An app of several roles, each with its own command, run as one app (SageMaker runs
+    #: one image and one command on every instance of a training job)
+    MULTI_ROLE = "multi_role"
 
 
 #: What the contract does on a backend that lacks each capability (what the kit checks).
@@ -90,6 +93,8 @@ LACKING: Mapping[Capability, str] = {
     "code (torchx.schedulers.states.replicas_in_app_state); declare exit_codes missing too",
     Capability.LAST_ATTEMPT_STATUS: "once an app has failed after restarts, every replica "
     "is reported in the app's state (FAILED), with no exit code",
+    Capability.MULTI_ROLE: "the dry run of an app of several roles raises ValueError in one "
+    "line: each role runs as an app of its own",
 }
 
 

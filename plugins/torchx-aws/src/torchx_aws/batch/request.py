@@ -55,6 +55,7 @@ from torchx.specs import AppDef, BindMount, DeviceMount, RetryPolicy, Role, Volu
 from torchx.specs.errors import SpecError
 from torchx_aws import appdef_doc
 from torchx_aws.batch.options import BatchOpts
+from torchx_aws.replica_sh import REPLICA_MARK, SUBSTITUTE
 
 __all__ = [
     "APPDEF_MAX",
@@ -75,8 +76,6 @@ __all__ = [
 
 #: The rank-0 host's variable (``macros.rank0_env``) in every container.
 RANK0_ENV = "TORCHX_RANK0_HOST"
-#: Where ``${replica_id}`` stood in a multi-node job's args and env (replaced at run time).
-REPLICA_MARK = "@@TORCHX_REPLICA_ID@@"
 #: The resource capability naming an EC2 instance type (upstream TorchX's key, which the
 #: AWS named resources of ``torchx.specs.named_resources_aws`` set).
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
@@ -124,18 +123,7 @@ else
   TORCHX_RANK0_HOST=$AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS
 fi
 export TORCHX_RANK0_HOST
-mark=@@TORCHX_REPLICA_ID@@
-sub() {
-  out=; rest=$1
-  while :; do
-    case $rest in
-      *"$mark"*) out=$out${rest%%"$mark"*}$TORCHX_REPLICA_ID; rest=${rest#*"$mark"} ;;
-      *) break ;;
-    esac
-  done
-  out=$out$rest
-}
-while [ "$nenv" -gt 0 ]; do sub "$1"; export "$out"; shift; nenv=$((nenv - 1)); done
+@SUBSTITUTE@while [ "$nenv" -gt 0 ]; do sub "$1"; export "$out"; shift; nenv=$((nenv - 1)); done
 n=$#
 for arg do sub "$arg"; set -- "$@" "$out"; done
 shift "$n"
@@ -216,6 +204,7 @@ done
 """.replace("@PORT@", str(NODE_REPORT_PORT))
     .replace("@WAIT@", str(NODE_REPORT_WAIT))
     .replace("@RETRY@", str(RETRY_EXIT))
+    .replace("@SUBSTITUTE@", SUBSTITUTE)
 )
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")

@@ -33,9 +33,14 @@ image, on every instance, the way every other torchx scheduler runs a role.
 
 **Macros.** ``${app_id}`` is the app id; ``${rank0_env}`` names ``TORCHX_RANK0_HOST``,
 which holds ``algo-1``, the host name SageMaker gives the first instance (the others
-are ``algo-2`` ...). SageMaker runs the same command on every instance, so
-``${replica_id}`` cannot differ between them: it is ``0`` for one instance and refused
-for several (the instance's host is in ``/opt/ml/input/config/resourceconfig.json``).
+are ``algo-2`` ...). SageMaker runs the same command on every instance, so a role of
+several instances that uses ``${replica_id}`` runs under :data:`REPLICA_WRAPPER` (the
+image needs ``sh`` and ``cat``): it reads the instance's host, ``algo-<k>``, from
+``/opt/ml/input/config/resourceconfig.json`` (``current_host``, as SageMaker documents
+for distributed training), sets ``TORCHX_REPLICA_ID`` to ``k - 1`` and puts it where
+``${replica_id}`` stood in the args and in the env (:mod:`torchx_aws.replica_sh`).
+The wrapper travels in the environment (``TORCHX_REPLICA_SH``): SageMaker takes no
+argument over 256 characters, which :func:`build_request` checks for every argument.
 
 **App ids.** The training job's name, as upstream's; a job submitted with the
 ``region`` run option carries it: ``us-west-2:trainer-1a2b3c4d5e``, so that ``status``
@@ -64,6 +69,7 @@ from torchx.schedulers.ids import join_app_id, make_app_id, split_app_id
 from torchx.specs import AppDef, Role, macros
 from torchx.specs.errors import SpecError
 from torchx_aws import appdef_doc
+from torchx_aws.replica_sh import REPLICA_MARK, SUBSTITUTE
 from torchx_aws.sagemaker.options import SageMakerOpts
 
 #: The format of the printed request (a dry run's output).
@@ -85,6 +91,32 @@ HYPERPARAMETERS_MAX = 100
 #: The environment variable ``${rank0_env}`` names, and the first instance's host.
 RANK0_ENV = "TORCHX_RANK0_HOST"
 RANK0_HOST = "algo-1"
+
+#: CreateTrainingJob's limits (API reference, AlgorithmSpecification and
+#: CreateTrainingJob): characters per entrypoint item or argument, items of each list,
+#: characters per environment value, environment entries.
+ARG_MAX = 256
+ARGS_MAX = 100
+ENV_VALUE_MAX = 512
+ENV_MAX = 100
+
+#: The environment variable holding :data:`REPLICA_WRAPPER`, and the env variable naming
+#: the role's variables whose values hold the replica id.
+WRAPPER_ENV = "TORCHX_REPLICA_SH"
+MARKED_ENV = "TORCHX_REPLICA_ENV"
+#: The POSIX ``sh`` program each instance of a role using ``${replica_id}`` runs first
+#: (see the module): the replica id from the host name ``algo-<k>`` SageMaker gives the
+#: instance in resourceconfig.json, then the marked args and env filled in, then the
+#: command. Run as ``sh -c 'eval "$TORCHX_REPLICA_SH"' torchx-replica ENTRYPOINT ARGS``.
+REPLICA_WRAPPER = (
+    "h=$(cat /opt/ml/input/config/resourceconfig.json)||exit\n"
+    "h=${h#*current_host};h=${h#*algo-};h=${h%%[!0-9]*}\n"
+    ": ${h:?torchx: no algo-k current_host}\n"
+    "export TORCHX_REPLICA_ID=$((h-1))\n"
+    + SUBSTITUTE
+    + f'for v in ${{{MARKED_ENV}-}};do eval "sub \\"\\${{$v}}\\"";export "$v=$out";done\n'
+    'n=$#;for a do sub "$a";set -- "$@" "$out";done;shift $n;exec "$@"\n'
+)
 
 #: Capability key of AWS named resources holding the EC2 instance type.
 INSTANCE_TYPE_CAPABILITY = "node.kubernetes.io/instance-type"
@@ -168,6 +200,38 @@ class TrainingJobRequest:
         return json.dumps(doc, indent=2)
 
 
+def _check_limits(role: str, command: list[str], args: list[str], env: Mapping[str, str]) -> None:
+    """One line for what CreateTrainingJob would refuse: an argument or env value too long.
+
+    Checked here, so the dry run says it, and a user learns it before a job is made.
+    """
+    where = "docs.aws.amazon.com/sagemaker/latest/APIReference/API_AlgorithmSpecification.html"
+    for what, items in (("entrypoint", command), ("args", args)):
+        if len(items) > ARGS_MAX:
+            raise SpecError(
+                f"role '{role}' has {len(items)} {what} items; SageMaker takes at most "
+                f"{ARGS_MAX} ({where})"
+            )
+        for i, item in enumerate(items):
+            if len(item) > ARG_MAX:
+                raise SpecError(
+                    f"role '{role}': {what}[{i}] is {len(item)} characters; SageMaker takes at "
+                    f"most {ARG_MAX} per argument ({where}): put a long script in the image "
+                    "or in the role's env"
+                )
+    if len(env) > ENV_MAX:
+        raise SpecError(
+            f"role '{role}' has {len(env)} environment variables with torchx's; SageMaker "
+            f"takes at most {ENV_MAX} (CreateTrainingJob Environment)"
+        )
+    for key, value in env.items():
+        if len(value) > ENV_VALUE_MAX:
+            raise SpecError(
+                f"role '{role}': env {key} is {len(value)} characters; SageMaker takes at "
+                f"most {ENV_VALUE_MAX} per value (CreateTrainingJob Environment)"
+            )
+
+
 def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJobRequest:
     """The ``CreateTrainingJob`` request of ``app`` (its one role) with the run options."""
     if len(app.roles) != 1:
@@ -183,15 +247,15 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
             "it its data through S3 (model_uri, checkpoint_s3_uri) or put it in the image"
         )
     count = opts.instance_count or role.num_replicas
-    if count > 1 and _uses(role, "replica_id"):
-        raise SpecError(
-            f"role '{role.name}' uses ${{replica_id}}, but SageMaker runs the same command on "
-            f"all {count} instances: read the instance's host (algo-1, algo-2, ...) from "
-            "/opt/ml/input/config/resourceconfig.json instead"
-        )
+    wrapped = count > 1 and _uses(role, "replica_id")
     job_name = job_name_for(opts.base_job_name or app.name)
     app_id = app_id_of(opts.region, job_name)
-    values = macros.Values(img_root="", app_id=app_id, replica_id="0", rank0_env=RANK0_ENV)
+    values = macros.Values(
+        img_root="",
+        app_id=app_id,
+        replica_id=REPLICA_MARK if wrapped else "0",
+        rank0_env=RANK0_ENV,
+    )
     role = values.apply(role)
     entrypoint = values.substitute(role.entrypoint)
 
@@ -203,10 +267,18 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
         "TORCHX_APP_NAME": app.name,
         "TORCHX_ROLE_NAME": role.name,
     }
+    command = [entrypoint]
+    if wrapped:
+        command = ["sh", "-c", f'eval "${WRAPPER_ENV}"', "torchx-replica", entrypoint]
+        marked = [k for k, v in env.items() if REPLICA_MARK in v]
+        if marked:
+            env[MARKED_ENV] = " ".join(marked)
+        env[WRAPPER_ENV] = REPLICA_WRAPPER
+    _check_limits(role.name, command, list(role.args), env)
     algorithm: dict[str, Any] = {
         "TrainingImage": role.image,
         "TrainingInputMode": opts.input_mode,
-        "ContainerEntrypoint": [entrypoint],
+        "ContainerEntrypoint": command,
     }
     if role.args:
         algorithm["ContainerArguments"] = list(role.args)

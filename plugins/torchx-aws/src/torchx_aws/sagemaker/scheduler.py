@@ -93,6 +93,9 @@ class AWSSageMakerScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, Cf
         "of its own, never after the command fails",
         Capability.DELETE: "SageMaker keeps every training job's record: there is no API to "
         "delete one",
+        Capability.MULTI_ROLE: "a training job runs one image and one command on all its "
+        "instances (a heterogeneous cluster's too), and instances of two jobs cannot find "
+        "each other: submit each role as an app of its own",
     }
 
     def __init__(self, session_name: str, backend: SageMakerBackend | None = None) -> None:

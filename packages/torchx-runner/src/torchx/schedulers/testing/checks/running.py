@@ -24,6 +24,7 @@ from torchx.schedulers.testing.apps import (
 )
 from torchx.schedulers.testing.checks.base import (
     Checks,
+    one_line,
     role_fields,
 )
 from torchx.schedulers.testing.kit import Kit
@@ -143,16 +144,29 @@ class RunningChecks(Checks):
             kit.builder.role(name, [Out(f"{name} replica={macros.replica_id}"), Rank0Host()], n)
             for name in ("alpha", "beta")
         ]
-        app_id = kit.run(*roles)
-        desc = kit.wait_terminal(app_id)
-        assert desc.state == AppState.SUCCEEDED, desc
-        by_role = {r.role: sorted(rep.id for rep in r.replicas) for r in desc.roles_statuses}
-        assert by_role == {"alpha": list(range(n)), "beta": list(range(n))}
+        if kit.lacks(Capability.MULTI_ROLE):
+            # refused before anything is made; each role then runs as an app of its own
+            with pytest.raises(ValueError) as e:
+                kit.dryrun(kit.builder.app("kit", *roles))
+            one_line(e.value)
+            app_ids = {role.name: kit.run(role) for role in roles}
+        else:
+            app_id = kit.run(*roles)
+            app_ids = {role.name: app_id for role in roles}
+        for app_id in set(app_ids.values()):
+            desc = kit.wait_terminal(app_id)
+            assert desc.state == AppState.SUCCEEDED, desc
+            for r in desc.roles_statuses:
+                assert app_ids[r.role] == app_id, (app_ids, desc)
+                assert sorted(rep.id for rep in r.replicas) == list(range(n)), r
+            assert {r.role for r in desc.roles_statuses} == {
+                name for name, app in app_ids.items() if app == app_id
+            }, desc
         if kit.lacks(Capability.LOGS):
             with pytest.raises(NotImplementedError):
-                kit.logs(app_id, "alpha", 0)
+                kit.logs(app_ids["alpha"], "alpha", 0)
             return
-        for name in ("alpha", "beta"):
+        for name, app_id in app_ids.items():
             hosts = set()
             for k in range(n):
                 lines = kit.logs(app_id, name, k)
