@@ -526,6 +526,8 @@ import json, os
 
 
 class Handler:
+    calls = [c for c in os.environ.get("ACME_CALLS", "status,log,cancel").split(",") if c]
+
     def status(self, app_id):
         with open(os.environ["ACME_BACKEND"]) as f:
             data = json.load(f)
@@ -736,6 +738,29 @@ def test_plugins_check_shows_the_quick_handlers_and_whether_they_are_used(
     assert doc["checked"]["quick_handlers"] == 1
     (entry,) = doc["quick_handlers"]
     assert (entry["scheduler"], entry["distribution"], entry["allowed"]) == ("acme", "acme", True)
+
+
+def test_a_handler_answers_only_the_calls_it_declares(both: Both, acme: Path) -> None:
+    both.env["ACME_CALLS"] = "status"
+    both.same("status", "acme://torchx/a1")  # answered by the handler
+    both.same("log", "acme://torchx/a1/trainer/0", taken=False)  # not declared: the full path
+    both.same("cancel", "acme://torchx/a1", taken=False)
+
+
+@pytest.mark.parametrize(
+    ("calls", "problem"),
+    [
+        ("", "a quick handler without calls"),
+        ("status,watch", "a quick handler declaring 'watch'; calls are status, log, cancel"),
+    ],
+)
+def test_plugins_check_fails_on_a_handler_that_declares_no_calls_it_can_answer(
+    both: Both, calls: str, problem: str
+) -> None:
+    _acme_world(both, ACME_HOOKS)
+    both.env["ACME_CALLS"] = calls
+    out = both.cli("plugins", "--check", rc=1, env=both.env).stdout
+    assert f"(torchx: acme): {problem}" in out
 
 
 def test_plugins_check_fails_on_a_quick_handler_without_its_methods(both: Both) -> None:

@@ -22,7 +22,7 @@ from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 
 from torchx.schedulers import appstore
 from torchx.schedulers.api import Stream
-from torchx.schedulers.quick import quick_status_of
+from torchx.schedulers.quick import CALLS, handler_problem, quick_status_of
 from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, Role
 
@@ -240,6 +240,8 @@ def test_the_plugin_registers_it() -> None:
     entry = registry.quick_handlers["slurm"]
     assert entry.ref == ref
     assert entry.distribution == registry.schedulers["slurm"].distribution == "torchx-slurm"
+    # it keeps the contract: it declares what it answers without the Runner
+    assert handler_problem(HANDLER) == "" and set(HANDLER.calls) == set(CALLS)
 
 
 def test_it_imports_nothing_heavy(fake_slurm: FakeTools, tmp_path: Path) -> None:
@@ -252,7 +254,8 @@ def test_it_imports_nothing_heavy(fake_slurm: FakeTools, tmp_path: Path) -> None
         "print(list(HANDLER.log('7', 'w', 0, None, s))); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('attr', 'attrs', 'cattrs', "
         "'pluggy') or m.startswith(('torchx.specs', 'torchx.runner')) "
-        "or m in ('torchx.schedulers.api', 'torchx_slurm.scheduler', 'typing')))"
+        "or m in ('torchx.schedulers.api', 'torchx_slurm.scheduler', 'torchx_slurm.status', "
+        "'typing')))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ

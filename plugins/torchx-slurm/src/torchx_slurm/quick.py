@@ -4,9 +4,13 @@ An HPC user compares ``torchx status slurm://torchx/42`` with ``squeue -j 42`` (
 ms). The full command first loads attrs, pluggy, argparse and a Runner; this handler
 (registered through the ``torchx_quick_handlers`` hook, contract in
 :mod:`torchx.schedulers.quick`) answers with the standard library and the plugin's light
-modules only: it runs the very ``squeue`` the scheduler's ``describe`` runs, parses it
-with the same parser (:mod:`torchx_slurm.parse`) and reads the job directory with the
-same readers (:mod:`torchx_slurm.jobfiles`), and gives back what ``describe`` would.
+modules only. It is no second implementation: it runs the very ``squeue`` the
+scheduler's ``describe`` runs, parses it with the same parser (:mod:`torchx_slurm.parse`),
+and what the scheduler makes of the answer, the status record, comes from the same pure
+function (:func:`torchx_slurm.status_record.job_status`), so it gives back what
+``describe`` would by construction. What is its own is the declining, and the env of
+the kept AppDef (for masking). It declares that it answers ``status``, ``log`` and
+``cancel`` (of an app that has ended).
 
 It declines (None, and the full command runs) on anything but the plain case: a Slurm
 tool missing or failing or timing out, a job ``squeue`` does not show (ended long ago:
@@ -21,14 +25,15 @@ from __future__ import annotations
 
 import os
 
-from torchx_slurm.jobfiles import STATE_DIR, exit_files, is_own_file, read_int, split_name
-from torchx_slurm.parse import SQUEUE_FORMAT, STATE_NAMES, JobRecord, parse_squeue_text
+from torchx_slurm.jobfiles import STATE_DIR, is_own_file
+from torchx_slurm.parse import SQUEUE_FORMAT, JobRecord, parse_squeue_text
+from torchx_slurm.status_record import job_status, state_name
 
 TYPE_CHECKING = False  # typing costs milliseconds, which this module exists to save
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-    from torchx.schedulers.quick import QuickReplica, QuickStatus
+    from torchx.schedulers.quick import QuickStatus
 
 #: As :mod:`torchx_slurm.commands` (which imports the Scheduler contract); a test checks.
 TIMEOUT_ENV = "TORCHX_SLURM_TIMEOUT"
@@ -37,9 +42,6 @@ MAX_TIMEOUT = 86400.0
 #: As ``torchx.schedulers.appstore`` and ``torchx.specs.appdef_json``; a test checks.
 APPDEF_FILE = "appdef.json"
 APPDEF_VERSION = "torchx.specs/v1"
-
-_NOT_STARTED = ("PENDING", "SUBMITTED", "UNSUBMITTED")
-_ENDED = ("SUCCEEDED", "FAILED", "CANCELLED")
 
 
 class _Decline(Exception):
@@ -112,49 +114,13 @@ def _squeue(app_id: str) -> str:
 
 def _state(records: list[JobRecord]) -> str:
     """The app's state: every component's, when they agree (else the scheduler rolls up)."""
-    states = {STATE_NAMES.get(r.state, "UNKNOWN") for r in records}
+    states = {state_name(r.state) for r in records}
     if len(states) != 1:
         raise _Decline("components in different states")
     (state,) = states
     if state in ("UNKNOWN", "FAILED"):
         raise _Decline(state)
     return state
-
-
-def _roles(
-    records: list[JobRecord], state: str, state_dir: str
-) -> list[tuple[str, list[QuickReplica]]]:
-    """Each role's replicas, as ``SlurmScheduler._response`` makes them."""
-    exits = (
-        {} if state == "PENDING" else {(role, k): code for role, k, code in exit_files(state_dir)}
-    )
-    roles: dict[str, list[QuickReplica]] = {}
-    for rec in records:
-        parsed = split_name(rec.name)
-        if parsed is None:
-            role, replica_id = rec.name or "job", rec.offset
-        else:
-            _, role, replica_id = parsed
-        exit_code = exits.pop((role, replica_id), None)
-        if exit_code is not None:
-            rstate = "SUCCEEDED" if exit_code == 0 else "FAILED"
-        else:
-            rstate = STATE_NAMES.get(rec.state, "UNKNOWN")
-            if len(records) == 1:
-                exit_code = rec.exit_code
-        roles.setdefault(role, []).append((replica_id, rstate, exit_code, rec.nodes))
-    if exits:
-        raise _Decline("exit codes of replicas squeue does not show")
-    out = []
-    for role, replicas in roles.items():
-        replicas.sort(key=lambda r: r[0])
-        if state == "CANCELLED":
-            replicas = [
-                (k, s if s == "SUCCEEDED" else "CANCELLED", code, host)
-                for k, s, code, host in replicas
-            ]
-        out.append((role, replicas))
-    return out
 
 
 def _envs(state_dir: str) -> list[dict[str, str]]:
@@ -209,22 +175,12 @@ def _envs(state_dir: str) -> list[dict[str, str]]:
     return envs
 
 
-def _start_time(records: list[JobRecord], state: str) -> float | None:
-    if state in _NOT_STARTED:
-        return None
-    times = [r.start_time for r in records if r.start_time is not None]
-    return min(times) if times else None
-
-
-def _end_time(records: list[JobRecord], state: str) -> float | None:
-    if state not in _ENDED:
-        return None
-    times = [r.end_time for r in records if r.end_time is not None]
-    return max(times) if times else None
-
-
 class SlurmQuickHandler:
     """The quick handler of the ``slurm`` scheduler (see the module docstring)."""
+
+    #: What it answers without the Runner: one ``squeue`` (status, and cancel of an
+    #: app that has ended) and the job's log files (log).
+    calls = ("status", "log", "cancel")
 
     def status(self, app_id: str) -> QuickStatus | None:
         """What ``SlurmScheduler.describe(app_id)`` says, from one ``squeue``; None declines."""
@@ -239,24 +195,12 @@ class SlurmQuickHandler:
         records = [r for r in parse_squeue_text(_squeue(app_id)) if r.job_id == app_id]
         if not records:
             raise _Decline("not in the queue")  # accounting's, or a component of another job
-        records.sort(key=lambda r: r.offset)
-        leader = records[0]
-        state = _state(records)
-        job_dir = leader.work_dir
-        state_dir = os.path.join(job_dir, STATE_DIR, app_id) if job_dir else ""
-        restarts = read_int(os.path.join(state_dir, "restarts")) if state_dir else None
-        if restarts is None:
-            restarts = leader.restarts or 0
-        return {
-            "state": state,
-            "num_restarts": restarts,
-            "msg": (leader.reason or "") if state == "PENDING" else "",
-            "ui_url": f"file://{job_dir}" if job_dir else None,
-            "start_time": _start_time(records, state),
-            "end_time": _end_time(records, state),
-            "roles": _roles(records, state, state_dir),
-            "envs": _envs(state_dir),
-        }
+        job = job_status(app_id, records, _state(records))  # the scheduler's own parser
+        if job.unseen:
+            raise _Decline("exit codes of replicas squeue does not show")
+        record: QuickStatus = job.record
+        record["envs"] = _envs(job.state_dir)
+        return record
 
     def log(
         self, app_id: str, role: str, k: int, streams: str | None, status: QuickStatus

@@ -4,7 +4,9 @@ The backend (:mod:`torchx_slurm.backend`) gives the job's components as parsed
 records (:mod:`torchx_slurm.parse`, one per replica of a heterogeneous job); this
 module rolls them up (:func:`describe_response`, :func:`list_entries`) with what the
 job left in its directory (:mod:`torchx_slurm.jobfiles`): each replica's exit code,
-the restart count, the AppDef ``schedule`` kept, and Slurm's own errors.
+the restart count, the AppDef ``schedule`` kept, and Slurm's own errors. The plain
+status record comes from :mod:`torchx_slurm.status_record` (standard library only,
+the quick handler's parser too); this module makes the attrs types from it.
 
 Rules:
 
@@ -21,94 +23,62 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from torchx.schedulers import appstore
 from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, SchedulerError
 from torchx.schedulers.states import rollup
 from torchx.specs import AppState, ReplicaStatus, RoleStatus
-from torchx_slurm.jobfiles import STATE_DIR, exit_files, is_own_file, read_int, split_name
+from torchx_slurm.jobfiles import STATE_DIR, is_own_file, split_name
 from torchx_slurm.parse import JobRecord, app_state
+from torchx_slurm.status_record import end_time, job_status, start_time
+
+if TYPE_CHECKING:
+    from torchx.specs.status import StatusRecord
 
 
 def describe_response(app_id: str, records: list[JobRecord]) -> DescribeAppResponse:
-    """The app of job ``app_id`` from its components' ``records`` and its job directory."""
-    records = sorted(records, key=lambda r: r.offset)
-    leader = records[0]
+    """The app of job ``app_id`` from its components' ``records`` and its job directory.
+
+    The status record is :func:`torchx_slurm.status_record.job_status`'s (the one the
+    quick handler answers with); this adds the roll-up of components in different
+    states, the message of a FAILED app and the AppDef kept with the job.
+    """
+    leader = min(records, key=lambda r: r.offset)
     # one component per replica: their states roll up (a failed one fails the app;
     # one still completing keeps it RUNNING)
     state = rollup(app_state(r.state) for r in records)
-    job_dir = leader.work_dir
-    state_dir = os.path.join(job_dir, STATE_DIR, app_id) if job_dir else ""
-    restarts = read_int(os.path.join(state_dir, "restarts")) if state_dir else None
-    if restarts is None:
-        restarts = leader.restarts or 0
-    # a pending job has not started its current run: exit codes on disk are of the
-    # run before (a requeue), not of this one
-    exits = (
-        {}
-        if state == AppState.PENDING
-        else {(role, k): code for role, k, code in exit_files(state_dir)}
-    )
-    roles: dict[str, RoleStatus] = {}
-    app_name = ""
-    for rec in records:
-        parsed = split_name(rec.name)
-        if parsed is None:
-            app_name = app_name or rec.name
-            role, replica_id = rec.name or "job", rec.offset
-        else:
-            app_name = app_name or parsed[0]
-            _, role, replica_id = parsed
-        exit_code = exits.pop((role, replica_id), None)
-        if exit_code is not None:
-            rstate = AppState.SUCCEEDED if exit_code == 0 else AppState.FAILED
-        else:
-            rstate = app_state(rec.state)
-            if len(records) == 1:
-                exit_code = rec.exit_code
-        roles.setdefault(role, RoleStatus(role)).replicas.append(
-            ReplicaStatus(
-                id=replica_id,
-                state=rstate,
-                role=role,
-                hostname=rec.nodes,
-                exit_code=exit_code,
-            )
+    job = job_status(app_id, records, state.name)
+    record = job.record
+    roles = [
+        RoleStatus(
+            role,
+            [
+                ReplicaStatus(
+                    id=k, state=AppState[rstate], role=role, hostname=host, exit_code=code
+                )
+                for k, rstate, code, host in replicas
+            ],
         )
-    # The job-completion file (sacct -c) has a record for the leader only: the
-    # other replicas are the ones whose exit code the script recorded.
-    for (role, replica_id), exit_code in exits.items():
-        roles.setdefault(role, RoleStatus(role)).replicas.append(
-            ReplicaStatus(
-                id=replica_id,
-                state=AppState.SUCCEEDED if exit_code == 0 else AppState.FAILED,
-                role=role,
-                hostname="",
-                exit_code=exit_code,
-            )
-        )
-    for rs in roles.values():
-        rs.replicas.sort(key=lambda r: r.id)
-        if state == AppState.CANCELLED:
-            # replicas stopped by the cancel exited non-zero: they were cancelled
-            for rep in rs.replicas:
-                if rep.state != AppState.SUCCEEDED:
-                    rep.state = AppState.CANCELLED
-    msg = _message(state, leader, job_dir, app_id, roles.values(), state_dir)
+        for role, replicas in record["roles"]
+    ]
+    msg = record["msg"]
+    if state == AppState.FAILED:
+        msg = _failure(leader, record, app_id, job.state_dir)
     # the AppDef submitted (kept by schedule), else only the name Slurm has
-    app = appstore.load(state_dir) if state_dir else None
+    app = appstore.load(job.state_dir) if job.state_dir else None
     return DescribeAppResponse(
         app_id=app_id,
         state=state,
-        num_restarts=restarts,
+        num_restarts=record["num_restarts"],
         msg=msg,
-        roles_statuses=list(roles.values()),
+        roles_statuses=roles,
         roles=list(app.roles) if app else [],
         metadata=dict(app.metadata) if app else {},
-        name=app.name if app else app_name,
-        ui_url=f"file://{job_dir}" if job_dir else None,
-        start_time=start_time(records, state),
-        end_time=end_time(records, state),
+        name=app.name if app else job.app_name,
+        ui_url=record["ui_url"],
+        start_time=record["start_time"],
+        end_time=record["end_time"],
     )
 
 
@@ -129,8 +99,8 @@ def list_entries(ended: Iterable[JobRecord], queued: Iterable[JobRecord]) -> lis
                 app_id=job_id,
                 state=state,
                 name=parsed[0] if parsed else rec.name,
-                start_time=start_time([rec], state),
-                end_time=end_time([rec], state),
+                start_time=start_time([rec], state.name),
+                end_time=end_time([rec], state.name),
             )
         )
     apps.sort(key=lambda a: sort_key(a.app_id), reverse=True)
@@ -173,39 +143,27 @@ def component_error(
     )
 
 
-def _message(
-    state: AppState,
-    leader: JobRecord,
-    job_dir: str,
-    app_id: str,
-    roles: Iterable[RoleStatus],
-    state_dir: str,
-) -> str:
-    """Why the app is in ``state``: Slurm's reason, the exit code, what was not recorded,
-    and Slurm's own errors from the job's output (``slurm-<id>.out``).
-
-    A pending job's reason ("Resources", "Priority") says why it waits; once the job
-    was cancelled it means nothing, and is not shown.
-    """
-    if state not in (AppState.PENDING, AppState.FAILED, AppState.UNKNOWN):
-        return ""
+def _failure(leader: JobRecord, record: StatusRecord, app_id: str, state_dir: str) -> str:
+    """Why the app FAILED: Slurm's reason, the exit code, what was not recorded, and
+    Slurm's own errors from the job's output (``slurm-<id>.out``)."""
     msg = leader.reason or ""
-    if state != AppState.FAILED:
-        return msg
     parts = [msg] if msg else []
     if leader.exit_code:
         parts = [
             f"{msg} (exit code {leader.exit_code})" if msg else f"exit code {leader.exit_code}"
         ]
     unrecorded = [
-        f"{rs.role}/{rep.id}" for rs in roles for rep in rs.replicas if rep.exit_code is None
+        f"{role}/{k}"
+        for role, replicas in record["roles"]
+        for k, _, code, _ in replicas
+        if code is None
     ]
     if unrecorded and state_dir:
         parts.append(
             f"no exit code recorded for {', '.join(unrecorded)} in {state_dir} (the job "
             "directory full, not writable or deleted?)"
         )
-    parts.extend(slurm_errors(job_dir, app_id))
+    parts.extend(slurm_errors(leader.work_dir, app_id))
     return "; ".join(parts)
 
 
@@ -242,21 +200,3 @@ def sort_key(app_id: str) -> tuple[int, str]:
     """Orders job ids by number (an array job's ``12_3`` by its job's)."""
     head = app_id.split("_", 1)[0]
     return (int(head) if head.isdigit() else -1, app_id)
-
-
-def start_time(records: Iterable[JobRecord], state: AppState) -> float | None:
-    """When the job's first component started; None while pending (Slurm's start time of
-    a pending job is the time it expects, not one that happened)."""
-    if state in (AppState.PENDING, AppState.SUBMITTED, AppState.UNSUBMITTED):
-        return None
-    times = [r.start_time for r in records if r.start_time is not None]
-    return min(times) if times else None
-
-
-def end_time(records: Iterable[JobRecord], state: AppState) -> float | None:
-    """When the job's last component ended; None until the app has ended (the end time of
-    a running job is its time limit's, not one that happened)."""
-    if not state.is_terminal():
-        return None
-    times = [r.end_time for r in records if r.end_time is not None]
-    return max(times) if times else None

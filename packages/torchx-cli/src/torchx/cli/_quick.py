@@ -613,10 +613,14 @@ def run(argv: Sequence[str]) -> int | None:
         elif scheduler == SCHEDULER:
             emit = _RUN[command](handle, options) if local else None
         else:
+            from torchx.schedulers.quick import declared_calls
+
             ref = handlers.get(scheduler)
-            emit = (
-                None if ref is None else _PLUGIN_RUN[command](_load_handler(ref), handle, options)
-            )
+            handler = None if ref is None else _load_handler(ref)
+            # only what the handler declares it answers without the Runner
+            if handler is None or command not in declared_calls(handler):
+                return None
+            emit = _PLUGIN_RUN[command](handler, handle, options)
     except Exception:  # _Decline, local_view.Unsure, a handler's doubt...: the full command says
         return None
     return None if emit is None else emit()

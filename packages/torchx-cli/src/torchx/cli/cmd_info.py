@@ -71,7 +71,8 @@ plugins that failed to load, with the reason.
 Contributions are lazy references, imported only when used; --check imports
 each one now (this imports every plugin's SDK), checks its shape (a scheduler
 factory and a component are callable, a named resource gives a Resource, a
-command has help, add_arguments and run, a quick handler has status and log),
+command has help, add_arguments and run, a quick handler declares its calls
+and has status, and log if it declares it),
 says how many it checked, and exits 1 if any failed. It also says, for each
 quick handler, whether `torchx status|log|cancel` of its scheduler's apps may
 use it now (the quick path's record of this environment), or why not."""
@@ -239,8 +240,9 @@ def _check_contributions(reg: Any) -> tuple[dict[str, int], list[dict[str, Any]]
         return f"a command without {', '.join(missing)}" if missing else ""
 
     def handler(obj: Any) -> str:
-        missing = [a for a in ("status", "log") if not callable(getattr(obj, a, None))]
-        return f"a quick handler without {', '.join(missing)}" if missing else ""
+        from torchx.schedulers.quick import handler_problem
+
+        return handler_problem(obj)
 
     for name, entry in reg.schedulers.items():
         check("schedulers", name, entry, callable_)

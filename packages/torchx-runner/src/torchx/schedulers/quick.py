@@ -9,9 +9,19 @@ apps then ask it first, with none of the above loaded.
 
 The contract (this module imports nothing, so a handler can import it for free):
 
+* **Not a second implementation.** A handler is the scheduler's own pure status parser
+  (backend answer to the status record of :mod:`torchx.specs.status`, the function the
+  scheduler's ``describe`` makes its ``DescribeAppResponse`` from) applied to the
+  answer of the same backend call ``describe`` makes, plus a **declaration** of which
+  commands it may answer without the Runner: :attr:`QuickHandler.calls`, any of
+  :data:`CALLS` (``"status"``, ``"log"``: the replica's log read as ``log_iter`` reads
+  it; ``"cancel"``: of an app its status says has ended). What it adds of its own is
+  only the declining. So put the parsing in a light module of the plugin (Slurm's is
+  ``torchx_slurm.status_record``) that both import; never rewrite it for the handler.
 * **Light.** The handler's module imports the standard library and the plugin's own
-  light modules only: never attrs, ``torchx.specs``, ``torchx.schedulers.api`` or an
-  SDK. Importing them would cost what the quick path exists to save.
+  light modules only: never attrs, ``torchx.schedulers.api`` or an SDK, and of
+  ``torchx.specs`` only the standard-library core :mod:`torchx.specs.status` (for
+  types). Importing more would cost what the quick path exists to save.
 * **Exact, or decline.** Each method answers exactly what the scheduler's full path
   would (``describe``, ``log_iter``), or declines: it returns None, or raises anything.
   Declining is always correct: the full command runs and prints what it prints, errors
@@ -45,7 +55,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing costs milliseconds, which this module exists to save
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Collection, Iterable
     from typing import Any, Protocol
 
     from torchx.specs.status import ReplicaRecord, StatusRecord
@@ -63,6 +73,10 @@ if TYPE_CHECKING:
     class QuickHandler(Protocol):
         """What a quick handler provides (an object, often a module-level instance)."""
 
+        #: The commands the ``torchx`` command may answer through it, without the
+        #: Runner: any of :data:`CALLS`. Others go the full way.
+        calls: Collection[str]
+
         def status(self, app_id: str) -> QuickStatus | None:
             """The app's status as the scheduler's ``describe`` gives it; None declines."""
             ...
@@ -77,7 +91,43 @@ if TYPE_CHECKING:
 
 
 # QuickHandler and QuickStatus are for type checkers: import them under TYPE_CHECKING
-__all__ = ["quick_status_of"]
+__all__ = ["CALLS", "declared_calls", "handler_problem", "quick_status_of"]
+
+#: What a handler may declare in its ``calls``.
+CALLS = ("status", "log", "cancel")
+
+
+def declared_calls(handler: Any) -> tuple[str, ...]:
+    """The commands ``handler`` declares it answers (its ``calls``); none when it declares
+    none, or declares them in a form other than a tuple, list or set of names."""
+    calls = getattr(handler, "calls", None)
+    if not isinstance(calls, (tuple, list, frozenset, set)):
+        return ()
+    return tuple(c for c in calls if isinstance(c, str))
+
+
+def handler_problem(handler: Any) -> str:
+    """How ``handler`` breaks the contract, or ``""`` (what ``torchx plugins --check`` says).
+
+    It must declare ``calls`` (some of :data:`CALLS`) and have ``status``, and ``log``
+    when it declares ``"log"``.
+    """
+    calls = declared_calls(handler)
+    declared = bool(calls)
+    missing = [
+        name
+        for name in ("status", "log")
+        if (name == "status" or not declared or name in calls)
+        and not callable(getattr(handler, name, None))
+    ]
+    if not declared:
+        missing.append("calls")
+    if missing:
+        return f"a quick handler without {', '.join(missing)}"
+    unknown = sorted(set(calls) - set(CALLS))
+    if unknown:
+        return f"a quick handler declaring {', '.join(map(repr, unknown))}; calls are {', '.join(CALLS)}"
+    return ""
 
 
 def quick_status_of(desc: Any, envs: list[dict[str, str]] | None = None) -> QuickStatus:
