@@ -23,6 +23,7 @@ import pytest
 from helpers import TORCHX, Cli
 
 from torchx.cli import _quick, builtin_plugin
+from torchx.cli._quick import marker
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the local scheduler is Linux-only")
 
@@ -429,10 +430,10 @@ def test_a_finder_of_other_distributions_turns_it_off(monkeypatch: pytest.Monkey
         def find_distributions(self, *args: object) -> list[object]:
             return []  # could name plugins the environment key never sees
 
-    assert _quick._sees_every_distribution()
+    assert marker._sees_every_distribution()
     monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
-    assert not _quick._sees_every_distribution()
-    assert _quick.allowed() == frozenset()
+    assert not marker._sees_every_distribution()
+    assert marker.allowed() == frozenset()
 
 
 @pytest.mark.parametrize(

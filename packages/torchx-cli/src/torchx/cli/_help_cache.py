@@ -23,7 +23,7 @@ def cache_file(kind: str) -> str | None:
     """``<cache dir>/torchx/cli-<kind>-<this environment>.txt``; None without a cache dir.
 
     One file per Python environment (its interpreter's path): each has its own plugins.
-    Shared with the quick path's marker (:mod:`torchx.cli._quick`).
+    Shared with the quick path's marker (:mod:`torchx.cli._quick.marker`).
     """
     base = os.environ.get("XDG_CACHE_HOME") or (
         os.path.join(os.path.expanduser("~"), ".cache") if os.environ.get("HOME") else ""

@@ -143,9 +143,9 @@ def quick_answer(args: Sequence[str], command: str | None, debug: bool) -> tuple
 
 def remember_quick() -> None:
     """The registry is built: let the quick path learn whether it may answer next time."""
-    from torchx.cli import _quick
+    from torchx.cli._quick import marker
 
-    _quick.remember()
+    marker.remember()
 
 
 def silence_stdout() -> None:

@@ -271,15 +271,15 @@ def _quick_handlers(reg: Any) -> list[dict[str, Any]]:
     """Each quick handler, and whether the quick path lets it answer now, or why not.
 
     "allowed" means the record a full run left for this environment names it
-    (``torchx.cli._quick``); a handler the registry would allow but the record does not
+    (``torchx.cli._quick.marker``); a handler the registry would allow but the record does not
     name yet is allowed after the next full ``torchx status|log|cancel`` of its apps.
     """
     import os
 
-    from torchx.cli import _quick
+    from torchx.cli._quick import marker
 
-    verdicts = _quick.handler_verdicts(reg)
-    remembered = _quick.marker_handlers()
+    verdicts = marker.handler_verdicts(reg)
+    remembered = marker.marker_handlers()
     out = []
     for name, entry in sorted(reg.quick_handlers.items()):
         why_not = verdicts[name]

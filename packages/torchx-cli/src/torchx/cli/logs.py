@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from torchx.schedulers.api import Stream
 
     # What these functions read of an AppStatus and use of a Runner: the real ones, or
-    # the quick path's plain stand-ins (torchx.cli._quick).
+    # the quick path's plain stand-ins (torchx.cli._quick.standins).
     class _Replica(Protocol):
         @property
         def id(self) -> int: ...
