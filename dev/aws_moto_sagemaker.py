@@ -17,6 +17,9 @@ reference documents (dev/README.md names the pages):
 * every instance exited 0: ``Uploading``, then ``Completed``; one exited non-zero: the
   others are stopped and the job is ``Failed`` with a ``FailureReason`` naming the
   instance and its exit code;
+* a job still running after ``StoppingCondition.MaxRuntimeInSeconds`` (counted from
+  ``Training``) is stopped as by ``StopTrainingJob``, and ends ``Stopped`` with
+  ``SecondaryStatus`` ``MaxRuntimeExceeded``;
 * ``StopTrainingJob`` of an ``InProgress`` job: ``Stopping`` at once, the containers
   get SIGTERM (SIGKILL after ``STOP_GRACE`` seconds; AWS gives 120), then ``Stopped``;
   of a job not ``InProgress``: a ``ValidationException``, as AWS answers;
@@ -149,8 +152,12 @@ def _run(job: Any, account: str, region: str, env: dict[str, str]) -> None:
             _transition(job, "Training", "Training image download completed. Training in progress.")
         failed: tuple[str, int] | None = None
         running = list(containers)
-        while running and not state["stop"] and failed is None:
+        limit = (job.stopping_condition or {}).get("MaxRuntimeInSeconds")
+        deadline = time.monotonic() + float(limit) if limit else None
+        timed_out = False
+        while running and not state["stop"] and failed is None and not timed_out:
             time.sleep(0.2)
+            timed_out = deadline is not None and time.monotonic() > deadline
             for entry in list(running):
                 host, container, stream, seen = entry
                 container.reload()
@@ -170,6 +177,9 @@ def _run(job: Any, account: str, region: str, env: dict[str, str]) -> None:
             _forward(logs, container, stream, seen)
         if state["stop"]:
             _end(job, "Stopped", "Stopped", "Training job stopped", None)
+        elif timed_out and running:
+            message = f"Training job runtime exceeded MaxRuntimeInSeconds ({limit} s)"
+            _end(job, "Stopped", "MaxRuntimeExceeded", message, None)
         elif failed is not None:
             host, code = failed
             reason = f"AlgorithmError: the command of {host} exited with code {code}"

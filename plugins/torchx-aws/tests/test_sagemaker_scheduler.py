@@ -231,6 +231,22 @@ def test_describe_of_a_failed_job_says_why(stubs: Stubs, sched: AWSSageMakerSche
     assert (out.start_time, out.end_time) == (T0.timestamp(), ended.timestamp())
 
 
+@pytest.mark.parametrize("limit", ["MaxRuntimeExceeded", "MaxWaitTimeExceeded"])
+def test_a_job_sagemaker_stopped_at_its_time_limit_failed(
+    stubs: Stubs, sched: AWSSageMakerScheduler, limit: str
+) -> None:
+    # DescribeTrainingJob: Stopped, with the secondary status saying why; nobody cancelled
+    transitions = [{"Status": limit, "StartTime": T0, "StatusMessage": "over the limit"}]
+    stubs.sagemaker.add_response(
+        "describe_training_job", job("Stopped", limit, SecondaryStatusTransitions=transitions)
+    )
+    out = sched.describe("trainer-abc")
+    assert out is not None and out.state == AppState.FAILED, out
+    assert out.msg == f"SageMaker stopped the job: {limit} (over the limit)"
+    stubs.sagemaker.add_response("describe_training_job", job("Stopped", "Stopped"))
+    assert sched.describe("trainer-abc").state == AppState.CANCELLED  # type: ignore[union-attr]
+
+
 def test_describe_of_an_unknown_job_is_none(stubs: Stubs, sched: AWSSageMakerScheduler) -> None:
     client_error(stubs.sagemaker, "describe_training_job", "ValidationException",
                  "Requested resource not found.")  # fmt: skip

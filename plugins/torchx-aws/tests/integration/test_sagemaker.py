@@ -149,6 +149,26 @@ def test_cancel_stops_the_job(iam_role: str) -> None:
         assert runner.status(handle).state == AppState.CANCELLED  # type: ignore[union-attr]
 
 
+def test_a_job_past_its_max_run_is_stopped_by_sagemaker_and_failed(iam_role: str) -> None:
+    # SageMaker stops a job at StoppingCondition.MaxRuntimeInSeconds: Stopped, secondary
+    # status MaxRuntimeExceeded; nobody cancelled it, so the app FAILED
+    with get_runner("it") as runner:
+        handle = runner.run(
+            app("sm-late", 1, "echo up; sleep 300"),
+            "aws_sagemaker",
+            cfg={"role": iam_role, "max_run": 2},
+        )
+        status = _wait(runner, handle)
+        assert status.state == AppState.FAILED, status
+        assert "MaxRuntimeExceeded" in status.msg, status.msg
+        job = boto("sagemaker").describe_training_job(TrainingJobName=handle.rsplit("/", 1)[1])
+        assert (job["TrainingJobStatus"], job["SecondaryStatus"]) == (
+            "Stopped",
+            "MaxRuntimeExceeded",
+        )
+        assert [x for x in runner.log_lines(handle, "trainer", k=0) if x] == ["up\n"]
+
+
 def test_list_finds_torchx_jobs_by_tag_only(iam_role: str) -> None:
     foreign = f"not-torchx-{uuid.uuid4().hex[:8]}"
     sm = boto("sagemaker")

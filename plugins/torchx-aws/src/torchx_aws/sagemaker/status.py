@@ -2,13 +2,17 @@
 
 ``DescribeTrainingJob`` (and ``Search``) give a job's ``TrainingJobStatus``; while it is
 ``InProgress``, its ``SecondaryStatus`` says whether the command runs yet (PENDING until
-the instances train). SageMaker has no per-instance state: every replica is reported in
-the job's.
+the instances train). A job SageMaker stopped at its ``StoppingCondition`` limit is
+``Stopped`` with ``SecondaryStatus`` ``MaxRuntimeExceeded`` (or ``MaxWaitTimeExceeded``):
+FAILED here, as a timed-out job is on every scheduler, not CANCELLED. SageMaker has no
+per-instance state: every replica is reported in the job's.
 
 >>> to_state("InProgress"), to_state("Stopped"), to_state("Hibernating")
 (<AppState.RUNNING: 3>, <AppState.CANCELLED: 6>, <AppState.UNKNOWN: 7>)
 >>> job_state({"TrainingJobStatus": "InProgress", "SecondaryStatus": "Downloading"})
 <AppState.PENDING: 2>
+>>> job_state({"TrainingJobStatus": "Stopped", "SecondaryStatus": "MaxRuntimeExceeded"})
+<AppState.FAILED: 5>
 """
 
 from __future__ import annotations
@@ -22,7 +26,14 @@ from torchx.schedulers.states import replicas_in_app_state, to_app_state
 from torchx.specs import AppState
 from torchx_aws.sagemaker.request import APP_NAME_TAG, ROLE_NAME_TAG, appdef_of
 
-__all__ = ["JOB_STATE", "describe_response", "job_state", "list_response", "to_state"]
+__all__ = [
+    "JOB_STATE",
+    "TIMED_OUT",
+    "describe_response",
+    "job_state",
+    "list_response",
+    "to_state",
+]
 
 #: SageMaker's training job states (``TrainingJobStatus``).
 JOB_STATE: dict[str, AppState] = {
@@ -48,16 +59,24 @@ _NOT_YET_TRAINING = frozenset(
 )
 
 
+#: ``SecondaryStatus`` values of a ``Stopped`` job that SageMaker stopped itself, at the
+#: ``StoppingCondition``'s limit: the app ran out of time (FAILED), nobody cancelled it.
+TIMED_OUT = frozenset({"MaxRuntimeExceeded", "MaxWaitTimeExceeded"})
+
+
 def to_state(status: str) -> AppState:
     """The AppState of a ``TrainingJobStatus`` (UNKNOWN for one SageMaker adds later)."""
     return to_app_state(status, JOB_STATE)
 
 
 def job_state(job: Mapping[str, Any]) -> AppState:
-    """The AppState of a training job: its status, PENDING while its instances get ready."""
+    """The AppState of a training job: its status, PENDING while its instances get ready,
+    FAILED when SageMaker stopped it at its time limit (``TIMED_OUT``)."""
     state = to_state(str(job.get("TrainingJobStatus", "")))
     if state == AppState.RUNNING and job.get("SecondaryStatus") in _NOT_YET_TRAINING:
         return AppState.PENDING
+    if job.get("TrainingJobStatus") == "Stopped" and job.get("SecondaryStatus") in TIMED_OUT:
+        return AppState.FAILED
     return state
 
 
@@ -80,6 +99,9 @@ def describe_response(
         transitions = job.get("SecondaryStatusTransitions") or []
         if transitions:
             msg = str(transitions[-1].get("StatusMessage") or "")
+    if state == AppState.FAILED and job.get("SecondaryStatus") in TIMED_OUT:
+        limit = job["SecondaryStatus"]
+        msg = f"SageMaker stopped the job: {limit}" + (f" ({msg})" if msg else "")
     name = job["TrainingJobName"]
     app = appdef_of(job)
     return DescribeAppResponse(
