@@ -1,7 +1,7 @@
 """The table of what each installed scheduler lacks, generated into docs/plugins.md.
 
 Rows come from the schedulers' own declarations (``missing_capabilities``, read by
-:func:`torchx.schedulers.capabilities.missing`), never from hand-written text: every
+:func:`torchx.schedulers.contract.capabilities.missing`), never from hand-written text: every
 scheduler the plugin registry finds in this environment (its ``torchx`` entry points)
 plus the example vendor plugin (examples/vendor-plugin, from its source). Each is
 created through its factory, which only builds the object (no backend is contacted)::
@@ -53,7 +53,7 @@ def generate() -> str:
 
     Raises MissingPlugins when a first-party plugin is not installed here or failed to load.
     """
-    from torchx.schedulers.capabilities import capability_table
+    from torchx.schedulers.contract.capabilities import capability_table
     from torchx.specs.plugins import build_registry
 
     if str(VENDOR_SRC) not in sys.path:

@@ -53,10 +53,19 @@ def distributions(root: Path = ROOT) -> dict[str, Path]:
     return found
 
 
+#: Packages whose modules are not all API although none is ``_``-named, each with the
+#: modules that are: the local scheduler's folder is one scheduler's own code, of which
+#: only the scheduler, its view and its warm start are public (see its docstring).
+API_OF_PACKAGE: dict[str, tuple[str, ...]] = {
+    "torchx.schedulers.local": ("scheduler", "view", "warmup"),
+}
+
+
 def public_modules(src: Path) -> list[str]:
     """Module names under a ``src/`` folder with no ``_``-prefixed part, sorted.
 
-    ``torchx`` itself is a namespace (no ``__init__.py``), never a page of its own.
+    ``torchx`` itself is a namespace (no ``__init__.py``), never a page of its own; of a
+    package in :data:`API_OF_PACKAGE`, only the modules it names.
     """
     names = []
     for path in sorted(src.rglob("*.py")):
@@ -66,6 +75,9 @@ def public_modules(src: Path) -> list[str]:
         if not parts or any(p.startswith("_") for p in parts):
             continue
         if parts == ["torchx"]:
+            continue
+        package, _, leaf = ".".join(parts).rpartition(".")
+        if leaf not in API_OF_PACKAGE.get(package, (leaf,)):
             continue
         names.append(".".join(parts))
     return names
@@ -110,7 +122,7 @@ def api_pages(dists: Mapping[str, Path]) -> dict[str, str]:
 #: Members of a module documented although their names start with ``_``: the hooks a
 #: scheduler plugin implements (the Scheduler contract).
 PRIVATE_MEMBERS: dict[str, list[str]] = {
-    "torchx.schedulers.api": [
+    "torchx.schedulers.contract.api": [
         "_submit_dryrun",
         "_run_opts",
         "_validate",
@@ -122,7 +134,11 @@ PRIVATE_MEMBERS: dict[str, list[str]] = {
 
 
 def _is_private(module: str) -> bool:
-    return any(part.startswith("_") for part in module.split("."))
+    """No API page: a ``_``-named part, or a module its package keeps out of its API."""
+    package, _, leaf = module.rpartition(".")
+    return any(part.startswith("_") for part in module.split(".")) or leaf not in (
+        API_OF_PACKAGE.get(package, (leaf,))
+    )
 
 
 def _assigned_in(module: Any, name: str) -> bool:
@@ -185,8 +201,8 @@ def split_all(
     public module); None without ``__all__``.
 
     A name is documented where it is defined, unless it is defined in a private module:
-    then the public module exporting it is its home (``torchx.schedulers.local_scheduler``
-    exports the local scheduler's classes from ``torchx.schedulers._local``); and a class
+    then the public module exporting it is its home (``torchx.specs.plugins`` exports
+    ``Failure`` from ``torchx.specs._plugin_reports``); and a class
     or function its package exports is documented there (:func:`package_homes`).
     """
     import importlib

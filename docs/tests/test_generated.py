@@ -52,6 +52,19 @@ def test_public_modules_skip_private_parts(tmp_path: Path) -> None:
     assert sitegen.public_modules(tmp_path) == ["torchx.x", "torchx.x.a"]
 
 
+def test_public_modules_of_the_local_scheduler_are_only_its_api(tmp_path: Path) -> None:
+    for name in ("__init__", "scheduler", "view", "warmup", "supervisor", "state"):
+        path = tmp_path / "torchx" / "schedulers" / "local" / f"{name}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+    assert sitegen.public_modules(tmp_path) == [
+        "torchx.schedulers.local",
+        "torchx.schedulers.local.scheduler",
+        "torchx.schedulers.local.view",
+        "torchx.schedulers.local.warmup",
+    ]
+
+
 @pytest.mark.parametrize(
     ("link", "expected"),
     [

@@ -232,6 +232,54 @@ def test_it_type_checks_against_the_installed_wheels(make_env: MakeEnv) -> None:
     assert 'Argument "cpu" to "Resource" has incompatible type "str"' in caught.stdout
 
 
+#: A plugin written against the flat layout's module names (upstream's and this
+#: project's earlier ones): they import their new homes' modules (see
+#: torchx.schedulers._moved), and a type checker must see the same types through them.
+EARLIER_NAMES = """\
+from collections.abc import Mapping
+
+from torchx.schedulers.api import DescribeAppResponse, Scheduler, Stream
+from torchx.schedulers.capabilities import Capability
+from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
+from torchx.schedulers.ids import make_app_id
+from torchx.schedulers.local_scheduler import LocalScheduler, create_scheduler
+from torchx.schedulers.retry import Backoff
+from torchx.schedulers.states import to_app_state
+from torchx.specs import AppState, CfgVal
+
+scheduler: Scheduler[Mapping[str, CfgVal]] = create_scheduler("typed")
+local: LocalScheduler = LocalScheduler("typed")
+app_id: str = make_app_id("echo")
+response: DescribeAppResponse | None = scheduler.describe(app_id)
+stream: Stream = Stream.COMBINED
+error: SchedulerError = TransientSchedulerError("throttled", retry_after=1.0)
+state: AppState = to_app_state("RUNNING", {"RUNNING": AppState.RUNNING})
+lacks: Capability = Capability.RETRIES
+backoff: Backoff = Backoff()
+"""
+
+
+def test_the_earlier_module_names_type_check_as_before(make_env: MakeEnv) -> None:
+    """``from torchx.schedulers.api import Scheduler`` checks under mypy --strict, and runs."""
+    env = make_env("earlier", "torchx-runner", pypi=["mypy==2.4.1"])
+    mypy = [env.python, "-m", "mypy", "--strict", "--cache-dir", env.work / ".mypy_cache"]
+    plugin = env.work / "earlier_names.py"
+    plugin.write_text(EARLIER_NAMES)
+    checked = env.run(*mypy, plugin)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "Success: no issues found in 1 source file" in checked.stdout
+    ran = env.run(env.python, plugin)
+    assert ran.returncode == 0, ran.stderr
+    # a control: a misuse through an earlier name is caught
+    plugin.write_text(EARLIER_NAMES + "wrong: Stream = make_app_id('echo')\n")
+    caught = env.run(*mypy, plugin)
+    assert caught.returncode == 1
+    assert (
+        'Incompatible types in assignment (expression has type "str", variable has type "Stream")'
+        in caught.stdout
+    )
+
+
 def test_installing_and_removing_the_wheel_is_all_a_user_does(
     make_env: MakeEnv, wheels: Wheels
 ) -> None:

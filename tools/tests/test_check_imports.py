@@ -72,7 +72,7 @@ def test_from_namespace_import_and_import_module_are_seen(fake_repo: Path) -> No
 def test_transitive_and_extra_siblings_are_allowed(fake_repo: Path) -> None:
     write(
         _src(fake_repo, "packages", "torchx-cli", "torchx.cli") / "main.py",
-        "from torchx.specs import AppDef\nimport torchx.schedulers.api\n",
+        "from torchx.specs import AppDef\nimport torchx.schedulers.contract.api\n",
     )
     write(
         _src(fake_repo, "plugins", "torchx-k8s", "torchx_k8s") / "build.py",
@@ -170,7 +170,7 @@ def test_a_siblings_private_module_or_name_is_rejected(fake_repo: Path) -> None:
 
 
 def test_private_part() -> None:
-    assert check_imports.private_part("torchx.schedulers._local.state") == "_local"
+    assert check_imports.private_part("torchx.cli._quick.run") == "_quick"
     assert check_imports.private_part("torchx.specs.__version__") is None
     assert check_imports.private_part("_top.public") is None  # the top package is not judged
 

@@ -272,7 +272,7 @@ def test_the_capability_table_refuses_to_drop_a_plugin_that_is_not_installed(
 
 
 def test_every_capability_is_explained() -> None:
-    from torchx.schedulers.capabilities import LACKING, Capability
+    from torchx.schedulers.contract.capabilities import LACKING, Capability
 
     doc = DOC.read_text(encoding="utf-8")
     explained = set(re.findall(r"^\| `(\w+)` \| .* \| .* \|$", doc, re.MULTILINE))

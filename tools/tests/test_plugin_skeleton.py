@@ -8,7 +8,8 @@ each scheduler package (a folder holding a ``scheduler.py``) of every plugin und
   contract), ``options.py``, ``request.py``, ``status.py`` and ``backend.py`` are there;
 * every backend call goes through ``backend.py``: only it (and modules nothing but it
   imports, its private helpers) imports the backend's client: ``subprocess``, the
-  shared command runner ``torchx.schedulers.commands``, or an SDK;
+  shared command runner ``torchx.schedulers.helpers.commands`` (or its earlier name
+  ``torchx.schedulers.commands``), or an SDK;
 * the scheduler takes its backend by one keyword, ``backend`` (tests inject a fake
   through it): its class's ``__init__`` has a ``backend`` parameter and
   ``create_scheduler`` passes ``backend=``;
@@ -32,7 +33,15 @@ from conftest import REPO
 #: The modules of every scheduler package.
 SKELETON = ("scheduler.py", "options.py", "request.py", "status.py", "backend.py")
 #: Modules only ``backend.py`` (and its private helpers) may import: a backend's clients.
-CLIENTS = ("subprocess", "torchx.schedulers.commands", "docker", "kubernetes", "boto3", "botocore")
+CLIENTS = (
+    "subprocess",
+    "torchx.schedulers.helpers.commands",
+    "torchx.schedulers.commands",  # the same module, by its earlier name
+    "docker",
+    "kubernetes",
+    "boto3",
+    "botocore",
+)
 #: The keyword a scheduler takes its backend by (tests inject a fake through it).
 KEYWORD = "backend"
 MAX_LINES = 600

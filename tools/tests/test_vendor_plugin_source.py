@@ -1,7 +1,7 @@
 """The vendor plugin (examples/vendor-plugin) uses only what any third party could use.
 
 It must reach TorchX through the public API alone: the hookspecs, the registry,
-``torchx.specs`` and the Scheduler contract in ``torchx.schedulers.api``, never a
+``torchx.specs`` and the Scheduler contract in ``torchx.schedulers.contract.api``, never a
 private module or name. Its dependency on torchx-runner is a compatible range that
 admits the version in this repository, and no distribution here knows about it.
 """

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from acme_torchx.scheduler import AcmeScheduler, create_scheduler
 
-from torchx.schedulers.errors import SchedulerError
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.testing import SchedulerConformance
 from torchx.specs import AppDef, Role
 

@@ -53,8 +53,8 @@ def _faulty_plugin(root: Path) -> dict[str, str]:
             import os
             import time
 
-            from torchx.schedulers.api import Scheduler
-            from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
+            from torchx.schedulers.contract.api import Scheduler
+            from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
             from torchx.specs import AppDryRunInfo
 
 

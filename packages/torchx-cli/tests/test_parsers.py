@@ -121,7 +121,7 @@ def test_bad_handles_name_the_form(bad: str) -> None:
     ],
 )
 def test_torchx_run_guesses_a_local_app_before_parsing(argv: list[str], local: bool) -> None:
-    """The guess that starts a local supervisor ahead (torchx.schedulers.local_warmup)."""
+    """The guess that starts a local supervisor ahead (torchx.schedulers.local.warmup)."""
     from torchx.cli._startup import may_run_locally
 
     assert may_run_locally(argv) is local

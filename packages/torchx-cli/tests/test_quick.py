@@ -320,7 +320,7 @@ def _plugin(root: Path, hooks: str) -> dict[str, str]:
 
 
             def create_scheduler(session_name, **kwargs):
-                from torchx.schedulers.local_scheduler import create_scheduler
+                from torchx.schedulers.local.scheduler import create_scheduler
 
                 return create_scheduler(session_name, **kwargs)
             """
@@ -382,7 +382,7 @@ def test_editing_a_plugin_module_is_seen_at_once(both: Both, done: str) -> None:
 
 
 def test_the_references_are_the_built_in_ones() -> None:
-    from torchx.schedulers import local_view
+    from torchx.schedulers.local import view as local_view
 
     for name, ref in _quick.COMMANDS.items():
         assert builtin_plugin._COMMANDS[name] == ref
@@ -448,21 +448,21 @@ def test_a_finder_of_other_distributions_turns_it_off(monkeypatch: pytest.Monkey
 def test_another_schedulers_command_imports_nothing_here(argv: list[str]) -> None:
     # declined before the local records' reader is imported: its cost is the local
     # scheduler's alone, never added to a command for another scheduler
-    for name in [m for m in sys.modules if m.startswith("torchx.schedulers.local_view")]:
+    for name in [m for m in sys.modules if m.startswith("torchx.schedulers.local.view")]:
         del sys.modules[name]
     assert _quick.run(argv) is None
-    assert "torchx.schedulers.local_view" not in sys.modules
+    assert "torchx.schedulers.local.view" not in sys.modules
 
 
 # ------------------------------------------------------ a plugin's scheduler and its handler
 
 #: The plugin 'acme': a scheduler whose backend is a JSON file (``$ACME_BACKEND``), and
 #: a quick handler reading the same file with the standard library, declining as the
-#: contract says (torchx.schedulers.quick).
+#: contract says (torchx.schedulers.helpers.quick).
 ACME_SCHEDULER = """
 import json, os
 
-from torchx.schedulers.api import DescribeAppResponse, Scheduler, TransientSchedulerError
+from torchx.schedulers.contract.api import DescribeAppResponse, Scheduler, TransientSchedulerError
 from torchx.specs import AppState, ReplicaStatus, Role, RoleStatus
 
 

@@ -17,7 +17,7 @@ import pytest
 from torchx.cli import _runtime
 from torchx.cli.cmd_run import RunCommand
 from torchx.runner import Runner
-from torchx.schedulers.local_scheduler import LocalScheduler
+from torchx.schedulers.local.scheduler import LocalScheduler
 from torchx.specs import AppDef, AppDryRunInfo, CfgVal
 from torchx.specs.options import runopts
 

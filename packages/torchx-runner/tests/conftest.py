@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from torchx.schedulers.local_scheduler import LocalScheduler, create_scheduler
+from torchx.schedulers.local.scheduler import LocalScheduler, create_scheduler
 from torchx.schedulers.testing.fake_tools import private_env_dir
 
 collect_ignore_glob = ["fixtures/*"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from torchx.schedulers import appstore
+from torchx.schedulers.helpers import appstore
 from torchx.specs import AppDef, Resource, Role
 
 
@@ -115,7 +115,7 @@ def test_an_appdef_of_user_classes_is_kept_as_spec_types(tmp_path: Path) -> None
 def test_neither_way_imports_cattrs(tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "from torchx.schedulers import appstore\n"
+        "from torchx.schedulers.helpers import appstore\n"
         "from torchx.specs import AppDef, Role\n"
         "app = AppDef('a', [Role('r', image='i', entrypoint='e')])\n"
         f"appstore.save({str(tmp_path)!r}, app)\n"

@@ -1,4 +1,4 @@
-"""torchx.schedulers.commands: timeouts from the environment, missing tools, runs that hang."""
+"""torchx.schedulers.helpers.commands: timeouts from the environment, missing tools, runs that hang."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from torchx.schedulers import commands
-from torchx.schedulers.api import SchedulerError, TransientSchedulerError
+from torchx.schedulers.contract.api import SchedulerError, TransientSchedulerError
+from torchx.schedulers.helpers import commands
 
 ENV = "TORCHX_TEST_TOOL_TIMEOUT"
 

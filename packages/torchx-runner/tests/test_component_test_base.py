@@ -22,7 +22,7 @@ import pytest
 
 from torchx.components import metrics, serve, utils
 from torchx.components.component_test_base import ComponentTestCase
-from torchx.schedulers.api import Stream
+from torchx.schedulers.contract.api import Stream
 from torchx.specs import AppState
 
 

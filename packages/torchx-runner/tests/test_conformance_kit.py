@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from torchx.schedulers.capabilities import LACKING, Capability, capability_table, missing
+from torchx.schedulers.contract.capabilities import LACKING, Capability, capability_table, missing
 
 pytest_plugins = ["pytester"]
 
@@ -35,8 +35,8 @@ DEPENDENT = {
 
 HEADER = """
 import pytest
-from torchx.schedulers.local_scheduler import LocalScheduler, create_scheduler
-from torchx.schedulers.api import Stream
+from torchx.schedulers.local.scheduler import LocalScheduler, create_scheduler
+from torchx.schedulers.contract.api import Stream
 from torchx.schedulers.testing import Capability, SchedulerConformance
 """
 

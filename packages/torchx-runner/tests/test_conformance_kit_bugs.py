@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from torchx.schedulers.local_scheduler import LocalScheduler
+from torchx.schedulers.local.scheduler import LocalScheduler
 from torchx.schedulers.testing import Kit, SchedulerConformance
 from torchx.specs import AppState
 

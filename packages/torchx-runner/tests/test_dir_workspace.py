@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler
+from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse, Scheduler
 from torchx.specs import AppDef, AppDryRunInfo, CfgVal, InvalidRunConfigException, Role, Workspace
 from torchx.workspace import walk_workspace
 from torchx.workspace.dir_workspace import DirWorkspaceMixin, copy_workspace

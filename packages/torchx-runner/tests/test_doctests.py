@@ -39,25 +39,26 @@ EXAMPLES = [
     "torchx.runner.config",
     "torchx.runner.first_party",
     "torchx.schedulers",
-    "torchx.schedulers.api",
-    "torchx.schedulers.appstore",
-    "torchx.schedulers.capabilities",
-    "torchx.schedulers.clients",
-    "torchx.schedulers.commands",
-    "torchx.schedulers.errors",
-    "torchx.schedulers.files",
-    "torchx.schedulers.follow",
-    "torchx.schedulers.ids",
-    "torchx.schedulers.labels",
-    "torchx.schedulers.local_scheduler",
-    "torchx.schedulers.privatedir",
-    "torchx.schedulers.replica_errors",
-    "torchx.schedulers.retry",
-    "torchx.schedulers.scriptroles",
-    "torchx.schedulers.states",
+    "torchx.schedulers._moved",
+    "torchx.schedulers.contract.api",
+    "torchx.schedulers.contract.capabilities",
+    "torchx.schedulers.contract.errors",
+    "torchx.schedulers.contract.states",
+    "torchx.schedulers.helpers.appstore",
+    "torchx.schedulers.helpers.clients",
+    "torchx.schedulers.helpers.commands",
+    "torchx.schedulers.helpers.files",
+    "torchx.schedulers.helpers.follow",
+    "torchx.schedulers.helpers.ids",
+    "torchx.schedulers.helpers.labels",
+    "torchx.schedulers.helpers.privatedir",
+    "torchx.schedulers.helpers.replica_errors",
+    "torchx.schedulers.helpers.retry",
+    "torchx.schedulers.helpers.scriptroles",
+    "torchx.schedulers.helpers.window",
+    "torchx.schedulers.local.scheduler",
     "torchx.schedulers.testing.cli",
     "torchx.schedulers.testing.registration",
-    "torchx.schedulers.window",
     "torchx.workspace.dir_workspace",
 ]
 
@@ -68,7 +69,7 @@ def _examples(name: str) -> int:
 
 
 def test_modules_found() -> None:
-    assert "torchx.schedulers.api" in MODULES
+    assert "torchx.schedulers.contract.api" in MODULES
 
 
 def test_the_modules_with_examples_are_the_listed_ones() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from torchx.schedulers.api import Stream
-from torchx.schedulers.follow import EveryInterval, follow_files, stream_files
+from torchx.schedulers.contract.api import Stream
+from torchx.schedulers.helpers.follow import EveryInterval, follow_files, stream_files
 
 
 @pytest.mark.parametrize(

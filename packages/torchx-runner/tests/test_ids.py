@@ -1,4 +1,4 @@
-"""Ids of several parts (``namespace:name``) and DNS-1123 labels, torchx.schedulers.ids.
+"""Ids of several parts (``namespace:name``) and DNS-1123 labels, torchx.schedulers.helpers.ids.
 
 Property tests: what is joined splits back, what is not an id is refused in one line
 naming the form, and every label is valid, deterministic and distinct for distinct
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torchx.schedulers.errors import InvalidAppIdError
-from torchx.schedulers.ids import (
+from torchx.schedulers.contract.errors import InvalidAppIdError
+from torchx.schedulers.helpers.ids import (
     APP_ID_PART_PATTERN,
     DNS_LABEL_MAX,
     dns_label,
@@ -151,7 +151,7 @@ def test_many_cut_names_do_not_collide(seed: int) -> None:
 
 def test_labels_are_the_same_in_another_process() -> None:
     code = (
-        "from torchx.schedulers.ids import dns_label;"
+        "from torchx.schedulers.helpers.ids import dns_label;"
         "print(dns_label('My_Trainer', 'worker', 0), dns_label('x' * 100, 'w', 3))"
     )
     other = subprocess.run(

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st_h
 
-from torchx.schedulers._local import cgroup
+from torchx.schedulers.local import cgroup
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the local scheduler is Linux-only")
 
@@ -80,7 +80,7 @@ def test_removing_a_cgroup_that_is_gone_is_done(tmp_path: Path) -> None:
 
 _ENTER = """
 import json, os, sys
-from torchx.schedulers._local import cgroup
+from torchx.schedulers.local import cgroup
 path = cgroup.enter(sys.argv[1])
 print(json.dumps({"path": path, "me": open("/proc/self/cgroup").read()}))
 """

@@ -1,5 +1,5 @@
 """The local scheduler and why a replica failed: its elastic error file, and programs
-that are not there refused at dryrun (torchx.schedulers._local.programs)."""
+that are not there refused at dryrun (torchx.schedulers.local.programs)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from torchx.schedulers.api import DescribeAppResponse
-from torchx.schedulers.local_scheduler import LocalScheduler
-from torchx.schedulers.replica_errors import ERROR_FILE_ENV
+from torchx.schedulers.contract.api import DescribeAppResponse
+from torchx.schedulers.helpers.replica_errors import ERROR_FILE_ENV
+from torchx.schedulers.local.scheduler import LocalScheduler
 from torchx.specs import NONE, AppDef, AppState, Role, SpecError
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the local scheduler is Linux-only")
@@ -61,7 +61,7 @@ def test_each_replica_gets_its_own_error_file_which_describe_reads(
 def test_the_launchers_own_error_file_is_not_the_replicas(
     sched: LocalScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from torchx.schedulers._local import records
+    from torchx.schedulers.local import records
 
     assert records.ERROR_FILE_ENV == ERROR_FILE_ENV  # the supervisor's copy of the name
     # torchx run from inside a torchrun job: the launcher has a file of its own

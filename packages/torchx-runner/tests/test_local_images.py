@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from torchx.schedulers.api import Stream
-from torchx.schedulers.local_scheduler import (
+from torchx.schedulers.contract.api import Stream
+from torchx.schedulers.local.scheduler import (
     CWDImageProvider,
     ImageProvider,
     LocalDirectoryImageProvider,
@@ -71,7 +71,7 @@ def test_without_a_provider_the_same_entrypoint_is_looked_up_on_path(
     sched: LocalScheduler, image: Path
 ) -> None:
     """The default keeps running the entrypoint as given: ``hello.sh`` is not on PATH, so
-    the app is refused when submitted (torchx.schedulers._local.programs)."""
+    the app is refused when submitted (torchx.schedulers.local.programs)."""
     app = AppDef("hi", [Role("r", image=str(image), entrypoint="hello.sh")])
     assert sched.submit_dryrun(app, {}).request.roles[0].replicas[0].entrypoint == "hello.sh"
     with pytest.raises(SpecError, match=r"'hello\.sh' is not on the PATH its replicas get"):

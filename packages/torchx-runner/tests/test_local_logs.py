@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from torchx.schedulers._local import logs as logs_mod
-from torchx.schedulers.api import Stream
-from torchx.schedulers.local_scheduler import LocalScheduler
+from torchx.schedulers.contract.api import Stream
+from torchx.schedulers.local import logs as logs_mod
+from torchx.schedulers.local.scheduler import LocalScheduler
 from torchx.specs import AppDef, AppState, Role
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the local scheduler is Linux-only")
@@ -228,7 +228,7 @@ def test_a_long_line_seen_half_written_stays_whole(sched: LocalScheduler) -> Non
 
 _READ_HUGE = """
 import json, sys
-from torchx.schedulers.local_scheduler import create_scheduler
+from torchx.schedulers.local.scheduler import create_scheduler
 s = create_scheduler("t", state_dir=sys.argv[1])
 out = {}
 for view in ("stdout", None):
@@ -293,7 +293,7 @@ def test_an_index_of_another_version_is_a_clear_error(sched: LocalScheduler) -> 
 
 _DISK_FULL = """
 import json, os, sys, time
-from torchx.schedulers.local_scheduler import create_scheduler
+from torchx.schedulers.local.scheduler import create_scheduler
 from torchx.specs import AppDef, Role
 state = sys.argv[1]
 s = create_scheduler("t", state_dir=state)
@@ -373,7 +373,7 @@ def test_a_full_disk_fails_the_app_and_every_command_keeps_working(tmp_path: Pat
 
 _FSIZE = """
 import json, resource, sys
-from torchx.schedulers.local_scheduler import create_scheduler
+from torchx.schedulers.local.scheduler import create_scheduler
 from torchx.specs import AppDef, Role
 resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
 s = create_scheduler("t", state_dir=sys.argv[1])

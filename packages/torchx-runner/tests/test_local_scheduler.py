@@ -27,11 +27,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st_h
 
-from torchx.schedulers import local_view
-from torchx.schedulers._local import state as st
-from torchx.schedulers.api import DescribeAppResponse, SchedulerError, Stream
-from torchx.schedulers.ids import is_valid_app_id
-from torchx.schedulers.local_scheduler import (
+from torchx.schedulers.contract.api import DescribeAppResponse, SchedulerError, Stream
+from torchx.schedulers.helpers.ids import is_valid_app_id
+from torchx.schedulers.local import state as st
+from torchx.schedulers.local import view as local_view
+from torchx.schedulers.local.scheduler import (
     InvalidAppIdException,
     LocalScheduler,
     create_scheduler,
@@ -165,7 +165,7 @@ def test_dryrun_substitutes_macros_and_writes_nothing(
 def test_dryrun_image_directory_is_cwd_and_options(
     sched: LocalScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import torchx.schedulers._local.request as mod
+    import torchx.schedulers.local.request as mod
 
     monkeypatch.setattr(mod, "gpu_count", lambda: 4)
     role = Role("r", image=str(tmp_path), entrypoint="x", num_replicas=2)
@@ -256,7 +256,7 @@ _MANY_REPLICAS = textwrap.dedent(
     """
     import resource, sys
     resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))  # what `ulimit -n 1024` does
-    from torchx.schedulers.local_scheduler import create_scheduler
+    from torchx.schedulers.local.scheduler import create_scheduler
     from torchx.specs import AppDef, Role
     sched = create_scheduler("s", state_dir=sys.argv[1])
     app_id = sched.submit(AppDef("many", [Role("w", image="/", entrypoint="true",
@@ -638,7 +638,7 @@ def test_many_followers_of_one_app_read_its_record_once_per_change(
     second: that clock is stopped here, so the count does not grow with the time the
     followers take on a loaded machine). Each reading its own, they parsed it 16 times
     per change: following 128 replicas took more CPU than starting them."""
-    from torchx.schedulers._local import reading
+    from torchx.schedulers.local import reading
 
     class StoppedMonotonic:
         """The module's ``time``, but for a monotonic clock that does not move."""
@@ -752,7 +752,7 @@ def test_list_of_the_state_dir_run_option_lists_the_apps_run_there(
 _OTHER = textwrap.dedent(
     """
     import json, sys
-    from torchx.schedulers.local_scheduler import create_scheduler
+    from torchx.schedulers.local.scheduler import create_scheduler
     s = create_scheduler("another-session", state_dir=sys.argv[1])
     if sys.argv[2] == "launch":
         from torchx.specs import AppDef, Role
@@ -1122,7 +1122,7 @@ def test_what_escaped_with_a_cleared_environment_dies_with_a_killed_supervisor(
     """kill -9 of the supervisor: its watchdog kills the app. ``env -i setsid`` leaves the
     replica's session and drops ``TORCHX_APP_ID``, the two proofs of being the app's;
     only the app's cgroup (run option ``cgroup``) still holds it, where one could be
-    made (root here; see torchx.schedulers._local.cgroup). Without one, it survives:
+    made (root here; see torchx.schedulers.local.cgroup). Without one, it survives:
     that is the documented gap, asserted as such."""
     app_id = run(sched, sh("w", _ESCAPER + "sleep 300"), cgroup=True)
     escaped = _escaped_pids(sched, app_id)
@@ -1161,7 +1161,7 @@ def test_no_cgroup_without_the_option(sched: LocalScheduler) -> None:
 def test_replicas_run_in_the_apps_cgroup_which_goes_with_it(
     sched: LocalScheduler, state_dir: Path
 ) -> None:
-    from torchx.schedulers._local import cgroup
+    from torchx.schedulers.local import cgroup
 
     app_id = run(sched, sh("w", "cat /proc/self/cgroup", 2), cgroup=True)
     assert wait(sched, app_id).state == AppState.SUCCEEDED
@@ -1393,7 +1393,7 @@ def test_runner_rejects_handles_that_could_escape(sched: LocalScheduler, handle:
 _CONCURRENT = textwrap.dedent(
     """
     import sys
-    from torchx.schedulers.local_scheduler import create_scheduler
+    from torchx.schedulers.local.scheduler import create_scheduler
     from torchx.specs import AppDef, Role
     s = create_scheduler("w" + sys.argv[2], state_dir=sys.argv[1])
     mine = [s.submit(AppDef(f"p{sys.argv[2]}", [Role("w", image="/", entrypoint="sh",
@@ -1615,7 +1615,7 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 @given(st_h.lists(st_h.tuples(st_h.integers(0, 10**6), st_h.sampled_from("smhdw")), min_size=1))
 def test_durations_parse_to_the_sum_of_their_parts(parts: list[tuple[int, str]]) -> None:
-    from torchx.schedulers._local.retention import parse_duration
+    from torchx.schedulers.local.retention import parse_duration
 
     text = "".join(f"{n}{unit}" for n, unit in parts)
     assert parse_duration(text) == sum(n * _UNITS[unit] for n, unit in parts)
@@ -1623,7 +1623,7 @@ def test_durations_parse_to_the_sum_of_their_parts(parts: list[tuple[int, str]])
 
 @given(st_h.text(max_size=12))
 def test_anything_else_is_one_line_error_or_a_duration(text: str) -> None:
-    from torchx.schedulers._local.retention import parse_duration
+    from torchx.schedulers.local.retention import parse_duration
 
     try:
         value = parse_duration(text)
@@ -1637,7 +1637,7 @@ _LIGHT_LAUNCH = textwrap.dedent(
     """
     import json, sys
     from torchx.runner import Runner
-    from torchx.schedulers.local_scheduler import create_scheduler
+    from torchx.schedulers.local.scheduler import create_scheduler
     from torchx.specs import AppDef, Role
     app = AppDef("light", [Role("w", image="/", entrypoint="echo", args=["hi"])],
                  metadata={"k": "v"})
@@ -1682,7 +1682,7 @@ def test_an_appdef_with_user_classes_is_recorded_as_plain_specs(sched: LocalSche
 
 
 def test_only_plain_spec_pickles_are_left_to_the_supervisor() -> None:
-    from torchx.schedulers._local.writing import pickle_plain as _pickle_plain
+    from torchx.schedulers.local.writing import pickle_plain as _pickle_plain
     from torchx.specs import Workspace, resource
 
     plain = AppDef(
@@ -1719,7 +1719,7 @@ def test_any_app_id_is_refused_or_stays_inside_the_state_dir(app_id: str) -> Non
     assert os.path.basename(path) == app_id not in ("", ".", "..")
 
 
-# ------------------------------------------------- torchx.schedulers.local_view (quick reads)
+# ------------------------------------------------- torchx.schedulers.local.view (quick reads)
 
 
 def _view_ended(sched: LocalScheduler) -> str:
@@ -1856,7 +1856,7 @@ def test_unsure_of_a_running_app_to_follow_or_one_to_settle(sched: LocalSchedule
 
 
 def test_the_state_names_are_appstates() -> None:
-    from torchx.schedulers._local import view
+    from torchx.schedulers.local import view
 
     assert {s.name for s in AppState} == view._STATES
 
@@ -1892,7 +1892,7 @@ def test_imports_only_the_standard_library(tmp_path: Path) -> None:
     # record and its states: torchx.specs.status, which imports nothing)
     core = ("torchx.specs", "torchx.specs._version", "torchx.specs.status")
     code = (
-        "import sys; from torchx.schedulers import local_view; "
+        "import sys; from torchx.schedulers.local import view as local_view; "
         "local_view.status; local_view.list_apps(sys.argv[1]); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         f"('attr', 'attrs', 'cattrs', 'pluggy', 'typing') or m.startswith('torchx.specs') "

@@ -1,4 +1,4 @@
-"""A local supervisor started ahead (torchx.schedulers.local_warmup) and handed the next app."""
+"""A local supervisor started ahead (torchx.schedulers.local.warmup) and handed the next app."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from torchx.schedulers._local import warmup as local_warmup
-from torchx.schedulers.local_scheduler import LocalScheduler
+from torchx.schedulers.local import warmup as local_warmup
+from torchx.schedulers.local.scheduler import LocalScheduler
 from torchx.specs import AppDef, AppState, Role
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the local scheduler is Linux-only")

@@ -12,11 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from torchx.runner.logs import BlockLog, PolledLog
-from torchx.schedulers.follow import follow_file
-from torchx.schedulers.merge import TURN, merge_lines
-from torchx.schedulers.paged import Page, paged_lines, since_time_fetch
-from torchx.schedulers.polling import Polled, matching_lines
-from torchx.schedulers.window import in_window, split_timestamp, window_lines
+from torchx.schedulers.helpers.follow import follow_file
+from torchx.schedulers.helpers.merge import TURN, merge_lines
+from torchx.schedulers.helpers.paged import Page, paged_lines, since_time_fetch
+from torchx.schedulers.helpers.polling import Polled, matching_lines
+from torchx.schedulers.helpers.window import in_window, split_timestamp, window_lines
 
 lines_st = st.lists(st.text(st.characters(exclude_characters="\n\r"), max_size=8), max_size=40)
 
@@ -141,7 +141,7 @@ def test_matching_lines_passes_the_idle_marker() -> None:
 
 
 def test_the_local_scheduler_logs_are_polled_logs(tmp_path: Path) -> None:
-    from torchx.schedulers._local.logs import LogLines
+    from torchx.schedulers.local.logs import LogLines
 
     (tmp_path / "stdout.log").write_text("x\n")
     log = LogLines(str(tmp_path), "stdout", None, None, False, lambda: True)

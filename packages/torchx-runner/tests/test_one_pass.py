@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from torchx.runner import Runner
-from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler
-from torchx.schedulers.local_scheduler import LocalScheduler
+from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse, Scheduler
+from torchx.schedulers.local.scheduler import LocalScheduler
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, Role, Workspace, resource
 from torchx.specs.handles import parse_app_handle
 from torchx.specs.options import runopts

@@ -1,4 +1,4 @@
-"""torchx.schedulers.privatedir: a state directory nobody else can have planted or can write."""
+"""torchx.schedulers.helpers.privatedir: a state directory nobody else can have planted or can write."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from torchx.schedulers import privatedir
-from torchx.schedulers.api import SchedulerError
+from torchx.schedulers.contract.api import SchedulerError
+from torchx.schedulers.helpers import privatedir
 
 WHY = "acme keeps its logs there; use another job_dir"
 

@@ -39,7 +39,7 @@ def _run(tmp_path: Path, code: str, *args: str) -> str:
 
 def _wait_all(tmp_path: Path) -> None:
     """Lets every app the examples started end before the temp folder goes."""
-    from torchx.schedulers.local_scheduler import create_scheduler
+    from torchx.schedulers.local.scheduler import create_scheduler
 
     sched = create_scheduler("readme", state_dir=str(tmp_path / "home"))
     for app in sched.list():

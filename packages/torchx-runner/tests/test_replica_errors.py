@@ -1,4 +1,4 @@
-"""torchx.schedulers.replica_errors: reading elastic error files and errors out of stderr,
+"""torchx.schedulers.helpers.replica_errors: reading elastic error files and errors out of stderr,
 and torchx.runner.failures filling them into a FAILED app's status."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from torchx.runner.failures import explain_failure
-from torchx.schedulers.replica_errors import (
+from torchx.schedulers.helpers.replica_errors import (
     ERROR_FILE_ENV,
     MAX_ERROR_FILE_BYTES,
     error_file_env,

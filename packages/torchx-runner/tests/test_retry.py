@@ -1,4 +1,4 @@
-"""torchx.schedulers.retry: backoff, Retry-After, the classifier hook, the budget."""
+"""torchx.schedulers.helpers.retry: backoff, Retry-After, the classifier hook, the budget."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
-from torchx.schedulers.retry import (
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
+from torchx.schedulers.helpers.retry import (
     Backoff,
     RetriesExhaustedError,
     call_with_retries,

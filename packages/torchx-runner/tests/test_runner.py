@@ -33,7 +33,7 @@ from torchx.runner import (
     get_runner,
 )
 from torchx.runner.api import ENV_TORCHX_PARENT_RUN_ID
-from torchx.schedulers.api import (
+from torchx.schedulers.contract.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
@@ -301,8 +301,8 @@ def test_get_runner_is_lazy_in_a_fresh_process() -> None:
         print(json.dumps({
             "backends": backends,
             "session": r.session_name,
-            "local_imported": "torchx.schedulers.local_scheduler" in sys.modules,
-            "sched_api_imported": "torchx.schedulers.api" in sys.modules,
+            "local_imported": "torchx.schedulers.local.scheduler" in sys.modules,
+            "sched_api_imported": "torchx.schedulers.contract.api" in sys.modules,
         }))
         """
     )

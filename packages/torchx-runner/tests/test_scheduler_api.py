@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-import torchx.schedulers.api as api_module
-from torchx.schedulers.api import (
+import torchx.schedulers.contract.api as api_module
+from torchx.schedulers.contract.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
@@ -225,7 +225,7 @@ def test_structured_opts_read_from_the_mapping() -> None:
 
 
 def test_errors_are_reexported_from_the_cheap_module() -> None:
-    import torchx.schedulers.errors as errors
+    import torchx.schedulers.contract.errors as errors
 
     assert SchedulerError is errors.SchedulerError
     assert api_module.TransientSchedulerError is errors.TransientSchedulerError
@@ -256,7 +256,7 @@ def test_structured_opts_is_re_exported_and_doctests_pass() -> None:
 
 
 def test_reference_structured_opts_example_runs_here() -> None:
-    """Reference 003's ``MyOpts`` example, through ``torchx.schedulers.api``."""
+    """Reference 003's ``MyOpts`` example, through ``torchx.schedulers.contract.api``."""
     from dataclasses import dataclass
 
     @dataclass

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from torchx.schedulers.local_scheduler import LocalScheduler, create_scheduler
+from torchx.schedulers.local.scheduler import LocalScheduler, create_scheduler
 from torchx.schedulers.testing import SchedulerConformance
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the local scheduler is Linux-only")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from torchx.schedulers.scriptroles import BASH_READONLY, check_name, check_roles
+from torchx.schedulers.helpers.scriptroles import BASH_READONLY, check_name, check_roles
 from torchx.specs import AppDef, Role
 from torchx.specs.errors import SpecError
 

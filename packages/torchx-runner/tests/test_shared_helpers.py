@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from torchx.schedulers.errors import InvalidAppIdError, SchedulerError
-from torchx.schedulers.files import write_private_atomic
-from torchx.schedulers.follow import follow_file
-from torchx.schedulers.ids import is_valid_app_id, make_app_id, validate_app_id
+from torchx.schedulers.contract.errors import InvalidAppIdError, SchedulerError
+from torchx.schedulers.helpers.files import write_private_atomic
+from torchx.schedulers.helpers.follow import follow_file
+from torchx.schedulers.helpers.ids import is_valid_app_id, make_app_id, validate_app_id
 
 # -- ids ------------------------------------------------------------------------------------
 
@@ -163,13 +163,13 @@ def test_follow_without_a_file_ends_when_done(tmp_path: Path) -> None:
      (504, True), (505, False), (507, True), (599, True), (600, False), (0, False)],
 )  # fmt: skip
 def test_one_rule_says_which_http_answers_are_transient(status: int, transient: bool) -> None:
-    from torchx.schedulers.errors import transient_http_status
+    from torchx.schedulers.contract.errors import transient_http_status
 
     assert transient_http_status(status) is transient
 
 
 def test_a_client_cache_makes_once_and_closes_all() -> None:
-    from torchx.schedulers.clients import ClientCache
+    from torchx.schedulers.helpers.clients import ClientCache
 
     class Client:
         def __init__(self, key: str) -> None:

@@ -1,11 +1,11 @@
-"""torchx.schedulers.states: the state map, the roll-up of replicas, cancels seen as failures."""
+"""torchx.schedulers.contract.states: the state map, the roll-up of replicas, cancels seen as failures."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from torchx.schedulers.states import (
+from torchx.schedulers.contract.states import (
     replicas_in_app_state,
     rollup,
     settle_cancelled,

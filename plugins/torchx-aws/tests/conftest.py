@@ -75,7 +75,7 @@ def private_cache(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def stubs(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stubs]:
     # retries in these tests must not sleep
-    import torchx.schedulers.retry as retry
+    import torchx.schedulers.helpers.retry as retry
 
     monkeypatch.setattr(retry.time, "sleep", lambda s: None)
     yield Stubs()

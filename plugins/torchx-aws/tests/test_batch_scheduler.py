@@ -17,7 +17,7 @@ from torchx_aws.batch.request import parse_app_id
 from torchx_aws.batch.scheduler import AwsBatchScheduler
 from torchx_aws.batch.status import CANCEL_REASON
 
-from torchx.schedulers.errors import InvalidAppIdError, SchedulerError
+from torchx.schedulers.contract.errors import InvalidAppIdError, SchedulerError
 from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role
 
 JOB = "6f1c2a9e-3b1d-4c1e-9d0a-1f2e3d4c5b6a"
@@ -381,7 +381,7 @@ def test_logs_page_by_token_without_repeats(stubs: Stubs) -> None:
 
 
 def test_separate_streams_are_refused(stubs: Stubs) -> None:
-    from torchx.schedulers.api import Stream
+    from torchx.schedulers.contract.api import Stream
 
     with pytest.raises(ValueError, match="one CloudWatch Logs stream"):
         _sched(stubs).log_iter(f"q:{JOB}:us-east-1:3", "trainer", 0, streams=Stream.STDERR)

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from torchx_aws.batch.request import parse_app_id
 from torchx_aws.cwlogs import stream_log
 
-from torchx.schedulers.errors import InvalidAppIdError
-from torchx.schedulers.ids import join_app_id
+from torchx.schedulers.contract.errors import InvalidAppIdError
+from torchx.schedulers.helpers.ids import join_app_id
 
 _FIRST = string.ascii_letters + string.digits
 _PART = st.builds(

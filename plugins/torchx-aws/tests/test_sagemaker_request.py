@@ -28,7 +28,7 @@ from torchx_aws.sagemaker.request import (
     parse_app_id,
 )
 
-from torchx.schedulers.errors import InvalidAppIdError
+from torchx.schedulers.contract.errors import InvalidAppIdError
 from torchx.specs import AppDef, Resource, Role, macros, resource
 from torchx.specs.errors import InvalidRunConfigException, SpecError
 

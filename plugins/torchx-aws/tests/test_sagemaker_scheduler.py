@@ -18,8 +18,8 @@ from botocore.stub import ANY, Stubber
 from torchx_aws.sagemaker.backend import SageMakerBackend
 from torchx_aws.sagemaker.scheduler import LOG_GROUP, AWSSageMakerScheduler, create_scheduler
 
-from torchx.schedulers.api import Stream
-from torchx.schedulers.errors import InvalidAppIdError, SchedulerError
+from torchx.schedulers.contract.api import Stream
+from torchx.schedulers.contract.errors import InvalidAppIdError, SchedulerError
 from torchx.specs import AppDef, AppState, Role, resource
 from torchx.specs.errors import SpecError
 

@@ -8,7 +8,7 @@ import pytest
 from torchx_aws.errors import classify_error
 from torchx_aws.session import CONNECT_TIMEOUT, client
 
-from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 
 
 @pytest.fixture

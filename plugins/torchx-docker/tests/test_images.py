@@ -27,7 +27,7 @@ from torchx_docker.images import (
     image_tag,
 )
 
-from torchx.schedulers.api import Scheduler, SchedulerError
+from torchx.schedulers.contract.api import Scheduler, SchedulerError
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,

@@ -69,7 +69,7 @@ assert info.request.containers
     for module in (
         "torchx_docker.status",
         "torchx_docker.restart",
-        "torchx.schedulers.window",
+        "torchx.schedulers.helpers.window",
         "datetime",
         "urllib.parse",
         "ipaddress",

@@ -19,7 +19,7 @@ from torchx_docker import labels
 from torchx_docker.backend import DockerBackend, split_image
 from torchx_docker.scheduler import DockerScheduler
 
-from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 from torchx.specs import AppDef, Resource, Role
 
 
@@ -163,7 +163,7 @@ def test_engine_errors_while_following_are_outages_or_one_line() -> None:
         sched.classify_error(requests.exceptions.ConnectionError("x")), TransientSchedulerError
     )
     assert isinstance(sched.classify_error(_api_error(503, "busy")), TransientSchedulerError)
-    # the one HTTP rule of every plugin (torchx.schedulers.errors.transient_http_status)
+    # the one HTTP rule of every plugin (torchx.schedulers.contract.errors.transient_http_status)
     assert isinstance(sched.classify_error(_api_error(429, "slow down")), TransientSchedulerError)
     for permanent in (501, 505):
         assert type(sched.classify_error(_api_error(permanent, "no"))) is SchedulerError

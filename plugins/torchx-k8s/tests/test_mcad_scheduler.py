@@ -12,8 +12,8 @@ from torchx_k8s.awstatus import CANCELLED
 from torchx_k8s.backend import K8sBackend
 from torchx_k8s.mcad import McadScheduler, create_scheduler
 
-from torchx.schedulers.capabilities import Capability
-from torchx.schedulers.errors import SchedulerError
+from torchx.schedulers.contract.capabilities import Capability
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.specs import AppDef, AppState, Resource, Role
 from torchx.specs.plugins import get_registry
 
@@ -426,7 +426,7 @@ def test_an_appwrapper_being_deleted_is_gone(
 
 
 def test_log_errors_name_this_scheduler(sched: McadScheduler) -> None:
-    from torchx.schedulers.api import Stream
+    from torchx.schedulers.contract.api import Stream
     from torchx.specs.errors import SpecError
 
     with pytest.raises(SpecError, match="no kubernetes_mcad app default:nope-1a2b3c4d5e"):

@@ -11,8 +11,8 @@ from torchx_k8s import labels
 from torchx_k8s.backend import K8sBackend
 from torchx_k8s.scheduler import KubernetesScheduler, create_scheduler
 
-from torchx.schedulers.api import Stream
-from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
+from torchx.schedulers.contract.api import Stream
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 from torchx.specs import AppDef, AppState, Resource, Role
 from torchx.specs.errors import SpecError
 

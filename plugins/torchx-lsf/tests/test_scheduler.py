@@ -10,7 +10,7 @@ import pytest
 from torchx_lsf.parse import SEP
 from torchx_lsf.scheduler import LsfScheduler, create_scheduler
 
-from torchx.schedulers.api import SchedulerError, Stream, TransientSchedulerError
+from torchx.schedulers.contract.api import SchedulerError, Stream, TransientSchedulerError
 from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, AppState, Resource, Role
 

@@ -1,4 +1,4 @@
-"""describe gives back the submitted AppDef, kept private with the job (torchx.schedulers.appstore)."""
+"""describe gives back the submitted AppDef, kept private with the job (torchx.schedulers.helpers.appstore)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from torchx_slurm.parse import SEP
 from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 
-from torchx.schedulers import appstore
+from torchx.schedulers.helpers import appstore
 from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, Resource, Role
 

@@ -7,7 +7,7 @@ import pathlib
 import pytest
 from torchx_slurm import commands
 
-from torchx.schedulers.api import SchedulerError
+from torchx.schedulers.contract.api import SchedulerError
 from torchx.schedulers.testing.fake_tools import FakeTools
 
 

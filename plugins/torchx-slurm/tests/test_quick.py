@@ -2,7 +2,7 @@
 
 For the same Slurm answers (scripted tools on PATH) and the same job directory, the
 handler's status must equal the scheduler's ``describe`` through
-``torchx.schedulers.quick.quick_status_of``, and its log lines the scheduler's
+``torchx.schedulers.helpers.quick.quick_status_of``, and its log lines the scheduler's
 ``log_iter``'s; everything else must decline (None). The ``torchx`` command's two paths
 are compared end to end in torchx-cli's tests and on a real cluster in
 tests/integration/test_cli.py.
@@ -20,9 +20,9 @@ from torchx_slurm import commands, plugin, quick
 from torchx_slurm.parse import SEP
 from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 
-from torchx.schedulers import appstore
-from torchx.schedulers.api import Stream
-from torchx.schedulers.quick import CALLS, handler_problem, quick_status_of
+from torchx.schedulers.contract.api import Stream
+from torchx.schedulers.helpers import appstore
+from torchx.schedulers.helpers.quick import CALLS, handler_problem, quick_status_of
 from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, Role
 
@@ -254,7 +254,7 @@ def test_it_imports_nothing_heavy(fake_slurm: FakeTools, tmp_path: Path) -> None
         "print(list(HANDLER.log('7', 'w', 0, None, s))); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('attr', 'attrs', 'cattrs', "
         "'pluggy') or m.startswith(('torchx.specs', 'torchx.runner')) "
-        "or m in ('torchx.schedulers.api', 'torchx_slurm.scheduler', 'torchx_slurm.status', "
+        "or m in ('torchx.schedulers.contract.api', 'torchx_slurm.scheduler', 'torchx_slurm.status', "
         "'typing')))"
     )
     out = subprocess.run(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torchx.schedulers.api import StructuredOpts
+from torchx.schedulers.contract.api import StructuredOpts
 
 
 @dataclass

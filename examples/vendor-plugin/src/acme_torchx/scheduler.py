@@ -19,7 +19,7 @@ from acme_torchx.backend import AcmeBackend
 from acme_torchx.options import AcmeOpts
 from acme_torchx.request import build_request
 from acme_torchx.status import describe_response, job_state
-from torchx.schedulers.api import (
+from torchx.schedulers.contract.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
@@ -27,9 +27,9 @@ from torchx.schedulers.api import (
     Stream,
     filter_regex,
 )
-from torchx.schedulers.capabilities import Capability
-from torchx.schedulers.follow import follow_file
-from torchx.schedulers.ids import make_app_id
+from torchx.schedulers.contract.capabilities import Capability
+from torchx.schedulers.helpers.follow import follow_file
+from torchx.schedulers.helpers.ids import make_app_id
 from torchx.specs import AppDef, AppDryRunInfo, CfgVal, SpecError, runopts
 
 

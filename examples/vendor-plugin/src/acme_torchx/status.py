@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from torchx.schedulers.api import DescribeAppResponse
-from torchx.schedulers.states import rollup, settle_cancelled, to_app_state
+from torchx.schedulers.contract.api import DescribeAppResponse
+from torchx.schedulers.contract.states import rollup, settle_cancelled, to_app_state
 from torchx.specs import AppState, ReplicaStatus, RoleStatus
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ boto3 client per (service, region, profile), made on first use by
 :func:`torchx_aws.session.client` (the standard AWS configuration, botocore's own
 retries off) and closed by ``close()``; botocore's exceptions in the Scheduler
 contract's terms (:func:`torchx_aws.errors.classify_error`); and :meth:`AwsBackend.call`,
-through which every call to AWS goes (:func:`torchx.schedulers.retry.call_with_retries`
+through which every call to AWS goes (:func:`torchx.schedulers.helpers.retry.call_with_retries`
 with that map: throttling, the transient HTTP answers and an endpoint out of reach are
 retried). boto3 is imported when the first client is made, never at import time.
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from torchx.schedulers.clients import ClientCache
-from torchx.schedulers.errors import SchedulerError
-from torchx.schedulers.retry import Backoff, call_with_retries
+from torchx.schedulers.contract.errors import SchedulerError
+from torchx.schedulers.helpers.clients import ClientCache
+from torchx.schedulers.helpers.retry import Backoff, call_with_retries
 from torchx_aws.errors import classify_error
 
 __all__ = ["AwsBackend", "ClientFactory"]

@@ -17,14 +17,14 @@ How it reads: ``GetLogEvents`` from the head of the stream (``startFromHead``), 
 page after page by ``nextForwardToken``. CloudWatch answers the token it was given when
 there is nothing newer (the end of the stream), and an answer may be empty with a new
 token while more is still to come: such answers are read through, so that an empty
-page means the end, as :func:`~torchx.schedulers.paged.paged_lines` expects. The
-pages are walked by :func:`torchx.schedulers.paged.paged_lines` (the token is the
+page means the end, as :func:`~torchx.schedulers.helpers.paged.paged_lines` expects. The
+pages are walked by :func:`torchx.schedulers.helpers.paged.paged_lines` (the token is the
 cursor), so a line is never yielded twice and none is skipped, however the answers are
 cut. A stream that does not exist yet (the container has not started, or, on an
 emulator, has not ended) is read as empty: followed, it is waited for. Each call is
-retried on throttling and 5xx (:func:`torchx.schedulers.retry.call_with_retries`).
+retried on throttling and 5xx (:func:`torchx.schedulers.helpers.retry.call_with_retries`).
 
-The result is a :class:`~torchx.schedulers.polling.Polled` log: one thread can follow
+The result is a :class:`~torchx.schedulers.helpers.polling.Polled` log: one thread can follow
 every replica's stream.
 """
 
@@ -34,9 +34,9 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
-from torchx.schedulers.paged import INTERVAL, Page, paged_lines
-from torchx.schedulers.polling import Polled, matching_lines
-from torchx.schedulers.retry import Backoff, Classifier, call_with_retries
+from torchx.schedulers.helpers.paged import INTERVAL, Page, paged_lines
+from torchx.schedulers.helpers.polling import Polled, matching_lines
+from torchx.schedulers.helpers.retry import Backoff, Classifier, call_with_retries
 
 __all__ = ["PAGE_LIMIT", "stream_log", "stream_pages"]
 
@@ -62,7 +62,7 @@ def stream_pages(
     classify: Classifier | None = None,
     limit: int = PAGE_LIMIT,
 ) -> Callable[[str | None], Page[str | None]]:
-    """The ``fetch`` of :func:`~torchx.schedulers.paged.paged_lines` for one stream.
+    """The ``fetch`` of :func:`~torchx.schedulers.helpers.paged.paged_lines` for one stream.
 
     ``stream`` is the stream's name, or a function giving it (None while it is not
     known yet: the replica has not started). The cursor is CloudWatch's

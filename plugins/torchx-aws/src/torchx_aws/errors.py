@@ -1,15 +1,15 @@
 """botocore's exceptions in the Scheduler contract's terms: the one map, shared by the AWS schedulers.
 
 Each scheduler's ``classify_error`` is :func:`classify_error`, and every call to AWS
-goes through :func:`torchx.schedulers.retry.call_with_retries` with it, so:
+goes through :func:`torchx.schedulers.helpers.retry.call_with_retries` with it, so:
 
 * throttling (``ThrottlingException``, ``TooManyRequestsException``, ... or HTTP 429),
-  the transient HTTP answers (:func:`~torchx.schedulers.errors.transient_http_status`:
+  the transient HTTP answers (:func:`~torchx.schedulers.contract.errors.transient_http_status`:
   a 5xx but 501 and 505, 408), and an endpoint that cannot be reached or timed out are
-  :class:`~torchx.schedulers.errors.TransientSchedulerError` s: retried with backoff,
+  :class:`~torchx.schedulers.contract.errors.TransientSchedulerError` s: retried with backoff,
   and never a failed app;
 * credentials that AWS does not accept, and any other refusal, are one-line
-  :class:`~torchx.schedulers.errors.SchedulerError` s naming the operation, AWS's error
+  :class:`~torchx.schedulers.contract.errors.SchedulerError` s naming the operation, AWS's error
   code and its message.
 
 >>> from types import SimpleNamespace
@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchx.schedulers.errors import (
+from torchx.schedulers.contract.errors import (
     SchedulerError,
     TransientSchedulerError,
     transient_http_status,
@@ -83,7 +83,7 @@ def describe_client_error(
     wait: float | None = None
     retry_after = headers.get("retry-after") if isinstance(headers, Mapping) else None
     if retry_after:
-        from torchx.schedulers.retry import parse_retry_after
+        from torchx.schedulers.helpers.retry import parse_retry_after
 
         wait = parse_retry_after(str(retry_after))
     detail = f"{code}: {message}" if code and message else (code or message or f"HTTP {status}")

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from torchx.schedulers.api import DescribeAppResponse
+    from torchx.schedulers.contract.api import DescribeAppResponse
 
 __all__ = ["GRACE", "not_listed_yet", "remember", "submitted_ago"]
 
@@ -93,7 +93,7 @@ def not_listed_yet(scheduler: str, app_id: str) -> DescribeAppResponse | None:
     ago = submitted_ago(scheduler, app_id)
     if ago is None or ago > GRACE:
         return None
-    from torchx.schedulers.api import DescribeAppResponse
+    from torchx.schedulers.contract.api import DescribeAppResponse
     from torchx.specs import AppState
 
     return DescribeAppResponse(

@@ -18,14 +18,14 @@ Two things differ from a default boto3 client, on purpose:
 
 * botocore's own retries are off (one attempt per call): transient failures
   (throttling, 5xx, a connection refused) are retried in one place,
-  :func:`torchx.schedulers.retry.call_with_retries`, with the scheduler's
+  :func:`torchx.schedulers.helpers.retry.call_with_retries`, with the scheduler's
   ``classify_error`` (:func:`torchx_aws.errors.classify_error`), so that the budget and
   the "state unknown, not failed" rule are TorchX's;
 * connecting times out after :data:`CONNECT_TIMEOUT` seconds: an endpoint that is down
   is reported within seconds, not after botocore's 60.
 
 A missing region or missing credentials raise one-line
-:class:`~torchx.schedulers.errors.SchedulerError` s that say how to give them, before
+:class:`~torchx.schedulers.contract.errors.SchedulerError` s that say how to give them, before
 any call is made. boto3 is imported inside :func:`client`, never at import time.
 """
 
@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from torchx.schedulers.errors import SchedulerError
+from torchx.schedulers.contract.errors import SchedulerError
 
 __all__ = ["CONNECT_TIMEOUT", "READ_TIMEOUT", "client", "resolve_region"]
 

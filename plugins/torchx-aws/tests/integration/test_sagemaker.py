@@ -251,7 +251,7 @@ def test_an_endpoint_that_is_down_is_one_line_within_seconds(
 ) -> None:
     import socket
 
-    from torchx.schedulers.errors import SchedulerError
+    from torchx.schedulers.contract.errors import SchedulerError
 
     with socket.socket() as s:  # a loopback port nobody listens on
         s.bind(("127.0.0.1", 0))

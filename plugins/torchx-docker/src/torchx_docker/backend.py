@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from torchx.schedulers.errors import (
+from torchx.schedulers.contract.errors import (
     SchedulerError,
     TransientSchedulerError,
     transient_http_status,
@@ -128,7 +128,7 @@ class DockerBackend:
 
     def classify_error(self, e: BaseException) -> SchedulerError | None:
         """Engine errors in contract terms: unreachable, or an answer the one HTTP rule calls
-        transient (:func:`~torchx.schedulers.errors.transient_http_status`: 408, 429, 5xx
+        transient (:func:`~torchx.schedulers.contract.errors.transient_http_status`: 408, 429, 5xx
         but 501 and 505) is an outage; any other refusal is one line."""
         if isinstance(e, SchedulerError):
             return e

@@ -16,7 +16,7 @@ submitting machine. Two kinds of containers exist:
 ``FORMAT`` is the version of this layout: a scheduler reading containers of a newer
 format says so instead of misreading them. The names every backend shares (the app's
 id and name, a replica's role and index, the version, the AppDef) are torchx-runner's
-:mod:`torchx.schedulers.labels`; the others are the Docker scheduler's own.
+:mod:`torchx.schedulers.helpers.labels`; the others are the Docker scheduler's own.
 
 >>> replica_labels("app-1", "trainer", 0)[APP_ID]
 'app-1'
@@ -24,7 +24,7 @@ id and name, a replica's role and index, the version, the AppDef) are torchx-run
 
 from __future__ import annotations
 
-from torchx.schedulers import labels as shared
+from torchx.schedulers.helpers import labels as shared
 
 #: Prefix of every label (upstream TorchX's, so its tools see these containers too).
 PREFIX = shared.PREFIX

@@ -33,7 +33,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from torchx.schedulers.ids import dns_label
+from torchx.schedulers.helpers.ids import dns_label
 from torchx.specs import AppDef, BindMount, DeviceMount, RetryPolicy, Role, VolumeMount, macros
 from torchx.specs.errors import SpecError
 from torchx_docker import labels
@@ -110,7 +110,7 @@ def make_request(
     Raises :class:`SpecError` (one line) for what the engine could not run.
     """
     if not app.roles:  # the one refusal every scheduler shares, imported only when due
-        from torchx.schedulers.scriptroles import require_roles
+        from torchx.schedulers.helpers.scriptroles import require_roles
 
         require_roles(app)
     total = sum(role.num_replicas for role in app.roles)

@@ -52,15 +52,15 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from torchx.schedulers.api import (
+from torchx.schedulers.contract.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
     Stream,
     split_lines_iterator,
 )
-from torchx.schedulers.errors import SchedulerError
-from torchx.schedulers.ids import make_app_id
+from torchx.schedulers.contract.errors import SchedulerError
+from torchx.schedulers.helpers.ids import make_app_id
 from torchx.specs import AppDef, AppDryRunInfo, CfgVal, runopts
 from torchx.specs.errors import SpecError
 from torchx_docker import labels
@@ -253,8 +253,8 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 f"app {app_id} has no replica {k} of role {role_name!r} on the Docker engine "
                 f"(no container {name})"
             )
-        from torchx.schedulers.polling import matching_lines
-        from torchx.schedulers.window import window_lines
+        from torchx.schedulers.helpers.polling import matching_lines
+        from torchx.schedulers.helpers.window import window_lines
 
         lines: Iterator[str] = window_lines(
             split_lines_iterator(_decode(chunks)), since, until, ordered=True

@@ -16,7 +16,7 @@ Rules:
   exiting 0 is CANCELLED;
 * while a restart of the ROLE or APPLICATION policy is under way (a ``restart``
   marker not yet renamed ``done``), the replicas it restarts are PENDING, not FAILED;
-* one FAILED replica fails the app (:func:`torchx.schedulers.states.rollup`), and the
+* one FAILED replica fails the app (:func:`torchx.schedulers.contract.states.rollup`), and the
   message names it, with ``out of memory`` when the engine says so;
 * ``structured_error_msg`` is filled only where the engine knows why beyond the exit
   code (out of memory, dead, gone): a plain exit is left to the Runner, which makes the
@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from torchx.schedulers.api import DescribeAppResponse, ListAppResponse
-from torchx.schedulers.states import rollup
+from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse
+from torchx.schedulers.contract.states import rollup
 from torchx.specs import NONE, AppDef, AppState, ReplicaStatus, RetryPolicy, RoleStatus
 from torchx_docker import labels
 

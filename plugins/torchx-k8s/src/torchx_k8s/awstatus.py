@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from torchx.schedulers import labels
+from torchx.schedulers.helpers import labels
 from torchx.specs import AppState, ReplicaState
 from torchx_k8s import names
 

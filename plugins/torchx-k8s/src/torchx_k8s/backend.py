@@ -8,12 +8,12 @@ get, list, patch, delete), its pods (list, a server-side dry run, the log). The
 schedulers decide which calls an operation makes (:mod:`torchx_k8s.scheduler`,
 :mod:`torchx_k8s.mcad`); this module only sends them.
 
-* A create is made once (:func:`torchx.schedulers.retry.create_once`): a retry after a
+* A create is made once (:func:`torchx.schedulers.helpers.retry.create_once`): a retry after a
   transient failure that finds the name taken (409) is the first attempt's success, and
   a create that finally failed after a transient failure is deleted by its (unique) name.
 * Throttling (429, with its ``Retry-After``), the transient HTTP answers
-  (:func:`torchx.schedulers.errors.transient_http_status`) and an API server that cannot
-  be reached are :class:`~torchx.schedulers.errors.TransientSchedulerError` s.
+  (:func:`torchx.schedulers.contract.errors.transient_http_status`) and an API server that cannot
+  be reached are :class:`~torchx.schedulers.contract.errors.TransientSchedulerError` s.
 * An object being deleted (``deletionTimestamp`` set while a controller's finalizer
   removes what it made) is gone: :meth:`K8sBackend.get` answers None.
 
@@ -29,13 +29,18 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from torchx.schedulers.clients import ClientCache
-from torchx.schedulers.errors import (
+from torchx.schedulers.contract.errors import (
     SchedulerError,
     TransientSchedulerError,
     transient_http_status,
 )
-from torchx.schedulers.retry import Backoff, call_with_retries, create_once, parse_retry_after
+from torchx.schedulers.helpers.clients import ClientCache
+from torchx.schedulers.helpers.retry import (
+    Backoff,
+    call_with_retries,
+    create_once,
+    parse_retry_after,
+)
 from torchx_k8s.names import AppRef
 from torchx_k8s.request import KINDS, K8sRequest
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from torchx.schedulers.labels import (
+from torchx.schedulers.helpers.labels import (
     APP_NAME,
     APPDEF,
     PREFIX,
@@ -30,7 +30,7 @@ from torchx.schedulers.labels import (
     ROLE_NAME,
     VERSION,
 )
-from torchx.schedulers.labels import FORMAT as FORMAT_KEY
+from torchx.schedulers.helpers.labels import FORMAT as FORMAT_KEY
 from torchx_k8s._version import __version__
 
 __all__ = [
@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 # TorchX's own keys (torchx-k8s's version is VERSION's value on pods; upstream TorchX
-# writes its own there) come from torchx.schedulers.labels; these are Kubernetes' own:
+# writes its own there) come from torchx.schedulers.helpers.labels; these are Kubernetes' own:
 KUBE_APP_NAME = "app.kubernetes.io/name"
 MANAGED_BY = "app.kubernetes.io/managed-by"
 #: the object's name, on the object and every pod: what ``describe`` selects pods by

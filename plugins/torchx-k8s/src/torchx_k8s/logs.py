@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from torchx.schedulers.errors import SchedulerError
-from torchx.schedulers.polling import matching_lines
-from torchx.schedulers.window import window_lines
+from torchx.schedulers.contract.errors import SchedulerError
+from torchx.schedulers.helpers.polling import matching_lines
+from torchx.schedulers.helpers.window import window_lines
 from torchx.specs.errors import SpecError
 from torchx_k8s import labels, status
 from torchx_k8s.backend import K8sBackend, api_status

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from torchx.schedulers.api import ListAppResponse
+from torchx.schedulers.contract.api import ListAppResponse
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, runopts
 from torchx_k8s import awstatus, labels, names, status
 from torchx_k8s.appwrapper import FLAVOUR_OF_VERSION, NO_MONITORING, make_appwrapper

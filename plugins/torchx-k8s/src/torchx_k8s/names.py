@@ -51,8 +51,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
-from torchx.schedulers.errors import InvalidAppIdError
-from torchx.schedulers.ids import DNS_LABEL_MAX, dns_label, make_app_id
+from torchx.schedulers.contract.errors import InvalidAppIdError
+from torchx.schedulers.helpers.ids import DNS_LABEL_MAX, dns_label, make_app_id
 
 VOLCANO = "volcano"
 JOBSET = "jobset"

@@ -51,14 +51,14 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
-from torchx.schedulers.api import (
+from torchx.schedulers.contract.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
     Stream,
 )
-from torchx.schedulers.capabilities import Capability
-from torchx.schedulers.errors import SchedulerError
+from torchx.schedulers.contract.capabilities import Capability
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.specs import NONE, AppDef, AppDryRunInfo, AppState, CfgVal, runopts
 from torchx.specs.errors import SpecError
 from torchx.workspace.pushed_image import PushedImageWorkspaceMixin

@@ -18,7 +18,7 @@ Scheduler: which call does what), :mod:`~torchx_lsf.options` (run options),
 :mod:`~torchx_lsf.request` (the bsub commands and replica scripts),
 :mod:`~torchx_lsf.status` (LSF's answers as states), :mod:`~torchx_lsf.backend` (every
 LSF command), :mod:`~torchx_lsf.logs`; and their helpers :mod:`~torchx_lsf.parse` (``bjobs -o`` output), :mod:`~torchx_lsf.jobdir` (the private
-directory of an app's files, where torchx-runner's :mod:`torchx.schedulers.appstore`
+directory of an app's files, where torchx-runner's :mod:`torchx.schedulers.helpers.appstore`
 keeps the AppDef for ``describe``) and :mod:`~torchx_lsf.commands` (running the LSF tools with timeouts).
 """
 

@@ -2,7 +2,7 @@
 
 Every call has a timeout (:func:`timeout`, 30 s unless ``TORCHX_LSF_TIMEOUT`` says
 otherwise): a batch system that is down or slow answers within seconds with a
-:class:`~torchx.schedulers.api.TransientSchedulerError` (the Runner retries those and
+:class:`~torchx.schedulers.contract.api.TransientSchedulerError` (the Runner retries those and
 never reports the app as failed for it). A tool missing from ``PATH`` is refused before
 anything runs: "LSF's bjobs is not on PATH: ...".
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from torchx.schedulers import commands as shared
-from torchx.schedulers.api import TransientSchedulerError
+from torchx.schedulers.contract.api import TransientSchedulerError
+from torchx.schedulers.helpers import commands as shared
 
 #: Environment variable overriding the timeout (seconds) of every LSF command.
 TIMEOUT_ENV = "TORCHX_LSF_TIMEOUT"

@@ -19,8 +19,8 @@ import shutil
 import stat
 from collections.abc import Iterable
 
-from torchx.schedulers import privatedir
-from torchx.schedulers.api import SchedulerError
+from torchx.schedulers.contract.api import SchedulerError
+from torchx.schedulers.helpers import privatedir
 
 #: The sub-directory of the job directory holding one private directory per app.
 STATE_DIR = ".torchx-lsf"

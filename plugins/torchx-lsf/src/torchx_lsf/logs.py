@@ -2,7 +2,7 @@
 
 Each replica's script sends its stdout and stderr to ``ROLE-K.out``/``.err`` in
 ``JOBDIR/.torchx-lsf/<app id>/``; torchx-runner's
-:func:`~torchx.schedulers.follow.replica_log` reads them (merged when both are asked
+:func:`~torchx.schedulers.helpers.follow.replica_log` reads them (merged when both are asked
 for), follows them while the app runs, asking LSF at most once per
 :data:`STATUS_INTERVAL`, and, once the app has ended, says where LSF's own output of
 a replica that never started is, rather than giving an empty log.
@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from torchx.schedulers.api import SchedulerError, Stream
-from torchx.schedulers.follow import check_replica, replica_log
-from torchx.schedulers.polling import Polled
+from torchx.schedulers.contract.api import SchedulerError, Stream
+from torchx.schedulers.helpers.follow import check_replica, replica_log
+from torchx.schedulers.helpers.polling import Polled
 from torchx_lsf.parse import JobRecord
 
 #: Seconds between two status calls of a followed log (``log_iter(should_tail=True)``).

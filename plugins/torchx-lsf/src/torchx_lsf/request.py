@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from torchx.schedulers.scriptroles import check_roles
+from torchx.schedulers.helpers.scriptroles import check_roles
 from torchx.specs import AppDef, BindMount, DeviceMount, Role, VolumeMount
 from torchx.specs.errors import SpecError
 from torchx.specs.templating import macros

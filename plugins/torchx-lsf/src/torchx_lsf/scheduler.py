@@ -19,7 +19,7 @@ What each call runs (every one with a timeout, see :mod:`torchx_lsf.commands`):
   ``bsub`` per replica, rank 0 first, each with its job file on stdin. The app id is
   the LSF project of its jobs (the handle ``lsf://SESSION/APP_ID``, as upstream TorchX's);
 * ``describe``: ``bjobs -a -P APP_ID -o ...``, one command; the AppDef comes from the
-  file ``schedule`` kept in the app's directory (:mod:`torchx.schedulers.appstore`);
+  file ``schedule`` kept in the app's directory (:mod:`torchx.schedulers.helpers.appstore`);
 * ``list``: ``bjobs -a -o ...`` for the user's jobs, one app per project;
 * ``cancel``: ``bkill`` of the app's jobs, after leaving a mark in the app's directory
   (so its replicas that LSF ends as EXIT read as CANCELLED, from any process);
@@ -37,16 +37,16 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from torchx.schedulers import appstore
-from torchx.schedulers.api import (
+from torchx.schedulers.contract.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
     SchedulerError,
     Stream,
 )
-from torchx.schedulers.capabilities import Capability
-from torchx.schedulers.ids import is_valid_app_id, make_app_id
+from torchx.schedulers.contract.capabilities import Capability
+from torchx.schedulers.helpers import appstore
+from torchx.schedulers.helpers.ids import is_valid_app_id, make_app_id
 from torchx.specs import AppDef, AppDryRunInfo, CfgVal, runopts
 from torchx.specs.errors import SpecError
 from torchx_lsf import jobdir, logs

@@ -18,10 +18,10 @@ from collections.abc import Iterable
 
 import attrs
 
-from torchx.schedulers import appstore
-from torchx.schedulers.api import DescribeAppResponse, ListAppResponse
-from torchx.schedulers.ids import is_valid_app_id
-from torchx.schedulers.states import rollup, settle_cancelled
+from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse
+from torchx.schedulers.contract.states import rollup, settle_cancelled
+from torchx.schedulers.helpers import appstore
+from torchx.schedulers.helpers.ids import is_valid_app_id
 from torchx.specs import AppState, ReplicaStatus, RoleStatus
 from torchx_lsf.parse import JobRecord, replica_exit_code
 

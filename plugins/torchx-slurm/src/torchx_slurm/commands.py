@@ -2,7 +2,7 @@
 
 Every call has a timeout (:func:`timeout`, 10 s unless ``TORCHX_SLURM_TIMEOUT`` says
 otherwise): a controller that is down or slow answers within seconds with a
-:class:`~torchx.schedulers.api.TransientSchedulerError` (the Runner retries those and
+:class:`~torchx.schedulers.contract.api.TransientSchedulerError` (the Runner retries those and
 never reports the app as failed for it). What is known to make every client call wait
 is refused before anything runs:
 
@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from torchx.schedulers import commands as shared
-from torchx.schedulers.api import SchedulerError, TransientSchedulerError
+from torchx.schedulers.contract.api import SchedulerError, TransientSchedulerError
+from torchx.schedulers.helpers import commands as shared
 
 #: Environment variable overriding the timeout (seconds) of every Slurm command.
 TIMEOUT_ENV = "TORCHX_SLURM_TIMEOUT"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from torchx.schedulers import privatedir
+from torchx.schedulers.helpers import privatedir
 
 # The sub-directory of the job directory holding each job's exit codes and restarts
 # (defined with the readers of what it holds, which import no spec type)
@@ -32,7 +32,7 @@ _WHY = (
 def prepare(job_dir: str, *, shared_logs: bool = False) -> bool:
     """Makes or checks ``job_dir/.torchx-slurm``; True when it was made here.
 
-    Raises a one-line :class:`~torchx.schedulers.errors.SchedulerError` saying what is wrong
+    Raises a one-line :class:`~torchx.schedulers.contract.errors.SchedulerError` saying what is wrong
     and what would do.
     """
     privatedir.check_job_dir(job_dir, option="job_dir", holds="the job")

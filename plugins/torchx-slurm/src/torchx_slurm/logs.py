@@ -2,7 +2,7 @@
 
 The job script sends each replica's stdout and stderr to
 ``JOB_DIR/.torchx-slurm/<job id>/slurm-<id>-<role>-<k>.out``/``.err``;
-torchx-runner's :func:`~torchx.schedulers.follow.replica_log` reads them (merged when
+torchx-runner's :func:`~torchx.schedulers.helpers.follow.replica_log` reads them (merged when
 both are asked for), follows them while the job runs, asking Slurm at most once per
 :data:`STATUS_INTERVAL`, and, once the job has ended, says why a file is missing
 (Slurm's own errors, :func:`~torchx_slurm.status.slurm_errors`) rather than giving an
@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from torchx.schedulers.api import DescribeAppResponse, SchedulerError, Stream
-from torchx.schedulers.follow import check_replica, replica_log
-from torchx.schedulers.polling import Polled
+from torchx.schedulers.contract.api import DescribeAppResponse, SchedulerError, Stream
+from torchx.schedulers.helpers.follow import check_replica, replica_log
+from torchx.schedulers.helpers.polling import Polled
 from torchx_slurm.jobfiles import STATE_DIR, is_own_file
 from torchx_slurm.status import slurm_errors
 

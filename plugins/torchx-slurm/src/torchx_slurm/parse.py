@@ -166,7 +166,7 @@ def __getattr__(name: str) -> Any:
 
 def app_state(state: str) -> AppState:
     """The AppState of a normalized Slurm state (``UNKNOWN`` for one Slurm may add later)."""
-    from torchx.schedulers.states import to_app_state
+    from torchx.schedulers.contract.states import to_app_state
 
     table: Mapping[str, AppState] = __getattr__("SLURM_STATES")
     return to_app_state(state, table)

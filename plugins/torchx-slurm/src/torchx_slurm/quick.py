@@ -3,7 +3,7 @@
 An HPC user compares ``torchx status slurm://torchx/42`` with ``squeue -j 42`` (about 10
 ms). The full command first loads attrs, pluggy, argparse and a Runner; this handler
 (registered through the ``torchx_quick_handlers`` hook, contract in
-:mod:`torchx.schedulers.quick`) answers with the standard library and the plugin's light
+:mod:`torchx.schedulers.helpers.quick`) answers with the standard library and the plugin's light
 modules only. It is no second implementation: it runs the very ``squeue`` the
 scheduler's ``describe`` runs, parses it with the same parser (:mod:`torchx_slurm.parse`),
 and what the scheduler makes of the answer, the status record, comes from the same pure
@@ -33,13 +33,13 @@ TYPE_CHECKING = False  # typing costs milliseconds, which this module exists to 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-    from torchx.schedulers.quick import QuickStatus
+    from torchx.schedulers.helpers.quick import QuickStatus
 
 #: As :mod:`torchx_slurm.commands` (which imports the Scheduler contract); a test checks.
 TIMEOUT_ENV = "TORCHX_SLURM_TIMEOUT"
 DEFAULT_TIMEOUT = 10.0
 MAX_TIMEOUT = 86400.0
-#: As ``torchx.schedulers.appstore`` and ``torchx.specs.appdef_json``; a test checks.
+#: As ``torchx.schedulers.helpers.appstore`` and ``torchx.specs.appdef_json``; a test checks.
 APPDEF_FILE = "appdef.json"
 APPDEF_VERSION = "torchx.specs/v1"
 
@@ -124,7 +124,7 @@ def _state(records: list[JobRecord]) -> str:
 
 
 def _envs(state_dir: str) -> list[dict[str, str]]:
-    """The env of each role of the AppDef kept with the job (``torchx.schedulers.appstore``).
+    """The env of each role of the AppDef kept with the job (``torchx.schedulers.helpers.appstore``).
 
     None of it where ``appstore.load`` would give no AppDef for reasons this can tell (no
     file, not the user's own private file). The command uses these values only to see
@@ -220,8 +220,8 @@ class SlurmQuickHandler:
         base = os.path.join(job_dir, STATE_DIR, app_id, name)
         if not os.path.exists(base + ".out") and is_own_file(os.path.join(job_dir, name + ".out")):
             base = os.path.join(job_dir, name)
-        from torchx.schedulers.follow import follow_files, stream_files
-        from torchx.schedulers.polling import Polled
+        from torchx.schedulers.helpers.follow import follow_files, stream_files
+        from torchx.schedulers.helpers.polling import Polled
 
         paths = stream_files(base, streams)
         if not all(os.path.isfile(p) for p in paths):

@@ -60,7 +60,7 @@ from typing import Any
 
 import attrs
 
-from torchx.schedulers.scriptroles import check_name, check_roles
+from torchx.schedulers.helpers.scriptroles import check_name, check_roles
 from torchx.specs.api import AppDef, Role
 from torchx.specs.errors import InvalidRunConfigException, SpecError
 from torchx.specs.templating import macros

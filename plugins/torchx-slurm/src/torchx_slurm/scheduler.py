@@ -21,7 +21,7 @@ What each call runs (every one with a timeout, see :mod:`torchx_slurm.commands`)
   the queue, ``sacct -j ID`` (or ``sacct -c``, the job-completion file, on clusters
   without accounting). One command per call in the common case. Per-replica exit
   codes and the restart count come from the job directory (the script records them),
-  the AppDef from the file ``schedule`` kept there (:mod:`torchx.schedulers.appstore`);
+  the AppDef from the file ``schedule`` kept there (:mod:`torchx.schedulers.helpers.appstore`);
 * ``list``: ``squeue`` for the user's jobs; ``cancel``: ``scancel``;
 * ``log_iter``: reads ``slurm-<id>-<role>-<k>.out``/``.err`` in the job's own directory
   ``.torchx-slurm/<id>/``, following them until the job ends when tailing.
@@ -40,16 +40,16 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from torchx.schedulers import appstore
-from torchx.schedulers.api import (
+from torchx.schedulers.contract.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
     SchedulerError,
     Stream,
 )
-from torchx.schedulers.capabilities import Capability
-from torchx.schedulers.ids import make_app_id
+from torchx.schedulers.contract.capabilities import Capability
+from torchx.schedulers.helpers import appstore
+from torchx.schedulers.helpers.ids import make_app_id
 from torchx.specs import AppDef, AppDryRunInfo, CfgVal, runopts
 from torchx.specs.errors import InvalidRunConfigException, SpecError
 from torchx.workspace.dir_workspace import DirWorkspaceMixin
@@ -289,10 +289,10 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         """Lines of replica ``k`` of ``role_name`` from the job directory.
 
         ``streams`` picks ``slurm-<id>-<role>-<k>.out`` (stdout) or ``.err`` (stderr);
-        None or combined merges both (``torchx.schedulers.merge``: each file's lines in
+        None or combined merges both (``torchx.schedulers.helpers.merge``: each file's lines in
         their order, the two files' in the order they are read). With ``should_tail``
         the files are followed until the job ends and both are read to their end. The
-        result can be polled (``torchx.schedulers.polling.Polled``). ``since``/``until`` are not supported (Slurm's files hold no times).
+        result can be polled (``torchx.schedulers.helpers.polling.Polled``). ``since``/``until`` are not supported (Slurm's files hold no times).
         """
         desc = self.describe(app_id)
         if desc is None:

@@ -25,9 +25,9 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from torchx.schedulers import appstore
-from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, SchedulerError
-from torchx.schedulers.states import rollup
+from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse, SchedulerError
+from torchx.schedulers.contract.states import rollup
+from torchx.schedulers.helpers import appstore
 from torchx.specs import AppState, ReplicaStatus, RoleStatus
 from torchx_slurm.jobfiles import STATE_DIR, is_own_file, split_name
 from torchx_slurm.parse import JobRecord, app_state

@@ -101,7 +101,7 @@ def write(out: str, err: str) -> None:
     path = _cache_path()
     if path is None:
         return
-    from torchx.schedulers.files import write_private_atomic
+    from torchx.schedulers.helpers.files import write_private_atomic
 
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)

@@ -7,7 +7,7 @@ apart by type (``isinstance``), never by name:
   subclasses, :class:`~torchx.cli.errors.CliError`, an ``OSError`` naming a file) print
   one line and exit 2;
 * a scheduler that refuses a request or cannot be reached
-  (``torchx.schedulers.errors.SchedulerError``), or a wait that timed out, prints one
+  (``torchx.schedulers.contract.errors.SchedulerError``), or a wait that timed out, prints one
   line and exits 1, as does a waited-on app that did not succeed;
 * any other exception is unexpected: one line names the plugin (or the torchx
   distribution, or the file) it came from and says how to see the traceback, and the
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 def report(command: str, e: BaseException) -> int:
     """Prints ``e`` as one line (plus a component's usage, when there is one); the exit status."""
-    from torchx.schedulers.errors import SchedulerError
+    from torchx.schedulers.contract.errors import SchedulerError
     from torchx.specs.errors import SpecError
 
     usage = getattr(e, "usage", "")
@@ -63,11 +63,11 @@ def _is_outage(e: BaseException) -> bool:
     Told apart by type: ``RetriesExhaustedError`` is looked up where the Runner keeps it
     (only a Runner can have raised it, so no module is imported here for it).
     """
-    from torchx.schedulers.errors import TransientSchedulerError
+    from torchx.schedulers.contract.errors import TransientSchedulerError
 
     if isinstance(e, TransientSchedulerError):
         return True
-    retry = sys.modules.get("torchx.schedulers.retry")
+    retry = sys.modules.get("torchx.schedulers.helpers.retry")
     exhausted = getattr(retry, "RetriesExhaustedError", None)
     return isinstance(exhausted, type) and isinstance(e, exhausted)
 

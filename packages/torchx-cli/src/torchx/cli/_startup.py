@@ -11,9 +11,9 @@ None of this changes what a command does; each piece saves time around it:
   the spec types (:func:`quick_answer`): ``status``, ``list`` and ``log`` of a local app
   when no plugin replaces them or the local scheduler, and ``status``, ``log`` and
   ``cancel`` of an app whose scheduler's plugin has a quick handler
-  (``torchx.cli._quick``, :mod:`torchx.schedulers.quick`);
+  (``torchx.cli._quick``, :mod:`torchx.schedulers.helpers.quick`);
 * ``torchx run`` that may start a local app starts the local supervisor ahead
-  (:func:`may_run_locally`, :mod:`torchx.schedulers.local_warmup`);
+  (:func:`may_run_locally`, :mod:`torchx.schedulers.local.warmup`);
 * at the end, the process exits without tearing down the interpreter
   (:func:`exit_quickly`), and output piped into a reader that stopped early ends
   quietly (:func:`silence_stdout`).
@@ -70,7 +70,7 @@ def may_run_locally(argv: Sequence[str]) -> bool:
     """Whether ``torchx run`` with these arguments may start a local app (a guess).
 
     Read before any parsing, to start the local supervisor ahead (see
-    :mod:`torchx.schedulers.local_warmup`): a wrong yes costs an idle process that exits
+    :mod:`torchx.schedulers.local.warmup`): a wrong yes costs an idle process that exits
     with us, a wrong no only the head start. No for a dry run, help, or another
     scheduler named before the component; the default scheduler is taken to be local
     (unless ``.torchxconfig`` says otherwise, which is not read here).
@@ -128,7 +128,7 @@ def quick_answer(args: Sequence[str], command: str | None, debug: bool) -> tuple
     app (its start then overlaps ours).
     """
     if command == "run" and may_run_locally(args):
-        from torchx.schedulers import local_warmup
+        from torchx.schedulers.local import warmup as local_warmup
 
         local_warmup.start()  # the supervisor's start overlaps ours (see local_warmup)
     if command not in QUICK_COMMANDS or debug:

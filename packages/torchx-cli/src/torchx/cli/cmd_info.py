@@ -240,7 +240,7 @@ def _check_contributions(reg: Any) -> tuple[dict[str, int], list[dict[str, Any]]
         return f"a command without {', '.join(missing)}" if missing else ""
 
     def handler(obj: Any) -> str:
-        from torchx.schedulers.quick import handler_problem
+        from torchx.schedulers.helpers.quick import handler_problem
 
         return handler_problem(obj)
 
@@ -329,7 +329,7 @@ class ConfigureCommand:
 
         from torchx.cli.errors import CliError
         from torchx.runner.config import dump
-        from torchx.schedulers.files import write_private_atomic
+        from torchx.schedulers.helpers.files import write_private_atomic
 
         if not args.print and os.path.exists(args.path):
             raise CliError(

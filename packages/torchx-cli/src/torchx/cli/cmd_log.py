@@ -49,7 +49,7 @@ class LogCommand:
         status = require_status(runner, handle)
         streams = None
         if args.streams:
-            from torchx.schedulers.api import Stream
+            from torchx.schedulers.contract.api import Stream
 
             streams = Stream(args.streams)
         failed = stream(

@@ -8,7 +8,7 @@ so, rather than a silence that looks like an empty log.
 
 Text moves in blocks, not lines: when a scheduler's log iterable offers ``blocks(size)``
 (the optional protocol ``torchx.runner.logs.BlockLog``/``PolledLog``, which the local and
-Slurm schedulers' logs and any ``torchx.schedulers.polling.Polled`` keep: the same text
+Slurm schedulers' logs and any ``torchx.schedulers.helpers.polling.Polled`` keep: the same text
 in blocks of whole lines), each block is
 prefixed with one ``str.replace`` and written at once, so a million-line log prints in
 a fraction of a second. Other schedulers' iterables are read line by line.
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import IO, Any, Protocol
 
-    from torchx.schedulers.api import Stream
+    from torchx.schedulers.contract.api import Stream
 
     # What these functions read of an AppStatus and use of a Runner: the real ones, or
     # the quick path's plain stand-ins (torchx.cli._quick.standins).

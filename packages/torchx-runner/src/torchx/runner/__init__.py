@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         get_runner,
     )
     from torchx.runner.config import ConfigError
-    from torchx.schedulers.retry import Backoff, RetriesExhaustedError
+    from torchx.schedulers.helpers.retry import Backoff, RetriesExhaustedError
 
 _LAZY: dict[str, str] = {
     "AppWaitTimeout": "torchx.runner.api",
@@ -39,8 +39,8 @@ _LAZY: dict[str, str] = {
     "UnknownAppError": "torchx.runner.api",
     "UnknownSchedulerError": "torchx.runner.api",
     "get_runner": "torchx.runner.api",
-    "Backoff": "torchx.schedulers.retry",
-    "RetriesExhaustedError": "torchx.schedulers.retry",
+    "Backoff": "torchx.schedulers.helpers.retry",
+    "RetriesExhaustedError": "torchx.schedulers.helpers.retry",
     "ConfigError": "torchx.runner.config",
 }
 

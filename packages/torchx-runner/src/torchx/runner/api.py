@@ -25,7 +25,7 @@ What each call does:
   needed. ``list(scheduler)`` lists a scheduler's apps with their handles.
 * A transient failure of the backend (``TransientSchedulerError``, ``TimeoutError``,
   ``ConnectionError``) while following an app is retried with exponential backoff
-  (:class:`~torchx.schedulers.retry.Backoff`), after the scheduler's
+  (:class:`~torchx.schedulers.helpers.retry.Backoff`), after the scheduler's
   ``classify_error`` mapped its SDK's exceptions; when retries run out, a
   ``RetriesExhaustedError`` is raised: an app is never reported FAILED because its
   scheduler could not be reached. Submitting is never retried (not idempotent).
@@ -64,10 +64,10 @@ from torchx.specs.errors import (
 )
 
 if TYPE_CHECKING:
-    from torchx.schedulers.api import (
+    from torchx.schedulers.contract.api import (
         SchedulerFactory,
     )
-    from torchx.schedulers.retry import Backoff
+    from torchx.schedulers.helpers.retry import Backoff
 
 __all__ = [
     "DEFAULT_SESSION_NAME",
@@ -83,9 +83,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # ``SchedulerFactory`` is a typing Protocol of torchx.schedulers.api (loaded on use)
+    # ``SchedulerFactory`` is a typing Protocol of torchx.schedulers.contract.api (loaded on use)
     if name == "SchedulerFactory":
-        from torchx.schedulers.api import SchedulerFactory
+        from torchx.schedulers.contract.api import SchedulerFactory
 
         return SchedulerFactory
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

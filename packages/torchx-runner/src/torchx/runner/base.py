@@ -26,11 +26,11 @@ if TYPE_CHECKING:
     import logging
     from typing import Self
 
-    from torchx.schedulers.api import (
+    from torchx.schedulers.contract.api import (
         Scheduler,
         SchedulerFactory,
     )
-    from torchx.schedulers.retry import Backoff
+    from torchx.schedulers.helpers.retry import Backoff
     from torchx.specs.api import AppDef, AppStatus
     from torchx.specs.options import CfgVal, runopts
     from torchx.specs.workspace import Workspace
@@ -122,7 +122,7 @@ def check_app(app: AppDef) -> None:
 
     if not isinstance(app, AppDef):
         raise InvalidAppError(f"expected an AppDef, got {type(app).__name__}")
-    from torchx.schedulers.scriptroles import require_roles
+    from torchx.schedulers.helpers.scriptroles import require_roles
 
     require_roles(app, error=InvalidAppError)
     for role in app.roles:
@@ -250,7 +250,7 @@ class RunnerBase:
         return self._scheduler(handle.scheduler_backend), handle.scheduler_backend, handle.app_id
 
     def _retrying(self, sched: Scheduler[Any], what: str, fn: Callable[[], Any]) -> Any:
-        from torchx.schedulers.retry import call_with_retries
+        from torchx.schedulers.helpers.retry import call_with_retries
 
         return call_with_retries(
             fn,

@@ -609,7 +609,7 @@ def write_config(
         )
     buf = io.StringIO()
     dump(buf, schedulers, required_only, run_opts=run_opts)
-    from torchx.schedulers.files import write_private_atomic
+    from torchx.schedulers.helpers.files import write_private_atomic
 
     write_private_atomic(target, buf.getvalue(), 0o644)  # a config is not secret by itself
     return target

@@ -1,7 +1,7 @@
 """Fills in why a failed app failed, from its replicas' stderr, when its scheduler did not say.
 
 A scheduler reports a replica's error in ``structured_error_msg`` when it has one (an
-elastic error file: :mod:`torchx.schedulers.replica_errors`). When it does not, the
+elastic error file: :mod:`torchx.schedulers.helpers.replica_errors`). When it does not, the
 Runner reads the end of each failed replica's stderr through the scheduler's own
 ``log_iter`` and makes the error from it (``error_from_stderr``), so that every
 scheduler with logs explains its failures without doing anything.
@@ -20,7 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from torchx.schedulers.api import Scheduler
+    from torchx.schedulers.contract.api import Scheduler
     from torchx.specs.api import AppStatus
 
 __all__ = ["MAX_REPLICAS", "explain_failure"]
@@ -53,8 +53,8 @@ def explain_failure(sched: Scheduler[Any], app_id: str, status: AppStatus) -> Ap
 
 def _stderr_stream(sched: Scheduler[Any]) -> Any:
     """The ``streams`` argument that reads stderr (or both streams); False: no logs."""
-    from torchx.schedulers.api import Stream
-    from torchx.schedulers.capabilities import Capability, missing
+    from torchx.schedulers.contract.api import Stream
+    from torchx.schedulers.contract.capabilities import Capability, missing
 
     try:
         lacking = missing(sched)
@@ -68,7 +68,7 @@ def _stderr_stream(sched: Scheduler[Any]) -> Any:
 
 
 def _from_log(sched: Scheduler[Any], app_id: str, role: str, k: int, stream: Any) -> str:
-    from torchx.schedulers.replica_errors import error_from_stderr
+    from torchx.schedulers.helpers.replica_errors import error_from_stderr
     from torchx.specs.api import NONE
 
     try:

@@ -33,7 +33,7 @@ from torchx.specs.handles import AppHandle, Handle, make_app_handle, parse_handl
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from torchx.schedulers.api import (
+    from torchx.schedulers.contract.api import (
         DescribeAppResponse,
         ListAppResponse,
         Stream,
@@ -271,7 +271,7 @@ class Following(RunnerBase):
             try:
                 app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
             except SpecError as e:
-                from torchx.schedulers.api import SchedulerError
+                from torchx.schedulers.contract.api import SchedulerError
 
                 raise SchedulerError(
                     f"scheduler '{scheduler}' listed app id {app.app_id!r}, which no handle "

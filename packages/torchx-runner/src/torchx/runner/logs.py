@@ -12,10 +12,10 @@ None))`` (the CLI imports nothing to check):
   thread, in turn, sleeping only when none had anything: 128 pods cost one thread, not
   128. Otherwise each replica is read by a thread of its own.
 
-A scheduler plugin gets both by returning a :class:`torchx.schedulers.polling.Polled`
-over a polled source (:func:`~torchx.schedulers.follow.follow_file` with
-``polled=True``, :func:`~torchx.schedulers.paged.paged_lines`,
-:func:`~torchx.schedulers.merge.merge_lines`); the local scheduler's logs offer both.
+A scheduler plugin gets both by returning a :class:`torchx.schedulers.helpers.polling.Polled`
+over a polled source (:func:`~torchx.schedulers.helpers.follow.follow_file` with
+``polled=True``, :func:`~torchx.schedulers.helpers.paged.paged_lines`,
+:func:`~torchx.schedulers.helpers.merge.merge_lines`); the local scheduler's logs offer both.
 
 The rules a ``poll`` keeps: it never sleeps or blocks for long (at most one API call
 or file read per block); ``""`` means nothing new *now*, and the iterator ends when the

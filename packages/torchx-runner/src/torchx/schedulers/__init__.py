@@ -1,9 +1,24 @@
-"""Schedulers: the contract (:mod:`torchx.schedulers.api`) and the built-in local scheduler.
+"""Schedulers: the contract, the helpers for writing one, and the built-in local scheduler.
+
+Three folders, read in this order by a newcomer writing a scheduler plugin:
+
+* :mod:`torchx.schedulers.contract`: what every scheduler implements and raises
+  (``api``: the :class:`Scheduler` class; ``errors``; ``capabilities``; ``states``);
+* :mod:`torchx.schedulers.helpers`: the pieces plugins share instead of writing them
+  again (app ids, command runners, retries, log followers, ...);
+* :mod:`torchx.schedulers.local`: the built-in ``local`` scheduler, a whole scheduler
+  built from the two;
+* and :mod:`torchx.schedulers.testing`, the conformance kit a plugin's tests run.
+
+The modules' earlier names (``torchx.schedulers.api``, ``.errors``, ``.ids``,
+``.local_scheduler``, ... one flat folder, as upstream TorchX has them) still import:
+each gives the very module of its new home, so code written for them, its type checks
+and its ``mock.patch`` targets all keep working.
 
 Schedulers are found by name through the plugin registry
 (:func:`get_scheduler_factories`); a scheduler's module is imported only when it is
 first used. As in upstream TorchX, :class:`Scheduler` and :class:`SchedulerFactory`
-are importable from here too (loaded from :mod:`torchx.schedulers.api` on first use):
+are importable from here too (loaded from :mod:`torchx.schedulers.contract.api` on first use):
 
 >>> from torchx.schedulers import get_default_scheduler_name, get_scheduler_factories
 >>> name = get_default_scheduler_name()
@@ -13,11 +28,14 @@ are importable from here too (loaded from :mod:`torchx.schedulers.api` on first 
 
 from __future__ import annotations
 
+import sys
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the supervisor imports this package,
 if TYPE_CHECKING:  # and importing typing would cost it about 8 ms per app
+    from importlib.machinery import ModuleSpec
     from typing import Any
 
-    from torchx.schedulers.api import Scheduler, SchedulerFactory
+    from torchx.schedulers.contract.api import Scheduler, SchedulerFactory
 
 
 #: the scheduler ``torchx run`` uses when none is named (upstream's ``local_cwd`` is
@@ -61,7 +79,7 @@ def __getattr__(name: str) -> Any:
     # upstream exports the contract's two names here; loading them costs the api module,
     # so only on use
     if name in ("Scheduler", "SchedulerFactory"):
-        from torchx.schedulers import api
+        from torchx.schedulers.contract import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'torchx.schedulers' has no attribute {name!r}")
@@ -82,3 +100,23 @@ def _lazy(entry: Any) -> SchedulerFactory:
 
     factory.__name__ = f"create_{entry.name}_scheduler"
     return factory
+
+
+class _EarlierNames:
+    """Finds the flat layout's names (``torchx.schedulers.api``): see :mod:`._moved`.
+
+    At the end of ``sys.meta_path``, so it is asked only for names no file answers;
+    it loads :mod:`._moved` only for one of this package's.
+    """
+
+    @staticmethod
+    def find_spec(fullname: str, path: object = None, target: object = None) -> ModuleSpec | None:
+        if fullname.rpartition(".")[0] != __name__:
+            return None
+        from torchx.schedulers._moved import find_spec
+
+        return find_spec(fullname)
+
+
+if _EarlierNames.__qualname__ not in {getattr(f, "__qualname__", "") for f in sys.meta_path}:
+    sys.meta_path.append(_EarlierNames)

@@ -5,7 +5,7 @@ role built before submission (into a container image, a job directory, an archiv
 job unpacks) and adds its :meth:`~WorkspaceMixin.workspace_opts` to its run options.
 
 When a build runs, exactly: in :meth:`Scheduler.prepare
-<torchx.schedulers.api.Scheduler.prepare>` with ``dryrun=False`` (``Runner.run``,
+<torchx.schedulers.contract.api.Scheduler.prepare>` with ``dryrun=False`` (``Runner.run``,
 ``Scheduler.submit``, and ``Runner.schedule`` of a dryrun's info, which builds then),
 after ``_pre_build_validate`` and before ``_validate`` and ``submit_dryrun``, on the
 scheduler's private copy of the app, once per role that has a workspace. Never on a

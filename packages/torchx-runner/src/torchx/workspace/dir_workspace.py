@@ -11,7 +11,7 @@ made only for a real submission, never on a dry run; a dry run already points th
 at ``job_dir`` (:meth:`~DirWorkspaceMixin.plan_workspaces`), so that its request is the
 one submitted.
 
-A scheduler mixes it in next to :class:`~torchx.schedulers.api.Scheduler`::
+A scheduler mixes it in next to :class:`~torchx.schedulers.contract.api.Scheduler`::
 
     class MyScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         ...  # schedule() starts each role in dryrun_info.app's role.image

@@ -4,7 +4,7 @@ A handle is ``{scheduler}://{session_name}/{app_id}``. The scheduler name may no
 contain ``:`` or ``/``, the session name and the app id may not contain ``/``, and none
 of them whitespace. An app id of several parts joins them with ``:``
 (``k8s://default/team-a:trainer-x1``: a namespace and a name, see
-``torchx.schedulers.ids.join_app_id``).
+``torchx.schedulers.helpers.ids.join_app_id``).
 
 >>> parse_app_handle("k8s://default/foo_bar")
 ParsedAppHandle(scheduler_backend='k8s', session_name='default', app_id='foo_bar')

@@ -63,7 +63,7 @@ def torchx_schedulers() -> Mapping[str, str]:  # type: ignore[empty-body]
 
     Each value is a lazy reference to a factory with the signature
     ``create_scheduler(session_name: str, **kwargs: object) -> Scheduler``
-    (the Scheduler contract lives in ``torchx.schedulers.api``). The factory's
+    (the Scheduler contract lives in ``torchx.schedulers.contract.api``). The factory's
     module, and so the scheduler's SDK, is imported only when a job uses that
     scheduler. Example: ``{"slurm": "torchx_slurm.scheduler:create_scheduler"}``.
 
@@ -132,7 +132,7 @@ def torchx_quick_handlers() -> Mapping[str, str]:  # type: ignore[empty-body]
     Signature: ``torchx_quick_handlers() -> Mapping[str, str]``.
 
     Optional. Each value is a lazy reference to an object with the methods of
-    ``torchx.schedulers.quick.QuickHandler``, which lets ``torchx status``, ``log`` and
+    ``torchx.schedulers.helpers.quick.QuickHandler``, which lets ``torchx status``, ``log`` and
     ``cancel`` of that scheduler's apps skip the registry, argparse, attrs and the
     Runner (most of a command's cost when the backend answers in milliseconds). The
     handler answers exactly as the scheduler would, or declines and the full command

@@ -3,8 +3,8 @@
 Both ways of answering ``torchx status`` print through this module: the full path
 (the Runner asks the scheduler, which answers with the attrs types, and
 :meth:`torchx.specs.AppStatus.record` makes the record) and the quick path (the local
-scheduler's records read by ``torchx.schedulers.local_view``, or a plugin's quick
-handler, ``torchx.schedulers.quick``, give the record directly). So there is one record
+scheduler's records read by ``torchx.schedulers.local.view``, or a plugin's quick
+handler, ``torchx.schedulers.helpers.quick``, give the record directly). So there is one record
 and one text, and nothing else formats a status or patches what this one printed.
 
 The record (``StatusRecord``) is a dict of plain values::

@@ -9,7 +9,7 @@ file ``TORCHELASTIC_ERROR_FILE`` names, written by ``torch.distributed.elastic``
                  "extraInfo": {"py_callstack": "Traceback ...", "timestamp": "1700000000"}}}
 
 Schedulers fill it from that file, or from the last lines the replica wrote to stderr
-(``extraInfo.source`` is then ``"stderr"``: see ``torchx.schedulers.replica_errors``).
+(``extraInfo.source`` is then ``"stderr"``: see ``torchx.schedulers.helpers.replica_errors``).
 Code that shows a status wants the one line a person reads first, the exception;
 :func:`error_message` gives it, whatever shape the field has (older torch wrote a bare
 string as ``message``; a scheduler may put plain text in the field).

@@ -56,10 +56,10 @@ torchx.specs.errors.InvalidRunConfigException: run option 'queue'='gpu queue' is
 
 An instance is a read-only mapping of option names to values, so it goes wherever a
 cfg does (``Scheduler._submit_dryrun`` gets one). A scheduler names its class once,
-``opts_class = MyOpts`` on its :class:`~torchx.schedulers.api.Scheduler`, and reads
+``opts_class = MyOpts`` on its :class:`~torchx.schedulers.contract.api.Scheduler`, and reads
 ``MyOpts.of(cfg)``. A bare field (no :func:`opt`) lists its camelCase spelling among
 its aliases, as upstream TorchX's ``StructuredOpts`` does; nested ``StructuredOpts``
-fields are flattened with dotted keys (``k8s.context``). ``torchx.schedulers.api``
+fields are flattened with dotted keys (``k8s.context``). ``torchx.schedulers.contract.api``
 re-exports this class, as upstream TorchX does.
 """
 

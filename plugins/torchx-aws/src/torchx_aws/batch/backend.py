@@ -6,7 +6,7 @@ calls the scheduler's operations are made of:
 
 * :meth:`~BatchBackend.register` and :meth:`~BatchBackend.submit`: neither
   ``RegisterJobDefinition`` nor ``SubmitJob`` is idempotent, so each is made once
-  (:func:`torchx.schedulers.retry.create_once`): a transient failure (throttling, a
+  (:func:`torchx.schedulers.helpers.retry.create_once`): a transient failure (throttling, a
   5xx, a timeout: it may have happened) is followed by a look-up by the unique name
   before trying again;
 * :meth:`~BatchBackend.jobs`: ``DescribeJobs``, 100 ids per call;
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchx.schedulers.retry import Backoff, create_once
+from torchx.schedulers.helpers.retry import Backoff, create_once
 from torchx_aws.backend import AwsBackend, ClientFactory
 from torchx_aws.batch.request import BatchRequest
 from torchx_aws.batch.status import CANCEL_REASON

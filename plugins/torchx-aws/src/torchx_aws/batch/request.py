@@ -49,8 +49,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from torchx.schedulers.ids import join_app_id
-from torchx.schedulers.labels import APP_NAME, USER, VERSION
+from torchx.schedulers.helpers.ids import join_app_id
+from torchx.schedulers.helpers.labels import APP_NAME, USER, VERSION
 from torchx.specs import AppDef, BindMount, DeviceMount, RetryPolicy, Role, VolumeMount, macros
 from torchx.specs.errors import SpecError
 from torchx_aws import appdef_doc
@@ -528,11 +528,11 @@ def parse_app_id(app_id: str) -> tuple[str, str, str | None, int | None]:
     >>> parse_app_id("trainer")
     Traceback (most recent call last):
      ...
-    torchx.schedulers.errors.InvalidAppIdError: invalid aws_batch app id 'trainer': expected queue:job-id:region:nodes (e.g. gpu-queue:6f1c2a9e-3b1d-4c1e-9d0a-1f2e3d4c5b6a:us-east-1:2) or upstream's queue:job-name
+    torchx.schedulers.contract.errors.InvalidAppIdError: invalid aws_batch app id 'trainer': expected queue:job-id:region:nodes (e.g. gpu-queue:6f1c2a9e-3b1d-4c1e-9d0a-1f2e3d4c5b6a:us-east-1:2) or upstream's queue:job-name
     """
     import re
 
-    from torchx.schedulers.errors import InvalidAppIdError
+    from torchx.schedulers.contract.errors import InvalidAppIdError
 
     parts = app_id.split(":") if isinstance(app_id, str) else []
     part = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}")

@@ -45,11 +45,11 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler, Stream
-from torchx.schedulers.capabilities import Capability
-from torchx.schedulers.errors import SchedulerError, TransientSchedulerError
-from torchx.schedulers.ids import make_app_id
-from torchx.schedulers.labels import VERSION
+from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse, Scheduler, Stream
+from torchx.schedulers.contract.capabilities import Capability
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
+from torchx.schedulers.helpers.ids import make_app_id
+from torchx.schedulers.helpers.labels import VERSION
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, runopts
 from torchx.specs.errors import SpecError
 from torchx.workspace.pushed_image import PushedImageWorkspaceMixin

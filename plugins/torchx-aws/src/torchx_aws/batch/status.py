@@ -3,7 +3,7 @@
 A job's status comes from one ``DescribeJobs`` call that names the job and, for a
 multi-node job, each of its node jobs (``<job id>#<node index>``, as Batch names
 them): :func:`describe_response` turns that answer into a
-:class:`~torchx.schedulers.api.DescribeAppResponse`.
+:class:`~torchx.schedulers.contract.api.DescribeAppResponse`.
 
 >>> state_of({"status": "RUNNABLE"})
 <AppState.PENDING: 2>
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from torchx.schedulers.api import DescribeAppResponse, ListAppResponse
+from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse
 from torchx.specs import AppState, ReplicaStatus, RoleStatus
 from torchx_aws.batch.request import TAGS, appdef_of, roles_of
 
@@ -150,7 +150,7 @@ def describe_response(
 
     Batch's own status of a multi-node job is its main node's; a replica that failed
     fails the app all the same (the partial-failure rule of
-    :func:`torchx.schedulers.states.rollup`), whatever the main node did: so a job
+    :func:`torchx.schedulers.contract.states.rollup`), whatever the main node did: so a job
     SUCCEEDED with a FAILED node job is a FAILED app, and a RUNNING job whose node
     failed on its last attempt is FAILED once the job has ended (the node wrapper ends
     it within seconds) or :data:`FAILED_NODE_GRACE` seconds after that failure (``now``:

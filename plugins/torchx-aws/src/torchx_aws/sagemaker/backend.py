@@ -3,7 +3,7 @@
 :class:`SageMakerBackend` is a :class:`torchx_aws.backend.AwsBackend` (boto3 clients
 made once, closed together, every call retried through ``classify_error``) with the
 calls the scheduler's operations are made of: ``CreateTrainingJob`` made once
-(:func:`torchx.schedulers.retry.create_once`: SageMaker refuses a name twice, and the
+(:func:`torchx.schedulers.helpers.retry.create_once`: SageMaker refuses a name twice, and the
 name is the submit's own, so a retry's ``ResourceInUse`` means the first attempt made
 it), ``GetRole`` (a role given by name), ``DescribeTrainingJob`` (None for a job that
 does not exist), ``ListTags``, ``Search``, ``StopTrainingJob`` (nothing to do for a job
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchx.schedulers.retry import create_once
+from torchx.schedulers.helpers.retry import create_once
 from torchx_aws.backend import AwsBackend
 
 __all__ = ["LOG_GROUP", "SageMakerBackend"]

@@ -63,9 +63,9 @@ from typing import Any
 
 import attrs
 
-from torchx.schedulers import labels
-from torchx.schedulers.errors import InvalidAppIdError
-from torchx.schedulers.ids import join_app_id, make_app_id, split_app_id
+from torchx.schedulers.contract.errors import InvalidAppIdError
+from torchx.schedulers.helpers import labels
+from torchx.schedulers.helpers.ids import join_app_id, make_app_id, split_app_id
 from torchx.specs import AppDef, Role, macros
 from torchx.specs.errors import SpecError
 from torchx_aws import appdef_doc

@@ -38,9 +38,9 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from torchx.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler, Stream
-from torchx.schedulers.capabilities import Capability
-from torchx.schedulers.errors import SchedulerError
+from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse, Scheduler, Stream
+from torchx.schedulers.contract.capabilities import Capability
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.specs import AppDef, AppDryRunInfo, CfgVal, runopts
 from torchx.specs.errors import SpecError
 from torchx.workspace.pushed_image import PushedImageWorkspaceMixin

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from torchx.schedulers.api import DescribeAppResponse, ListAppResponse
-from torchx.schedulers.states import replicas_in_app_state, to_app_state
+from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse
+from torchx.schedulers.contract.states import replicas_in_app_state, to_app_state
 from torchx.specs import AppState
 from torchx_aws.sagemaker.request import APP_NAME_TAG, ROLE_NAME_TAG, appdef_of
 

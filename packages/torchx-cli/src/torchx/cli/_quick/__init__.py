@@ -4,12 +4,12 @@ Following an app is what users type most, and its work (reading a few small reco
 takes a millisecond; what made it slow was getting there: ``attrs`` for the spec types,
 pluggy and the plugin registry, argparse and the Scheduler contract. For a ``local://``
 handle (and ``list`` of the local scheduler), when nothing installed changes who answers,
-these commands are answered from :mod:`torchx.schedulers.local_view`, which reads the
+these commands are answered from :mod:`torchx.schedulers.local.view`, which reads the
 local scheduler's records with the standard library only, and printed exactly as the
 full commands (:mod:`torchx.cli.cmd_follow`, :mod:`torchx.cli.cmd_log`) print them.
 For another scheduler's handle, ``status``, ``log`` and ``cancel`` (of an app that has
 ended) are answered the same way through the *quick handler* its plugin registers
-(the ``torchx_quick_handlers`` hook; the contract is :mod:`torchx.schedulers.quick`),
+(the ``torchx_quick_handlers`` hook; the contract is :mod:`torchx.schedulers.helpers.quick`),
 for the commands it declares: the handler gives plain data, or declines, and this
 package prints it as the full commands would.
 
@@ -121,7 +121,7 @@ def run(argv: Sequence[str]) -> int | None:
         if scheduler == SCHEDULER:
             if command not in LOCAL_COMMANDS:
                 return None
-            import torchx.schedulers.local_view  # noqa: F401  (an older torchx-runner lacks it)
+            import torchx.schedulers.local.view  # noqa: F401  (an older torchx-runner lacks it)
         elif command not in _PLUGIN_FLAGS or not set(options) <= set(_PLUGIN_FLAGS[command]):
             return None
     except (Decline, ImportError):

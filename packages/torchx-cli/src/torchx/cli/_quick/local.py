@@ -1,7 +1,7 @@
 """The quick path's answers for the local scheduler's apps: ``status``, ``list`` and ``log``.
 
 Read from the local scheduler's records with the standard library only
-(:mod:`torchx.schedulers.local_view`) and printed through the full commands' own
+(:mod:`torchx.schedulers.local.view`) and printed through the full commands' own
 formatters (:func:`torchx.specs.status.format_handle_status`,
 :func:`torchx.cli.output.format_app_list`, :func:`torchx.cli.logs.stream`), so the
 output is the same byte for byte. Each function prepares all it prints and returns
@@ -29,7 +29,7 @@ _CONFIG_FILE = ".torchxconfig"
 
 def status(handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
     """``torchx status HANDLE [--show-secrets]`` of a local app."""
-    from torchx.schedulers import local_view
+    from torchx.schedulers.local import view as local_view
     from torchx.specs.status import format_handle_status
 
     app_id = handle.app_id
@@ -46,7 +46,7 @@ def status(handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
 
 def app_list(options: dict[str, Any]) -> Callable[[], int]:
     """``torchx list [-s local] [--state S] [--limit N]``."""
-    from torchx.schedulers import local_view
+    from torchx.schedulers.local import view as local_view
 
     scheduler = options.get("-s") or options.get("--scheduler")
     if "-s" in options and "--scheduler" in options:
@@ -78,7 +78,7 @@ def log(handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
     ``--until``, ``-t``/``--tail`` and ``--color``."""
     from torchx.cli._quick.standins import OpenedLogs, Roles, log_options
     from torchx.cli.logs import check_selection, parse_time, replicas_of, stream
-    from torchx.schedulers import local_view
+    from torchx.schedulers.local import view as local_view
 
     streams, color = log_options(options)
     since = parse_time(options["--since"]) if "--since" in options else None

@@ -195,7 +195,7 @@ def remember() -> None:
                 else:  # cannot tell when it changes: nothing is answered quickly
                     ours, local_ok, handlers = [], False, []
         from torchx.cli._help_cache import environment_key
-        from torchx.schedulers.files import write_private_atomic
+        from torchx.schedulers.helpers.files import write_private_atomic
 
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         text = "\0".join(

@@ -1,7 +1,7 @@
 """The quick path's answers through a plugin's quick handler: ``status``, ``log``, ``cancel``.
 
 A plugin may register a quick handler for its scheduler (the contract is
-:mod:`torchx.schedulers.quick`): its scheduler's own status parser, answering with the
+:mod:`torchx.schedulers.helpers.quick`): its scheduler's own status parser, answering with the
 plain status record of :mod:`torchx.specs.status`, plus a declaration (``calls``) of
 which commands it may answer without the Runner. :func:`answer` asks it only for a
 declared command, checks what it gives (a record of known states, each role's env)
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 def answer(ref: str, command: str, handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
     """``command`` of ``handle`` through the handler ``ref`` names (``module:attr``, the
     registry's reference, already checked); declines a command it does not declare."""
-    from torchx.schedulers.quick import declared_calls
+    from torchx.schedulers.helpers.quick import declared_calls
 
     handler = _load_handler(ref)
     # only what the handler declares it answers without the Runner

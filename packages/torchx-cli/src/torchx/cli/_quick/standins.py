@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
 
-    from torchx.schedulers.api import Stream
+    from torchx.schedulers.contract.api import Stream
 
 #: The values of ``torchx log``'s ``--streams`` and ``--color``.
 STREAMS = ("stdout", "stderr", "combined")

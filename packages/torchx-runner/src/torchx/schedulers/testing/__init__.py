@@ -52,7 +52,7 @@ name with ``@pytest.fixture``; or class attributes):
 ``unknown_app_id`` (fixture, default ``"kit-unknown-<random>"``)
     An id of the backend's form that names no app (Slurm: a large number).
 ``missing`` (attribute, default: the scheduler's ``missing_capabilities``)
-    What the backend lacks (:class:`~torchx.schedulers.capabilities.Capability` ->
+    What the backend lacks (:class:`~torchx.schedulers.contract.capabilities.Capability` ->
     reason). Declare it on the Scheduler class so that the docs' capability table
     shows it; set it here only to override that.
 ``timeout`` (attribute, default 120 s), ``cancel_timeout`` (60 s), ``unknown_id_timeout`` (10 s)
@@ -69,7 +69,7 @@ kit's checks, or sets ``replicas`` below 2, fails those tests (a weakened check 
 pass a scheduler that breaks the contract).
 
 A test that depends on a declared-missing capability checks the documented behaviour
-of lacking it instead (``LACKING`` in :mod:`~torchx.schedulers.capabilities`: a
+of lacking it instead (``LACKING`` in :mod:`~torchx.schedulers.contract.capabilities`: a
 ``ValueError``, the option ignored, ...), never skips; a capability that fails
 without being declared fails its test. Waits poll the backend with a deadline (or
 follow a log to its end in a thread with a deadline): a broken backend fails a test,
@@ -155,7 +155,7 @@ The checks (test names):
 
 from __future__ import annotations
 
-from torchx.schedulers.capabilities import Capability
+from torchx.schedulers.contract.capabilities import Capability
 from torchx.schedulers.testing.apps import (
     AppBuilder,
     Env,

@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from torchx.schedulers.api import Scheduler
-from torchx.schedulers.capabilities import Capability, missing
+from torchx.schedulers.contract.api import Scheduler
+from torchx.schedulers.contract.capabilities import Capability, missing
 from torchx.schedulers.testing.apps import AppBuilder
 from torchx.schedulers.testing.checks.dryrun import DryrunChecks
 from torchx.schedulers.testing.checks.following import FollowingChecks

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from torchx.schedulers.api import DescribeAppResponse, Scheduler
-from torchx.schedulers.capabilities import Capability
+from torchx.schedulers.contract.api import DescribeAppResponse, Scheduler
+from torchx.schedulers.contract.capabilities import Capability
 from torchx.schedulers.testing.apps import AppBuilder
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, Role
 

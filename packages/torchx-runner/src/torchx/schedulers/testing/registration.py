@@ -100,7 +100,7 @@ class PluginRegistration:
             assert _within(module, [self._package]) and factory, ref
 
     def test_the_registry_creates_each_scheduler(self) -> None:
-        from torchx.schedulers.api import Scheduler
+        from torchx.schedulers.contract.api import Scheduler
         from torchx.specs.plugins import get_registry
 
         registry = get_registry()

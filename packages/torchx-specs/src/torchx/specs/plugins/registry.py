@@ -109,7 +109,7 @@ class Registry:
     @property
     def quick_handlers(self) -> Mapping[str, Entry]:
         """Scheduler name -> entry whose :meth:`~Entry.load` gives its quick handler
-        (``torchx.schedulers.quick``; used by the ``torchx`` command only)."""
+        (``torchx.schedulers.helpers.quick``; used by the ``torchx`` command only)."""
         return self._tables["quick_handler"]
 
     @property

@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from torchx.schedulers.api import DescribeAppResponse, Stream
-from torchx.schedulers.capabilities import Capability
+from torchx.schedulers.contract.api import DescribeAppResponse, Stream
+from torchx.schedulers.contract.capabilities import Capability
 from torchx.schedulers.testing.kit import Kit, in_thread
 from torchx.specs import AppState, CfgVal, Role
 

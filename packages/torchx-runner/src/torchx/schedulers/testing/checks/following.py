@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from torchx.schedulers.api import Scheduler
-from torchx.schedulers.capabilities import Capability
+from torchx.schedulers.contract.api import Scheduler
+from torchx.schedulers.contract.capabilities import Capability
 from torchx.schedulers.testing.apps import (
     Exit,
     Fail,

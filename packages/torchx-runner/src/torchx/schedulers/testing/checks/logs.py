@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from torchx.schedulers.api import Stream
-from torchx.schedulers.capabilities import Capability
+from torchx.schedulers.contract.api import Stream
+from torchx.schedulers.contract.capabilities import Capability
 from torchx.schedulers.testing.apps import (
     Err,
     Exit,

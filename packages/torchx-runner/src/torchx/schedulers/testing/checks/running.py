@@ -12,7 +12,7 @@ import copy
 
 import pytest
 
-from torchx.schedulers.capabilities import Capability
+from torchx.schedulers.contract.capabilities import Capability
 from torchx.schedulers.testing.apps import (
     Env,
     Err,
