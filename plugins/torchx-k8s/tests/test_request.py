@@ -321,6 +321,14 @@ def test_the_yaml_is_the_object() -> None:
     assert str(req) == req.to_yaml()
 
 
+def test_an_app_without_roles_is_refused_as_every_scheduler_refuses_it() -> None:
+    from torchx.specs.errors import SpecError
+
+    with pytest.raises(SpecError) as err:
+        request(AppDef("x", []))
+    assert str(err.value) == "app 'x' has no roles: give it at least one Role"
+
+
 def test_two_roles_of_one_name_are_refused() -> None:
     from torchx.specs.errors import SpecError
 

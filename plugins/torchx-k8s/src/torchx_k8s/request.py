@@ -62,6 +62,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from torchx.schedulers.helpers.scriptroles import require_roles
 from torchx.specs import AppDef, RetryPolicy, Role, macros
 from torchx.specs.errors import SpecError
 from torchx_k8s import labels, names, pod
@@ -115,8 +116,7 @@ def render_yaml(data: Any) -> str:
 
 
 def check(app: AppDef) -> None:
-    if not app.roles:
-        raise SpecError(f"app {app.name!r} has no roles: give it at least one Role")
+    require_roles(app)  # every scheduler's refusal, and the Runner's
     for role in app.roles:
         if role.num_replicas < 1:
             raise SpecError(
