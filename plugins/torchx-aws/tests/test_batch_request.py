@@ -302,6 +302,9 @@ def test_mounts_devices_and_run_options() -> None:
 
 
 def test_bad_apps_and_options_are_one_line() -> None:
+    with pytest.raises(SpecError) as err:
+        make_request(AppDef("a", []), "a-x", _opts())
+    assert str(err.value) == "app 'a' has no roles: give it at least one Role"
     with pytest.raises(SpecError, match="at most 10 attempts"):
         make_request(AppDef("a", [_role(max_retries=10)]), "a-x", _opts())
     bad = _role()

@@ -237,6 +237,11 @@ def test_one_role_only() -> None:
     two.roles.append(Role("ps", image="x", entrypoint="y", resource=resource(h="aws_m5.2xlarge")))
     with pytest.raises(SpecError, match=r"one role as one training job; app 'my trainer' has 2"):
         params(two)
+    none = app()
+    none.roles = []
+    with pytest.raises(SpecError) as err:
+        params(none)
+    assert str(err.value) == "app 'my trainer' has no roles: give it at least one Role"
 
 
 def test_region_goes_into_the_app_id() -> None:

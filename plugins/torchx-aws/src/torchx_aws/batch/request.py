@@ -51,6 +51,7 @@ from typing import Any
 
 from torchx.schedulers.helpers.ids import join_app_id
 from torchx.schedulers.helpers.labels import APP_NAME, USER, VERSION
+from torchx.schedulers.helpers.scriptroles import require_roles
 from torchx.specs import AppDef, BindMount, DeviceMount, RetryPolicy, Role, VolumeMount, macros
 from torchx.specs.errors import SpecError
 from torchx_aws import appdef_doc
@@ -389,8 +390,7 @@ def _container(
 
 
 def _check(app: AppDef) -> None:
-    if not app.roles:
-        raise SpecError(f"app '{app.name}' has no roles: give it at least one")
+    require_roles(app)  # every scheduler's refusal, and the Runner's
     for role in app.roles:
         if role.num_replicas < 1:
             raise SpecError(

@@ -66,6 +66,7 @@ import attrs
 from torchx.schedulers.contract.errors import InvalidAppIdError
 from torchx.schedulers.helpers import labels
 from torchx.schedulers.helpers.ids import join_app_id, make_app_id, split_app_id
+from torchx.schedulers.helpers.scriptroles import require_roles
 from torchx.specs import AppDef, Role, macros
 from torchx.specs.errors import SpecError
 from torchx_aws import appdef_doc
@@ -234,6 +235,7 @@ def _check_limits(role: str, command: list[str], args: list[str], env: Mapping[s
 
 def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJobRequest:
     """The ``CreateTrainingJob`` request of ``app`` (its one role) with the run options."""
+    require_roles(app)  # every scheduler's refusal, and the Runner's
     if len(app.roles) != 1:
         names = ", ".join(r.name for r in app.roles)
         raise SpecError(
