@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from torchx.schedulers.contract.api import SchedulerError, TransientSchedulerError
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 from torchx.schedulers.helpers import commands
 
 ENV = "TORCHX_TEST_TOOL_TIMEOUT"

@@ -27,7 +27,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st_h
 
-from torchx.schedulers.contract.api import DescribeAppResponse, SchedulerError, Stream
+from torchx.schedulers.contract.api import DescribeAppResponse, Stream
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.helpers.ids import is_valid_app_id
 from torchx.schedulers.local import state as st
 from torchx.schedulers.local import view as local_view

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from torchx.schedulers.contract.api import SchedulerError
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.helpers import privatedir
 
 WHY = "acme keeps its logs there; use another job_dir"

@@ -37,11 +37,10 @@ from torchx.schedulers.contract.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerError,
     Stream,
-    TransientSchedulerError,
     filter_regex,
 )
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,

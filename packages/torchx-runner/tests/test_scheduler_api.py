@@ -14,13 +14,13 @@ from torchx.schedulers.contract.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerError,
     Stream,
     StructuredOpts,
     filter_regex,
     split_lines,
     split_lines_iterator,
 )
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,

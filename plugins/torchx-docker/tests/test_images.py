@@ -27,7 +27,8 @@ from torchx_docker.images import (
     image_tag,
 )
 
-from torchx.schedulers.contract.api import Scheduler, SchedulerError
+from torchx.schedulers.contract.api import Scheduler
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from torchx_lsf import jobdir
 
-from torchx.schedulers.contract.api import SchedulerError
+from torchx.schedulers.contract.errors import SchedulerError
 
 
 def test_prepare_makes_the_jobdir_and_a_private_state_dir(tmp_path: Path) -> None:

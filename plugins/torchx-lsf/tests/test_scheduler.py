@@ -10,7 +10,8 @@ import pytest
 from torchx_lsf.parse import SEP
 from torchx_lsf.scheduler import LsfScheduler, create_scheduler
 
-from torchx.schedulers.contract.api import SchedulerError, Stream, TransientSchedulerError
+from torchx.schedulers.contract.api import Stream
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, AppState, Resource, Role
 

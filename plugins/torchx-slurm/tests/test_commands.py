@@ -7,7 +7,7 @@ import pathlib
 import pytest
 from torchx_slurm import commands
 
-from torchx.schedulers.contract.api import SchedulerError
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.testing.fake_tools import FakeTools
 
 

@@ -8,7 +8,7 @@ import pytest
 from torchx_slurm.parse import SEP
 from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 
-from torchx.schedulers.contract.api import SchedulerError
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.testing.fake_tools import FakeTools
 
 COMPONENT = (

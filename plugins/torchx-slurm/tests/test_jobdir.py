@@ -11,7 +11,7 @@ import pytest
 from torchx_slurm import jobdir
 from torchx_slurm.scheduler import create_scheduler
 
-from torchx.schedulers.contract.api import SchedulerError
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, Resource, Role
 

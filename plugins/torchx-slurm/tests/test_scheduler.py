@@ -16,7 +16,8 @@ from torchx_slurm import logs as slurm_logs
 from torchx_slurm.parse import SEP
 from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 
-from torchx.schedulers.contract.api import SchedulerError, Stream, TransientSchedulerError
+from torchx.schedulers.contract.api import Stream
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, AppState, Resource, Role
 from torchx.specs.errors import InvalidRunConfigException

@@ -23,11 +23,11 @@ from torchx.schedulers.contract.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerError,
     Stream,
     filter_regex,
 )
 from torchx.schedulers.contract.capabilities import Capability
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.helpers.follow import follow_file
 from torchx.schedulers.helpers.ids import make_app_id
 from torchx.specs import AppDef, AppDryRunInfo, CfgVal, SpecError, runopts

@@ -50,7 +50,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
-from torchx.schedulers.contract.api import SchedulerError
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.specs import CfgVal, InvalidRunConfigException, Role, Workspace, runopts
 from torchx.workspace import TORCHX_IGNORE, WorkspaceMixin, walk_workspace
 

@@ -18,7 +18,7 @@ import docker
 import pytest
 from torchx_docker.images import ImageBuilder, ImageRef, image_tag
 
-from torchx.schedulers.contract.api import SchedulerError
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.specs import Resource, Role, Workspace
 
 MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from torchx.schedulers.contract.api import SchedulerError, TransientSchedulerError
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 from torchx_lsf import commands
 from torchx_lsf.parse import BJOBS_FORMAT, JobRecord, parse_bjobs
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from torchx.schedulers.contract.api import TransientSchedulerError
+from torchx.schedulers.contract.errors import TransientSchedulerError
 from torchx.schedulers.helpers import commands as shared
 
 #: Environment variable overriding the timeout (seconds) of every LSF command.

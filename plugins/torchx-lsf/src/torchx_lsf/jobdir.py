@@ -19,7 +19,7 @@ import shutil
 import stat
 from collections.abc import Iterable
 
-from torchx.schedulers.contract.api import SchedulerError
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.helpers import privatedir
 
 #: The sub-directory of the job directory holding one private directory per app.

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from torchx.schedulers.contract.api import SchedulerError, Stream
+from torchx.schedulers.contract.api import Stream
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.helpers.follow import check_replica, replica_log
 from torchx.schedulers.helpers.polling import Polled
 from torchx_lsf.parse import JobRecord

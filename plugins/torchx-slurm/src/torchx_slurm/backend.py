@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Mapping
 
-from torchx.schedulers.contract.api import SchedulerError, TransientSchedulerError
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 from torchx.specs import CfgVal
 from torchx_slurm import commands
 from torchx_slurm.jobfiles import STATE_DIR, split_name

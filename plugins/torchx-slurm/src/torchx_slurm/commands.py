@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from torchx.schedulers.contract.api import SchedulerError, TransientSchedulerError
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 from torchx.schedulers.helpers import commands as shared
 
 #: Environment variable overriding the timeout (seconds) of every Slurm command.

@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from torchx.schedulers.contract.api import DescribeAppResponse, SchedulerError, Stream
+from torchx.schedulers.contract.api import DescribeAppResponse, Stream
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.helpers.follow import check_replica, replica_log
 from torchx.schedulers.helpers.polling import Polled
 from torchx_slurm.jobfiles import STATE_DIR, is_own_file

@@ -40,14 +40,9 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from torchx.schedulers.contract.api import (
-    DescribeAppResponse,
-    ListAppResponse,
-    Scheduler,
-    SchedulerError,
-    Stream,
-)
+from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse, Scheduler, Stream
 from torchx.schedulers.contract.capabilities import Capability
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.helpers import appstore
 from torchx.schedulers.helpers.ids import make_app_id
 from torchx.specs import AppDef, AppDryRunInfo, CfgVal, runopts

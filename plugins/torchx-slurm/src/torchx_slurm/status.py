@@ -25,7 +25,8 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse, SchedulerError
+from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse
+from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.contract.states import rollup
 from torchx.schedulers.helpers import appstore
 from torchx.specs import AppState, ReplicaStatus, RoleStatus

@@ -271,7 +271,7 @@ class Following(RunnerBase):
             try:
                 app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
             except SpecError as e:
-                from torchx.schedulers.contract.api import SchedulerError
+                from torchx.schedulers.contract.errors import SchedulerError
 
                 raise SchedulerError(
                     f"scheduler '{scheduler}' listed app id {app.app_id!r}, which no handle "

@@ -211,7 +211,7 @@ class Submitting(RunnerBase):
         except SpecError as e:
             # the scheduler answered with an id no handle can carry: do not leave the
             # app running where nobody can find it
-            from torchx.schedulers.contract.api import SchedulerError
+            from torchx.schedulers.contract.errors import SchedulerError
 
             try:
                 sched.delete(app_id)

@@ -101,6 +101,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import attrs
 
+# re-exported for upstream's imports; their home is errors (import them from there)
 from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 from torchx.specs import (
     NONE,

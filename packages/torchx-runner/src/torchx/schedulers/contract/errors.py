@@ -41,6 +41,11 @@ Which HTTP answers are transient is one rule for every plugin,
 :func:`transient_http_status`.
 
 This module imports nothing: ``isinstance`` checks against these classes cost nothing.
+
+This module is the errors' one import home: import them from here.
+:mod:`torchx.schedulers.contract.api` re-exports ``SchedulerError`` and
+``TransientSchedulerError`` only so that code written for upstream TorchX
+(``from torchx.schedulers.api import SchedulerError``) keeps working.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 
-from torchx.schedulers.contract.api import SchedulerError, TransientSchedulerError
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 
 #: The longest timeout an environment variable may ask for (a day): every call must end.
 MAX_TIMEOUT = 86400.0

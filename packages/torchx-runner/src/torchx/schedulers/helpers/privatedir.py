@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import stat
 
-from torchx.schedulers.contract.api import SchedulerError
+from torchx.schedulers.contract.errors import SchedulerError
 
 __all__ = ["check_job_dir", "make_private_dir", "open_private_dir", "refusal"]
 

@@ -90,11 +90,10 @@ from torchx.schedulers.contract.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerError,
     Stream,
     filter_regex,
 )
-from torchx.schedulers.contract.errors import InvalidAppIdError
+from torchx.schedulers.contract.errors import InvalidAppIdError, SchedulerError
 from torchx.schedulers.contract.states import to_app_state
 from torchx.schedulers.helpers.ids import validate_app_id
 from torchx.schedulers.local import records as _rec
