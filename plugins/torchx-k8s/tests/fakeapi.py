@@ -111,6 +111,8 @@ class FakeApi(ApiClient):
         self.lost_answers: list[ApiException] = []
         #: call number (1 = the first call) -> the error that call raises
         self.fail_call: dict[int, ApiException] = {}
+        #: pod spec fields a dry run drops (a server older than fieldValidation=Strict)
+        self.unknown_pod_fields: set[str] = set()
 
     def call_api(
         self,
@@ -144,8 +146,11 @@ class FakeApi(ApiClient):
             ]
             data = json.dumps({"items": items}).encode()
             return Raw(data) if raw else json.loads(data)
-        if path.endswith("/pods") and method == "POST":
-            return body
+        if path.endswith("/pods") and method == "POST":  # a dry run: the pod as it would be
+            stored = json.loads(json.dumps(body))
+            for field in self.unknown_pod_fields:  # dropped as an older server drops them
+                stored["spec"].pop(field, None)
+            return Raw(json.dumps(stored).encode()) if raw else stored
         if path.endswith("/pods") and method == "DELETE":  # deletecollection by selector
             selector = dict(s.split("=", 1) for s in query.get("labelSelector", "").split(",") if s)
             self.pods = [

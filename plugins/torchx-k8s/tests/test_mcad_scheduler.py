@@ -83,7 +83,10 @@ def test_submit_checks_one_pod_per_role_then_creates_the_appwrapper(
     app_id = submit(sched, app(replicas=3, roles=2), namespace="team-a", validate_spec=True)
     assert app_id == f"team-a:{name_of(app_id)}"
     posts = [(p, q) for m, p, q, _ in api.calls if m == "POST"]
-    assert posts[:2] == [(PODS.format(ns="team-a"), {"dryRun": "All"})] * 2
+    assert (
+        posts[:2]
+        == [(PODS.format(ns="team-a"), {"dryRun": "All", "fieldValidation": "Strict"})] * 2
+    )
     assert posts[2][0] == AW.format(version="v1beta1", ns="team-a") and len(posts) == 3
     assert obj(api, app_id)["kind"] == "AppWrapper"
 

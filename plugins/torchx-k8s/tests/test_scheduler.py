@@ -15,6 +15,7 @@ from torchx.schedulers.contract.api import Stream
 from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 from torchx.specs import AppDef, AppState, Resource, Role
 from torchx.specs.errors import SpecError
+from torchx.specs.overlays import set_overlay
 
 VOLCANO_JOBS = "/apis/batch.volcano.sh/v1alpha1/namespaces/{ns}/jobs"
 JOBSETS = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/{ns}/jobsets"
@@ -69,7 +70,17 @@ def test_submit_checks_one_pod_per_role_then_creates_the_job(
     ns, name = app_id.split(":")
     assert ns == "team-a"
     posts = [(m, p, q) for m, p, q, _ in api.calls if m == "POST"]
-    assert posts[:2] == [("POST", "/api/v1/namespaces/team-a/pods", {"dryRun": "All"})] * 2
+    assert (
+        posts[:2]
+        == [
+            (
+                "POST",
+                "/api/v1/namespaces/team-a/pods",
+                {"dryRun": "All", "fieldValidation": "Strict"},
+            )
+        ]
+        * 2
+    )
     assert posts[2][1] == VOLCANO_JOBS.format(ns="team-a") and len(posts) == 3
     assert f"{VOLCANO_JOBS.format(ns='team-a')}/{name}" in api.objects
 
@@ -83,6 +94,31 @@ def test_an_invalid_pod_is_one_line_naming_the_role(
     assert "role 'r0'" in str(e.value) and "spec.containers[0].image" in str(e.value)
     assert "\n" not in str(e.value)
     assert not api.objects  # nothing was created
+
+
+def test_a_field_the_server_does_not_know_is_refused_before_anything_is_created(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    # a server older than fieldValidation=Strict answers the dry run without the field
+    a = app()
+    set_overlay(a.roles[0], "kubernetes", "V1Pod", {"spec": {"restartPolicyy": "Never"}})
+    api.unknown_pod_fields = {"restartPolicyy"}
+    with pytest.raises(SpecError) as e:
+        submit(sched, a)
+    assert "role 'r0'" in str(e.value) and "spec.restartPolicyy" in str(e.value), e.value
+    assert "\n" not in str(e.value)
+    assert not api.objects  # nothing was created
+
+
+def test_a_strict_refusal_is_one_line_naming_the_role(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    # a server with fieldValidation=Strict refuses the field itself (400)
+    api.fail_next = [api_error(400, 'strict decoding error: unknown field "spec.restartPolicyy"')]
+    with pytest.raises(SpecError) as e:
+        submit(sched, app())
+    assert "role 'r0'" in str(e.value) and "spec.restartPolicyy" in str(e.value), e.value
+    assert not api.objects
 
 
 def test_validate_spec_false_makes_one_call(sched: KubernetesScheduler, api: FakeApi) -> None:
@@ -275,6 +311,17 @@ def test_cancel_aborts_a_volcano_job_and_keeps_it(sched: KubernetesScheduler, ap
     assert patch[0][0].endswith("/status") and patch[0][1]["status"]["state"]["phase"] == "Aborted"
     sched.cancel(app_id)  # idempotent: an ended job is left alone
     assert len([c for c in api.calls if c[0] == "PATCH"]) == 1
+
+
+def test_cancel_writes_again_after_a_conflict(sched: KubernetesScheduler, api: FakeApi) -> None:
+    app_id = submit(sched, app(), validate_spec=False)
+    set_phase(api, app_id, "Running")
+    # exists (GET), the job (GET), then the status patch: the server gave up on a conflict
+    api.fail_call = {len(api.calls) + 3: api_error(409, "the object has been modified")}
+    sched.cancel(app_id)
+    assert sched.describe(app_id).state == AppState.CANCELLED  # type: ignore[union-attr]
+    assert not api.fail_call  # the conflict was answered
+    assert len([c for c in api.calls if c[0] == "PATCH"]) == 2
 
 
 def test_cancel_suspends_a_jobset(sched: KubernetesScheduler, api: FakeApi) -> None:

@@ -232,11 +232,25 @@ class K8sBackend:
             answer.release_conn()
         return [dict(p) for p in items]
 
-    def dry_run_pod(self, namespace: str, context: str | None, pod: Mapping[str, Any]) -> None:
-        """Asks the API server to check ``pod`` without making it (a server-side dry run)."""
-        self._core(context).create_namespaced_pod(
-            namespace, pod, dry_run="All", _request_timeout=API_TIMEOUT
+    def dry_run_pod(
+        self, namespace: str, context: str | None, pod: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Asks the API server to check ``pod`` without making it (a server-side dry run),
+        refusing unknown fields where it can (``fieldValidation=Strict``, Kubernetes 1.25
+        and later; older servers ignore it and drop them): the pod as it would be stored,
+        read raw (the client's model would drop unknown fields itself)."""
+        answer = self._core(context).create_namespaced_pod(
+            namespace,
+            pod,
+            dry_run="All",
+            field_validation="Strict",
+            _preload_content=False,
+            _request_timeout=API_TIMEOUT,
         )
+        try:
+            return dict(json.loads(answer.data))
+        finally:
+            answer.release_conn()
 
     def delete_pods(self, ref: AppRef, selector: str) -> None:
         """Deletes the pods in ``ref``'s namespace matching the label ``selector``."""

@@ -67,6 +67,7 @@ from torchx_k8s.backend import K8sBackend, api_status, reason
 from torchx_k8s.logs import replica_log
 from torchx_k8s.names import AppRef, parse_app_id
 from torchx_k8s.options import k8s_runopts, read
+from torchx_k8s.pruned import dropped_fields
 from torchx_k8s.request import KINDS, K8sRequest, appdef_from, make_request
 
 
@@ -169,18 +170,28 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
             }
             role = appdef.roles[index].name if appdef is not None else str(index)
             try:
-                self._k8s.call(
+                stored = self._k8s.call(
                     partial(self._k8s.dry_run_pod, request.namespace, request.context, pod),
                     f"checking the pods of role {role!r}",
                 )
             except SchedulerError as e:
                 cause = e.__cause__
-                if cause is not None and api_status(cause) == 422:
+                # 422: invalid; 400: an unknown field under fieldValidation=Strict
+                if cause is not None and api_status(cause) in (400, 422):
                     raise SpecError(
                         f"role {role!r}: the Kubernetes API server refuses its pod: "
                         f"{reason(cause)} (-cfg validate_spec=False skips this check)"
                     ) from None
                 raise
+            # a server older than fieldValidation drops unknown fields: refused all the same
+            dropped = dropped_fields(pod, stored)
+            if dropped:
+                raise SpecError(
+                    f"role {role!r}: the Kubernetes API server does not know the pod "
+                    f"field{'s' if len(dropped) > 1 else ''} {', '.join(dropped)} (misspelt, "
+                    "or newer than the server: it would drop them) (-cfg validate_spec=False "
+                    "skips this check)"
+                )
 
     # -- following -----------------------------------------------------------------------
 
@@ -288,8 +299,13 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
             }
             # A controller writing the job's first status at that moment may overwrite the
             # phase (a status written from what it read before): read it back, write again.
+            # A 409 is the server giving up its own retries against such a writer: again.
             for attempt in range(10):
-                self._k8s.patch_status(ref, body)
+                try:
+                    self._k8s.patch_status(ref, body)
+                except Exception as e:
+                    if api_status(e) != 409:
+                        raise
                 time.sleep(0.1 * (attempt + 1))
                 obj = self._k8s.get(ref)
                 if obj is None or status.object_state(ref.flavour, obj)[0].is_terminal():

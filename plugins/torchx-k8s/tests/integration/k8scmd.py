@@ -62,6 +62,16 @@ class Made:
                 return None
             raise
 
+    def select(self, selector: str, flavour: str = "volcano") -> list[dict[str, Any]]:
+        """The objects of ``flavour`` in ``default`` matching the label ``selector``."""
+        from kubernetes import client
+
+        group, version, plural = GROUPS[flavour]
+        answer = client.CustomObjectsApi(self.kube).list_namespaced_custom_object(
+            group, version, "default", plural, label_selector=selector
+        )
+        return list(answer["items"])
+
     def delete_all(self) -> None:
         from kubernetes import client
         from kubernetes.client.exceptions import ApiException

@@ -20,6 +20,7 @@ from torchx.runner import get_runner
 from torchx.schedulers.testing.cli import TorchxCli
 from torchx.specs import AppDef, AppState, Resource, Role, parse_app_handle
 from torchx.specs.errors import SpecError
+from torchx.specs.overlays import set_overlay
 
 FLAVOURS = ["volcano", "jobset"]
 
@@ -74,10 +75,38 @@ def test_the_object_is_read_back_as_sent(made: Made, flavour: str) -> None:
     app_id = made.add(sched.schedule(info))
     stored = made.get(app_id)
     assert stored is not None
-    # the CRD declares every field the scheduler sets: the server pruned nothing
-    assert stored["spec"] == info.request.resource["spec"]
+    # the CRD declares every field the scheduler sets: the server pruned or changed
+    # nothing sent (an admission webhook, Volcano's, may add defaults)
+    assert not_as_sent(info.request.resource["spec"], stored["spec"]) == []
     assert stored["metadata"]["labels"] == info.request.resource["metadata"]["labels"]
     sched.close()
+
+
+def not_as_sent(sent: Any, stored: Any, path: str = "spec") -> list[str]:
+    """The paths of what ``sent`` holds that ``stored`` lacks or holds otherwise."""
+    if isinstance(sent, dict) and isinstance(stored, dict):
+        return [
+            p
+            for k, v in sent.items()
+            for p in (not_as_sent(v, stored[k], f"{path}.{k}") if k in stored else [f"{path}.{k}"])
+        ]
+    if isinstance(sent, list) and isinstance(stored, list) and len(sent) == len(stored):
+        return [
+            p
+            for i, (a, b) in enumerate(zip(sent, stored))
+            for p in not_as_sent(a, b, f"{path}[{i}]")
+        ]
+    return [] if sent == stored else [f"{path}: {sent!r} -> {stored!r}"]
+
+
+def test_not_as_sent_names_what_was_pruned_or_changed() -> None:
+    sent = {"a": 1, "b": {"c": [1, {"d": 2}]}, "e": "x"}
+    assert not_as_sent(sent, {**sent, "added": 3}) == []
+    assert not_as_sent(sent, {"a": 2, "b": {"c": [1, {}]}}) == [
+        "spec.a: 1 -> 2",
+        "spec.b.c[1].d",
+        "spec.e",
+    ]
 
 
 def test_describe_is_two_api_calls(made: Made) -> None:
@@ -113,6 +142,27 @@ def test_an_invalid_pod_is_refused_before_anything_is_created(made: Made) -> Non
         assert "role 'worker'" in str(e.value) and "1BAD" in str(e.value), e.value
         assert "\n" not in str(e.value)
         assert {a.app_id for a in runner.list("kubernetes")} == before
+
+
+def test_a_misspelt_pod_field_is_refused_before_anything_is_created(made: Made) -> None:
+    """The dry run asks for strict field validation; a server too old for it (1.20, here)
+    drops the field instead, which the scheduler sees in the dry run's answer."""
+    with get_runner("it") as runner:
+        before = {a.app_id for a in runner.list("kubernetes")}
+        bad = sleeper()
+        set_overlay(bad.roles[0], "kubernetes", "V1Pod", {"spec": {"activeDeadlineSecond": 60}})
+        with pytest.raises(SpecError) as e:
+            runner.run(bad, "kubernetes")
+        assert "role 'worker'" in str(e.value), e.value
+        assert "spec.activeDeadlineSecond" in str(e.value) and "\n" not in str(e.value)
+        assert {a.app_id for a in runner.list("kubernetes")} == before
+        # spelt right, the same overlay is accepted and kept
+        good = sleeper()
+        set_overlay(good.roles[0], "kubernetes", "V1Pod", {"spec": {"activeDeadlineSeconds": 60}})
+        app_id = made.add(parse_app_handle(runner.run(good, "kubernetes")).app_id)
+        stored = made.get(app_id)
+        assert stored is not None
+        assert stored["spec"]["tasks"][0]["template"]["spec"]["activeDeadlineSeconds"] == 60
 
 
 def test_a_missing_namespace_is_one_line(cli: TorchxCli) -> None:
