@@ -11,8 +11,11 @@ def _frame(stream: int, data: bytes) -> bytes:
     return bytes([stream, 0, 0, 0]) + len(data).to_bytes(4, "big") + data
 
 
+_LINE = st.binary(max_size=300).map(lambda b: b + b"\n")  # what the engine sends: whole lines
+
+
 @given(
-    st.lists(st.tuples(st.sampled_from([1, 2]), st.binary(max_size=300)), max_size=30),
+    st.lists(st.tuples(st.sampled_from([1, 2]), _LINE), max_size=30),
     st.lists(st.integers(min_value=1, max_value=200), min_size=1, max_size=50),
 )
 def test_every_payload_in_order_whatever_the_cuts(
@@ -53,6 +56,65 @@ def test_http_chunks_are_cut_out_whatever_the_network_cuts(
     assert b"".join(got) == b"".join(chunks)
     assert all(got)  # no empty blocks
     assert len(got) <= len(pieces)  # at most one block per read: many chunks in one
+
+
+_PIECE = st.binary(min_size=1, max_size=50).filter(lambda b: b"\n" not in b)
+
+
+@given(
+    st.lists(st.lists(_PIECE, min_size=1, max_size=4), max_size=6),
+    st.lists(st.lists(_PIECE, min_size=1, max_size=4), max_size=6),
+    st.integers(min_value=1, max_value=100),
+)
+def test_a_line_the_engine_cut_into_pieces_comes_back_whole(
+    out: list[list[bytes]], err: list[list[bytes]], cut: int
+) -> None:
+    """Each piece of a long line comes as a frame with its own timestamp, the other
+    stream's frames in between: each line comes back once, whole, with the timestamp of
+    its first piece, in the order the lines began."""
+    queues = {}
+    for stream, lines in ((1, out), (2, err)):
+        queues[stream] = [
+            (p, i == len(pieces) - 1)
+            for pieces in [[b"%d:" % stream + ps[0], *ps[1:]] for ps in lines]
+            for i, p in enumerate(pieces)
+        ]
+    frames, n = [], 0
+    while queues[1] or queues[2]:  # one piece of each stream in turn
+        for stream in (1, 2):
+            if queues[stream]:
+                piece, last = queues[stream].pop(0)
+                frames.append(_frame(stream, b"T%d " % n + piece + (b"\n" if last else b"")))
+                n += 1
+    sent = b"".join(frames)
+    reads = iter([sent[p : p + cut] for p in range(0, len(sent), cut)])
+    whole = b"".join(demux(lambda n: next(reads, b"")))
+    assert whole.endswith(b"\n") or not whole
+    got = whole.split(b"\n")[:-1]
+    assert all(g.startswith(b"T") for g in got)
+    texts = [g.split(b" ", 1)[1] for g in got]
+    for stream, lines in ((1, out), (2, err)):
+        want = [b"%d:" % stream + b"".join(pieces) for pieces in lines]
+        assert [t for t in texts if t.startswith(b"%d:" % stream)] == want
+    assert len(got) == len(out) + len(err)
+    firsts = [int(g.split(b" ", 1)[0][1:]) for g in got]
+    assert firsts == sorted(firsts)  # in the order the lines began
+
+
+def test_a_long_line_in_16k_pieces_is_one_line_with_its_first_timestamp() -> None:
+    line = b"x" * 40_000
+    pieces = [line[i : i + 16384] for i in range(0, len(line), 16384)]
+    sent = b"".join(
+        _frame(1, b"2026-01-01T00:00:0%dZ " % k + p + (b"\n" if k == len(pieces) - 1 else b""))
+        for k, p in enumerate(pieces)
+    )
+    reads = iter([sent])
+    assert b"".join(demux(lambda n: next(reads, b""))) == b"2026-01-01T00:00:00Z " + line + b"\n"
+
+
+def test_an_unended_last_line_is_kept() -> None:
+    reads = iter([_frame(1, b"T1 no newline at the end")])
+    assert list(demux(lambda n: next(reads, b""))) == [b"T1 no newline at the end"]
 
 
 def test_a_frame_cut_by_the_end_is_dropped() -> None:

@@ -9,12 +9,23 @@ following, it reads whatever has arrived instead (the engine sends each write as
 HTTP chunk, cut out here by :func:`dechunk` from whatever the socket has, many chunks per
 read), so a followed log still shows each line as soon as the engine sends it.
 
+The engine keeps a line longer than 16 KiB as several messages (its log driver cuts
+lines into 16 KiB pieces, each but the last without its newline), and sends each piece
+as a frame of its own with a timestamp of its own. :func:`demux` joins them again: a
+piece that does not end its line is held until the rest of the line has come (the
+timestamps of the later pieces dropped), so every line comes back whole, once, with
+the time it began at, even when the other stream's lines come in between.
+
 >>> def frame(stream: int, data: bytes) -> bytes:
 ...     return bytes([stream, 0, 0, 0]) + len(data).to_bytes(4, "big") + data
 >>> sent = frame(1, b"out\\n") + frame(2, b"err\\n")
 >>> reads = iter([sent[:5], sent[5:14], sent[14:]])  # the network cuts it anywhere
 >>> list(demux(lambda n: next(reads, b"")))
 [b'out\\n', b'err\\n']
+>>> cut = frame(1, b"T1 ab") + frame(2, b"T2 err\\n") + frame(1, b"T3 cd\\n")  # a long line
+>>> reads = iter([cut])
+>>> list(demux(lambda n: next(reads, b"")))
+[b'T1 abcd\\nT2 err\\n']
 """
 
 from __future__ import annotations
@@ -31,16 +42,25 @@ _HEADER = 8
 
 
 def demux(read: Callable[[int], bytes]) -> Iterator[bytes]:
-    """The payloads of the frames that ``read`` returns, in order, in blocks.
+    """The payloads of the frames that ``read`` returns, in order, in blocks, lines whole.
 
     ``read(n)`` returns up to ``n`` bytes as soon as some have arrived, ``b""`` at the end.
     A frame cut between two reads is completed by the next; one cut by the end is dropped
-    (the engine closed the log mid-write).
+    (the engine closed the log mid-write). A payload that does not end with a newline is
+    the start of a line the engine cut (see the module docstring): the next payloads of
+    its stream, their leading timestamp removed, are added to it until one ends the line,
+    and the lines after its start (of either stream) wait for it, so the log stays in
+    the order of the lines' times. A line still unended at the end is yielded as it is.
     """
     buf = bytearray()
+    lines: list[list[Any]] = []  # [stream, pieces, ended]: from the first unended line on
+    cut: dict[int, list[Any]] = {}  # stream -> its line still to be ended
     while True:
         data = read(BLOCK)
         if not data:
+            rest = b"".join(b"".join(line[1]) for line in lines)
+            if rest:
+                yield rest
             return
         buf += data
         pos, end, out = 0, len(buf), []
@@ -48,8 +68,25 @@ def demux(read: Callable[[int], bytes]) -> Iterator[bytes]:
             size = int.from_bytes(buf[pos + 4 : pos + 8], "big")
             if end - pos - _HEADER < size:
                 break
-            out.append(bytes(buf[pos + _HEADER : pos + _HEADER + size]))
+            payload = bytes(buf[pos + _HEADER : pos + _HEADER + size])
+            stream = buf[pos]
             pos += _HEADER + size
+            ended = payload.endswith(b"\n")
+            line = cut.get(stream)
+            if line is not None:  # the rest of a cut line: drop its own timestamp
+                line[1].append(payload.split(b" ", 1)[-1])
+                if ended:
+                    line[2] = True
+                    del cut[stream]
+            elif ended and not lines:  # the usual case: a whole line, nothing waiting
+                out.append(payload)
+                continue
+            elif payload:
+                lines.append([stream, [payload], ended])
+                if not ended:
+                    cut[stream] = lines[-1]
+            while lines and lines[0][2]:  # lines ended, and all before them
+                out.append(b"".join(lines.pop(0)[1]))
         del buf[:pos]
         if out:
             yield b"".join(out)
@@ -190,7 +227,23 @@ def _small_reads(
     chunks: Iterator[bytes] = api.logs(
         name, stdout=stdout, stderr=stderr, timestamps=True, stream=True, follow=follow, **kwargs
     )
-    return chunks
+    return _joined(chunks)
+
+
+def _joined(payloads: Iterable[bytes]) -> Iterator[bytes]:
+    """The payloads of docker-py's reader (one per frame, the stream not said), a line cut
+    into pieces joined again as :func:`demux` joins it (as one stream)."""
+    head = b""
+    for payload in payloads:
+        if head:
+            payload = head + payload.split(b" ", 1)[-1]
+        if payload.endswith(b"\n"):
+            head = b""
+            yield payload
+        else:
+            head = payload
+    if head:
+        yield head
 
 
 def _stamp(line: bytes) -> tuple[int, int] | None:
