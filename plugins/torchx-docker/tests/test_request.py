@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -169,7 +170,10 @@ def test_mounts_ports_and_devices() -> None:
         resource=Resource(cpu=1, gpu=0, memMB=64, devices={"vpc.amazonaws.com/efa": 2}),
     )
     c = make_request(_app(role), "r", DockerOpts(), {}).containers[0]
-    assert c.host_config["binds"] == ["/data:/in:ro", "cache:/cache:rw"]
+    assert c.host_config["mounts"] == [
+        {"Type": "bind", "Source": "/data", "Target": "/in", "ReadOnly": True}
+    ]
+    assert c.host_config["binds"] == ["cache:/cache:rw"]
     assert c.host_config["devices"] == [
         "/dev/infiniband/uverbs0",
         "/dev/infiniband/uverbs1",
@@ -177,6 +181,22 @@ def test_mounts_ports_and_devices() -> None:
     ]
     assert c.config["ports"] == [6006, 8080]
     assert c.host_config["port_bindings"] == {6006: None, 8080: None}
+
+
+def test_a_bind_mount_of_a_missing_host_path_is_one_line(tmp_path: Path) -> None:
+    import os
+
+    from torchx_docker.request import check_bind_sources
+
+    there = Role("r", "img", entrypoint="x", mounts=[BindMount(str(tmp_path), "/in")])
+    check_bind_sources(_app(there), os.path.exists)  # nothing to say
+    missing = str(tmp_path / "nope")
+    role = Role("r", "img", entrypoint="x", mounts=[BindMount(missing, "/in")])
+    with pytest.raises(
+        SpecError, match=f"role 'r': the bind mount's host path '{missing}' does not exist"
+    ) as e:
+        check_bind_sources(_app(role), os.path.exists)
+    assert "\n" not in str(e.value)
 
 
 def test_an_unknown_device_is_one_line() -> None:

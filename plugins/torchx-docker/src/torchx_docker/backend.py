@@ -57,6 +57,12 @@ def engine_address() -> str:
     return os.environ.get("DOCKER_HOST") or DEFAULT_ENGINE
 
 
+def engine_on_this_machine() -> bool:
+    """Whether the engine is reached through a Unix socket: its host paths are this
+    machine's (a bind mount's source can be checked at dry run)."""
+    return engine_address().startswith("unix://")
+
+
 class DockerBackend:
     """The engine's clients and calls (see the module docstring).
 

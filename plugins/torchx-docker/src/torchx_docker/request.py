@@ -19,8 +19,11 @@ What an app looks like on the engine:
 * resources: ``cpu`` as ``nano_cpus``, ``memMB`` as ``mem_limit`` (with no swap on top,
   so the limit is the limit), ``/dev/shm`` sized for data loaders, GPUs as a device
   request, EFA devices as ``/dev/infiniband`` devices;
-* bind and volume mounts as ``binds``, device mounts as ``devices``, each ``port_map``
-  port published on a free host port;
+* bind mounts as ``mounts`` (the API's ``Mounts``, whose engine refuses a host path
+  that does not exist, where the legacy ``Binds`` made it, owned by root, and ran the
+  job on an empty directory; :func:`check_bind_sources` refuses it at dry run when the
+  engine is on this machine), volume mounts as ``binds``, device mounts as ``devices``,
+  each ``port_map`` port published on a free host port;
 * the entrypoint runs under the engine's small init (``init``), so a cancel's SIGTERM
   reaches the program even when it is a shell;
 * a role with ``max_retries`` and the ``REPLICA`` policy gets the engine's own
@@ -30,7 +33,7 @@ What an app looks like on the engine:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from torchx.schedulers.helpers.ids import dns_label
@@ -199,13 +202,23 @@ def host_config(
             )
         devices += [f"/dev/infiniband/uverbs{i}" for i in range(count)]
     binds: list[str] = []
+    mounts: list[dict[str, Any]] = []
     for mount in role.mounts:
         if isinstance(mount, BindMount):
-            binds.append(f"{mount.src_path}:{mount.dst_path}:{'ro' if mount.read_only else 'rw'}")
+            mounts.append(
+                {
+                    "Type": "bind",
+                    "Source": mount.src_path,
+                    "Target": mount.dst_path,
+                    "ReadOnly": bool(mount.read_only),
+                }
+            )
         elif isinstance(mount, VolumeMount):
             binds.append(f"{mount.src}:{mount.dst_path}:{'ro' if mount.read_only else 'rw'}")
         elif isinstance(mount, DeviceMount):
             devices.append(f"{mount.src_path}:{mount.dst_path}:{mount.permissions}")
+    if mounts:
+        hc["mounts"] = mounts
     if binds:
         hc["binds"] = binds
     if devices:
@@ -217,6 +230,23 @@ def host_config(
     if role.max_retries > 0 and role.retry_policy == RetryPolicy.REPLICA:
         hc["restart_policy"] = {"Name": "on-failure", "MaximumRetryCount": role.max_retries}
     return hc
+
+
+def check_bind_sources(app: AppDef, exists: Callable[[str], bool]) -> None:
+    """Refuses (one line) a bind mount whose host path ``exists`` says is not there.
+
+    For an engine on this machine, where the dry run can look (``exists`` is
+    ``os.path.exists``): refused before anything is created, as the engine would refuse
+    it at create.
+    """
+    for role in app.roles:
+        for mount in role.mounts:
+            if isinstance(mount, BindMount) and not exists(mount.src_path):
+                raise SpecError(
+                    f"role {role.name!r}: the bind mount's host path {mount.src_path!r} does "
+                    "not exist on this machine (the Docker engine's): create it first, or "
+                    "mount an existing path"
+                )
 
 
 def _appdef_json(app: AppDef) -> str:

@@ -64,10 +64,21 @@ from torchx.schedulers.helpers.ids import make_app_id
 from torchx.specs import AppDef, AppDryRunInfo, CfgVal, runopts
 from torchx.specs.errors import SpecError
 from torchx_docker import labels
-from torchx_docker.backend import DockerBackend, raise_first, submit_error
+from torchx_docker.backend import (
+    DockerBackend,
+    engine_on_this_machine,
+    raise_first,
+    submit_error,
+)
 from torchx_docker.images import ImageWorkspaceMixin
 from torchx_docker.options import docker_runopts, read
-from torchx_docker.request import DockerRequest, container_name, make_request, marker_name
+from torchx_docker.request import (
+    DockerRequest,
+    check_bind_sources,
+    container_name,
+    make_request,
+    marker_name,
+)
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -108,6 +119,8 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         self, app: AppDef, cfg: Mapping[str, CfgVal]
     ) -> AppDryRunInfo[DockerRequest]:
         request = make_request(app, make_app_id(app.name), read(cfg), os.environ)
+        if engine_on_this_machine():
+            check_bind_sources(app, os.path.exists)
         return AppDryRunInfo(request, DockerRequest.to_json)
 
     def schedule(self, dryrun_info: AppDryRunInfo[DockerRequest]) -> str:

@@ -321,6 +321,7 @@ _HOST_CONFIG: dict[str, tuple[str, Any]] = {
     "privileged": ("Privileged", bool),
     "restart_policy": ("RestartPolicy", dict),
     "binds": ("Binds", list),
+    "mounts": ("Mounts", list),
     "devices": ("Devices", lambda v: [_device(d) for d in v]),
     "port_bindings": (
         "PortBindings",
