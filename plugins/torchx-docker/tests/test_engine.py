@@ -109,3 +109,73 @@ def test_the_engine_restart_count_adds_to_num_restarts() -> None:
     assert c.needs_inspect()
     add_inspect(c, {"State": {"Status": "running"}, "RestartCount": 2})
     assert app_status([c]).num_restarts == 2
+
+
+def test_a_replica_that_exits_0_after_the_cancel_is_cancelled() -> None:
+    """The cancel names the replicas that had ended: those keep their state; the others
+    were cancelled, whatever their exit code (0 from a program that ends on SIGTERM)."""
+    ended = '["r/0"]'
+    seen = [
+        seen_from_list(_entry("r", 0, "exited", "Exited (0) 9 seconds ago")),
+        seen_from_list(_entry("r", 1, "exited", "Exited (0) now")),
+        seen_from_list(_entry("r", 2, "exited", "Exited (143) now")),
+        seen_from_list(_marker(labels.KIND_CANCELLED, "m", **{labels.ENDED_BEFORE: ended})),
+    ]
+    view = app_status(seen)
+    assert view.state == AppState.CANCELLED
+    assert [r.state for r in view.roles[0].replicas] == [
+        AppState.SUCCEEDED,
+        AppState.CANCELLED,
+        AppState.CANCELLED,
+    ]
+    everyone = [
+        *seen[1:3],
+        seen_from_list(_marker(labels.KIND_CANCELLED, "m", **{labels.ENDED_BEFORE: "[]"})),
+    ]
+    assert app_status(everyone).state == AppState.CANCELLED
+
+
+def test_a_failed_replica_has_its_siblings_stopped_and_the_app_fails() -> None:
+    from torchx_docker.status import siblings_to_stop
+
+    seen = [
+        seen_from_list(_entry("r", 0, "running", "Up 9 seconds")),
+        seen_from_list(_entry("r", 1, "exited", "Exited (3) now")),
+        seen_from_list(_entry("r", 2, "created", "Created")),
+    ]
+    assert app_status(seen).state == AppState.FAILED
+    assert [c.replica for c in siblings_to_stop(seen)] == [0, 2]
+    stopped = [
+        seen_from_list(_entry("r", 0, "exited", "Exited (0) now")),
+        seen[1],
+        seen_from_list(_entry("r", 2, "created", "Created")),
+        seen_from_list(_marker(labels.KIND_STOPPED, "s", **{labels.ENDED_BEFORE: '["r/1"]'})),
+    ]
+    assert siblings_to_stop(stopped) == []
+    view = app_status(stopped)
+    assert view.state == AppState.FAILED
+    assert [r.state for r in view.roles[0].replicas] == [
+        AppState.CANCELLED,
+        AppState.FAILED,
+        AppState.CANCELLED,
+    ]
+    assert view.msg == (
+        "replica r/1 (container app-r-1) exited with 3; its other replicas were stopped"
+    )
+
+
+def test_a_failed_replica_with_a_restart_due_is_pending_in_list_as_in_status() -> None:
+    from torchx_docker.status import siblings_to_stop
+
+    policy = {labels.RETRY_POLICY: "APPLICATION", labels.MAX_RETRIES: "1"}
+    seen = [
+        seen_from_list(_entry("r", 0, "running", "Up", **policy)),
+        seen_from_list(_entry("r", 1, "exited", "Exited (3) now", **policy)),
+    ]
+    view = app_status(seen)
+    assert view.state == AppState.RUNNING  # not FAILED: the next describe restarts it
+    assert view.roles[0].replicas[1].state == AppState.PENDING
+    assert siblings_to_stop(seen) == []
+    used = [*seen, seen_from_list(_marker(labels.KIND_RESTART, "x-done", **{labels.ATTEMPT: "1"}))]
+    assert app_status(used).state == AppState.FAILED
+    assert [c.replica for c in siblings_to_stop(used)] == [0]

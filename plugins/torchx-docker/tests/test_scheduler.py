@@ -16,7 +16,8 @@ import docker.errors
 import pytest
 import requests
 from torchx_docker import labels
-from torchx_docker.backend import DockerBackend, split_image
+from torchx_docker.backend import DockerBackend
+from torchx_docker.pull import split_image
 from torchx_docker.scheduler import DockerScheduler
 
 from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError

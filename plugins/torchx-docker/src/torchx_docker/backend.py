@@ -30,6 +30,7 @@ from torchx.schedulers.contract.errors import (
 from torchx.specs.errors import SpecError
 from torchx_docker import labels, wire
 from torchx_docker.logs import engine_log, follow_to_the_end
+from torchx_docker.pull import Puller, PullError
 
 if TYPE_CHECKING:
     import docker
@@ -155,14 +156,28 @@ class DockerBackend:
     # -- submitting ---------------------------------------------------------------------------
 
     def create_network(self, name: str, app_id: str) -> None:
-        """Creates the app's network; one of that name already made for this app is reused."""
-        try:
+        """Creates the app's network; one of that name already made for this app is reused.
+
+        An engine out of addresses for networks gets those of ended apps back first
+        (:meth:`release_networks`: an app's network is removed when it is seen ended,
+        but an app nobody looked at since keeps its own).
+        """
+
+        def create() -> None:
             self.engine().create_network(
                 name,
                 driver="bridge",
                 check_duplicate=True,
                 labels={labels.APP_ID: app_id, labels.VERSION: labels.FORMAT},
             )
+
+        try:
+            try:
+                create()
+            except refusals() as e:
+                if "address pool" not in engine_reason(e) or not self.release_networks():
+                    raise
+                create()
         except refusals() as e:
             if getattr(e, "status_code", None) != 409:
                 raise
@@ -176,7 +191,7 @@ class DockerBackend:
     def create_containers(self, containers: Sequence[Any]) -> list[str | BaseException]:
         """Creates each container (pulling an image the engine lacks, once): ids or errors."""
         api = self.engine()
-        pull = _Puller(self.api)
+        pull = Puller(self.api)
 
         def create(c: Any) -> str:
             host_config = api.create_host_config(**c.host_config)
@@ -334,6 +349,33 @@ class DockerBackend:
 
         raise_first(parallel(stop, cids))
 
+    def remove_network(self, name: str) -> None:
+        """Removes the network ``name``; one already gone (or still in use) is left."""
+        try:
+            self.engine().remove_network(name)
+        except refusals() as e:
+            if getattr(e, "status_code", None) not in (403, 404, 409):
+                raise
+
+    def release_networks(self) -> int:
+        """Removes the networks of apps none of whose replicas runs any more (the engine
+        ran out of addresses); how many it removed."""
+        live = {
+            (c.get("Labels") or {}).get(labels.APP_ID)
+            for c in self.containers(None)
+            if c.get("State") not in ("exited", "dead")
+            and (c.get("Labels") or {}).get(labels.KIND, labels.KIND_REPLICA) == labels.KIND_REPLICA
+        }
+        removed = 0
+        for net in self.api().networks(filters=labels.all_apps_filter()):
+            if (net.get("Labels") or {}).get(labels.APP_ID) not in live:
+                try:
+                    self.api().remove_network(net["Id"])
+                    removed += 1
+                except Exception:
+                    pass  # in use after all, or gone: another is freed
+        return removed
+
     def remove(self, cids: Sequence[str], app_id: str) -> None:
         """Removes the containers ``cids`` and the app's networks; gone ones are skipped."""
         import docker.errors
@@ -358,7 +400,7 @@ def submit_error(e: BaseException, request: DockerRequest) -> BaseException:
     """What a failed submit of ``request`` raises: one line naming the cause, where known."""
     if isinstance(e, SchedulerError | SpecError):
         return e
-    if isinstance(e, _PullError):
+    if isinstance(e, PullError):
         return SchedulerError(str(e))
     text = _unreachable(e)
     if text is not None:
@@ -486,55 +528,6 @@ class _ExitWait:
             with self._woken:
                 self.done = True
                 self._woken.notify_all()
-
-
-class _Puller:
-    """Pulls each image at most once per submit, however many replicas find it missing.
-
-    The engine creates containers only from images it has; one a replica needs but the
-    engine lacks is pulled from its registry (as ``docker run`` does). A pull that fails
-    is remembered, so the other replicas of that image fail at once with the same error.
-    """
-
-    def __init__(self, api: Callable[[], docker.APIClient]) -> None:
-        self._api = api  # the SDK's client, made on the first pull
-        self._lock = threading.Lock()
-        self._done: dict[str, BaseException | None] = {}
-
-    def __call__(self, image: str) -> None:
-        with self._lock:
-            if image not in self._done:
-                try:
-                    repo, tag = split_image(image)
-                    self._api().pull(repo, tag=tag)
-                    self._done[image] = None
-                except Exception as e:
-                    self._done[image] = e
-            error = self._done[image]
-        if error is not None:
-            raise _PullError(image, error) from error
-
-
-class _PullError(Exception):
-    """An image the engine lacks and could not pull (the message says why)."""
-
-    def __init__(self, image: str, cause: BaseException) -> None:
-        super().__init__(
-            f"image {image!r} is not on the Docker engine at {engine_address()} and pulling "
-            f"it failed: {engine_reason(cause)}; pull or build it there first"
-        )
-
-
-def split_image(image: str) -> tuple[str, str | None]:
-    """``repo[:tag]`` or ``repo@digest`` as (repository, tag or digest); no tag: latest."""
-    if "@" in image:
-        repo, digest = image.split("@", 1)
-        return repo, digest
-    slash = image.rfind("/")
-    colon = image.rfind(":")
-    if colon > slash:
-        return image[:colon], image[colon + 1 :]
-    return image, "latest"
 
 
 def _sdk_errors(name: str) -> tuple[type[BaseException], ...]:

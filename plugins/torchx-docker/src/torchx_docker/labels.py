@@ -8,8 +8,11 @@ submitting machine. Two kinds of containers exist:
 * a *replica*: runs one replica of one role (``ROLE``, ``REPLICA``);
 * a *marker*: created, never started, whose existence records a fact about the app
   that the engine cannot hold otherwise (labels cannot change once a container
-  exists): ``cancelled`` (``cancel`` was asked for) or ``restart`` (the app, or one
-  role, was restarted; ``ATTEMPT`` counts). Creating a container of a given name
+  exists): ``cancelled`` (``cancel`` was asked for), ``stopped`` (a replica failed, and
+  the app's other replicas were stopped) or ``restart`` (the app, or one role, was
+  restarted; ``ATTEMPT`` counts). ``cancelled`` and ``stopped`` name the replicas that
+  had already ended when they were made (``ENDED_BEFORE``): the others ended because
+  torchx stopped them, whatever their exit code. Creating a container of a given name
   happens at most once, which makes a marker a lock too: two processes that both see
   a failure restart the app once.
 
@@ -52,12 +55,17 @@ STOP_GRACE = PREFIX + "stop-grace"
 ATTEMPT = PREFIX + "attempt"
 RESTART_ROLE = PREFIX + "restart-role"
 
+#: On ``cancelled`` and ``stopped`` markers: the replicas (``role/index``, a JSON list)
+#: that had ended before the marker was made.
+ENDED_BEFORE = PREFIX + "ended-before"
+
 #: The layout version written by this release.
 FORMAT = "1"
 
 KIND_REPLICA = "replica"
 KIND_CANCELLED = "cancelled"
 KIND_RESTART = "restart"
+KIND_STOPPED = "stopped"
 
 
 def replica_labels(app_id: str, role: str, replica: int) -> dict[str, str]:

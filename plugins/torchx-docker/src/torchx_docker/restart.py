@@ -21,26 +21,22 @@ from torchx.specs import RetryPolicy
 from torchx_docker import labels
 from torchx_docker.backend import DockerBackend
 from torchx_docker.request import marker_name
-from torchx_docker.status import Seen, read_markers
+from torchx_docker.status import Seen, read_markers, restart_due
 
 
 def restart_if_due(backend: DockerBackend, app_id: str, seen: list[Seen]) -> bool:
     """Restarts the role (or app) of a failed replica with restarts left; True if done."""
     markers = read_markers(seen)
-    if markers.cancelled or markers.restarting:
+    if markers.restarting:
         return False
     replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
     for c in replicas:
-        if not c.failed or c.max_retries <= 0:
+        if not restart_due(c, markers):
             continue
         if c.retry_policy == RetryPolicy.APPLICATION.value:
             scope, used = "", markers.app_restarts
-        elif c.retry_policy == RetryPolicy.ROLE.value:
-            scope, used = c.role, markers.role_restarts.get(c.role, 0)
         else:
-            continue
-        if used >= c.max_retries:
-            continue
+            scope, used = c.role, markers.role_restarts.get(c.role, 0)
         targets = [r for r in replicas if not scope or r.role == scope]
         _restart(backend, app_id, scope, used + 1, c.image, targets)
         return True

@@ -174,12 +174,50 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         # again until no restart is due (each restart makes a marker, so this ends).
         while restart.restart_if_due(self._backend, app_id, seen):
             seen = self._seen(app_id)
+        if self._stop_siblings(app_id, seen):
+            seen = self._seen(app_id)
         desc = status.describe_response(app_id, seen)
         if desc is not None:
             self._running[app_id] = [
                 c.id for c in seen if c.kind == labels.KIND_REPLICA and c.state == "running"
             ]
+            if desc.state.is_terminal():
+                self._release(app_id, seen)
         return desc
+
+    def _stop_siblings(self, app_id: str, seen: builtins.list[Seen]) -> bool:
+        """Stops the other replicas of an app one of whose replicas failed for good (a
+        distributed job cannot go on without one of its ranks); True if it did.
+
+        The ``stopped`` marker first (once, whichever process sees it: the others leave
+        it to its maker), naming the replicas that had ended; they keep their state, the
+        ones stopped read CANCELLED, the app FAILED.
+        """
+        from torchx_docker import status
+
+        live = status.siblings_to_stop(seen)
+        if not live:
+            return False
+        replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
+        marker = self._backend.create_marker(
+            marker_name(app_id, "stopped"),
+            replicas[0].image,
+            app_id,
+            labels.KIND_STOPPED,
+            {labels.ENDED_BEFORE: status.ended_before_json(replicas)},
+        )
+        if marker is not None:
+            self._backend.stop([c.id for c in live])
+        return True
+
+    def _release(self, app_id: str, seen: builtins.list[Seen]) -> None:
+        """Removes the network of an app that has ended (its containers, so its logs and
+        status, stay until ``delete``): an engine has addresses for ~128 such networks."""
+        from torchx_docker.request import network_name
+
+        own = network_name(app_id)
+        if any(c.network == own for c in seen if c.kind == labels.KIND_REPLICA):
+            self._backend.remove_network(own)
 
     def wait_for_change(self, app_id: str, timeout: float) -> bool:
         """Blocks until a container of the app that was running stops, or ``timeout``.
@@ -215,8 +253,9 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
         seen = self._seen_plain(app_id)
         replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
-        if not replicas:
-            return
+        live = [c.id for c in replicas if c.state not in ("exited", "dead")]
+        if not live:
+            return  # ended before: nothing to cancel, and it stays as it ended
         if not status.read_markers(seen).cancelled:
             # None: a marker of that name exists, cancelled already
             self._backend.create_marker(
@@ -224,9 +263,9 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                 replicas[0].image,
                 app_id,
                 labels.KIND_CANCELLED,
-                {},
+                {labels.ENDED_BEFORE: status.ended_before_json(replicas)},
             )
-        self._backend.stop([c.id for c in replicas if c.state not in ("exited", "dead")])
+        self._backend.stop(live)
 
     def _delete_existing(self, app_id: str) -> None:
         self._cancel_existing(app_id)

@@ -12,8 +12,15 @@ Rules:
 * a replica's state is its container's: ``created`` is PENDING, ``running``,
   ``restarting`` (the engine restarting it under the REPLICA policy) and ``paused``
   are RUNNING, ``exited`` is SUCCEEDED with 0 and FAILED otherwise, ``dead`` FAILED;
-* after ``cancel`` (the ``cancelled`` marker), a replica that ended other than by
-  exiting 0 is CANCELLED;
+* after ``cancel`` (the ``cancelled`` marker), a replica that had not ended when it was
+  cancelled is CANCELLED once it has, whatever its exit code (a program that exits 0
+  on SIGTERM was cancelled all the same); one that had ended keeps its state;
+* a replica that fails (with no restart left) fails the app, and the app's other
+  replicas are stopped (:func:`siblings_to_stop`, done by ``describe``: the
+  ``stopped`` marker, then a stop); those read CANCELLED, the app FAILED;
+* a failed replica of the ``ROLE`` or ``APPLICATION`` policy with restarts left is
+  PENDING (its restart is due: the next ``describe`` makes it), in ``list`` as in
+  ``status``;
 * while a restart of the ROLE or APPLICATION policy is under way (a ``restart``
   marker not yet renamed ``done``), the replicas it restarts are PENDING, not FAILED;
 * one FAILED replica fails the app (:func:`torchx.schedulers.contract.states.rollup`), and the
@@ -68,6 +75,8 @@ class Seen:
     created: float | None = None
     #: when it last exited (an inspect's ``State.FinishedAt``), where inspected
     finished: float | None = None
+    #: the network it was made on (the list answer's ``HostConfig.NetworkMode``)
+    network: str = ""
 
     @property
     def kind(self) -> str:
@@ -125,6 +134,7 @@ def seen_from_list(entry: Mapping[str, Any]) -> Seen:
         state=state,
         exit_code=int(match.group(1)) if match else (0 if state == "exited" else None),
         created=float(entry["Created"]) if isinstance(entry.get("Created"), int | float) else None,
+        network=str((entry.get("HostConfig") or {}).get("NetworkMode") or ""),
     )
 
 
@@ -165,6 +175,11 @@ class Markers:
     """What the marker containers of an app record."""
 
     cancelled: bool = False
+    #: the app's other replicas were stopped after one failed
+    stopped: bool = False
+    #: replicas (``role/index``) that had ended before the first cancel or stop; None:
+    #: not recorded (a marker of an earlier release: a replica that exited 0 had ended)
+    ended_before: set[str] | None = None
     #: restarts of every role (APPLICATION policy): how many, and whether one is under way
     app_restarts: int = 0
     #: restarts of one role (ROLE policy), by role
@@ -181,8 +196,14 @@ def read_markers(containers: Iterable[Seen]) -> Markers:
     """The app's markers among its containers."""
     out = Markers()
     for c in containers:
-        if c.kind == labels.KIND_CANCELLED:
-            out.cancelled = True
+        if c.kind in (labels.KIND_CANCELLED, labels.KIND_STOPPED):
+            if c.kind == labels.KIND_CANCELLED:
+                out.cancelled = True
+            else:
+                out.stopped = True
+            ended = _ended_before(c)
+            if ended is not None:  # ended before every such marker: before the first
+                out.ended_before = ended if out.ended_before is None else out.ended_before & ended
         elif c.kind == labels.KIND_RESTART:
             role = c.labels.get(labels.RESTART_ROLE, "")
             if role:
@@ -194,17 +215,72 @@ def read_markers(containers: Iterable[Seen]) -> Markers:
     return out
 
 
+def _ended_before(marker: Seen) -> set[str] | None:
+    text = marker.labels.get(labels.ENDED_BEFORE)
+    if text is None:
+        return None
+    try:
+        return {str(k) for k in json.loads(text)}
+    except (ValueError, TypeError):
+        return None
+
+
+def replica_key(c: Seen) -> str:
+    """``role/index``: how markers name a replica."""
+    return f"{c.role}/{c.replica}"
+
+
+def ended_before_json(replicas: Iterable[Seen]) -> str:
+    """The ``ENDED_BEFORE`` label of a marker made now: the replicas that have ended."""
+    return json.dumps(sorted(replica_key(c) for c in replicas if c.state in ("exited", "dead")))
+
+
+def _stopped_by_torchx(c: Seen, markers: Markers) -> bool:
+    """Whether ``c`` ended because torchx stopped it (a cancel, or a sibling's failure)."""
+    if not (markers.cancelled or markers.stopped) or c.state not in ("exited", "dead", "created"):
+        return False
+    if markers.ended_before is None:  # an earlier release's marker: exit 0 had ended
+        return not (c.state == "exited" and c.exit_code == 0)
+    return replica_key(c) not in markers.ended_before
+
+
+def restart_due(c: Seen, markers: Markers) -> bool:
+    """Whether failed replica ``c`` is to be restarted with its role (``ROLE``) or app
+    (``APPLICATION``): restarts left, and nothing cancelled or stopped the app."""
+    if not c.failed or c.max_retries <= 0 or markers.cancelled or markers.stopped:
+        return False
+    if c.retry_policy == RetryPolicy.APPLICATION.value:
+        return markers.app_restarts < c.max_retries
+    if c.retry_policy == RetryPolicy.ROLE.value:
+        return markers.role_restarts.get(c.role, 0) < c.max_retries
+    return False
+
+
 def replica_state(c: Seen, markers: Markers) -> AppState:
     """The state of the replica in container ``c``."""
+    if _stopped_by_torchx(c, markers):
+        return AppState.CANCELLED
     if c.state == "exited" and c.exit_code == 0:
         return AppState.SUCCEEDED
-    if markers.cancelled and c.state in ("exited", "dead", "created"):
-        return AppState.CANCELLED
     if markers.restarting & {"", c.role} and c.state != "running":
+        return AppState.PENDING
+    if c.state in ("exited", "dead") and restart_due(c, markers):
         return AppState.PENDING
     if c.state == "exited":
         return AppState.FAILED
     return _STATES.get(c.state, AppState.UNKNOWN)
+
+
+def siblings_to_stop(seen: list[Seen]) -> list[Seen]:
+    """The replicas still running (or not started) of an app one of whose replicas has
+    failed for good; none once the app was cancelled or stopped (see the module rules)."""
+    markers = read_markers(seen)
+    if markers.cancelled or markers.stopped or markers.restarting:
+        return []
+    replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
+    if not any(replica_state(c, markers) == AppState.FAILED for c in replicas):
+        return []
+    return [c for c in replicas if c.state not in ("exited", "dead")]
 
 
 def failure_text(c: Seen) -> str:
@@ -312,6 +388,8 @@ def app_status(
     if markers.cancelled and state == AppState.FAILED:
         state = AppState.CANCELLED
     msg = "; ".join(failure_text(c) for c in failed) if state == AppState.FAILED else ""
+    if msg and markers.stopped:
+        msg += "; its other replicas were stopped"
     restarts = markers.num_restarts + sum(c.restart_count for c in replicas)
     return AppView(
         state=state,

@@ -163,6 +163,9 @@ class Wire:
         )
         return answer
 
+    def remove_network(self, net_id: str) -> None:
+        self._call("DELETE", f"/networks/{quote(net_id)}")
+
     # -- HTTP ------------------------------------------------------------------------------------
 
     def _connect(self, timeout: float | None) -> socket.socket:
