@@ -155,43 +155,10 @@ class DockerBackend:
 
     # -- submitting ---------------------------------------------------------------------------
 
-    def create_network(self, name: str, app_id: str) -> None:
-        """Creates the app's network; one of that name already made for this app is reused.
-
-        An engine out of addresses for networks gets those of ended apps back first
-        (:meth:`release_networks`: an app's network is removed when it is seen ended,
-        but an app nobody looked at since keeps its own).
-        """
-
-        def create() -> None:
-            self.engine().create_network(
-                name,
-                driver="bridge",
-                check_duplicate=True,
-                labels={labels.APP_ID: app_id, labels.VERSION: labels.FORMAT},
-            )
-
-        try:
-            try:
-                create()
-            except refusals() as e:
-                if "address pool" not in engine_reason(e) or not self.release_networks():
-                    raise
-                create()
-        except refusals() as e:
-            if getattr(e, "status_code", None) != 409:
-                raise
-            found = self.api().networks(names=[name])
-            if not any((n.get("Labels") or {}).get(labels.APP_ID) == app_id for n in found):
-                raise SchedulerError(
-                    f"a network named {name} exists on the Docker engine but is not app "
-                    f"{app_id}'s: remove it (docker network rm {name}) or submit again"
-                ) from None
-
     def create_containers(self, containers: Sequence[Any]) -> list[str | BaseException]:
         """Creates each container (pulling an image the engine lacks, once): ids or errors."""
         api = self.engine()
-        pull = Puller(self.api)
+        pull = Puller(self.api, _pull_error)
 
         def create(c: Any) -> str:
             host_config = api.create_host_config(**c.host_config)
@@ -349,33 +316,6 @@ class DockerBackend:
 
         raise_first(parallel(stop, cids))
 
-    def remove_network(self, name: str) -> None:
-        """Removes the network ``name``; one already gone (or still in use) is left."""
-        try:
-            self.engine().remove_network(name)
-        except refusals() as e:
-            if getattr(e, "status_code", None) not in (403, 404, 409):
-                raise
-
-    def release_networks(self) -> int:
-        """Removes the networks of apps none of whose replicas runs any more (the engine
-        ran out of addresses); how many it removed."""
-        live = {
-            (c.get("Labels") or {}).get(labels.APP_ID)
-            for c in self.containers(None)
-            if c.get("State") not in ("exited", "dead")
-            and (c.get("Labels") or {}).get(labels.KIND, labels.KIND_REPLICA) == labels.KIND_REPLICA
-        }
-        removed = 0
-        for net in self.api().networks(filters=labels.all_apps_filter()):
-            if (net.get("Labels") or {}).get(labels.APP_ID) not in live:
-                try:
-                    self.api().remove_network(net["Id"])
-                    removed += 1
-                except Exception:
-                    pass  # in use after all, or gone: another is freed
-        return removed
-
     def remove(self, cids: Sequence[str], app_id: str) -> None:
         """Removes the containers ``cids`` and the app's networks; gone ones are skipped."""
         import docker.errors
@@ -528,6 +468,13 @@ class _ExitWait:
             with self._woken:
                 self.done = True
                 self._woken.notify_all()
+
+
+def _pull_error(image: str, cause: BaseException) -> str:
+    return (
+        f"image {image!r} is not on the Docker engine at {engine_address()} and pulling "
+        f"it failed: {engine_reason(cause)}; pull or build it there first"
+    )
 
 
 def _sdk_errors(name: str) -> tuple[type[BaseException], ...]:

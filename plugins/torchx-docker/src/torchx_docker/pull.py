@@ -20,8 +20,11 @@ class Puller:
     is remembered, so the other replicas of that image fail at once with the same error.
     """
 
-    def __init__(self, api: Callable[[], docker.APIClient]) -> None:
+    def __init__(
+        self, api: Callable[[], docker.APIClient], explain: Callable[[str, BaseException], str]
+    ) -> None:
         self._api = api  # the SDK's client, made on the first pull
+        self._explain = explain  # the one line of a failed pull
         self._lock = threading.Lock()
         self._done: dict[str, BaseException | None] = {}
 
@@ -36,19 +39,11 @@ class Puller:
                     self._done[image] = e
             error = self._done[image]
         if error is not None:
-            raise PullError(image, error) from error
+            raise PullError(self._explain(image, error)) from error
 
 
 class PullError(Exception):
     """An image the engine lacks and could not pull (the message says why)."""
-
-    def __init__(self, image: str, cause: BaseException) -> None:
-        from torchx_docker.backend import engine_address, engine_reason
-
-        super().__init__(
-            f"image {image!r} is not on the Docker engine at {engine_address()} and pulling "
-            f"it failed: {engine_reason(cause)}; pull or build it there first"
-        )
 
 
 def split_image(image: str) -> tuple[str, str | None]:

@@ -134,7 +134,9 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         created: list[str] = []
         try:
             if request.network is not None:
-                backend.create_network(request.network, request.app_id)
+                from torchx_docker import networks
+
+                networks.create(backend, request.network, request.app_id)
                 network = request.network
             outcomes = backend.create_containers(request.containers)
             created = [o for o in outcomes if isinstance(o, str)]
@@ -217,7 +219,9 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
         own = network_name(app_id)
         if any(c.network == own for c in seen if c.kind == labels.KIND_REPLICA):
-            self._backend.remove_network(own)
+            from torchx_docker import networks
+
+            networks.remove(self._backend, own)
 
     def wait_for_change(self, app_id: str, timeout: float) -> bool:
         """Blocks until a container of the app that was running stops, or ``timeout``.
