@@ -497,3 +497,26 @@ def test_list_checks_queue_and_region_as_a_submit_does(stubs: Stubs) -> None:
         with pytest.raises(InvalidRunConfigException, match=said):
             sched.list(bad)
     stubs.done()  # nothing was asked of AWS
+
+
+def test_a_handle_must_match_its_job() -> None:
+    from torchx_aws.batch.scheduler import check_handle
+
+    from torchx.schedulers.contract.errors import InvalidAppIdError
+
+    job = {
+        "jobId": "j1",
+        "jobQueue": "arn:aws:batch:us-east-1:123456789012:job-queue/gpu",
+        "nodeProperties": {"numNodes": 2},
+    }
+    check_handle("gpu:j1:us-east-1:2", job)  # as it is
+    check_handle("gpu:j1", job)  # upstream's form: no node count to check
+    with pytest.raises(InvalidAppIdError) as e:
+        check_handle("cpu:j1:us-east-1:2", job)
+    assert str(e.value) == (
+        "aws_batch app id cpu:j1:us-east-1:2 does not match its job: job j1 is in queue gpu, "
+        "not cpu; its app id is gpu:j1:us-east-1:2"
+    )
+    with pytest.raises(InvalidAppIdError, match="has 2 nodes, not 3"):
+        check_handle("gpu:j1:us-east-1:3", job)
+    check_handle("gpu:j2:us-east-1:1", {"jobId": "j2", "jobQueue": "gpu"})  # a container job

@@ -177,6 +177,8 @@ class AwsBatchScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal
         if parent is not None and nodes is None and parent.get("nodeProperties"):
             count = int(parent["nodeProperties"].get("numNodes") or 0)
             jobs += self._aws.jobs(batch, [f"{job_id}#{i}" for i in range(count)])
+        if parent is not None:
+            check_handle(app_id, parent)
         node_jobs = [j for j in jobs if j is not parent]
         return region, parent, node_jobs
 
@@ -184,7 +186,24 @@ class AwsBatchScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal
         region, job, nodes = self._describe_raw(app_id)
         if job is None:
             return not_listed_yet(self.backend, app_id)
-        return describe_response(app_id, region, job, nodes)
+        desc = describe_response(app_id, region, job, nodes)
+        if desc.state.is_terminal():
+            self._release(app_id, job)
+        return desc
+
+    def _release(self, app_id: str, job: Mapping[str, Any]) -> None:
+        """Deregisters the job definition of a job that has ended: one is registered per
+        run, and an ended job needs it no more (its record stays readable: DescribeJobs
+        does not read its definition). Best effort: a definition deregistered already,
+        or a refusal, changes nothing of the status."""
+        job_def = job.get("jobDefinition")
+        if not job_def:
+            return
+        try:
+            batch, _, _, _, _ = self._locate(app_id)
+            self._aws.deregister(batch, str(job_def))
+        except Exception:
+            pass
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> builtins.list[ListAppResponse]:
         # the queue, region and profile go through submit's checks
@@ -223,6 +242,8 @@ class AwsBatchScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal
         a job that ended keeps its own state and reason."""
         batch, _, _, job_id, _ = self._locate(app_id)
         jobs = self._aws.jobs(batch, [job_id])
+        if jobs:
+            check_handle(app_id, jobs[0])
         if jobs and not state_of(jobs[0]).is_terminal():
             self._cancel_existing(app_id)
         elif not jobs and not_listed_yet(self.backend, app_id) is not None:
@@ -235,6 +256,8 @@ class AwsBatchScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal
     def _delete_existing(self, app_id: str) -> None:
         batch, _, _, job_id, _ = self._locate(app_id)
         [job] = self._aws.jobs(batch, [job_id]) or [{}]
+        if job:
+            check_handle(app_id, job)
         if job and not AppState(state_of(job)).is_terminal():
             self._aws.terminate(batch, job_id)
         job_def = job.get("jobDefinition")
@@ -297,6 +320,34 @@ class AwsBatchScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal
             should_tail=should_tail,
             is_done=is_done,
             classify=self.classify_error,
+        )
+
+
+def check_handle(app_id: str, job: Mapping[str, Any]) -> None:
+    """Refuses (one line) an app id whose queue or node count is not its job's.
+
+    The id names the job by its id, and the queue and nodes beside it: a hand-made or
+    stale handle naming another queue would show, and cancel, a job of another.
+    Upstream's ``queue:job-name`` found the job in that queue already.
+    """
+    from torchx.schedulers.contract.errors import InvalidAppIdError
+
+    queue, job_id, region, nodes = parse_app_id(app_id)
+    actual_queue = str(job.get("jobQueue") or "").rsplit("/", 1)[-1]
+    actual_nodes = int((job.get("nodeProperties") or {}).get("numNodes") or 1)
+    wrong = []
+    if actual_queue and actual_queue != queue:
+        wrong.append(f"is in queue {actual_queue}, not {queue}")
+    if nodes is not None and actual_nodes != nodes:
+        wrong.append(f"has {actual_nodes} nodes, not {nodes}")
+    if wrong:
+        jid = str(job.get("jobId") or job_id)
+        right = ""
+        if region and actual_queue:
+            right = f"; its app id is {app_id_of(actual_queue, jid, region, actual_nodes)}"
+        raise InvalidAppIdError(
+            f"aws_batch app id {app_id} does not match its job: job {jid} "
+            f"{' and '.join(wrong)}{right}"
         )
 
 
