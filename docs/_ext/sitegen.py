@@ -55,9 +55,10 @@ def distributions(root: Path = ROOT) -> dict[str, Path]:
 
 #: Packages whose modules are not all API although none is ``_``-named, each with the
 #: modules that are: the local scheduler's folder is one scheduler's own code, of which
-#: only the scheduler, its view and its warm start are public (see its docstring).
+#: only the scheduler, its run options, its view and its warm start are public (see its
+#: docstring).
 API_OF_PACKAGE: dict[str, tuple[str, ...]] = {
-    "torchx.schedulers.local": ("scheduler", "view", "warmup"),
+    "torchx.schedulers.local": ("scheduler", "options", "view", "warmup"),
 }
 
 

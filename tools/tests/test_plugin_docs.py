@@ -149,9 +149,22 @@ def test_the_vendor_pyproject_declares_the_entry_point() -> None:
     assert '[project.entry-points.torchx]\nacme = "acme_torchx.plugin"' in DOC.read_text()
 
 
+def _take_acme_modules() -> dict[str, Any]:
+    """Removes the acme_torchx modules from ``sys.modules``; those it removed."""
+    names = [m for m in sys.modules if m == "acme_torchx" or m.startswith("acme_torchx.")]
+    return {name: sys.modules.pop(name) for name in names}
+
+
 @pytest.fixture
 def acme(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """The vendor plugin module, imported from its source folder; state under tmp."""
+    """The vendor plugin module, imported afresh from its source folder; state under tmp.
+
+    Afresh: an earlier test of the same process may have imported the installed plugin's
+    modules (tools/tests/test_one_opts_class.py creates every installed scheduler), and
+    what this module's tests see imported must be what importing the plugin did. They
+    are put back afterwards.
+    """
+    earlier = _take_acme_modules()
     monkeypatch.syspath_prepend(str(VENDOR / "src"))
     from torchx.specs.plugins import reset_registry
 
@@ -160,8 +173,8 @@ def acme(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         yield importlib.import_module("acme_torchx.plugin")
     finally:
         reset_registry()
-        for name in [m for m in sys.modules if m == "acme_torchx" or m.startswith("acme_torchx.")]:
-            del sys.modules[name]
+        _take_acme_modules()
+        sys.modules.update(earlier)
 
 
 def test_the_plugin_module_is_lazy_and_loads_cleanly(acme: Any) -> None:

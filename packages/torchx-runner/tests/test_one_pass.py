@@ -114,6 +114,38 @@ def test_schedule_of_a_dryrun_submits_that_request_without_preparing_again(
     _wait(runner, handle)
 
 
+def test_the_schema_is_built_once_and_the_options_checked_once_into_one_typed_value(
+    local: tuple[Runner, Counting], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.schedulers.local.options import LocalOpts
+
+    runner, _ = local
+    built: list[int] = []
+    real_run_opts = LocalScheduler.run_opts
+    monkeypatch.setattr(Counting, "run_opts", lambda self: built.append(1) or real_run_opts(self))
+    checked: list[Mapping[str, CfgVal]] = []
+    real_from_cfg = LocalOpts.from_cfg.__func__  # type: ignore[attr-defined]
+
+    def from_cfg(cls: type[LocalOpts], cfg: Mapping[str, CfgVal], prefix: str = "") -> Any:
+        checked.append(cfg)
+        return real_from_cfg(cls, cfg, prefix)
+
+    monkeypatch.setattr(LocalOpts, "from_cfg", classmethod(from_cfg))
+    got: list[Mapping[str, CfgVal]] = []
+    real_submit_dryrun = Counting._submit_dryrun
+    monkeypatch.setattr(
+        Counting,
+        "_submit_dryrun",
+        lambda self, app, cfg: got.append(cfg) or real_submit_dryrun(self, app, cfg),
+    )
+    # what `torchx run -cfg` parses with, then merges, resolves, checks and dry-runs
+    cfg = runner.scheduler_run_opts("local").cfg_from_str("grace_period=1", strict=True)
+    runner.dryrun(_app(), "local", cfg=cfg)
+    runner.list("local")
+    assert len(built) == 1 and len(checked) == 1
+    assert got == [LocalOpts(grace_period=1.0)] and isinstance(got[0], LocalOpts)
+
+
 def test_run_makes_the_request_once_and_resolves_the_options_once(
     local: tuple[Runner, Counting], resolves: list[Mapping[str, CfgVal]]
 ) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from torchx_lsf.options import checked, lsf_runopts
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torchx_lsf.options import LsfOpts, checked, lsf_runopts
 
 from torchx.specs.errors import InvalidRunConfigException
 
@@ -49,3 +51,32 @@ def test_good_values_pass() -> None:
         {"lsf_queue": "gpu_q-1.x", "jobdir": "/jobs", "container_workdir": "/w", "shm_size": "1.5g"}
     )
     assert out["jobdir"] == "/jobs" and out["shm_size"] == "1.5g"
+
+
+# -- LsfOpts: declared once; the values are read as given, never stringified again ----------
+
+
+def test_run_opts_are_lsf_opts() -> None:
+    assert lsf_runopts() == LsfOpts.as_runopts()
+
+
+def test_typed_values_are_read_as_they_were_given(tmp_path: Path) -> None:
+    opts = LsfOpts.from_cfg(
+        lsf_runopts().resolve({"host_network": True, "jobdir": str(tmp_path), "lsf_queue": "q"})
+    )
+    assert opts.host_network is True and opts.jobdir == str(tmp_path) and opts.shm_size == "64m"
+    assert LsfOpts.of(opts) is opts and opts.job_directory() == str(tmp_path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    key=st.sampled_from(["lsf_queue", "jobdir", "container_workdir", "shm_size"]),
+    value=st.text(st.characters(codec="utf-8"), max_size=24),
+)
+def test_every_check_accepts_its_own_result_or_refuses_in_one_line(key: str, value: str) -> None:
+    try:
+        once = LsfOpts.from_cfg({key: value})
+    except InvalidRunConfigException as e:
+        assert "\n" not in str(e) and repr(key) in str(e)
+        return
+    assert LsfOpts.from_cfg(dict(once)) == once

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
-from torchx_slurm.options import extra_sbatch_args, sbatch_values, slurm_runopts
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torchx_slurm.options import SlurmOpts, extra_sbatch_args, sbatch_values, slurm_runopts
 
 from torchx.specs.errors import InvalidRunConfigException
 
@@ -117,3 +121,57 @@ def test_an_abbreviated_reserved_option_is_refused(arg: str, message: str) -> No
 def test_options_in_full_and_other_abbreviations_pass(arg: str) -> None:
     # --gpus begins --gpus-per-node but is an option of its own in full
     assert extra_sbatch_args({"sbatch_args": [arg]}) == [arg]
+
+
+# -- SlurmOpts: every option declared once; its checks are the fields' -----------------------
+
+
+def test_run_opts_are_slurm_opts() -> None:
+    assert slurm_runopts() == SlurmOpts.as_runopts()
+    opt = slurm_runopts().get("mail-user")
+    assert opt is not None and opt.aliases == [] and opt.default is None
+
+
+def test_typed_values_are_read_as_given() -> None:
+    opts = SlurmOpts.from_cfg(
+        SlurmOpts.as_runopts().resolve({"mail-type": "end", "nomem": True, "job_dir": "~/j"})
+    )
+    assert opts.mail_type == "END" and opts.nomem is True and opts.sbatch_args == []
+    assert opts.job_directory("/submit") == os.path.expanduser("~/j")
+    assert SlurmOpts().job_directory("/submit") == "/submit"
+
+
+def test_an_empty_value_is_not_set() -> None:
+    opts = SlurmOpts.from_cfg({"partition": "", "time": "", "mail-type": ""})
+    assert opts.sbatch_values() == {"job": [], "group": []}
+
+
+_OPTION_TEXT = st.text(st.characters(codec="utf-8"), max_size=24)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    key=st.sampled_from(
+        ["partition", "time", "account", "qos", "constraint", "comment", "mail-user", "mail-type"]
+    ),
+    value=_OPTION_TEXT,
+)
+def test_every_check_accepts_its_own_result_or_refuses_in_one_line(key: str, value: str) -> None:
+    try:
+        once = SlurmOpts.from_cfg({key: value})
+    except InvalidRunConfigException as e:
+        assert "\n" not in str(e) and repr(key) in str(e)
+        return
+    assert SlurmOpts.from_cfg(dict(once)) == once  # idempotent: a cfg read back is the same
+    assert SlurmOpts.given({key: value}) == {key.replace("-", "_"): once[key]}
+
+
+@settings(max_examples=300, deadline=None)
+@given(args=st.lists(_OPTION_TEXT, max_size=3))
+def test_sbatch_args_are_checked_each_or_refused_in_one_line(args: list[str]) -> None:
+    try:
+        opts = SlurmOpts.from_cfg({"sbatch_args": args})
+    except InvalidRunConfigException as e:
+        assert "\n" not in str(e) and "sbatch_args" in str(e)
+        return
+    assert opts.sbatch_args == args and all(a.startswith("--") for a in args)

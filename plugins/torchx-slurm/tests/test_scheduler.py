@@ -366,6 +366,14 @@ def test_list_is_narrowed_by_the_run_options_given(
     assert argv[-2:] == ["--partition=gpu", "--qos=high"]  # time says nothing about where
 
 
+def test_list_holds_an_option_given_to_the_check_a_submission_does(
+    fake_slurm: FakeTools, sched: SlurmScheduler
+) -> None:
+    with pytest.raises(InvalidRunConfigException, match="'partition'='-gpu' cannot be passed"):
+        sched.list({"partition": "-gpu"})
+    assert fake_slurm.calls("squeue") == []
+
+
 def test_list_with_the_partition_of_torchxconfig_through_the_runner(
     fake_slurm: FakeTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -30,7 +30,7 @@ from torchx.schedulers.contract.capabilities import Capability
 from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.helpers.follow import follow_file
 from torchx.schedulers.helpers.ids import make_app_id
-from torchx.specs import AppDef, AppDryRunInfo, CfgVal, SpecError, runopts
+from torchx.specs import AppDef, AppDryRunInfo, CfgVal, SpecError
 
 
 class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
@@ -41,6 +41,9 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
         backend: the backend to call (tests); default: Acme Batch's, made here
     """
 
+    # run_opts(), -cfg, .torchxconfig and the docs read this class; _submit_dryrun gets
+    # an instance of it (the options resolved and checked once)
+    opts_class = AcmeOpts
     # What Acme Batch cannot do: TorchX's conformance kit (tests/) checks what the
     # scheduler does instead, and `torchx plugins` / docs/plugins.md show it to users.
     missing_capabilities: ClassVar[Mapping[Capability, str]] = {
@@ -54,14 +57,11 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
         super().__init__("acme", session_name)
         self._backend = backend or AcmeBackend()
 
-    def _run_opts(self) -> runopts:
-        return AcmeOpts.as_runopts()
-
     def _submit_dryrun(
         self, app: AppDef, cfg: Mapping[str, CfgVal]
     ) -> AppDryRunInfo[dict[str, Any]]:
         job_id = make_app_id(app.name)  # unique, and safe as the job's directory name
-        request = build_request(app, job_id, AcmeOpts.from_cfg(cfg))
+        request = build_request(app, job_id, AcmeOpts.of(cfg))
         return AppDryRunInfo(request, lambda r: json.dumps(r, indent=2))
 
     def classify_error(self, e: BaseException) -> SchedulerError | None:
@@ -90,9 +90,9 @@ class AcmeScheduler(Scheduler[Mapping[str, CfgVal]]):
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
         # the queue given to `torchx list -s acme -cfg queue=q` (or in [acme] of
         # .torchxconfig); none given: every queue (no default is filled in for a list)
-        queue = cfg.get("queue") if cfg else None
+        queue = AcmeOpts.given(cfg).get("queue")
         apps = []
-        for job in self._backend.jobs(None if queue is None else str(queue)):
+        for job in self._backend.jobs(queue):
             cancelled = self._backend.was_cancelled(job["id"])
             state = job_state(self._backend.tasks(job["id"]) or [], cancelled)
             apps.append(ListAppResponse(app_id=job["id"], state=state, name=job["name"]))

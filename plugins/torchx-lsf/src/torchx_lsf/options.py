@@ -1,14 +1,14 @@
-"""The ``lsf`` scheduler's run options and their checks, before anything reaches bsub.
+"""The ``lsf`` scheduler's run options, declared once: :class:`LsfOpts`.
 
 The names, types and defaults are upstream TorchX's (``lsf_queue``, ``jobdir``,
 ``container_workdir``, ``host_network``, ``shm_size``), so an existing ``.torchxconfig``
 ``[lsf]`` section works unchanged. Each value ends up in a ``bsub`` option or a
-``docker run`` option, so it is checked here and a bad one is refused with one line
+``docker run`` option, so each field checks it and a bad one is refused with one line
 naming the option, the value and what would be right::
 
-    >>> checked(lsf_runopts().resolve({"lsf_queue": "gpu", "shm_size": "1g"}))["shm_size"]
-    '1g'
-    >>> checked(lsf_runopts().resolve({"shm_size": "lots"}))
+    >>> LsfOpts.from_cfg(LsfOpts.as_runopts().resolve({"lsf_queue": "gpu"})).shm_size
+    '64m'
+    >>> LsfOpts.from_cfg({"shm_size": "lots"})
     Traceback (most recent call last):
      ...
     torchx.specs.errors.InvalidRunConfigException: run option 'shm_size'='lots' is not a size: use a number with an optional unit b, k, m or g (docker run --shm-size), e.g. 64m
@@ -19,9 +19,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from torchx.specs.errors import InvalidRunConfigException
 from torchx.specs.options import CfgVal, runopts
+from torchx.specs.structured_opts import StructuredOpts, opt
 
 #: Help of ``jobdir``.
 JOBDIR_HELP = (
@@ -38,32 +40,6 @@ _SIZE = re.compile(r"\d+(\.\d+)?[bkmgBKMG]?")
 # in -cwd/-outdir/-oo (%J, %U, ...), and quotes, backslashes and control characters
 # have no business in a directory name that lands in job options
 _BAD_PATH = re.compile(r"[\"'\\%\x00-\x1f\x7f]")
-
-
-def lsf_runopts() -> runopts:
-    """The run options of the ``lsf`` scheduler (see ``torchx runopts lsf``)."""
-    opts = runopts()
-    opts.add("lsf_queue", type_=str, help="the LSF queue to submit the jobs to (bsub -q)")
-    opts.add("jobdir", type_=str, help=JOBDIR_HELP)
-    opts.add(
-        "container_workdir",
-        type_=str,
-        help="the working directory of each replica's container (docker run --workdir)",
-    )
-    opts.add(
-        "host_network",
-        type_=bool,
-        default=False,
-        help="run containers on the host's network and IPC namespace (docker run "
-        "--net=host --ipc=host): needed for replicas to reach rank 0 by its host name",
-    )
-    opts.add(
-        "shm_size",
-        type_=str,
-        default="64m",
-        help="the size of /dev/shm in each container (docker run --shm-size)",
-    )
-    return opts
 
 
 def _bad(option: str, value: object, right: str) -> InvalidRunConfigException:
@@ -83,33 +59,79 @@ def check_path(option: str, value: str) -> str:
     return path
 
 
-def checked(cfg: Mapping[str, CfgVal]) -> dict[str, CfgVal]:
-    """``cfg`` (resolved) with each value checked; the first bad one raises one line."""
-    out = dict(cfg)
-    queue = cfg.get("lsf_queue")
-    if queue is not None and not _QUEUE.fullmatch(str(queue)):
+def check_queue(value: str) -> str:
+    """``lsf_queue`` if it is an LSF queue name."""
+    if not _QUEUE.fullmatch(value):
         raise _bad(
             "lsf_queue",
-            queue,
+            value,
             "is not an LSF queue name: use letters, digits, '_', '.' and '-', e.g. normal",
         )
-    jobdir = cfg.get("jobdir")
-    out["jobdir"] = check_path("jobdir", str(jobdir) if jobdir else os.getcwd())
-    workdir = cfg.get("container_workdir")
-    if workdir is not None:
-        text = str(workdir)
-        if not text.startswith("/") or re.search(r"[\x00-\x1f\x7f]", text):
-            raise _bad(
-                "container_workdir",
-                workdir,
-                "is not an absolute path inside the container: use e.g. /workspace",
-            )
-    shm = cfg.get("shm_size")
-    if shm is not None and not _SIZE.fullmatch(str(shm)):
+    return value
+
+
+def check_container_workdir(value: str) -> str:
+    """``container_workdir`` if it is an absolute path without control characters."""
+    if not value.startswith("/") or re.search(r"[\x00-\x1f\x7f]", value):
+        raise _bad(
+            "container_workdir",
+            value,
+            "is not an absolute path inside the container: use e.g. /workspace",
+        )
+    return value
+
+
+def check_shm_size(value: str) -> str:
+    """``shm_size`` if it is a size as ``docker run --shm-size`` reads one."""
+    if not _SIZE.fullmatch(value):
         raise _bad(
             "shm_size",
-            shm,
+            value,
             "is not a size: use a number with an optional unit b, k, m or g "
             "(docker run --shm-size), e.g. 64m",
         )
-    return out
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class LsfOpts(StructuredOpts):
+    """The run options of the ``lsf`` scheduler (see ``torchx runopts lsf``), each checked.
+
+    Declared once, as torchx-slurm's ``SlurmOpts`` is (see
+    :mod:`torchx.specs.structured_opts`); values are read as the types they were
+    given in, never turned into strings again.
+    """
+
+    lsf_queue: str | None = opt(
+        help="the LSF queue to submit the jobs to (bsub -q)", check=check_queue
+    )
+    jobdir: str | None = opt(help=JOBDIR_HELP, check=lambda v: check_path("jobdir", v))
+    container_workdir: str | None = opt(
+        help="the working directory of each replica's container (docker run --workdir)",
+        check=check_container_workdir,
+    )
+    host_network: bool = opt(
+        False,
+        help="run containers on the host's network and IPC namespace (docker run "
+        "--net=host --ipc=host): needed for replicas to reach rank 0 by its host name",
+    )
+    shm_size: str = opt(
+        "64m",
+        help="the size of /dev/shm in each container (docker run --shm-size)",
+        check=check_shm_size,
+    )
+
+    def job_directory(self) -> str:
+        """``jobdir`` (absolute), else the current directory, checked the same way."""
+        return self.jobdir or check_path("jobdir", os.getcwd())
+
+
+def lsf_runopts() -> runopts:
+    """The run options of the ``lsf`` scheduler (see ``torchx runopts lsf``)."""
+    return LsfOpts.as_runopts()
+
+
+def checked(cfg: Mapping[str, CfgVal]) -> dict[str, CfgVal]:
+    """``cfg`` (resolved) with each value checked and ``jobdir`` absolute (its default: here)."""
+    opts = LsfOpts.of(cfg)
+    return {**cfg, **opts, "jobdir": opts.job_directory()}

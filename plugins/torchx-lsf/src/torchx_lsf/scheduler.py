@@ -42,11 +42,11 @@ from torchx.schedulers.contract.capabilities import Capability
 from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.helpers import appstore
 from torchx.schedulers.helpers.ids import is_valid_app_id, make_app_id
-from torchx.specs import AppDef, AppDryRunInfo, CfgVal, runopts
+from torchx.specs import AppDef, AppDryRunInfo, CfgVal
 from torchx.specs.errors import SpecError
 from torchx_lsf import jobdir, logs
 from torchx_lsf.backend import LsfBackend, timed_out
-from torchx_lsf.options import checked, lsf_runopts
+from torchx_lsf.options import LsfOpts
 from torchx_lsf.parse import JobRecord
 from torchx_lsf.status import (
     app_state,
@@ -69,6 +69,8 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
         backend: the backend to call (tests); default: LSF's tools on ``PATH``
     """
 
+    opts_class = LsfOpts
+
     missing_capabilities: ClassVar[Mapping[Capability, str]] = {
         Capability.LOG_TIME_WINDOW: "the replicas' log files hold no times: since/until are ignored",
         Capability.RETRIES: "each replica is one LSF job that is not rerun: max_retries is ignored",
@@ -85,27 +87,21 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
     def classify_error(self, e: BaseException) -> SchedulerError | None:
         return self._backend.classify_error(e)
 
-    def _run_opts(self) -> runopts:
-        return lsf_runopts()
-
     # -- submitting -------------------------------------------------------------------------
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[LsfRequest]:
         from torchx_lsf.request import build_request
 
-        values = checked(cfg)
-        queue = values.get("lsf_queue")
-        workdir = values.get("container_workdir")
-        shm = values.get("shm_size")
+        opts = LsfOpts.of(cfg)  # checked once, when the options were resolved
         request = build_request(
             app,
             app_id=make_app_id(app.name),
             session=self.session_name,
-            jobdir=str(values["jobdir"]),
-            queue=str(queue) if queue else None,
-            container_workdir=str(workdir) if workdir else None,
-            host_network=bool(values.get("host_network")),
-            shm_size=str(shm) if shm else None,
+            jobdir=opts.job_directory(),
+            queue=opts.lsf_queue or None,
+            container_workdir=opts.container_workdir or None,
+            host_network=opts.host_network,
+            shm_size=opts.shm_size or None,
         )
         return AppDryRunInfo(request, str)
 

@@ -1,17 +1,22 @@
-"""The ``slurm`` scheduler's run options and their checks, before anything reaches sbatch.
+"""The ``slurm`` scheduler's run options, declared once: :class:`SlurmOpts`.
+
+The model of how a plugin declares its options: one :class:`StructuredOpts` class whose
+fields carry each option's type, default, help and check (see
+:mod:`torchx.specs.structured_opts`). ``run_opts()``, ``torchx runopts slurm``, the docs,
+``.torchxconfig``, submitting (``SlurmOpts.of(cfg)``) and ``list``
+(``SlurmOpts.given(cfg)``) all read it.
 
 The option names are upstream TorchX's (``partition``, ``time``, ``account``, ``qos``,
 ``constraint``, ``comment``, ``mail-user``, ``mail-type``, ``job_dir``, ``nomem``), so
 an existing ``.torchxconfig`` ``[slurm]`` section works unchanged; ``exclusive`` and
 ``sbatch_args`` are ours. Values end up in ``#SBATCH`` lines, which sbatch reads
-itself (not a shell), so each value is checked here and a bad one is refused with one
-line naming the option, the value and what would be right::
+itself (not a shell), so each value is checked by its field and a bad one is refused
+with one line naming the option, the value and what would be right::
 
-    >>> opts = slurm_runopts()
-    >>> cfg = opts.resolve({"partition": "gpu", "time": "1:30:00"})
-    >>> sbatch_values(cfg)["group"]
+    >>> cfg = SlurmOpts.as_runopts().resolve({"partition": "gpu", "time": "1:30:00"})
+    >>> SlurmOpts.from_cfg(cfg).sbatch_values()["group"]
     [('partition', 'gpu'), ('time', '1:30:00')]
-    >>> sbatch_values(opts.resolve({"time": "soon"}))
+    >>> SlurmOpts.from_cfg({"time": "soon"})
     Traceback (most recent call last):
      ...
     torchx.specs.errors.InvalidRunConfigException: run option 'time'='soon' is not a Slurm time limit: use MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED
@@ -19,11 +24,14 @@ line naming the option, the value and what would be right::
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from torchx.specs.errors import InvalidRunConfigException
 from torchx.specs.options import CfgVal, runopts
+from torchx.specs.structured_opts import StructuredOpts, opt
 
 #: Options given once, to the first group (Slurm applies them to the whole job).
 JOB_OPTIONS = ("comment", "mail-user", "mail-type")
@@ -134,71 +142,6 @@ def reserved_meaning(name: str) -> str | None:
     return begun[0] if begun else None
 
 
-def slurm_runopts() -> runopts:
-    """The run options of the ``slurm`` scheduler (see ``torchx runopts slurm``)."""
-    opts = runopts()
-    opts.add("partition", type_=str, help="the partition to run the job in (sbatch --partition)")
-    opts.add(
-        "time",
-        type_=str,
-        help="the job's time limit: MINUTES, HH:MM:SS or D-HH:MM:SS (sbatch --time)",
-    )
-    opts.add("account", type_=str, help="the account to charge the job to (sbatch --account)")
-    opts.add("qos", type_=str, help="the quality of service of the job (sbatch --qos)")
-    opts.add(
-        "constraint",
-        type_=str,
-        help="node features the job needs, e.g. 'a100&ib' (sbatch --constraint)",
-    )
-    opts.add("comment", type_=str, help="a comment stored with the job (sbatch --comment)")
-    opts.add("mail-user", type_=str, help="who gets mail about the job (sbatch --mail-user)")
-    opts.add(
-        "mail-type",
-        type_=str,
-        help="which events send mail, e.g. END,FAIL (sbatch --mail-type)",
-    )
-    opts.add("job_dir", type_=str, help=JOB_DIR_HELP)
-    opts.add(
-        "nomem",
-        type_=bool,
-        default=False,
-        help="do not ask for the roles' memory (for clusters that refuse --mem)",
-    )
-    opts.add(
-        "exclusive",
-        type_=bool,
-        default=False,
-        help="give each replica its node(s) alone, shared with no other job (sbatch --exclusive)",
-    )
-    opts.add(
-        "shared_logs",
-        type_=bool,
-        default=False,
-        help="let other users read the job's logs and exit codes (default: only you can)",
-    )
-    opts.add(
-        "list_since",
-        type_=str,
-        help="list only: also show the jobs that ended within this time, from accounting "
-        "(sacct): a duration such as 30m, 2h, 7d, or a date YYYY-MM-DD[THH:MM[:SS]]; "
-        f"default {DEFAULT_LIST_SINCE}",
-    )
-    opts.add(
-        "allow_pending",
-        type_=bool,
-        default=False,
-        help="submit even an app of more replicas than the partition has nodes (sinfo), "
-        "which stays PENDING until nodes are added",
-    )
-    opts.add(
-        "sbatch_args",
-        type_=list[str],
-        default=[],
-        help="more sbatch options for every group, e.g. --reservation=maint (--NAME[=VALUE])",
-    )
-    return opts
-
-
 def _check_value(key: str, value: str) -> str:
     if not _SAFE_VALUE.fullmatch(value):
         raise InvalidRunConfigException(
@@ -254,31 +197,6 @@ def check_sbatch_arg(arg: str) -> str:
     return arg
 
 
-def sbatch_values(cfg: Mapping[str, CfgVal]) -> dict[str, list[tuple[str, str]]]:
-    """The checked sbatch options of a resolved cfg: ``{"job": [...], "group": [...]}``.
-
-    ``job`` options go to the first group only, ``group`` options to every group;
-    each is ``(sbatch option name, value)``, in a fixed order.
-    """
-    job: list[tuple[str, str]] = []
-    group: list[tuple[str, str]] = []
-    for key in GROUP_OPTIONS:
-        value = cfg.get(key)
-        if value is None or value == "":
-            continue
-        value = str(value)
-        group.append((key, check_time(value) if key == "time" else _check_value(key, value)))
-    for key in JOB_OPTIONS:
-        value = cfg.get(key)
-        if value is None or value == "":
-            continue
-        value = str(value)
-        job.append(
-            (key, check_mail_type(value) if key == "mail-type" else _check_value(key, value))
-        )
-    return {"job": job, "group": group}
-
-
 def list_starttime(value: CfgVal | None) -> str:
     """``sacct --starttime`` of the run option ``list_since`` (a duration or a date).
 
@@ -297,13 +215,118 @@ def list_starttime(value: CfgVal | None) -> str:
     )
 
 
+def _sbatch_value(key: str) -> Callable[[str], str]:
+    """The check of an option passed to sbatch as it is ("" is "not set")."""
+    return lambda value: _check_value(key, value) if value else value
+
+
+def _checked_time(value: str) -> str:
+    return check_time(value) if value else value
+
+
+def _checked_mail_type(value: str) -> str:
+    return check_mail_type(value) if value else value
+
+
+def check_sbatch_args(args: list[str]) -> list[str]:
+    """Every ``--NAME[=VALUE]`` of ``sbatch_args`` checked (:func:`check_sbatch_arg`)."""
+    return [check_sbatch_arg(a) for a in args]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlurmOpts(StructuredOpts):
+    """The run options of the ``slurm`` scheduler (see ``torchx runopts slurm``), each checked.
+
+    The model of a plugin's options: every option declared once, here, with its help
+    and check (see :mod:`torchx.specs.structured_opts`). An empty string is "not set".
+    """
+
+    partition: str | None = opt(
+        help="the partition to run the job in (sbatch --partition)",
+        check=_sbatch_value("partition"),
+    )
+    time: str | None = opt(
+        help="the job's time limit: MINUTES, HH:MM:SS or D-HH:MM:SS (sbatch --time)",
+        check=_checked_time,
+    )
+    account: str | None = opt(
+        help="the account to charge the job to (sbatch --account)",
+        check=_sbatch_value("account"),
+    )
+    qos: str | None = opt(
+        help="the quality of service of the job (sbatch --qos)", check=_sbatch_value("qos")
+    )
+    constraint: str | None = opt(
+        help="node features the job needs, e.g. 'a100&ib' (sbatch --constraint)",
+        check=_sbatch_value("constraint"),
+    )
+    comment: str | None = opt(
+        help="a comment stored with the job (sbatch --comment)", check=_sbatch_value("comment")
+    )
+    mail_user: str | None = opt(
+        name="mail-user",
+        help="who gets mail about the job (sbatch --mail-user)",
+        check=_sbatch_value("mail-user"),
+    )
+    mail_type: str | None = opt(
+        name="mail-type",
+        help="which events send mail, e.g. END,FAIL (sbatch --mail-type)",
+        check=_checked_mail_type,
+    )
+    job_dir: str | None = opt(help=JOB_DIR_HELP)
+    nomem: bool = opt(
+        False, help="do not ask for the roles' memory (for clusters that refuse --mem)"
+    )
+    exclusive: bool = opt(
+        False,
+        help="give each replica its node(s) alone, shared with no other job (sbatch --exclusive)",
+    )
+    shared_logs: bool = opt(
+        False, help="let other users read the job's logs and exit codes (default: only you can)"
+    )
+    list_since: str | None = opt(
+        help="list only: also show the jobs that ended within this time, from accounting "
+        "(sacct): a duration such as 30m, 2h, 7d, or a date YYYY-MM-DD[THH:MM[:SS]]; "
+        f"default {DEFAULT_LIST_SINCE}",
+    )
+    allow_pending: bool = opt(
+        False,
+        help="submit even an app of more replicas than the partition has nodes (sinfo), "
+        "which stays PENDING until nodes are added",
+    )
+    sbatch_args: list[str] = opt(
+        [],
+        help="more sbatch options for every group, e.g. --reservation=maint (--NAME[=VALUE])",
+        check=check_sbatch_args,
+    )
+
+    def sbatch_values(self) -> dict[str, list[tuple[str, str]]]:
+        """The sbatch options set: ``{"job": [...], "group": [...]}``.
+
+        ``job`` options go to the first group only, ``group`` options to every group;
+        each is ``(sbatch option name, value)``, in a fixed order.
+        """
+        return {
+            "job": [(k, v) for k in JOB_OPTIONS if (v := self[k])],
+            "group": [(k, v) for k in GROUP_OPTIONS if (v := self[k])],
+        }
+
+    def job_directory(self, submit_dir: str) -> str:
+        """The job's directory: ``job_dir`` made absolute, else ``submit_dir``."""
+        job_dir = self.job_dir
+        return os.path.abspath(os.path.expanduser(job_dir)) if job_dir else submit_dir
+
+
+def slurm_runopts() -> runopts:
+    """The run options of the ``slurm`` scheduler (see ``torchx runopts slurm``)."""
+    return SlurmOpts.as_runopts()
+
+
+def sbatch_values(cfg: Mapping[str, CfgVal]) -> dict[str, list[tuple[str, str]]]:
+    """The checked sbatch options of a resolved cfg (:meth:`SlurmOpts.sbatch_values`)."""
+    return SlurmOpts.of(cfg).sbatch_values()
+
+
 def extra_sbatch_args(cfg: Mapping[str, CfgVal]) -> list[str]:
     """The checked ``sbatch_args`` of a resolved cfg."""
-    raw = cfg.get("sbatch_args") or []
-    if isinstance(raw, str):
-        raw = [raw]
-    if not isinstance(raw, list):
-        raise InvalidRunConfigException(
-            f"run option 'sbatch_args' must be a list of --NAME[=VALUE], got {raw!r}"
-        )
-    return [check_sbatch_arg(str(a)) for a in raw]
+    return list(SlurmOpts.of(cfg).sbatch_args)

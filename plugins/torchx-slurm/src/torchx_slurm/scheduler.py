@@ -51,13 +51,7 @@ from torchx.workspace.dir_workspace import DirWorkspaceMixin
 from torchx_slurm import jobdir, logs
 from torchx_slurm.backend import SlurmBackend
 from torchx_slurm.jobfiles import STATE_DIR
-from torchx_slurm.options import (
-    JOB_DIR_HELP,
-    extra_sbatch_args,
-    list_starttime,
-    sbatch_values,
-    slurm_runopts,
-)
+from torchx_slurm.options import SlurmOpts, list_starttime
 from torchx_slurm.status import describe_response, list_entries
 
 if TYPE_CHECKING:
@@ -80,6 +74,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         backend: the backend to call (tests); default: the Slurm tools on ``PATH``
     """
 
+    opts_class = SlurmOpts
     missing_capabilities: ClassVar[Mapping[Capability, str]] = {
         Capability.LOG_TIME_WINDOW: "Slurm's output files hold no times: since/until are ignored",
         Capability.DELETE: "Slurm keeps every job in its records: delete only cancels",
@@ -95,16 +90,9 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     def classify_error(self, e: BaseException) -> SchedulerError | None:
         return self._backend.classify_error(e)
 
-    def _run_opts(self) -> runopts:
-        return slurm_runopts()
-
     def workspace_opts(self) -> runopts:
-        """``job_dir``, as the directory workspace uses it, with what it also means here."""
-        opts = super().workspace_opts()
-        for name, opt in opts:
-            if name == "job_dir":
-                opt.help = JOB_DIR_HELP
-        return opts
+        """None of its own: ``job_dir``, which the directory workspace reads, is a SlurmOpts field."""
+        return runopts()
 
     def workspace_leaves_out(self, path: str, is_dir: bool) -> bool:
         """Job directories and Slurm logs stay out of a workspace copy.
@@ -128,25 +116,24 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         # paths of the command line work as typed; logs and state go to job_dir
         from torchx_slurm.request import build_request
 
+        opts = SlurmOpts.of(cfg)
         submit_dir = os.getcwd()
-        job_dir = cfg.get("job_dir")
-        job_dir = os.path.abspath(os.path.expanduser(str(job_dir))) if job_dir else submit_dir
-        values = sbatch_values(cfg)
+        values = opts.sbatch_values()
         request = build_request(
             app,
-            job_dir=job_dir,
+            job_dir=opts.job_directory(submit_dir),
             run_dir=submit_dir,
             session=self.session_name,
             job_name=make_app_id(app.name),
             job_opts=values["job"],
             group_opts=values["group"],
-            extra=extra_sbatch_args(cfg),
-            nomem=bool(cfg.get("nomem")),
-            exclusive=bool(cfg.get("exclusive")),
-            shared_logs=bool(cfg.get("shared_logs")),
+            extra=opts.sbatch_args,
+            nomem=opts.nomem,
+            exclusive=opts.exclusive,
+            shared_logs=opts.shared_logs,
         )
-        if len(request.replicas) > 1 and not cfg.get("allow_pending"):
-            self._check_nodes(app.name, len(request.replicas), cfg.get("partition"))
+        if len(request.replicas) > 1 and not opts.allow_pending:
+            self._check_nodes(app.name, len(request.replicas), opts.partition)
         return AppDryRunInfo(request, str)
 
     def _check_nodes(self, app_name: str, replicas: int, partition: CfgVal) -> None:
@@ -261,11 +248,11 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         ``[slurm]`` section of ``.torchxconfig``), narrow both to the jobs submitted
         with them, as ``squeue --partition`` and the like do.
         """
-        cfg = cfg or {}
-        starttime = list_starttime(cfg.get("list_since"))
+        given = SlurmOpts.given(cfg)  # checked as a submission's are; no defaults
+        starttime = list_starttime(given.get("list_since"))
         user = getpass.getuser()
-        queued = self._backend.queue(user, cfg)
-        return list_entries(self._backend.ended_since(starttime, user, cfg), queued)
+        queued = self._backend.queue(user, given)
+        return list_entries(self._backend.ended_since(starttime, user, given), queued)
 
     def _cancel_existing(self, app_id: str) -> None:
         self._backend.scancel(app_id)

@@ -216,8 +216,12 @@ class RunnerBase:
         return list(self._factories)
 
     def scheduler_run_opts(self, scheduler: str) -> runopts:
-        """The run options ``scheduler`` accepts (``torchx runopts <scheduler>``)."""
-        return self._scheduler(scheduler).run_opts()
+        """The run options ``scheduler`` accepts (``torchx runopts <scheduler>``).
+
+        The scheduler's one schema, also what :meth:`~torchx.runner.Runner.dryrun`
+        resolves against (built once): read it, never change it.
+        """
+        return self._scheduler(scheduler).run_opts_once()
 
     def run_opts(self) -> dict[str, runopts]:
         """Run options of every installed scheduler (creates each scheduler)."""

@@ -258,7 +258,7 @@ class Following(RunnerBase):
         default queue does not narrow the listing.
         """
         sched = self._scheduler(scheduler)
-        opts = sched.run_opts()
+        opts = sched.run_opts_once()
         merged = self._merge_cfg(scheduler, opts, as_dict(cfg))
         try:
             given = opts.resolve(merged, strict=True, fill_defaults=False)

@@ -117,7 +117,7 @@ class Submitting(RunnerBase):
     ) -> AppDryRunInfo[Any]:
         check_app(app)
         sched = self._scheduler(scheduler)
-        merged = self._merge_cfg(scheduler, sched.run_opts(), as_dict(cfg))
+        merged = self._merge_cfg(scheduler, sched.run_opts_once(), as_dict(cfg))
         if parent_run_id:
             app = copy.deepcopy(app)  # the caller's AppDef is never changed
             for role in app.roles:

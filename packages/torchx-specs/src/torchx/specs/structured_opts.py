@@ -70,7 +70,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar, Union, get_args, get_origin
 
 from torchx.specs.errors import InvalidRunConfigException
-from torchx.specs.options import CfgVal, runopts
+from torchx.specs.options import CfgVal, runopt, runopts
 
 _T = TypeVar("_T", bound="StructuredOpts")
 _D = TypeVar("_D")
@@ -372,11 +372,12 @@ class StructuredOpts(Mapping[str, Any]):
         built = cache.get(prefix)
         if built is None:
             built = cache[prefix] = cls._build_runopts(prefix)
-        import copy
-
         out = runopts()
         out.update(built)
-        out._opts = {name: copy.copy(o) for name, o in built._opts.items()}
+        out._opts = {
+            name: runopt(o.default, o.opt_type, o.is_required, o.help, o.aliases, name=o.name)
+            for name, o in built._opts.items()
+        }
         return out
 
     @classmethod

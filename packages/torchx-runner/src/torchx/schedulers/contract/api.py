@@ -279,7 +279,8 @@ class Scheduler(abc.ABC, Generic[T]):
            (naming the nearest valid one), a value of the wrong type or a missing
            required option raises :class:`~torchx.specs.InvalidRunConfigException`;
            with an ``opts_class``, the result becomes one instance of it (each field's
-           check run, once), which is what ``_submit_dryrun`` gets;
+           check run, once), which is what the steps below and ``_submit_dryrun`` get
+           (``info.cfg`` keeps the resolved dict);
         2. the app is copied (the caller's ``app`` is never changed) and ``workspace``,
            if given, becomes the first role's workspace. A scheduler that does not mix
            in :class:`WorkspaceMixin` ignores workspaces (logged at INFO);
@@ -297,7 +298,7 @@ class Scheduler(abc.ABC, Generic[T]):
         ``Scheduler.submit`` and the Runner both go through here.
         """
         try:
-            resolved = self.run_opts().resolve(cfg or {}, strict=True)
+            resolved = self.run_opts_once().resolve(cfg or {}, strict=True)
         except InvalidRunConfigException as e:
             raise InvalidRunConfigException(f"scheduler '{self.backend}': {e}") from None
         typed = self._typed(resolved)
@@ -314,10 +315,10 @@ class Scheduler(abc.ABC, Generic[T]):
                     "scheduler %r does not build workspaces; ignoring %s", self.backend, workspace
                 )
         has_ws = builds and any(role.workspace is not None for role in work.roles)
-        self._pre_build_validate(work, self.backend, resolved)
+        self._pre_build_validate(work, self.backend, typed)
         if has_ws and dryrun:
             assert isinstance(self, WorkspaceMixin)
-            self.plan_workspaces(work.roles, resolved)
+            self.plan_workspaces(work.roles, typed)
         info = self._build_and_request(work, resolved, build=has_ws and not dryrun, typed=typed)
         info.needs_workspace_build = has_ws and dryrun
         return info
@@ -357,10 +358,12 @@ class Scheduler(abc.ABC, Generic[T]):
         typed: Mapping[str, CfgVal] | None = None,
     ) -> AppDryRunInfo[Any]:
         """Steps 4 to 6 of :meth:`prepare` on ``work``, this scheduler's copy of the app."""
+        if typed is None:
+            typed = self._typed(resolved)
         if build:
             assert isinstance(self, WorkspaceMixin)
-            self.build_workspaces(work.roles, resolved)
-        self._validate(work, self.backend, resolved)
+            self.build_workspaces(work.roles, typed)
+        self._validate(work, self.backend, typed)
         if type(self).submit_dryrun is not Scheduler.submit_dryrun:
             return self._overridden_dryrun(work, resolved)
         return self._dryrun_of_copy(work, resolved, typed)
@@ -411,7 +414,7 @@ class Scheduler(abc.ABC, Generic[T]):
         the request. The caller's ``app`` is never modified: the scheduler works on a
         copy. No validation hook runs here: :meth:`prepare` is the full pipeline.
         """
-        resolved = self.run_opts().resolve(cfg)
+        resolved = self.run_opts_once().resolve(cfg)
         return self._dryrun_of_copy(copy.deepcopy(app), resolved)
 
     def _dryrun_of_copy(
@@ -446,6 +449,19 @@ class Scheduler(abc.ABC, Generic[T]):
         opts = self._run_opts()
         if isinstance(self, WorkspaceMixin):
             opts.update(self.workspace_opts())
+        return opts
+
+    def run_opts_once(self) -> runopts:
+        """:meth:`run_opts`, built once per scheduler object: what cfgs are resolved against.
+
+        :meth:`prepare` and the Runner (merging ``.torchxconfig``, listing) read this one
+        schema instead of building it again for each step. Shared: never change it
+        (:meth:`run_opts` gives a copy of one's own).
+        """
+        opts: runopts | None = self.__dict__.get("_run_opts_once")
+        if opts is None:
+            opts = self.run_opts()
+            self.__dict__["_run_opts_once"] = opts
         return opts
 
     def _run_opts(self) -> runopts:

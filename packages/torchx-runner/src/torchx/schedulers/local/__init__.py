@@ -10,7 +10,8 @@ the ``torchx`` command, which answers local apps' ``status``, ``list`` and ``log
 
 In the launching process:
 
-* ``options``: the run options, and their values checked;
+* :mod:`.options`: the run options, declared once (``LocalOpts``, the scheduler's
+  ``opts_class``), and their values checked;
 * ``request``: the dry run: an AppDef turned into the processes to start;
 * ``checks``: what is refused at dryrun (apps local cannot run);
 * ``launch``: ``schedule``: the app's directory, then its supervisor started;

@@ -1,80 +1,27 @@
-"""The local scheduler's run options: what ``-cfg`` may say, and their values checked.
+"""The local scheduler's run options, declared once: :class:`LocalOpts`.
 
-:func:`run_opts` is what ``torchx runopts local`` prints; :func:`grace_period` and
-:func:`retention` turn the values given into what the request holds, refusing a bad one
-with one line that names the option and what would be right.
+Every option is a field with its type, default, help and check (see
+:mod:`torchx.specs.structured_opts`): ``torchx runopts local``, ``-cfg``,
+``.torchxconfig``, the dry run (``torchx.schedulers.local.request``) and ``list``
+all read this class. A bad value is refused with one line that names the option and
+what would be right.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from torchx.specs import CfgVal, InvalidRunConfigException, runopts
+from torchx.specs.structured_opts import StructuredOpts, opt
+
+#: Seconds between SIGTERM and SIGKILL unless ``grace_period`` says otherwise.
+DEFAULT_GRACE_PERIOD = 10.0
 
 
-def run_opts() -> runopts:
-    """The local scheduler's run options, with their defaults and help."""
-    opts = runopts()
-    opts.add(
-        "log_dir",
-        type_=str,
-        help="directory for replica logs (<log_dir>/<app_id>/<role>/<k>/); "
-        "default: the app's record directory",
-    )
-    opts.add(
-        "state_dir",
-        type_=str,
-        help="directory for the app's records (default: $TORCHX_HOME, "
-        "$XDG_STATE_HOME/torchx or ~/.local/state/torchx); a link in the default "
-        "one lets its handle find the app from any later process",
-    )
-    opts.add(
-        "auto_set_cuda_visible_devices",
-        type_=bool,
-        default=False,
-        help="give each replica its own GPUs through CUDA_VISIBLE_DEVICES "
-        "(resource.gpu of them each); fails if the host has too few",
-    )
-    opts.add(
-        "prepend_cwd",
-        type_=bool,
-        default=False,
-        help="put the replica's working directory first on its PATH",
-    )
-    opts.add(
-        "grace_period",
-        type_=float,
-        default=10.0,
-        help="seconds between SIGTERM and SIGKILL when cancelling or restarting replicas",
-    )
-    opts.add(
-        "retain_last",
-        type_=int,
-        help="retention: once the app has ended, remove the finished apps of its state "
-        "directory except the newest N (and those retain_for keeps); default: keep all",
-    )
-    opts.add(
-        "retain_for",
-        type_=str,
-        help="retention: once the app has ended, remove the finished apps of its state "
-        "directory that ended longer ago than this (e.g. 12h, 7d; and not kept by "
-        "retain_last); default: keep all",
-    )
-    opts.add(
-        "cgroup",
-        type_=bool,
-        default=False,
-        help="run the app in a cgroup (v2) of its own where one can be made (root, or a "
-        "delegated subtree): all it started dies with it even if its supervisor is "
-        "killed; costs 10-30 ms at start",
-    )
-    return opts
-
-
-def grace_period(cfg: Mapping[str, CfgVal]) -> float:
-    """The ``grace_period`` run option (seconds from SIGTERM to SIGKILL), checked."""
-    grace = cfg.get("grace_period")
-    grace = float(grace) if isinstance(grace, int | float) else 10.0
+def check_grace_period(value: float) -> float:
+    """``grace_period`` (seconds from SIGTERM to SIGKILL) if it is a number >= 0."""
+    grace = float(value)
     if not grace >= 0:  # also refuses NaN
         raise InvalidRunConfigException(
             f"run option 'grace_period' must be a number of seconds >= 0, got {grace!r}"
@@ -82,18 +29,89 @@ def grace_period(cfg: Mapping[str, CfgVal]) -> float:
     return grace
 
 
+def check_retain_last(value: int) -> int:
+    """``retain_last`` if it is a whole number >= 1."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise InvalidRunConfigException(
+            f"run option 'retain_last' must be a whole number >= 1 (apps to keep), got {value!r}"
+        )
+    return value
+
+
+def check_retain_for(value: str) -> str:
+    """``retain_for`` if it is a duration (``12h``, ``7d``); "" is "not set"."""
+    if value:
+        from torchx.specs.durations import parse_duration
+
+        try:
+            parse_duration(value)
+        except ValueError as e:
+            raise InvalidRunConfigException(f"run option 'retain_for': {e}") from None
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class LocalOpts(StructuredOpts):
+    """The local scheduler's run options, with their defaults, help and checks."""
+
+    log_dir: str | None = opt(
+        help="directory for replica logs (<log_dir>/<app_id>/<role>/<k>/); "
+        "default: the app's record directory",
+    )
+    state_dir: str | None = opt(
+        help="directory for the app's records (default: $TORCHX_HOME, "
+        "$XDG_STATE_HOME/torchx or ~/.local/state/torchx); a link in the default "
+        "one lets its handle find the app from any later process",
+    )
+    auto_set_cuda_visible_devices: bool = opt(
+        False,
+        help="give each replica its own GPUs through CUDA_VISIBLE_DEVICES "
+        "(resource.gpu of them each); fails if the host has too few",
+    )
+    prepend_cwd: bool = opt(False, help="put the replica's working directory first on its PATH")
+    grace_period: float = opt(
+        DEFAULT_GRACE_PERIOD,
+        help="seconds between SIGTERM and SIGKILL when cancelling or restarting replicas",
+        check=check_grace_period,
+    )
+    retain_last: int | None = opt(
+        help="retention: once the app has ended, remove the finished apps of its state "
+        "directory except the newest N (and those retain_for keeps); default: keep all",
+        check=check_retain_last,
+    )
+    retain_for: str | None = opt(
+        help="retention: once the app has ended, remove the finished apps of its state "
+        "directory that ended longer ago than this (e.g. 12h, 7d; and not kept by "
+        "retain_last); default: keep all",
+        check=check_retain_for,
+    )
+    cgroup: bool = opt(
+        False,
+        help="run the app in a cgroup (v2) of its own where one can be made (root, or a "
+        "delegated subtree): all it started dies with it even if its supervisor is "
+        "killed; costs 10-30 ms at start",
+    )
+
+    def retain_for_seconds(self) -> float | None:
+        """``retain_for`` in seconds (None: keep all)."""
+        if not self.retain_for:
+            return None
+        from torchx.specs.durations import parse_duration
+
+        return parse_duration(self.retain_for)
+
+
+def run_opts() -> runopts:
+    """The local scheduler's run options, with their defaults and help."""
+    return LocalOpts.as_runopts()
+
+
+def grace_period(cfg: Mapping[str, CfgVal]) -> float:
+    """The ``grace_period`` run option (seconds from SIGTERM to SIGKILL), checked."""
+    return LocalOpts.of(cfg).grace_period
+
+
 def retention(cfg: Mapping[str, CfgVal]) -> tuple[int | None, float | None]:
     """The ``retain_last`` and ``retain_for`` run options, checked (one line if bad)."""
-    from torchx.schedulers.local.retention import parse_duration
-
-    last = cfg.get("retain_last")
-    if last is not None and (not isinstance(last, int) or isinstance(last, bool) or last < 1):
-        raise InvalidRunConfigException(
-            f"run option 'retain_last' must be a whole number >= 1 (apps to keep), got {last!r}"
-        )
-    text = cfg.get("retain_for")
-    try:
-        keep_for = parse_duration(str(text)) if text not in (None, "") else None
-    except ValueError as e:
-        raise InvalidRunConfigException(f"run option 'retain_for': {e}") from None
-    return last, keep_for
+    opts = LocalOpts.of(cfg)
+    return opts.retain_last, opts.retain_for_seconds()

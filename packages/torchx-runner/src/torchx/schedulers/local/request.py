@@ -189,30 +189,27 @@ def build_request(
     :class:`~torchx.specs.InvalidRunConfigException` (one line) for what cannot run.
     """
     from torchx.schedulers.local.checks import check_app
-    from torchx.schedulers.local.options import grace_period, retention
+    from torchx.schedulers.local.options import LocalOpts
     from torchx.specs.templating import macros
 
     check_app(
         app, check_images=image_provider is None
     )  # refused here, before anything is written or started
-    given = cfg.get("state_dir")
-    state_dir = os.path.abspath(str(given)) if given else state_dir
+    opts = LocalOpts.of(cfg)
+    state_dir = os.path.abspath(opts.state_dir) if opts.state_dir else state_dir
     app_id = make_app_id(app.name)
-    log_root = cfg.get("log_dir")
     log_dir = (
         # links resolved now: schedule then checks every directory on the way
-        os.path.join(os.path.realpath(os.path.expanduser(str(log_root))), app_id)
-        if log_root
+        os.path.join(os.path.realpath(os.path.expanduser(opts.log_dir)), app_id)
+        if opts.log_dir
         else os.path.join(state_dir, "apps", app_id, "logs")
     )
-    grace = grace_period(cfg)
-    retain_last, retain_for = retention(cfg)
     launch_dir = os.getcwd()
     handle = handle_prefix + app_id
     rdzv_port = free_port()
 
     gpus: list[str] = []
-    if cfg.get("auto_set_cuda_visible_devices"):
+    if opts.auto_set_cuda_visible_devices:
         wanted = sum(r.resource.gpu * r.num_replicas for r in app.roles)
         if wanted:
             have = gpu_count()
@@ -261,7 +258,7 @@ def build_request(
             if extra_paths:
                 path = env.get("PATH", os.environ.get("PATH", ""))
                 env["PATH"] = os.pathsep.join([*extra_paths, *([path] if path else [])])
-            if cfg.get("prepend_cwd"):
+            if opts.prepend_cwd:
                 env["PATH"] = cwd + os.pathsep + env.get("PATH", os.environ.get("PATH", ""))
             replica_log_dir = os.path.join(log_dir, role.name, str(k))
             replicas.append(
@@ -280,9 +277,9 @@ def build_request(
         app_name=app.name,
         state_dir=state_dir,
         log_dir=log_dir,
-        grace_period=grace,
+        grace_period=opts.grace_period,
         roles=roles,
-        retain_last=retain_last,
-        retain_for=retain_for,
-        cgroup=bool(cfg.get("cgroup")),
+        retain_last=opts.retain_last,
+        retain_for=opts.retain_for_seconds(),
+        cgroup=opts.cgroup,
     )

@@ -104,9 +104,10 @@ from torchx.schedulers.local.images import (
     LocalDirectoryImageProvider,
 )
 from torchx.schedulers.local.launch import READY_TIMEOUT
+from torchx.schedulers.local.options import LocalOpts
 from torchx.schedulers.local.reading import SharedRecords
 from torchx.schedulers.local.request import RANK0_ENV, LocalReplica, LocalRequest, LocalRole
-from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, SpecError, runopts
+from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, SpecError
 
 __all__ = [
     "CWDImageProvider",
@@ -146,7 +147,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     """Runs each app as local processes under a detached supervisor; see the module docs.
 
     Each job has its own module under ``torchx.schedulers.local``: the run options
-    (``options``), the dry run (``request``), launching (``launch``, ``writing``),
+    (``options``: :class:`~torchx.schedulers.local.options.LocalOpts`, this scheduler's
+    ``opts_class``), the dry run (``request``), launching (``launch``, ``writing``),
     reading (``reading``, ``records``), cancel and delete (``control``), logs
     (``logs``); this class ties them to the Scheduler contract.
 
@@ -162,6 +164,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         extra_paths: directories put first on every replica's ``PATH``
         state_dir: where records live; default :func:`default_state_dir`
     """
+
+    opts_class = LocalOpts
 
     def __init__(
         self,
@@ -185,11 +189,6 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         self.extra_paths = list(extra_paths or [])
         self.state_dir = os.path.abspath(state_dir) if state_dir else default_state_dir()
         self._shared = SharedRecords()
-
-    def _run_opts(self) -> runopts:
-        from torchx.schedulers.local.options import run_opts
-
-        return run_opts()
 
     def _validate(self, app: AppDef, scheduler: str, cfg: Mapping[str, CfgVal]) -> None:
         """Accepts roles without a resource: local processes are not given resources.
@@ -257,8 +256,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         state_dir=DIR``), names another state directory to list: the apps run there.
         An app whose record this version cannot read is listed as UNKNOWN.
         """
-        given = cfg.get("state_dir") if cfg else None
-        state_dir = os.path.abspath(str(given)) if given else self.state_dir
+        given = LocalOpts.given(cfg).get("state_dir")  # checked as a submission's are
+        state_dir = os.path.abspath(given) if given else self.state_dir
         return [
             ListAppResponse(
                 app_id=app_id,
