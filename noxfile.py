@@ -535,20 +535,22 @@ def integration_lsf(session: nox.Session) -> None:
 
 @nox.session(name="integration_k8s", python=PYTHON, venv_backend="virtualenv")
 def integration_k8s(session: nox.Session) -> None:
-    """Tests against a real Kubernetes API server and the project's stand-in for the rest.
+    """Tests against a real Kubernetes cluster of one node, the stand-in playing the rest.
 
-    ``dev/docker up`` (the engine the stand-in's node runs pods on), then ``dev/k8s up``
-    (kube-apiserver 1.20 built once from Debian's source, etcd, the project's CRDs, and
-    the stand-in in dev/k8s-standin/: Volcano's, JobSet's and the AppWrapper controllers,
-    the garbage collector, one node). Two suites run: the stand-in's own tests
-    (dev/k8s-standin/tests: Volcano Jobs, JobSets, AppWrappers and pods as raw API
-    objects, checked against what a cluster
-    would do with them), then torchx-k8s's (plugins/torchx-k8s/tests/integration: the
-    scheduler through the ``torchx`` command and the Runner, the conformance kit, the
-    README's DDP example). ``TORCHX_K8S_SUITES=plugin`` (or ``standin``) runs one of them
-    (posargs go to each suite run). Both machine locks are held (k8s, then docker:
-    integration_docker stops dockerd in its fault tests); ``dev/k8s down`` and
-    ``dev/docker down`` run afterwards, pass or fail.
+    ``dev/docker up`` (its images are copied to the node; its registry serves the DDP
+    example's workspace image), then ``dev/k8s up``: kube-apiserver 1.20, etcd, a real
+    node (kubelet with dockershim, kube-scheduler, kube-controller-manager, Volcano
+    v1.5.1, dnsmasq as the cluster DNS; built once from source) and the stand-in in
+    dev/k8s-standin/ for what cannot run on 1.20 (JobSet's and the AppWrapper
+    controllers). ``TORCHX_DEV_K8S_NODE=standin`` makes the stand-in play the node and
+    Volcano too, for a machine that cannot run them. Two suites run: the stand-in's own
+    tests (dev/k8s-standin/tests: Volcano Jobs, JobSets, AppWrappers and pods as raw API
+    objects, checked against what a cluster would do with them), then torchx-k8s's
+    (plugins/torchx-k8s/tests/integration: the scheduler through the ``torchx`` command
+    and the Runner, the conformance kit, the README's DDP example). ``TORCHX_K8S_SUITES=plugin``
+    (or ``standin``) runs one of them (posargs go to each suite run). Both machine locks
+    are held (k8s, then docker: integration_docker stops dockerd in its fault tests);
+    ``dev/k8s down`` and ``dev/docker down`` run afterwards, pass or fail.
     """
     # torchx-docker: the plugin's "docker" extra builds the DDP example's workspace image
     wanted = {

@@ -86,7 +86,11 @@ class VolcanoController:
                 if pod_phase(p) not in ("Succeeded", "Failed"):
                     self._delete_pod(p)
         elif phase in KILLING:
-            retain = phase != "Restarting"  # soft: finished pods stay for their logs and codes
+            # soft: finished pods stay for their logs and codes; so do those of a restart
+            # that used up maxRetry (the job then fails: v1.5.1 keeps the last attempt's)
+            retain = phase != "Restarting" or int(status.get("retryCount") or 0) >= int(
+                job["spec"].get("maxRetry") or 3
+            )
             alive = [p for p in pods if not (retain and pod_phase(p) in ("Succeeded", "Failed"))]
             for p in alive:
                 self._delete_pod(p)
@@ -107,8 +111,11 @@ class VolcanoController:
                 if action == "RestartJob":
                     status["retryCount"] = int(status.get("retryCount") or 0) + 1
                     version += 1
+                # a restart that uses up maxRetry keeps the finished pods (see KILLING above)
+                last = int(status.get("retryCount") or 0) >= int(job["spec"].get("maxRetry") or 3)
                 for p in pods:
-                    if phase == "Restarting" or pod_phase(p) not in ("Succeeded", "Failed"):
+                    restart = phase == "Restarting" and not last
+                    if restart or pod_phase(p) not in ("Succeeded", "Failed"):
                         self._delete_pod(p)
             elif action in ("RestartTask", "RestartPod"):
                 retry = int(status.get("retryCount") or 0)

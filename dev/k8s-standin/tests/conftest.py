@@ -92,6 +92,33 @@ class Cluster:
         return body
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "standin_node: a test of what the stand-in plays only with TORCHX_DEV_K8S_NODE=standin "
+        "(the node and kubelet, kube-scheduler, Volcano's Job controller, the garbage collector)",
+    )
+    config.addinivalue_line(
+        "markers", "real_node: a test of the real node's cluster DNS (dev/k8s's default)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With the real node (dev/k8s's default) those components are the real ones, which
+    the plugin's suite runs against: the tests of JobSet's and the AppWrapper controllers,
+    which the stand-in plays in both modes, are selected, and the real node's own
+    (``real_node``: its DNS); with the stand-in's node, every test but those."""
+    other = (
+        "real_node"
+        if os.environ.get("TORCHX_DEV_K8S_NODE", "real") == "standin"
+        else "standin_node"
+    )
+    dropped = [i for i in items if i.get_closest_marker(other)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [i for i in items if not i.get_closest_marker(other)]
+
+
 @pytest.fixture(scope="session")
 def cluster() -> Cluster:
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from conftest import Cluster, container
 
 GROUP = "/apis/workload.codeflare.dev"
@@ -185,6 +186,7 @@ def test_v1beta2_resets_up_to_the_retry_limit_then_fails(cluster: Cluster, ns: s
     cluster.wait_gone(PODS.format(ns=ns), "flaky-0", timeout=30)
 
 
+@pytest.mark.standin_node
 def test_a_podgroups_pods_are_placed_as_a_gang(cluster: Cluster, ns: str) -> None:
     group = {"apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "PodGroup",
              "metadata": {"name": "gang"}, "spec": {"minMember": 2}}  # fmt: skip

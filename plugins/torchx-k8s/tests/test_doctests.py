@@ -10,8 +10,10 @@ class TestExamples(DocstringExamples):
     #: The modules whose docstrings show examples; each must have at least one.
     modules = [
         "torchx_k8s.labels",
+        "torchx_k8s.logs",
         "torchx_k8s.names",
         "torchx_k8s.options",
         "torchx_k8s.rbac",
+        "torchx_k8s.status",
         "torchx_k8s.yamltext",
     ]

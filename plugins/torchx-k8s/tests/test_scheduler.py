@@ -13,7 +13,7 @@ from torchx_k8s.scheduler import KubernetesScheduler, create_scheduler
 
 from torchx.schedulers.contract.api import Stream
 from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
-from torchx.specs import AppDef, AppState, Resource, Role
+from torchx.specs import NONE, AppDef, AppState, Resource, Role
 from torchx.specs.errors import SpecError
 from torchx.specs.overlays import set_overlay
 
@@ -248,6 +248,45 @@ def test_exit_codes_and_why_pods_cannot_start(sched: KubernetesScheduler, api: F
     assert "Unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu." in d.msg
 
 
+def test_a_pull_error_names_the_image(sched: KubernetesScheduler, api: FakeApi) -> None:
+    app_id = submit(sched, app(), validate_spec=False)
+    name = app_id.split(":")[1]
+    stuck = pod(name, 0, 0, "Pending", waiting="ErrImagePull")
+    stuck["status"]["containerStatuses"][0]["image"] = "torchx-dev/nope:0"
+    api.pods = [stuck]
+    d = sched.describe(app_id)
+    assert d is not None and d.state == AppState.PENDING
+    assert "ErrImagePull: image torchx-dev/nope:0: pull access denied" in d.msg
+
+
+def test_a_volcano_gang_that_cannot_be_placed_says_why(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    app_id = submit(sched, app(), validate_spec=False)
+    name = app_id.split(":")[1]
+    set_phase(api, app_id, "Pending")
+    assert sched.describe(app_id).msg == NONE  # type: ignore[union-attr]  # no PodGroup yet
+    why = "1/0 tasks in gang unschedulable: pod group is not ready, 1 minAvailable"
+    podgroups = "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups"
+    api.objects[f"{podgroups}/{name}"] = {
+        "metadata": {"name": name},
+        "status": {
+            "phase": "Pending",
+            "conditions": [
+                {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources",
+                 "message": why},
+            ],
+        },
+    }  # fmt: skip
+    d = sched.describe(app_id)
+    assert d is not None and d.state == AppState.PENDING
+    assert d.msg == f"PodGroup {name}: Unschedulable (NotEnoughResources): {why}"
+    set_phase(api, app_id, "Running")  # placed: the PodGroup is not read any more
+    api.calls.clear()
+    sched.describe(app_id)
+    assert not [c for c in api.calls if "podgroups" in c[1]]
+
+
 def test_an_unknown_app_is_none(sched: KubernetesScheduler) -> None:
     assert sched.describe("default:nope-1a2b3c4d5e") is None
     assert not sched.exists("default:nope-1a2b3c4d5e")
@@ -330,6 +369,21 @@ def test_cancel_suspends_a_jobset(sched: KubernetesScheduler, api: FakeApi) -> N
     assert sched.describe(app_id).state == AppState.CANCELLED  # type: ignore[union-attr]
 
 
+def test_cancel_of_a_jobset_patches_again_after_a_conflict(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    app_id = submit(sched, app(), validate_spec=False, flavour="jobset")
+    # the server gave up its retries on a conflict with the controller, twice
+    api.fail_call = {
+        len(api.calls) + 2: api_error(409, "the object has been modified"),
+        len(api.calls) + 3: api_error(409, "the object has been modified"),
+    }
+    sched.cancel(app_id)
+    assert not api.fail_call  # both conflicts were answered
+    assert len([c for c in api.calls if c[0] == "PATCH"]) == 3
+    assert sched.describe(app_id).state == AppState.CANCELLED  # type: ignore[union-attr]
+
+
 def test_delete_removes_the_object(sched: KubernetesScheduler, api: FakeApi) -> None:
     app_id = submit(sched, app(), validate_spec=False)
     sched.delete(app_id)
@@ -370,6 +424,32 @@ def test_lines_cut_by_the_streams_chunks_come_whole(
     long = "x" * 50
     api.logs[f"{name}-r0-0-0"] = f"2026-11-25T00:00:01Z a b\n2026-11-25T00:00:02Z {long}\n".encode()
     assert list(sched.log_iter(app_id, "r0", 0)) == ["a b\n", f"{long}\n"]
+
+
+def test_a_long_line_cut_into_pieces_comes_back_whole(
+    sched: KubernetesScheduler, api: FakeApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the kubelet sends each 16 KiB piece of a long line with its own timestamp
+    monkeypatch.setattr("torchx_k8s.logs.LOG_CHUNK", 5000)
+    app_id = submit(sched, app(), validate_spec=False)
+    name = app_id.split(":")[1]
+    api.pods = [pod(name, 0, 0, "Succeeded", exit_code=0)]
+    text = ("é" + "x" * 16382).encode() * 3 + b"end"  # a piece ends inside the last "é"
+    pieces = [text[i : i + 16384] for i in range(0, len(text), 16384)]
+    stamps = [f"2026-11-25T00:00:0{i + 1}.123456789Z ".encode() for i in range(len(pieces))]
+    long = b"".join(s + p for s, p in zip(stamps, pieces, strict=True))
+    api.logs[f"{name}-r0-0-0"] = (
+        b"2026-11-25T00:00:00Z before\n" + long + b"\n2026-11-25T00:00:09Z after\n"
+    )
+    got = list(sched.log_iter(app_id, "r0", 0))
+    assert got == ["before\n", text.decode() + "\n", "after\n"]
+    # the window reads the time the line began at
+    until = datetime(2026, 11, 25, 0, 0, 1, 500000, tzinfo=UTC)  # before the 2nd piece's
+    assert list(sched.log_iter(app_id, "r0", 0, until=until)) == got[:2]
+    # a timestamp-like text elsewhere in a line is the user's
+    line = b"2026-11-25T00:00:00Z " + b"y" * 100 + b"2026-11-25T00:00:01Z z\n"
+    api.logs[f"{name}-r0-0-0"] = line
+    assert list(sched.log_iter(app_id, "r0", 0)) == [line.decode().split(" ", 1)[1]]
 
 
 def test_log_streams_are_combined_only(sched: KubernetesScheduler) -> None:

@@ -166,6 +166,26 @@ class K8sBackend:
             raise
         return None if being_deleted(obj) else dict(obj)
 
+    def podgroup(self, ref: AppRef) -> dict[str, Any] | None:
+        """The Volcano Job's PodGroup (Volcano names it after the job), read once: its
+        conditions say why Volcano's scheduler does not place the job. None when there is
+        none, or it cannot be read (another Volcano version, or no ``get`` on
+        ``podgroups``): it only adds a reason to a status."""
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            obj = self._custom(ref.context).get_namespaced_custom_object(
+                "scheduling.volcano.sh",
+                "v1beta1",
+                ref.namespace,
+                "podgroups",
+                ref.name,
+                _request_timeout=API_TIMEOUT,
+            )
+        except ApiException:
+            return None
+        return dict(obj)
+
     def list_objects(
         self, namespace: str, context: str | None, flavour: str, selector: str
     ) -> list[dict[str, Any]]:
@@ -303,14 +323,21 @@ def reason(e: BaseException) -> str:
 
 
 def _new_client(context: str | None) -> ApiClient:
-    """An ApiClient for ``context`` of the kubeconfig (``KUBECONFIG``), or in-cluster."""
+    """An ApiClient for ``context`` of the kubeconfig (``KUBECONFIG``), or in-cluster.
+
+    The client's own retries (urllib3's: 3 more tries of a request that timed out) are
+    off: :meth:`K8sBackend.call` retries within :data:`API_TIMEOUT`, so a call to a
+    server that does not answer ends after one request's timeout, not four (a ``status``
+    took 121 s with them).
+    """
     from kubernetes import client, config
 
+    configuration = client.Configuration()
+    configuration.retries = False
     try:
-        return config.new_client_from_config(context=context)
+        return config.new_client_from_config(context=context, client_configuration=configuration)
     except (config.ConfigException, OSError) as e:
         if context is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-            configuration = client.Configuration()
             config.load_incluster_config(client_configuration=configuration)
             return client.ApiClient(configuration)
         where = f" context {context!r}" if context else ""

@@ -8,13 +8,20 @@ app to end without it), follows the log until the container exits, then returns 
 the app has ended. ``since`` is sent as ``sinceSeconds``, and both bounds are applied to
 the lines' own times (requested with ``timestamps``).
 
+A line longer than 16 KiB is kept by the container runtime as pieces of 16 KiB (Docker's
+json-file driver under dockershim; containerd's CRI log likewise), and the kubelet sends
+each piece with a timestamp of its own, the pieces of one line one after the other: a
+20 KB line reads ``T1 <16384 bytes>T2 <the rest>``. The reader removes each
+later piece's timestamp (one found exactly 16 KiB after the previous piece's start), so
+the line comes back whole, with the time it began at.
+
 Nothing here decides when an app has ended: the scheduler passes ``ended`` (the
 ``kubernetes_mcad`` scheduler's looks at the pods too).
 """
 
 from __future__ import annotations
 
-import codecs
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
@@ -32,6 +39,10 @@ __all__ = ["LOG_CHUNK", "replica_log"]
 
 #: Bytes read from a log stream at a time.
 LOG_CHUNK = 64 * 1024
+#: The size of the pieces a container runtime cuts a long line into (see the module).
+PIECE = 16 * 1024
+#: The timestamp the kubelet puts before each piece (RFC 3339, nanoseconds), and a space.
+_STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) ")
 
 
 def replica_log(
@@ -63,7 +74,7 @@ def replica_log(
     if since is not None:
         ago = datetime.now(UTC).timestamp() - since.timestamp()
         options["since_seconds"] = max(int(ago) + 1, 1)
-    chunks: Iterable[str]
+    chunks: Iterable[bytes]
     if should_tail:
         chunks = _follow(backend, ref, selector, options, ended)
     else:
@@ -125,7 +136,7 @@ def _follow(
     selector: str,
     options: dict[str, Any],
     ended: Callable[[], bool],
-) -> Iterator[str]:
+) -> Iterator[bytes]:
     """The replica's log, followed: waits for its container to start (or for the app
     to end without it), then streams the log until the container exits."""
     delay = 0.2
@@ -143,18 +154,13 @@ def _follow(
         delay = min(delay * 1.5, 2.0)
 
 
-def _decode(answer: Any) -> Iterator[str]:
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+def _decode(answer: Any) -> Iterator[bytes]:
+    """The raw chunks of a log answer (decoded per line by :func:`_whole_lines`: a piece
+    boundary may fall inside a character)."""
     try:
-        for chunk in answer.stream(LOG_CHUNK, decode_content=True):
-            text = decoder.decode(chunk)
-            if text:
-                yield text
+        yield from answer.stream(LOG_CHUNK, decode_content=True)
     finally:
         answer.release_conn()
-    tail = decoder.decode(b"", final=True)
-    if tail:
-        yield tail
 
 
 def _started(pod: dict[str, Any]) -> bool:
@@ -167,14 +173,43 @@ def _started(pod: dict[str, Any]) -> bool:
     return False
 
 
-def _whole_lines(chunks: Iterable[str]) -> Iterator[str]:
+def _whole_lines(chunks: Iterable[bytes]) -> Iterator[str]:
     """The lines of a stream whose chunks end anywhere (HTTP chunks split lines), each with
-    its ``\\n`` (the last one without, if the stream ends without one)."""
-    rest = ""
+    its ``\\n`` (the last one without, if the stream ends without one), the pieces of a
+    long line joined (see the module).
+
+    >>> piece = b"a" * PIECE
+    >>> log = b"2026-01-01T00:00:00.1Z " + piece + b"2026-01-01T00:00:00.2Z bc\\nT d\\n"
+    >>> [(len(x), x[:24], x[-4:]) for x in _whole_lines([log[:5], log[5:20000], log[20000:]])]
+    [(16410, '2026-01-01T00:00:00.1Z a', 'abc\\n'), (4, 'T d\\n', 'T d\\n')]
+    """
+    buf = bytearray()
     for chunk in chunks:
-        parts = (rest + chunk).split("\n")
-        rest = parts.pop()
-        for part in parts:
-            yield part + "\n"
-    if rest:
-        yield rest
+        start = len(buf)  # only the new bytes are searched: a long line is read once
+        buf += chunk
+        end = buf.rfind(b"\n", start)
+        if end < 0:
+            continue
+        whole = bytes(buf[: end + 1])
+        del buf[: end + 1]
+        for line in whole.split(b"\n")[:-1]:
+            yield _joined(line).decode("utf-8", "replace") + "\n"
+    if buf:
+        yield _joined(bytes(buf)).decode("utf-8", "replace")
+
+
+def _joined(line: bytes) -> bytes:
+    """``line`` (its leading timestamp kept) without the timestamps of its later pieces:
+    each found :data:`PIECE` bytes after the start of the piece before it."""
+    head = line.find(b" ") + 1
+    if len(line) - head <= PIECE or not _STAMP.match(line, 0, head):
+        return line
+    out, pos = [line[:head]], head
+    while len(line) - pos > PIECE:
+        stamp = _STAMP.match(line, pos + PIECE)
+        if stamp is None:
+            break
+        out.append(line[pos : pos + PIECE])
+        pos = stamp.end()
+    out.append(line[pos:])
+    return b"".join(out)

@@ -22,6 +22,8 @@ codeflare.dev)                                                         (cancel: 
                                                                        cancel of an AppWrapper
                                                                        v1beta1 (its pods)
 ``pods/log`` (core)              get                                   log
+``podgroups`` (scheduling.       get                                   status of a pending Volcano
+volcano.sh)                                                            job (why it is not placed)
 ================================ ===================================== ============================
 
 ``python -m torchx_k8s rbac --namespace team-a`` prints it as YAML, to apply with
@@ -29,7 +31,7 @@ codeflare.dev)                                                         (cancel: 
 
 >>> role = role_manifest("team-a")
 >>> role["kind"], role["metadata"]["namespace"], len(role["rules"])
-('Role', 'team-a', 6)
+('Role', 'team-a', 7)
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ RULES: list[tuple[str, str, list[str]]] = [
     ("workload.codeflare.dev", "appwrappers", ["create", "get", "list", "patch", "delete"]),
     ("", "pods", ["list", "create", "deletecollection"]),
     ("", "pods/log", ["get"]),
+    ("scheduling.volcano.sh", "podgroups", ["get"]),
 ]
 
 

@@ -210,6 +210,10 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
         else:
             roles = status.roles_from_pods(pods)
         view, role_statuses = status.app_status(ref.flavour, obj, pods, roles)
+        if ref.flavour == names.VOLCANO and view.state == AppState.PENDING and not view.msg:
+            # Volcano's scheduler says why it does not place a job on its PodGroup only
+            # (a gang too big for the cluster gets no pods at all)
+            view.msg = status.podgroup_problem(self._k8s.podgroup(ref))
         return DescribeAppResponse(
             app_id=app_id,
             state=view.state,
@@ -278,7 +282,16 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
         ref = self._parse(app_id)
         try:
             if ref.flavour == names.JOBSET:
-                self._k8s.patch(ref, {"spec": {"suspend": True}})
+                # a merge patch of the spec; a 409 is the server giving up its own retries
+                # against another writer (JobSet's controller updating the object): again
+                for attempt in range(10):
+                    try:
+                        self._k8s.patch(ref, {"spec": {"suspend": True}})
+                        return
+                    except Exception as e:
+                        if api_status(e) != 409 or attempt == 9:
+                            raise
+                    time.sleep(0.1 * (attempt + 1))
                 return
             obj = self._k8s.get(ref)
             if obj is None:

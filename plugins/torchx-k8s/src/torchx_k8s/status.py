@@ -188,7 +188,12 @@ def replica_of(pod: Mapping[str, Any]) -> Replica | None:
         out.problem = f"{status.get('reason')}: {status.get('message') or ''}".strip(": ")
     waiting = state.get("waiting") or {}
     if waiting.get("reason") in STUCK_REASONS:
-        out.problem = f"{waiting['reason']}: {waiting.get('message') or ''}".strip(": ")
+        message = str(waiting.get("message") or "")
+        image = str(cs.get("image") or "")
+        if "Image" in waiting["reason"] and image and image not in message:
+            # the kubelet's first ErrImagePull gives only the registry's answer
+            message = f"image {image}: {message}".strip(": ")
+        out.problem = f"{waiting['reason']}: {message}".strip(": ")
     elif phase == "Pending":
         for cond in status.get("conditions") or []:
             if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
@@ -276,6 +281,25 @@ def app_status(
     view = AppView(state=state, num_restarts=restarts, msg=msg, start_time=start, end_time=end)
     view.replicas = list(found.values())
     return view, statuses
+
+
+def podgroup_problem(podgroup: Mapping[str, Any] | None) -> str:
+    """Why Volcano's scheduler does not place a job: its PodGroup's ``Unschedulable``
+    condition (``""``: none, or no PodGroup).
+
+    >>> podgroup_problem({"metadata": {"name": "a"}, "status": {"conditions": [{"type":
+    ...     "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message":
+    ...     "1/0 tasks in gang unschedulable: pod group is not ready, 1 minAvailable"}]}})
+    'PodGroup a: Unschedulable (NotEnoughResources): 1/0 tasks in gang unschedulable: pod group is not ready, 1 minAvailable'
+    """
+    if not podgroup:
+        return ""
+    for cond in (podgroup.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Unschedulable" and cond.get("status") == "True":
+            name = (podgroup.get("metadata") or {}).get("name")
+            why = f" ({cond['reason']})" if cond.get("reason") else ""
+            return f"PodGroup {name}: Unschedulable{why}: {cond.get('message') or ''}".strip(": ")
+    return ""
 
 
 def _finished(pod: Mapping[str, Any]) -> str | None:

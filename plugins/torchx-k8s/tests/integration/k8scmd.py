@@ -18,7 +18,7 @@ GROUPS = {
 
 
 def image() -> str:
-    """A small image the stand-in's node has (when it runs); any name does otherwise."""
+    """A small image the node has (dev/k8s copies it from dev/docker's engine)."""
     return os.environ.get("TORCHX_DEV_DOCKER_BUSYBOX_IMAGE", "busybox:1")
 
 

@@ -122,14 +122,28 @@ def test_describe_is_two_api_calls(made: Made) -> None:
 
     api = Counting(configuration=config.new_client_from_config().configuration)
     sched = create_scheduler("it", backend=K8sBackend(api))
-    # too big for the stand-in's node: 16 pods that stay Pending (nothing to run)
+    running = made.add(sched.schedule(sched.submit_dryrun(sleeper(), {"validate_spec": False})))
+    deadline = time.monotonic() + 60
+    while (d := sched.describe(running)) is None or d.state != AppState.RUNNING:
+        assert time.monotonic() < deadline, d
+        time.sleep(0.5)
+    calls.clear()
+    assert sched.describe(running) is not None
+    assert len(calls) == 2, calls  # the job, its pods
+    # too big for the node: Volcano's scheduler places none of its 16 pods; the third
+    # call reads why (its PodGroup), only while it is pending with no pod's reason
     big = sleeper(replicas=16)
     big.roles[0].resource = Resource(cpu=4096, gpu=0, memMB=256)
     app_id = made.add(sched.schedule(sched.submit_dryrun(big, {"validate_spec": False})))
+    while (d := sched.describe(app_id)) is None or "PodGroup" not in d.msg:
+        assert time.monotonic() < deadline + 60, d
+        time.sleep(0.5)
     calls.clear()
     described = sched.describe(app_id)
     assert described is not None and len(described.roles_statuses[0].replicas) == 16
-    assert len(calls) == 2, calls
+    assert described.state == AppState.PENDING and "gang unschedulable" in described.msg
+    # the job, its pods, and (a custom object too) its PodGroup
+    assert len(calls) == 3 and calls[2] == calls[0], calls
     assert described.roles[0].num_replicas == 16 and described.name == "sleeper"
 
 

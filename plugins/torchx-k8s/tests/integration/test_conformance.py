@@ -1,12 +1,12 @@
 """The Scheduler contract's conformance kit against the kubernetes scheduler, both flavours.
 
-A real kube-apiserver with the project's stand-in for the rest of a cluster (Volcano's
-and JobSet's controllers, a scheduler, a node running pods as containers: see
-dev/k8s-standin/README.md). The one capability declared missing is the scheduler's own
-(``separate_streams``: the pod log API returns stdout and stderr together), and for the
-Volcano flavour ``last_attempt_status`` too: Volcano deletes every pod of a job it
-restarts, the failed attempt's too, before it marks the job Failed after the last
-failure, so no exit code of that attempt is left to report (JobSet keeps them).
+A real cluster of one node (kube-apiserver, kubelet, kube-scheduler, the controller
+manager and Volcano v1.5.1) with the project's stand-in for JobSet's controller (see
+dev/README.md). The one capability declared missing is the scheduler's own
+(``separate_streams``: the pod log API returns stdout and stderr together). Volcano
+v1.5.1 keeps the pods of the last attempt when a job fails on its last retry (it fails
+the job instead of restarting it), so their exit codes are read as JobSet's are:
+``last_attempt_status`` is not declared missing.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from k8scmd import image
 from torchx_k8s.scheduler import KubernetesScheduler, create_scheduler
 
-from torchx.schedulers.testing import AppBuilder, Capability, SchedulerConformance
+from torchx.schedulers.testing import AppBuilder, SchedulerConformance
 from torchx.specs import Resource
 
 
@@ -46,12 +46,6 @@ class _Kit(SchedulerConformance):
 
 class TestVolcanoConformance(_Kit):
     flavour = "volcano"
-    missing = {
-        **KubernetesScheduler.missing_capabilities,
-        Capability.LAST_ATTEMPT_STATUS: "Volcano deletes every pod of a job it restarts "
-        "(RestartJob), the failed attempt's too, before it marks the job Failed on the last "
-        "failure: that attempt's exit codes are gone from the API",
-    }
 
 
 class TestJobSetConformance(_Kit):

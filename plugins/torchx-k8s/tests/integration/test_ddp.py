@@ -15,7 +15,7 @@ directory holding a copy of the repository's examples and this ``.torchxconfig``
 so the command line is the README's: the launch directory becomes an image on top of
 dev/docker's Python image (torchx-docker's builder, the plugin's ``docker`` extra),
 pushed to dev/docker's registry, and the Volcano Job's two pods run it on the
-stand-in's node; torchrun's c10d rendezvous finds rank 0 by the host name Volcano's
+real node; torchrun's c10d rendezvous finds rank 0 by the host name Volcano's
 ``svc`` plugin gives it. Both ranks all-reduce, and rank 0's loss goes down.
 """
 

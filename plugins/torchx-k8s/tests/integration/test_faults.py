@@ -12,6 +12,7 @@ up with 409) ends CANCELLED.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 from apiproxy import ApiProxy, Fault
 from k8scmd import Made, image, wait_ended
-from torchx_k8s.backend import K8sBackend
+from torchx_k8s.backend import API_TIMEOUT, K8sBackend
 from torchx_k8s.scheduler import create_scheduler
 
 from torchx.runner import Runner
@@ -160,3 +161,28 @@ def test_cancel_against_a_competing_status_writer_ends_cancelled(
     assert status is not None and status.state == AppState.CANCELLED, status
     stored = objects.get_namespaced_custom_object(*VOLCANO, name)
     assert stored["status"]["state"]["phase"] in ("Aborted", "Aborting")
+
+
+def test_status_with_the_api_server_frozen_answers_within_one_timeout(
+    cli: TorchxCli, made: Made, proxy: ApiProxy, runner: Runner
+) -> None:
+    handle = runner.run(app("sleep 600"), "kubernetes")
+    app_id = made.add(parse_app_handle(handle).app_id)
+    name = app_id.split(":")[1]
+    thaw = threading.Event()
+    # every read of the job hangs, as a server that stopped does (its answer never comes)
+    frozen = Fault("GET", JOBS + f"/{name}$", status=0, lose=True, times=100, hook=thaw.wait)
+    proxy.fail(frozen)
+    cli.env["KUBECONFIG"] = str(proxy.kubeconfig())
+    try:
+        start = time.monotonic()
+        out = cli("status", handle, rc=None, timeout=300)
+        took = time.monotonic() - start
+    finally:
+        thaw.set()
+    # one request's timeout, not the client's own retries on top (4 x 30 s before)
+    assert API_TIMEOUT <= took < API_TIMEOUT + 15, (took, out.stderr)
+    assert out.returncode != 0 and "Traceback" not in out.stderr, out
+    assert "unknown, not failed" in out.stderr and "FAILED" not in out.stdout, out
+    frozen.times = 0
+    assert cli.status(handle)["state"] in ("PENDING", "RUNNING")  # thawed: answers again

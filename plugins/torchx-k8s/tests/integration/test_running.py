@@ -1,15 +1,21 @@
-"""Apps that run: pods made by the stand-in's controllers run as containers on its node.
+"""Apps that run on the real node (kubelet, kube-scheduler, Volcano; JobSet's controller
+is the stand-in's).
 
 Through the real ``torchx`` command and the Runner, both flavours: three replicas meeting
 over TCP at the rank-0 host, a failing replica's exit code, a pod that cannot be
-scheduled (its reason in ``msg``), an image that cannot be pulled, logs read (and
-followed) from a new process.
+scheduled (the real scheduler's reason in ``msg``: kube-scheduler's for a pod, Volcano's
+PodGroup condition for a gang), an image that cannot be pulled, logs read (and followed)
+from a new process, lines of 20 KB and 10 MB read whole, and the kubelet stopped for a
+minute while an app runs (no verdict meanwhile; the app then ends as it did).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from k8scmd import Made, image, wait_ended
@@ -104,7 +110,10 @@ def test_an_unschedulable_pod_says_why(runner: Runner, made: Made, flavour: str)
             break
         assert time.monotonic() < deadline, status
         time.sleep(0.5)
-    assert "Insufficient cpu" in status.msg and "big/0" in status.msg
+    if flavour == "volcano":  # Volcano's scheduler places the gang: no pod is made
+        assert "gang unschedulable" in status.msg and "NotEnoughResources" in status.msg
+    else:  # kube-scheduler, for the pod
+        assert "Insufficient cpu" in status.msg and "big/0" in status.msg
 
 
 def test_an_image_that_cannot_be_pulled_says_so(runner: Runner, made: Made) -> None:
@@ -141,3 +150,52 @@ def test_logs_are_followed_from_a_new_process(cli: TorchxCli, made: Made, flavou
     assert cli.status(handle)["state"] == "SUCCEEDED"
     tail = cli("log", "--regex", "line [45]", f"{handle}/sh/0").stdout
     assert [x.split("line ", 1)[1] for x in tail.splitlines() if "line " in x] == ["4", "5"]
+
+
+def test_long_lines_come_back_whole(cli: TorchxCli, made: Made) -> None:
+    # the runtime keeps a line as 16 KiB pieces, each sent by the kubelet with a timestamp
+    script = (
+        "echo first; head -c 20000 /dev/zero | tr '\\0' a; echo; "
+        "head -c 10000000 /dev/zero | tr '\\0' b; echo; echo last"
+    )
+    out = cli("run", "-s", "kubernetes", "utils.sh", "--image", image(), "sh", "-c", script)
+    handle = out.stdout.strip().splitlines()[-1]
+    made.add(parse_app_handle(handle).app_id)
+    for args in (("log", "-t"), ("log",)):  # followed, then read once
+        lines = cli(*args, f"{handle}/sh/0", timeout=300).stdout.splitlines()
+        for char, n in (("a", 20_000), ("b", 10_000_000)):
+            [line] = [x for x in lines if char * 100 in x]
+            assert len(line) - len(line.rstrip(char)) == n, (args, char, line[:200])
+            assert len(line) < n + 100, (args, char, len(line))  # no timestamps inside
+        assert any(x.endswith("first") for x in lines) and lines[-1].endswith("last"), lines[-1]
+
+
+def test_the_kubelet_stopped_for_a_minute_is_no_verdict(runner: Runner, made: Made) -> None:
+    # the node's kubelet stops answering (SIGSTOP) while the app runs: its pods' statuses
+    # go stale, the node NotReady after 40 s; no state may read FAILED meanwhile, and
+    # once the kubelet is back the app ends as it did (its container kept running)
+    pidfile = (
+        Path(os.environ.get("TORCHX_DEV_K8S_DIR", "/var/tmp/torchx-dev-k8s")) / "run/kubelet.pid"
+    )
+    assert pidfile.exists(), f"no real kubelet ({pidfile}): dev/k8s up with the real node"
+    kubelet = int(pidfile.read_text().split()[0])
+    role = Role("w", image(), entrypoint="sh", args=["-c", "sleep 20; echo done"], resource=SMALL)
+    handle = runner.run(AppDef("nokubelet", [role]), "kubernetes")
+    made.add(parse_app_handle(handle).app_id)
+    deadline = time.monotonic() + 60
+    while runner.status(handle).state != AppState.RUNNING:  # type: ignore[union-attr]
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    seen: list[AppState] = []
+    os.kill(kubelet, signal.SIGSTOP)
+    try:
+        stopped = time.monotonic()
+        while time.monotonic() - stopped < 60:
+            status = runner.status(handle)
+            assert status is not None
+            seen.append(status.state)
+            time.sleep(2)
+    finally:
+        os.kill(kubelet, signal.SIGCONT)
+    assert AppState.FAILED not in seen and not any(s.is_terminal() for s in seen), seen
+    assert wait_ended(runner, handle, timeout=120) == AppState.SUCCEEDED
