@@ -321,6 +321,7 @@ def test_cancel_suspends_a_v1beta2_appwrapper_and_keeps_it(
     assert body["spec"] == {"suspend": True} and CANCELLED in body["metadata"]["annotations"]
     d = sched.describe(app_id)
     assert d is not None and d.state == C and d.num_restarts == 1
+    assert d.msg == "cancelled"  # `torchx cancel` prints one line
     sched.cancel(app_id)  # idempotent: a cancelled app is left alone
     assert len([c for c in api.calls if c[0] == "PATCH"]) == 1
 

@@ -346,6 +346,7 @@ def test_cancel_aborts_a_volcano_job_and_keeps_it(sched: KubernetesScheduler, ap
     sched.cancel(app_id)
     d = sched.describe(app_id)
     assert d is not None and d.state == AppState.CANCELLED and d.num_restarts == 1
+    assert d.msg == "cancelled"  # `torchx cancel` prints one line, not torchx's own reason
     patch = [(p, body) for m, p, _, body in api.calls if m == "PATCH"]
     assert patch[0][0].endswith("/status") and patch[0][1]["status"]["state"]["phase"] == "Aborted"
     sched.cancel(app_id)  # idempotent: an ended job is left alone
@@ -366,7 +367,8 @@ def test_cancel_writes_again_after_a_conflict(sched: KubernetesScheduler, api: F
 def test_cancel_suspends_a_jobset(sched: KubernetesScheduler, api: FakeApi) -> None:
     app_id = submit(sched, app(), validate_spec=False, flavour="jobset")
     sched.cancel(app_id)
-    assert sched.describe(app_id).state == AppState.CANCELLED  # type: ignore[union-attr]
+    d = sched.describe(app_id)
+    assert d is not None and d.state == AppState.CANCELLED and d.msg == "cancelled"
 
 
 def test_cancel_of_a_jobset_patches_again_after_a_conflict(

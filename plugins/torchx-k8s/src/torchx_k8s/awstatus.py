@@ -126,7 +126,7 @@ def object_state(flavour: str, obj: Mapping[str, Any]) -> tuple[AppState, int, s
         state = table.get(phase)
         if state in (AppState.SUCCEEDED, AppState.FAILED):
             return state, restarts, ""  # ended before the cancel took hold
-        return AppState.CANCELLED, restarts, "cancelled through torchx"
+        return AppState.CANCELLED, restarts, "cancelled"
     if not phase:
         return (
             AppState.PENDING,

@@ -304,7 +304,7 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
                 "status": {
                     "state": {
                         "phase": "Aborted",
-                        "reason": "TorchXCancelled",
+                        "reason": status.CANCEL_REASON,
                         "message": "cancelled through torchx",
                         "lastTransitionTime": now,
                     },

@@ -103,6 +103,10 @@ def _time(text: str | None) -> float | None:
         return None
 
 
+#: The ``reason`` ``cancel`` writes into a Volcano Job's aborted state.
+CANCEL_REASON = "TorchXCancelled"
+
+
 def object_state(flavour: str, obj: Mapping[str, Any]) -> tuple[AppState, int, str]:
     """(state, restarts, message) of the app from its object alone."""
     if flavour in names.APPWRAPPER_FLAVOURS:
@@ -120,7 +124,7 @@ def object_state(flavour: str, obj: Mapping[str, Any]) -> tuple[AppState, int, s
             cond = conditions.get("Failed") or {}
             return AppState.FAILED, restarts, str(cond.get("message") or "")
         if (obj.get("spec") or {}).get("suspend"):
-            return AppState.CANCELLED, restarts, "cancelled (the JobSet is suspended)"
+            return AppState.CANCELLED, restarts, "cancelled"  # suspended (spec.suspend)
         if not status:
             return AppState.PENDING, 0, "no status yet: the JobSet controller has not seen it"
         jobs = status.get("replicatedJobsStatus") or []
@@ -137,6 +141,8 @@ def object_state(flavour: str, obj: Mapping[str, Any]) -> tuple[AppState, int, s
         restarts = min(restarts, max_retry - 1)
     if not phase:
         return AppState.PENDING, restarts, "no status yet: the Volcano controller has not seen it"
+    if state.get("reason") == CANCEL_REASON:  # torchx's own cancel: nothing more to say
+        return VOLCANO_PHASES.get(phase, AppState.UNKNOWN), restarts, "cancelled"
     message = " ".join(str(x) for x in (state.get("reason"), state.get("message")) if x)
     return VOLCANO_PHASES.get(phase, AppState.UNKNOWN), restarts, message
 

@@ -60,7 +60,7 @@ def test_the_cli_runs_follows_cancels_and_deletes(cli: TorchxCli, made: Made, fl
     assert status["state"] in ("PENDING", "RUNNING"), status
     assert [r["role"] for r in status["roles"]] == ["sh"]
     assert handle in cli("list", "-s", "kubernetes").stdout
-    cli("cancel", handle)
+    assert cli("cancel", handle).stdout == f"cancelled {handle}\n"  # one line
     assert cli.status(handle)["state"] == "CANCELLED"
     cli("cancel", handle)  # idempotent
     cli("delete", handle)
