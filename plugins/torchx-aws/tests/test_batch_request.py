@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 import pytest
-from torchx_aws.batch.options import batch_runopts, read
+from torchx_aws.batch.options import BatchOpts
 from torchx_aws.batch.request import (
     APPDEF_MAX,
     NODE_WRAPPER,
@@ -36,7 +36,7 @@ RES = Resource(cpu=1.5, gpu=0, memMB=1024)
 
 
 def _opts(**cfg: object):  # type: ignore[no-untyped-def]
-    return read(batch_runopts().resolve({"queue": "q", **cfg}))
+    return BatchOpts.from_cfg(BatchOpts.as_runopts().resolve({"queue": "q", **cfg}))
 
 
 def _role(name: str = "main", n: int = 1, **kw: object) -> Role:

@@ -375,8 +375,8 @@ def _container(
         container["volumes"] = volumes
     if points:
         container["mountPoints"] = points
-    if opts.ulimits:
-        container["ulimits"] = [dict(u) for u in opts.ulimits]
+    if opts.ulimit_specs:
+        container["ulimits"] = [dict(u) for u in opts.ulimit_specs]
     if opts.job_role_arn:
         container["jobRoleArn"] = opts.job_role_arn
     if opts.execution_role_arn:

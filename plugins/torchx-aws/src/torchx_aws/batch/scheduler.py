@@ -50,11 +50,11 @@ from torchx.schedulers.contract.capabilities import Capability
 from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 from torchx.schedulers.helpers.ids import make_app_id
 from torchx.schedulers.helpers.labels import VERSION
-from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, runopts
+from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal
 from torchx.specs.errors import SpecError
 from torchx.workspace.pushed_image import PushedImageWorkspaceMixin
 from torchx_aws.batch.backend import BatchBackend, Records
-from torchx_aws.batch.options import batch_runopts, read, read_scope
+from torchx_aws.batch.options import BatchOpts
 from torchx_aws.batch.request import (
     BatchRequest,
     app_id_of,
@@ -88,6 +88,8 @@ class AwsBatchScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal
     puller = "Batch"
     example_repo = "123456789012.dkr.ecr.us-east-1.amazonaws.com/team"
 
+    #: the run options, declared once
+    opts_class = BatchOpts
     #: What Batch itself lacks, on AWS as on an emulator.
     missing_capabilities: Mapping[Capability, str] = {
         Capability.SEPARATE_STREAMS: "Batch sends stdout and stderr to one CloudWatch Logs stream",
@@ -108,11 +110,8 @@ class AwsBatchScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal
 
     # -- submitting -----------------------------------------------------------------------
 
-    def _run_opts(self) -> runopts:
-        return batch_runopts()
-
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[BatchRequest]:
-        request = make_request(app, make_app_id(app.name), read(cfg))
+        request = make_request(app, make_app_id(app.name), BatchOpts.of(cfg))
         for warning in retry_policy_warnings(app):
             warnings.warn(warning, stacklevel=2)
         if request.appdef_left_out:
@@ -206,9 +205,10 @@ class AwsBatchScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal
             pass
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> builtins.list[ListAppResponse]:
-        # the queue, region and profile go through submit's checks
-        queue_given, region, profile = read_scope(cfg or {})
-        batch = self._aws.batch(region, profile)
+        # the queue, region and profile given, through submit's checks (no defaults)
+        given = BatchOpts.given(cfg)
+        queue_given = given.get("queue")
+        batch = self._aws.batch(given.get("region"), given.get("profile"))
         where = str(batch.meta.region_name)
         if queue_given:
             queues = [queue_given]
