@@ -22,7 +22,6 @@ NOT_YET: dict[str, str] = {
     "local_docker": "opts",
     "kubernetes": "opts",
     "kubernetes_mcad": "opts",
-    "aws_sagemaker": "opts",
 }
 
 

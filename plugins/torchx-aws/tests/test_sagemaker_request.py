@@ -13,7 +13,7 @@ import botocore.session
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from torchx_aws.sagemaker.options import read, sagemaker_runopts
+from torchx_aws.sagemaker.options import SageMakerOpts
 from torchx_aws.sagemaker.request import (
     ENV_VALUE_MAX,
     FORMAT_VERSION,
@@ -50,7 +50,9 @@ def app(**role_kw: Any) -> AppDef:
 
 
 def params(app_def: AppDef, **cfg: Any) -> dict[str, Any]:
-    opts = read(sagemaker_runopts().resolve({"role": ROLE_ARN, "user": "alice", **cfg}))
+    opts = SageMakerOpts.from_cfg(
+        SageMakerOpts.as_runopts().resolve({"role": ROLE_ARN, "user": "alice", **cfg})
+    )
     return build_request(app_def, opts, "0.1.0").params
 
 
@@ -245,28 +247,34 @@ def test_one_role_only() -> None:
 
 
 def test_region_goes_into_the_app_id() -> None:
-    opts = read(sagemaker_runopts().resolve({"role": ROLE_ARN, "region": "eu-west-1"}))
+    opts = SageMakerOpts.from_cfg(
+        SageMakerOpts.as_runopts().resolve({"role": ROLE_ARN, "region": "eu-west-1"})
+    )
     req = build_request(app(), opts, "0.1.0")
     assert req.app_id == f"eu-west-1:{req.job_name}"
     assert parse_app_id(req.app_id) == ("eu-west-1", req.job_name)
 
 
 def test_the_printed_request_is_versioned_json() -> None:
-    opts = read(sagemaker_runopts().resolve({"role": "sm"}))
+    opts = SageMakerOpts.from_cfg(SageMakerOpts.as_runopts().resolve({"role": "sm"}))
     doc = json.loads(str(build_request(app(), opts, "0.1.0")))
     assert doc["formatVersion"] == FORMAT_VERSION
     assert doc["CreateTrainingJob"]["RoleArn"] == "sm"
 
 
 def test_finish_fills_the_role_arn_and_the_default_output_path() -> None:
-    opts = read(sagemaker_runopts().resolve({"role": "sm", "debugger_hook_config": True}))
+    opts = SageMakerOpts.from_cfg(
+        SageMakerOpts.as_runopts().resolve({"role": "sm", "debugger_hook_config": True})
+    )
     req = build_request(app(), opts, "0.1.0")
     finish(req, ROLE_ARN, "123456789012", "us-east-1")
     assert req.params["RoleArn"] == ROLE_ARN
     default = "s3://sagemaker-us-east-1-123456789012/"
     assert req.params["OutputDataConfig"]["S3OutputPath"] == default
     assert req.params["DebugHookConfig"]["S3OutputPath"] == default
-    given = read(sagemaker_runopts().resolve({"role": "sm", "output_path": "s3://mine/"}))
+    given = SageMakerOpts.from_cfg(
+        SageMakerOpts.as_runopts().resolve({"role": "sm", "output_path": "s3://mine/"})
+    )
     req = build_request(app(), given, "0.1.0")
     finish(req, ROLE_ARN, "123456789012", "us-east-1")
     assert req.params["OutputDataConfig"]["S3OutputPath"] == "s3://mine/"
@@ -288,13 +296,13 @@ def test_finish_fills_the_role_arn_and_the_default_output_path() -> None:
 )
 def test_bad_options_are_one_line(cfg: dict[str, Any], says: str) -> None:
     with pytest.raises(InvalidRunConfigException) as err:
-        read(sagemaker_runopts().resolve({"role": "sm", **cfg}))
+        SageMakerOpts.from_cfg(SageMakerOpts.as_runopts().resolve({"role": "sm", **cfg}))
     assert says in str(err.value) and "\n" not in str(err.value)
 
 
 def test_role_is_required() -> None:
     with pytest.raises(InvalidRunConfigException, match="role"):
-        sagemaker_runopts().resolve({})
+        SageMakerOpts.as_runopts().resolve({})
 
 
 _JOB_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")
@@ -339,7 +347,7 @@ def test_the_appdef_goes_with_the_job_in_hyperparameters() -> None:
     assert appdef_of({"HyperParameters": hp}) == a  # as written: every field
     assert appdef_of({}) is None and appdef_of({"HyperParameters": {"epochs": "3"}}) is None
     # one over 8 KiB is left out, and the request says why (the dry run warns)
-    opts = read(sagemaker_runopts().resolve({"role": ROLE_ARN}))
+    opts = SageMakerOpts.from_cfg(SageMakerOpts.as_runopts().resolve({"role": ROLE_ARN}))
     big = build_request(app(args=["x" * 250] * 36), opts, "0.1.0")
     assert "HyperParameters" not in big.params
     assert big.appdef_left_out.startswith("it is 9")

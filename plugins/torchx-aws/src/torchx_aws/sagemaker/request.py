@@ -262,7 +262,7 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
     entrypoint = values.substitute(role.entrypoint)
 
     env = {
-        **opts.environment,
+        **(opts.environment or {}),
         **role.env,
         RANK0_ENV: RANK0_HOST,
         "TORCHX_JOB_ID": app_id,
@@ -286,7 +286,7 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
         algorithm["ContainerArguments"] = list(role.args)
     if opts.metric_definitions:
         algorithm["MetricDefinitions"] = [
-            {"Name": k, "Regex": v} for k, v in opts.metric_definitions.items()
+            {"Name": k, "Regex": v} for k, v in (opts.metric_definitions or {}).items()
         ]
     if opts.enable_sagemaker_metrics is not None:
         algorithm["EnableSageMakerMetricsTimeSeries"] = opts.enable_sagemaker_metrics
@@ -323,7 +323,7 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
         stopping["MaxWaitTimeInSeconds"] = opts.max_wait or opts.max_run
 
     tags = {
-        **opts.tags,
+        **(opts.tags or {}),
         **{k: str(v) for k, v in app.metadata.items()},
         SCHEDULER_TAG: "aws_sagemaker",
         APP_NAME_TAG: app.name,
@@ -344,7 +344,7 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
         "EnableInterContainerTrafficEncryption": opts.encrypt_inter_container_traffic,
         "EnableManagedSpotTraining": opts.use_spot_instances,
     }
-    hyperparameters = dict(opts.hyperparameters)
+    hyperparameters = dict(opts.hyperparameters or {})
     document, left_out = appdef_doc.document(app)
     if document is not None:
         kept = {
@@ -370,7 +370,7 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
     if opts.subnets:
         params["VpcConfig"] = {
             "Subnets": list(opts.subnets),
-            "SecurityGroupIds": list(opts.security_group_ids),
+            "SecurityGroupIds": list(opts.security_group_ids or []),
         }
     if opts.model_uri:
         params["InputDataConfig"] = [

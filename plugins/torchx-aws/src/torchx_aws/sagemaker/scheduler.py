@@ -41,13 +41,13 @@ from typing import Any
 from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse, Scheduler, Stream
 from torchx.schedulers.contract.capabilities import Capability
 from torchx.schedulers.contract.errors import SchedulerError
-from torchx.specs import AppDef, AppDryRunInfo, CfgVal, runopts
+from torchx.specs import AppDef, AppDryRunInfo, CfgVal
 from torchx.specs.errors import SpecError
 from torchx.workspace.pushed_image import PushedImageWorkspaceMixin
 from torchx_aws._version import __version__
 from torchx_aws.recent import not_listed_yet, remember
 from torchx_aws.sagemaker.backend import LOG_GROUP, SageMakerBackend
-from torchx_aws.sagemaker.options import read, sagemaker_runopts
+from torchx_aws.sagemaker.options import SageMakerOpts
 from torchx_aws.sagemaker.request import (
     APP_NAME_TAG,
     ROLE_NAME_TAG,
@@ -77,6 +77,8 @@ class AWSSageMakerScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, Cf
             default: clients of the standard AWS configuration
     """
 
+    #: the run options, declared once
+    opts_class = SageMakerOpts
     image_builder = "torchx_docker.images"
     distribution = "torchx-aws"
     puller = "SageMaker"
@@ -110,13 +112,10 @@ class AWSSageMakerScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, Cf
 
     # -- submitting -------------------------------------------------------------------------
 
-    def _run_opts(self) -> runopts:
-        return sagemaker_runopts()
-
     def _submit_dryrun(
         self, app: AppDef, cfg: Mapping[str, CfgVal]
     ) -> AppDryRunInfo[TrainingJobRequest]:
-        request = build_request(app, read(cfg), __version__)
+        request = build_request(app, SageMakerOpts.of(cfg), __version__)
         if request.appdef_left_out:
             import warnings
 
@@ -165,10 +164,10 @@ class AWSSageMakerScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, Cf
         return self._aws.tags(region, dict(job))
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
-        cfg = cfg or {}
-        region = cfg.get("region")
-        region = str(region) if region else None
-        profile = str(cfg["profile"]) if cfg.get("profile") else None
+        # the region and profile given, through submit's checks (no defaults)
+        given = SageMakerOpts.given(cfg)
+        region = given.get("region") or None
+        profile = given.get("profile") or None
         sagemaker = self._aws.sagemaker(region, profile)
         search: dict[str, Any] = {
             "Resource": "TrainingJob",
