@@ -8,21 +8,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torchx.schedulers.local.options import LocalOpts, grace_period, retention, run_opts
+from torchx.schedulers.local.options import LocalOpts
 from torchx.schedulers.local.scheduler import LocalScheduler
 from torchx.specs import InvalidRunConfigException
 
 
 def test_the_scheduler_reads_its_options_from_local_opts() -> None:
     assert LocalScheduler.opts_class is LocalOpts
-    assert LocalScheduler("t").run_opts() == LocalOpts.as_runopts() == run_opts()
+    assert LocalScheduler("t").run_opts() == LocalOpts.as_runopts()
 
 
 def test_defaults_and_conversions() -> None:
-    opts = LocalOpts.from_cfg(run_opts().resolve({"retain_for": "1h", "retain_last": 2}))
+    opts = LocalOpts.from_cfg(
+        LocalOpts.as_runopts().resolve({"retain_for": "1h", "retain_last": 2})
+    )
     assert opts.grace_period == 10.0 and opts.retain_last == 2
-    assert opts.retain_for_seconds() == 3600.0 and retention(opts) == (2, 3600.0)
-    assert LocalOpts().retain_for_seconds() is None and grace_period({}) == 10.0
+    assert opts.retain_for_seconds() == 3600.0 and LocalOpts.of(opts) is opts
+    assert LocalOpts().retain_for_seconds() is None and LocalOpts.of({}).grace_period == 10.0
     assert LocalOpts.from_cfg({"retain_for": ""}).retain_for_seconds() is None
 
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from torchx_lsf.options import LsfOpts, checked, lsf_runopts
+from torchx_lsf.options import LsfOpts
 
 from torchx.specs.errors import InvalidRunConfigException
 
 
 def test_upstream_names_types_and_defaults() -> None:
-    opts = dict(lsf_runopts())
+    opts = dict(LsfOpts.as_runopts())
     assert list(opts) == ["lsf_queue", "jobdir", "container_workdir", "host_network", "shm_size"]
     assert opts["host_network"].opt_type is bool and opts["host_network"].default is False
     assert opts["shm_size"].opt_type is str and opts["shm_size"].default == "64m"
@@ -24,8 +24,8 @@ def test_jobdir_defaults_to_the_current_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    assert checked(lsf_runopts().resolve({}))["jobdir"] == str(tmp_path)
-    assert checked({"jobdir": "rel/dir"})["jobdir"] == str(tmp_path / "rel" / "dir")
+    assert LsfOpts.from_cfg(LsfOpts.as_runopts().resolve({})).job_directory() == str(tmp_path)
+    assert LsfOpts.from_cfg({"jobdir": "rel/dir"}).job_directory() == str(tmp_path / "rel" / "dir")
 
 
 @pytest.mark.parametrize(
@@ -42,27 +42,31 @@ def test_jobdir_defaults_to_the_current_directory(
 )
 def test_bad_values_are_one_line(cfg: dict[str, str], said: str) -> None:
     with pytest.raises(InvalidRunConfigException) as info:
-        checked(cfg)
+        LsfOpts.from_cfg(cfg)
     assert said in str(info.value) and "\n" not in str(info.value)
 
 
 def test_good_values_pass() -> None:
-    out = checked(
+    out = LsfOpts.from_cfg(
         {"lsf_queue": "gpu_q-1.x", "jobdir": "/jobs", "container_workdir": "/w", "shm_size": "1.5g"}
     )
-    assert out["jobdir"] == "/jobs" and out["shm_size"] == "1.5g"
+    assert out.job_directory() == "/jobs" and out["shm_size"] == "1.5g"
 
 
 # -- LsfOpts: declared once; the values are read as given, never stringified again ----------
 
 
 def test_run_opts_are_lsf_opts() -> None:
-    assert lsf_runopts() == LsfOpts.as_runopts()
+    from torchx_lsf.scheduler import create_scheduler
+
+    assert create_scheduler("t").run_opts() == LsfOpts.as_runopts()
 
 
 def test_typed_values_are_read_as_they_were_given(tmp_path: Path) -> None:
     opts = LsfOpts.from_cfg(
-        lsf_runopts().resolve({"host_network": True, "jobdir": str(tmp_path), "lsf_queue": "q"})
+        LsfOpts.as_runopts().resolve(
+            {"host_network": True, "jobdir": str(tmp_path), "lsf_queue": "q"}
+        )
     )
     assert opts.host_network is True and opts.jobdir == str(tmp_path) and opts.shm_size == "64m"
     assert LsfOpts.of(opts) is opts and opts.job_directory() == str(tmp_path)

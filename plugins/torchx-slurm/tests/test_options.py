@@ -7,7 +7,7 @@ import os
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from torchx_slurm.options import SlurmOpts, extra_sbatch_args, sbatch_values, slurm_runopts
+from torchx_slurm.options import SlurmOpts
 
 from torchx.specs.errors import InvalidRunConfigException
 
@@ -26,7 +26,7 @@ UPSTREAM_NAMES = {
 
 
 def test_upstream_names_and_ours() -> None:
-    names = {name for name, _ in slurm_runopts()}
+    names = {name for name, _ in SlurmOpts.as_runopts()}
     assert names == UPSTREAM_NAMES | {
         "exclusive",
         "sbatch_args",
@@ -38,13 +38,13 @@ def test_upstream_names_and_ours() -> None:
 
 def test_an_upstream_torchxconfig_section_resolves() -> None:
     # the values as an upstream user's .torchxconfig [slurm] section writes them
-    opts = slurm_runopts()
+    opts = SlurmOpts.as_runopts()
     cfg = opts.resolve(
         opts.cfg_from_str(
             "partition=compute,time=10,comment=hello,mail-user=a@b.org,account=ml,qos=high,nomem=true"
         )
     )
-    values = sbatch_values(cfg)
+    values = SlurmOpts.from_cfg(cfg).sbatch_values()
     assert values == {
         "job": [("comment", "hello"), ("mail-user", "a@b.org")],
         "group": [("partition", "compute"), ("time", "10"), ("account", "ml"), ("qos", "high")],
@@ -56,7 +56,7 @@ def test_an_upstream_torchxconfig_section_resolves() -> None:
     "time", ["10", "10:30", "1:00:00", "2-0", "2-12:00", "2-12:00:00", "UNLIMITED", "infinite"]
 )
 def test_slurm_time_forms_pass(time: str) -> None:
-    assert sbatch_values({"time": time})["group"] == [("time", time)]
+    assert SlurmOpts.from_cfg({"time": time}).sbatch_values()["group"] == [("time", time)]
 
 
 @pytest.mark.parametrize(
@@ -71,17 +71,19 @@ def test_slurm_time_forms_pass(time: str) -> None:
 )
 def test_bad_values_are_one_clear_line(cfg: dict[str, str], message: str) -> None:
     with pytest.raises(InvalidRunConfigException) as info:
-        sbatch_values(cfg)
+        SlurmOpts.from_cfg(cfg).sbatch_values()
     assert message in str(info.value)
     assert "\n" not in str(info.value)
 
 
 def test_mail_type_is_normalized() -> None:
-    assert sbatch_values({"mail-type": "end, fail"})["job"] == [("mail-type", "END,FAIL")]
+    assert SlurmOpts.from_cfg({"mail-type": "end, fail"}).sbatch_values()["job"] == [
+        ("mail-type", "END,FAIL")
+    ]
 
 
 def test_extra_sbatch_args_are_checked() -> None:
-    assert extra_sbatch_args({"sbatch_args": ["--reservation=maint", "--hold"]}) == [
+    assert SlurmOpts.from_cfg({"sbatch_args": ["--reservation=maint", "--hold"]}).sbatch_args == [
         "--reservation=maint",
         "--hold",
     ]
@@ -92,7 +94,7 @@ def test_extra_sbatch_args_are_checked() -> None:
         ("--begin=now'", "cannot be passed to sbatch"),
     ]:
         with pytest.raises(InvalidRunConfigException, match="sbatch_args") as info:
-            extra_sbatch_args({"sbatch_args": [bad]})
+            SlurmOpts.from_cfg({"sbatch_args": [bad]})
         assert message in str(info.value)
 
 
@@ -111,7 +113,7 @@ def test_extra_sbatch_args_are_checked() -> None:
 def test_an_abbreviated_reserved_option_is_refused(arg: str, message: str) -> None:
     """sbatch takes any unambiguous beginning of a long option for the option (getopt_long)."""
     with pytest.raises(InvalidRunConfigException, match="sbatch_args") as info:
-        extra_sbatch_args({"sbatch_args": [arg]})
+        SlurmOpts.from_cfg({"sbatch_args": [arg]})
     assert message in str(info.value)
 
 
@@ -120,15 +122,17 @@ def test_an_abbreviated_reserved_option_is_refused(arg: str, message: str) -> No
 )
 def test_options_in_full_and_other_abbreviations_pass(arg: str) -> None:
     # --gpus begins --gpus-per-node but is an option of its own in full
-    assert extra_sbatch_args({"sbatch_args": [arg]}) == [arg]
+    assert SlurmOpts.from_cfg({"sbatch_args": [arg]}).sbatch_args == [arg]
 
 
 # -- SlurmOpts: every option declared once; its checks are the fields' -----------------------
 
 
 def test_run_opts_are_slurm_opts() -> None:
-    assert slurm_runopts() == SlurmOpts.as_runopts()
-    opt = slurm_runopts().get("mail-user")
+    from torchx_slurm.scheduler import create_scheduler
+
+    assert create_scheduler("t").run_opts() == SlurmOpts.as_runopts()
+    opt = SlurmOpts.as_runopts().get("mail-user")
     assert opt is not None and opt.aliases == [] and opt.default is None
 
 

@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from torchx.specs.errors import InvalidRunConfigException
-from torchx.specs.options import CfgVal, runopts
 from torchx.specs.structured_opts import StructuredOpts, opt
 
 #: Help of ``jobdir``.
@@ -124,14 +122,3 @@ class LsfOpts(StructuredOpts):
     def job_directory(self) -> str:
         """``jobdir`` (absolute), else the current directory, checked the same way."""
         return self.jobdir or check_path("jobdir", os.getcwd())
-
-
-def lsf_runopts() -> runopts:
-    """The run options of the ``lsf`` scheduler (see ``torchx runopts lsf``)."""
-    return LsfOpts.as_runopts()
-
-
-def checked(cfg: Mapping[str, CfgVal]) -> dict[str, CfgVal]:
-    """``cfg`` (resolved) with each value checked and ``jobdir`` absolute (its default: here)."""
-    opts = LsfOpts.of(cfg)
-    return {**cfg, **opts, "jobdir": opts.job_directory()}

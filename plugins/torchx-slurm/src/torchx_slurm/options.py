@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from torchx.specs.errors import InvalidRunConfigException
-from torchx.specs.options import CfgVal, runopts
+from torchx.specs.options import CfgVal
 from torchx.specs.structured_opts import StructuredOpts, opt
 
 #: Options given once, to the first group (Slurm applies them to the whole job).
@@ -315,18 +315,3 @@ class SlurmOpts(StructuredOpts):
         """The job's directory: ``job_dir`` made absolute, else ``submit_dir``."""
         job_dir = self.job_dir
         return os.path.abspath(os.path.expanduser(job_dir)) if job_dir else submit_dir
-
-
-def slurm_runopts() -> runopts:
-    """The run options of the ``slurm`` scheduler (see ``torchx runopts slurm``)."""
-    return SlurmOpts.as_runopts()
-
-
-def sbatch_values(cfg: Mapping[str, CfgVal]) -> dict[str, list[tuple[str, str]]]:
-    """The checked sbatch options of a resolved cfg (:meth:`SlurmOpts.sbatch_values`)."""
-    return SlurmOpts.of(cfg).sbatch_values()
-
-
-def extra_sbatch_args(cfg: Mapping[str, CfgVal]) -> list[str]:
-    """The checked ``sbatch_args`` of a resolved cfg."""
-    return list(SlurmOpts.of(cfg).sbatch_args)

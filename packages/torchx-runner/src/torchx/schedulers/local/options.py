@@ -9,10 +9,9 @@ what would be right.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-from torchx.specs import CfgVal, InvalidRunConfigException, runopts
+from torchx.specs import InvalidRunConfigException
 from torchx.specs.structured_opts import StructuredOpts, opt
 
 #: Seconds between SIGTERM and SIGKILL unless ``grace_period`` says otherwise.
@@ -99,19 +98,3 @@ class LocalOpts(StructuredOpts):
         from torchx.specs.durations import parse_duration
 
         return parse_duration(self.retain_for)
-
-
-def run_opts() -> runopts:
-    """The local scheduler's run options, with their defaults and help."""
-    return LocalOpts.as_runopts()
-
-
-def grace_period(cfg: Mapping[str, CfgVal]) -> float:
-    """The ``grace_period`` run option (seconds from SIGTERM to SIGKILL), checked."""
-    return LocalOpts.of(cfg).grace_period
-
-
-def retention(cfg: Mapping[str, CfgVal]) -> tuple[int | None, float | None]:
-    """The ``retain_last`` and ``retain_for`` run options, checked (one line if bad)."""
-    opts = LocalOpts.of(cfg)
-    return opts.retain_last, opts.retain_for_seconds()
