@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING
 
 from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse
 from torchx.schedulers.contract.errors import SchedulerError
-from torchx.schedulers.contract.states import rollup
+from torchx.schedulers.contract.states import role_statuses, rollup
 from torchx.schedulers.helpers import appstore
-from torchx.specs import AppState, ReplicaStatus, RoleStatus
+from torchx.specs import AppState
 from torchx_slurm.jobfiles import STATE_DIR, is_own_file, split_name
 from torchx_slurm.parse import JobRecord, app_state
 from torchx_slurm.status_record import end_time, job_status, start_time
@@ -51,18 +51,7 @@ def describe_response(app_id: str, records: list[JobRecord]) -> DescribeAppRespo
     state = rollup(app_state(r.state) for r in records)
     job = job_status(app_id, records, state.name)
     record = job.record
-    roles = [
-        RoleStatus(
-            role,
-            [
-                ReplicaStatus(
-                    id=k, state=AppState[rstate], role=role, hostname=host, exit_code=code
-                )
-                for k, rstate, code, host in replicas
-            ],
-        )
-        for role, replicas in record["roles"]
-    ]
+    roles = role_statuses(record)
     msg = record["msg"]
     if state == AppState.FAILED:
         msg = _failure(leader, record, app_id, job.state_dir)

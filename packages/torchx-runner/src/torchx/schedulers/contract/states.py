@@ -51,17 +51,31 @@ replica. These helpers hold the rules, so that no plugin writes its own:
   per-replica status (``Capability.REPLICA_STATUS``, e.g. SageMaker, which reports one
   state per training job): every replica of each role is reported in the app's state,
   with no exit code.
+
+* :func:`role_statuses` makes the roles of a ``describe`` answer from a plain status
+  record (``torchx.specs.status.StatusRecord``, what a scheduler's pure status
+  parser gives its quick handler too), so that the record is turned into attrs types
+  in one place.
+
+  >>> record = {"roles": [("trainer", [(0, "FAILED", 1, "node-0")])]}
+  >>> role_statuses(record, replica_error=lambda role, k: f"{role}/{k} ran out of memory")
+  [RoleStatus(role='trainer', replicas=[ReplicaStatus(id=0, state=<AppState.FAILED: 5>, role='trainer', hostname='node-0', structured_error_msg='trainer/0 ran out of memory', exit_code=1)])]
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
-from torchx.specs.api import AppState, ReplicaStatus, RoleStatus
+from torchx.specs.api import NONE, AppState, ReplicaStatus, RoleStatus
+
+if TYPE_CHECKING:
+    from torchx.specs.status import StatusRecord
 
 __all__ = [
     "CANCEL_REASON",
     "replicas_in_app_state",
+    "role_statuses",
     "rollup",
     "settle_cancelled",
     "to_app_state",
@@ -121,4 +135,37 @@ def replicas_in_app_state(roles: Mapping[str, int], state: AppState) -> list[Rol
             [ReplicaStatus(id=k, state=state, role=role, hostname="") for k in range(n)],
         )
         for role, n in roles.items()
+    ]
+
+
+def role_statuses(
+    record: StatusRecord, replica_error: Callable[[str, int], str] | None = None
+) -> list[RoleStatus]:
+    """Each role's status, with its replicas', from a plain status record's ``roles``.
+
+    The record's states are ``AppState`` names (one it does not name is ``UNKNOWN``, as
+    :func:`to_app_state` has it). ``replica_error(role, replica_id)`` gives a FAILED
+    replica's ``structured_error_msg``; without it, or for any other replica, there is
+    none (``NONE``).
+    """
+    return [
+        RoleStatus(
+            role,
+            [
+                ReplicaStatus(
+                    id=k,
+                    state=to_app_state(name, AppState.__members__),
+                    role=role,
+                    hostname=host,
+                    exit_code=code,
+                    structured_error_msg=(
+                        replica_error(role, k)
+                        if replica_error is not None and name == "FAILED"
+                        else NONE
+                    ),
+                )
+                for k, name, code, host in replicas
+            ],
+        )
+        for role, replicas in record["roles"]
     ]

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from typing import Any, TypeGuard
 
 from torchx.schedulers.contract.api import DescribeAppResponse
-from torchx.schedulers.contract.states import to_app_state
+from torchx.schedulers.contract.states import role_statuses, to_app_state
 from torchx.schedulers.local import records as _rec
 from torchx.schedulers.local import state as _st
-from torchx.specs import NONE, AppDef, AppState, ReplicaStatus, RoleStatus
+from torchx.specs import NONE, AppDef, AppState
 
 #: The records hold states by name; a name this release does not know is UNKNOWN.
 _APP_STATES = AppState.__members__
@@ -122,25 +122,7 @@ def appdef(app_dir: str) -> AppDef | None:
 def describe_response(app_id: str, app_dir: str, state: dict[str, Any]) -> DescribeAppResponse:
     """What ``describe`` returns of the app whose settled record is ``state``."""
     record = _rec.status_record(app_dir, state)
-    roles_statuses = [
-        RoleStatus(
-            role,
-            [
-                ReplicaStatus(
-                    id=rep_id,
-                    state=to_app_state(rep_state, _APP_STATES),
-                    role=role,
-                    hostname=host,
-                    exit_code=exit_code,
-                    structured_error_msg=(
-                        _replica_error(state, role, rep_id) if rep_state == "FAILED" else NONE
-                    ),
-                )
-                for rep_id, rep_state, exit_code, host in replicas
-            ],
-        )
-        for role, replicas in record["roles"]
-    ]
+    roles_statuses = role_statuses(record, lambda role, k: _replica_error(state, role, k))
     app = appdef(app_dir)
     return DescribeAppResponse(
         app_id=app_id,
