@@ -7,6 +7,7 @@ failing half-way, each refusal's one line).
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from datetime import UTC, datetime
@@ -334,3 +335,50 @@ def test_wait_for_change_whose_waits_fail_is_false_so_the_caller_sleeps() -> Non
     api.wait_error = requests.ConnectionError("engine gone")
     sched = _described(api)
     assert sched.wait_for_change("a", 60) is False
+
+
+class _SiblingsAPI(FakeAPI):
+    """Answers each list call with the next of ``answers`` (the last one repeats)."""
+
+    def __init__(self, answers: list[list[dict[str, Any]]], exit_codes: dict[str, int]) -> None:
+        super().__init__()
+        self.answers = answers
+        self.exit_codes = exit_codes
+        self.marker_labels: dict[str, str] = {}
+
+    def containers(self, **kw: Any) -> list[dict[str, Any]]:
+        self.calls.append(("containers", kw))
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+    def inspect_container(self, cid: str) -> dict[str, Any]:
+        code = self.exit_codes[cid]
+        state = {"Status": "exited", "ExitCode": code, "FinishedAt": "2026-11-25T10:00:00Z"}
+        return {"State": state, "RestartCount": 0}
+
+    def create_container(self, image: str = "", **kw: Any) -> dict[str, str]:
+        self.marker_labels = kw["labels"]
+        return super().create_container(**kw)
+
+    def stop(self, cid: str) -> None:
+        self.calls.append(("stop", cid))
+
+
+def test_a_replica_that_ended_on_its_own_before_the_stop_keeps_its_state() -> None:
+    def listed(states: list[str]) -> list[dict[str, Any]]:
+        out = _replicas("running", "Up 1 second")
+        for entry, state, code in zip(out, states, (3, 143, 0)):
+            entry["State"] = state
+            if state == "exited":
+                entry["Status"] = f"Exited ({code}) 1 second ago"
+        return out
+
+    # w/0 failed; w/2 was running when the app was listed, and exited 0 on its own before
+    # the stopped marker was made: it is left SUCCEEDED, only w/1 is stopped
+    api = _SiblingsAPI(
+        [listed(["exited", "running", "running"]), listed(["exited", "running", "exited"])],
+        {"id0": 3, "id1": 143, "id2": 0},
+    )
+    sched = DockerScheduler("t", backend=DockerBackend(client=api))  # type: ignore[arg-type]
+    sched.describe("a")
+    assert [c[1] for c in api.calls if c[0] == "stop"] == ["id1"]
+    assert json.loads(api.marker_labels[labels.ENDED_BEFORE]) == ["w/0", "w/2"]

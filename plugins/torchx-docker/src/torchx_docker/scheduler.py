@@ -200,16 +200,19 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
         live = status.siblings_to_stop(seen)
         if not live:
             return False
-        replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
+        # which replicas have ended, read again just before the marker: one that ended on
+        # its own since ``seen`` was listed keeps its state (it read CANCELLED, exit 0)
+        replicas = [c for c in self._seen_plain(app_id) if c.kind == labels.KIND_REPLICA]
         marker = self._backend.create_marker(
             marker_name(app_id, "stopped"),
-            replicas[0].image,
+            live[0].image,
             app_id,
             labels.KIND_STOPPED,
             {labels.ENDED_BEFORE: status.ended_before_json(replicas)},
         )
         if marker is not None:
-            self._backend.stop([c.id for c in live])
+            ended = ("exited", "dead")
+            self._backend.stop([c.id for c in replicas if c.state not in ended])
         return True
 
     def _release(self, app_id: str, seen: builtins.list[Seen]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from dockercmd import busybox
 
 from torchx.runner import Runner, get_runner
 from torchx.schedulers.testing.cli import TorchxCli, app_id
-from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role
+from torchx.specs import AppDef, AppState, BindMount, Resource, RetryPolicy, Role
 
 SMALL = Resource(cpu=1, gpu=0, memMB=64)
 
@@ -75,33 +76,48 @@ def test_three_replicas_meet_over_tcp_by_container_name(cli: TorchxCli) -> None:
     assert abs(data["duration_s"] - (status["end_time"] - status["start_time"])) < 0.01, data
 
 
-def test_two_roles_a_failing_replica_and_its_exit_code(runner: Runner) -> None:
+def test_two_roles_a_failing_replica_and_its_exit_code(runner: Runner, tmp_path: Path) -> None:
+    # bad/1 fails only once the test has seen both ok replicas end (it creates "go" in a
+    # folder bind-mounted into every replica): the replicas that ended before the failure
+    # keep their state and exit code; bad/0, still running then, is stopped (CANCELLED)
+    wait_go = "until [ -e /sync/go ]; do sleep 0.1; done; "
     app = AppDef(
         "two",
         [
             _role("ok", "echo fine", n=2),
-            _role("bad", 'if [ "$0" = 1 ]; then echo "bad batch $0" >&2; exit 7; fi', n=2),
+            _role(
+                "bad",
+                wait_go + 'if [ "$0" = 1 ]; then echo "bad batch $0" >&2; exit 7; fi; sleep 600',
+                n=2,
+                mounts=[BindMount(src_path=str(tmp_path), dst_path="/sync", read_only=True)],
+            ),
         ],
     )
     app.roles[1].args.append("${replica_id}")
     handle = _run(runner, app)
-    status = _wait(runner, handle)
-    assert status.state == AppState.FAILED
-    deadline = time.monotonic() + 30  # the others are left to finish: see them end
-    while any(r.state == AppState.RUNNING for role in status.roles for r in role.replicas):
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    deadline = time.monotonic() + 60
+    while True:
         status = runner.status(handle)
+        assert status is not None and not status.state.is_terminal(), status
+        ok = {r.role: r.replicas for r in status.roles}.get("ok", [])
+        if [r.state for r in ok] == [AppState.SUCCEEDED] * 2:
+            break
+        assert time.monotonic() < deadline, status
+        time.sleep(0.1)
+    (tmp_path / "go").touch()
+    status = _wait(runner, handle)
     assert status.state == AppState.FAILED
     by_role = {r.role: r.replicas for r in status.roles}
     assert [(r.id, r.state, r.exit_code) for r in by_role["ok"]] == [
         (0, AppState.SUCCEEDED, 0),
         (1, AppState.SUCCEEDED, 0),
     ]
-    assert [(r.id, r.state, r.exit_code) for r in by_role["bad"]] == [
-        (0, AppState.SUCCEEDED, 0),
-        (1, AppState.FAILED, 7),
+    assert [(r.id, r.state) for r in by_role["bad"]] == [
+        (0, AppState.CANCELLED),
+        (1, AppState.FAILED),
     ]
+    assert by_role["bad"][1].exit_code == 7
+    assert "its other replicas were stopped" in status.msg
     assert "replica bad/1" in status.msg and "exited with 7" in status.msg
     # the engine knows only the exit code: the error is the end of the replica's stderr
     assert "bad batch 1" in by_role["bad"][1].structured_error_msg
