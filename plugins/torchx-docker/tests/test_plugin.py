@@ -81,7 +81,9 @@ def test_the_status_code_is_imported_while_the_engine_starts_the_containers() ->
     """``schedule`` imports ``status`` (with ``restart``) in a thread before its start calls (the engine's
     longest wait), so ``torchx run --wait``'s first describe finds it loaded; once
     loaded, no thread is started again."""
-    # threads are recorded as they start: one that already ended is counted too
+    # the test waits on the very thread _preload_following started (it returns it); every
+    # thread is also recorded as it starts, so the second call is seen to start none even
+    # if one would have ended at once
     code = """
 import sys, threading
 started = []
@@ -92,13 +94,13 @@ def start(self):
 threading.Thread.start = start
 from torchx_docker import scheduler
 assert "torchx_docker.status" not in sys.modules
-scheduler._preload_following()
-preload = [t for t in started if t.name == "torchx-docker: preload"]
-for t in preload:
-    t.join(60)
-assert preload and "torchx_docker.status" in sys.modules
+preload = scheduler._preload_following()
+assert preload is not None and preload.name == "torchx-docker: preload"
+assert [t for t in started if t.name == "torchx-docker: preload"] == [preload]
+preload.join(60)
+assert not preload.is_alive() and "torchx_docker.status" in sys.modules
 started.clear()
-scheduler._preload_following()
+assert scheduler._preload_following() is None
 assert not [t for t in started if t.name == "torchx-docker: preload"]
 """
     assert "torchx_docker.status" in modules_after(code)

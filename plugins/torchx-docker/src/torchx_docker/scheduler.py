@@ -327,7 +327,7 @@ def create_scheduler(session_name: str, **kwargs: Any) -> DockerScheduler:
     return DockerScheduler(session_name, backend=kwargs.get("backend"))
 
 
-def _preload_following() -> None:
+def _preload_following() -> threading.Thread | None:
     """Imports what following an app needs (:mod:`torchx_docker.status`) in a thread.
 
     ``torchx run --wait`` describes the app as soon as ``schedule`` returns, and the
@@ -336,9 +336,12 @@ def _preload_following() -> None:
     it at the first describe would (a few milliseconds, dataclasses included). The
     describe's own import waits for this one if it is still under way (the import
     lock), or finds it done; an error here is left for that import to raise.
+
+    Returns the thread it started (None when the module was already imported), so a
+    caller that must know the import is done joins it instead of guessing.
     """
     if "torchx_docker.restart" in sys.modules:
-        return
+        return None
 
     def load() -> None:
         try:
@@ -346,7 +349,9 @@ def _preload_following() -> None:
         except Exception:
             pass
 
-    threading.Thread(target=load, daemon=True, name="torchx-docker: preload").start()
+    thread = threading.Thread(target=load, daemon=True, name="torchx-docker: preload")
+    thread.start()
+    return thread
 
 
 def _decode(chunks: Iterable[bytes]) -> Iterator[str]:
