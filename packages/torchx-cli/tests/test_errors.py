@@ -221,8 +221,10 @@ def test_a_backend_that_stays_down_is_retried_with_backoff_then_one_answer(
 
 
 def test_wait_that_gives_up_on_an_outage_exits_4_not_1(cli: Cli, env: dict[str, str]) -> None:
-    """1 says the app failed: a wait that lost the backend says the state is unknown."""
-    proc = cli("run", "-s", "faulty", "--wait", "utils.echo", env=env, rc=4)
+    """1 says the app failed: a wait that lost the backend says the state is unknown
+    (after 2 s of retries here; 60 s by default)."""
+    short = {**env, "TORCHX_RETRY_S": "2"}
+    proc = cli("run", "-s", "faulty", "--wait", "utils.echo", env=short, rc=4)
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("torchx run: error: status of faulty://torchx/down: "), proc.stderr
     assert "the app's state is unknown, not failed" in last
@@ -232,6 +234,28 @@ def test_wait_that_gives_up_on_an_outage_exits_4_not_1(cli: Cli, env: dict[str, 
 def test_log_of_an_app_whose_state_is_unknown_exits_4(cli: Cli, env: dict[str, str]) -> None:
     proc = cli("log", "faulty://s/down", env=env, rc=4)
     assert "the app's state is unknown, not failed" in proc.stderr.strip().splitlines()[-1]
+
+
+def test_following_a_log_rides_out_an_outage_like_a_wait(cli: Cli, env: dict[str, str]) -> None:
+    """log -t follows an app for long: it keeps the budget of run --wait (TORCHX_RETRY_S
+    sets it), not the 10 s of a one-shot log; the warning says the budget it keeps."""
+    short = {**env, "TORCHX_RETRY_S": "1.5"}
+    proc = cli("log", "-t", "faulty://s/down", env=short, rc=4)
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0] == "status of faulty://s/down: controller down; retrying for up to 1.5 s"
+    assert "the app's state is unknown, not failed" in lines[-1]
+    proc = cli("log", "faulty://s/down", env=short, rc=4)
+    assert proc.stderr.splitlines()[0].endswith("retrying for up to 10 s")
+
+
+def test_a_bad_retry_budget_is_one_line(cli: Cli, env: dict[str, str]) -> None:
+    proc = cli(
+        "run", "-s", "faulty", "--wait", "utils.echo", env={**env, "TORCHX_RETRY_S": "1m"}, rc=2
+    )
+    assert _one_line(proc.stderr) == (
+        "torchx run: error: TORCHX_RETRY_S='1m': give the seconds to keep retrying a "
+        "scheduler that cannot be reached while following an app, a number > 0 (default 60)"
+    )
 
 
 def test_help_lists_the_exit_status_of_an_outage(cli: Cli) -> None:

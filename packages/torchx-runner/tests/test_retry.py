@@ -60,6 +60,33 @@ def test_transient_failures_are_retried_with_exponential_backoff() -> None:
     assert clock.sleeps == [0.01, 0.02, 0.04]
 
 
+def test_the_default_budget_is_the_time_the_warning_says() -> None:
+    """An outage of 50 s (a daemon restarting) is ridden out by the default budget,
+    which says "retrying for up to 60 s"; 6 attempts (about 8 s) gave up before."""
+    clock = Clock()
+    outage = 50.0
+
+    def down_for_a_while() -> str:
+        if clock.now < outage:
+            raise TransientSchedulerError("503")
+        return "ok"
+
+    assert call_with_retries(down_for_a_while, "x", sleep=clock.sleep, clock=clock) == "ok"
+    assert clock.now >= outage
+
+    clock = Clock()
+    with pytest.raises(RetriesExhaustedError) as e:
+        call_with_retries(
+            lambda: (_ for _ in ()).throw(TimeoutError()), "x", sleep=clock.sleep, clock=clock
+        )
+    assert 60.0 - 5.0 * 1.2 <= e.value.elapsed <= 60.0  # up to 60 s, never past it
+
+
+def test_a_budget_without_any_bound_is_refused() -> None:
+    with pytest.raises(ValueError, match="give attempts or deadline"):
+        Backoff(deadline=None)
+
+
 def test_retry_after_is_honoured() -> None:
     """A backend that said how long to wait is not asked again sooner."""
     clock = Clock()

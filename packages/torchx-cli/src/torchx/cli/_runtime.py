@@ -17,10 +17,15 @@ if TYPE_CHECKING:
 
 
 #: How long a one-shot command (status, describe, list, log, cancel, delete) keeps retrying
-#: a scheduler that fails transiently before it says the state is unknown. ``run --wait``
-#: and ``wait`` follow an app for a long time and keep the Runner's default budget (60 s
-#: per poll), so a blip of the backend does not end them.
+#: a scheduler that fails transiently before it says the state is unknown. ``run --wait``,
+#: ``wait`` and ``log -t`` follow an app for a long time and keep the Runner's default
+#: budget (60 s of retries per call to the backend, or :data:`FOLLOW_RETRY_ENV`), so an
+#: outage of the backend (a daemon or API server restarting) does not end them.
 ONE_SHOT_RETRY_S = 10.0
+
+#: The environment variable that sets how many seconds a command that follows an app
+#: keeps retrying one call to a scheduler that fails transiently (default 60).
+FOLLOW_RETRY_ENV = "TORCHX_RETRY_S"
 
 
 def get_runner(one_shot: bool = False) -> Runner:
@@ -28,15 +33,40 @@ def get_runner(one_shot: bool = False) -> Runner:
 
     ``one_shot``: the command asks the backend once and answers (see
     :data:`ONE_SHOT_RETRY_S`); a user waiting at a prompt gets one line within seconds
-    when the backend is down, instead of a minute of silence.
+    when the backend is down, instead of a minute of silence. Otherwise the command
+    follows an app, and :data:`FOLLOW_RETRY_ENV` may set its budget.
     """
     from torchx.runner import get_runner as _get_runner
 
     if not one_shot:
-        return _get_runner()
+        deadline = _follow_retry_s()
+        if deadline is None:
+            return _get_runner()
+    else:
+        deadline = ONE_SHOT_RETRY_S
     from torchx.runner import Backoff
 
-    return _get_runner(backoff=Backoff(deadline=ONE_SHOT_RETRY_S))
+    return _get_runner(backoff=Backoff(deadline=deadline))
+
+
+def _follow_retry_s() -> float | None:
+    """The seconds :data:`FOLLOW_RETRY_ENV` gives (None: not set); a bad value is a CliError."""
+    import math
+    import os
+
+    text = os.environ.get(FOLLOW_RETRY_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise CliError(
+            f"{FOLLOW_RETRY_ENV}={text!r}: give the seconds to keep retrying a scheduler "
+            "that cannot be reached while following an app, a number > 0 (default 60)"
+        )
+    return seconds
 
 
 def cli_run_defaults() -> dict[str, str]:

@@ -45,7 +45,8 @@ class LogCommand:
         since = parse_time(args.since) if args.since else None
         until = parse_time(args.until) if args.until else None
         check_selection(args.regex, since, until)
-        runner = get_runner(one_shot=True)
+        # following (-t) is a long wait: it rides out an outage like run --wait
+        runner = get_runner(one_shot=not args.tail)
         status = require_status(runner, handle)
         streams = None
         if args.streams:

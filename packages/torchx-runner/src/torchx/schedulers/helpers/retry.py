@@ -126,14 +126,18 @@ class Backoff:
 
     The n-th retry (n = 0, 1, ...) waits ``min(max_delay, initial * multiplier**n)``
     seconds, spread by +/- ``jitter`` (a fraction) so that many clients do not retry
-    in lock-step. At most ``attempts`` calls are made, and no retry starts once
-    ``deadline`` seconds have passed since the first call (``None``: no deadline).
+    in lock-step. No retry is made that would start later than ``deadline`` seconds
+    after the first call (``None``: no deadline); ``attempts``, when given, also caps
+    the number of calls. By default only the deadline bounds the retries, so the budget
+    is the time the warning promises ("retrying for up to 60 s"): an outage of the
+    backend shorter than that (a daemon or API server restarting) is ridden out, which
+    a count of attempts (6 took 7 to 9 s) did not do.
 
     >>> Backoff(initial=1.0, multiplier=2.0, max_delay=5.0, jitter=0.0).delay(3)
     5.0
     """
 
-    attempts: int = attrs.field(default=6)
+    attempts: int | None = attrs.field(default=None)
     initial: float = attrs.field(default=0.25, validator=_check_positive)
     multiplier: float = attrs.field(default=2.0, validator=_check_positive)
     max_delay: float = attrs.field(default=5.0, validator=_check_positive)
@@ -141,10 +145,14 @@ class Backoff:
     deadline: float | None = 60.0
 
     @attempts.validator
-    def _check_attempts(self, attribute: attrs.Attribute[int], value: int) -> None:
+    def _check_attempts(self, attribute: attrs.Attribute[int | None], value: int | None) -> None:
         del attribute
-        if value < 1:
+        if value is not None and value < 1:
             raise ValueError(f"Backoff.attempts must be >= 1, got {value!r}")
+
+    def __attrs_post_init__(self) -> None:
+        if self.attempts is None and self.deadline is None:
+            raise ValueError("Backoff needs a bound: give attempts or deadline (or both)")
 
     def delay(self, retry: int, rand: float = 0.5) -> float:
         """Seconds to wait before retry number ``retry``; ``rand`` in [0, 1) picks the jitter."""
@@ -202,7 +210,7 @@ def call_with_retries(
             if asked is not None:
                 wait = max(wait, float(asked))
             out_of_time = backoff.deadline is not None and elapsed + wait > backoff.deadline
-            if attempt >= backoff.attempts or out_of_time:
+            if (backoff.attempts is not None and attempt >= backoff.attempts) or out_of_time:
                 told = f"; the backend asked to wait {asked:g}s" if asked else ""
                 raise RetriesExhaustedError(
                     f"{what}: the scheduler kept failing transiently; gave up after "
@@ -219,10 +227,10 @@ def call_with_retries(
                 budget = f" for up to {backoff.deadline:g} s" if backoff.deadline else ""
                 log.warning("%s: %s; retrying%s", what, e or type(e).__name__, budget)
             log.debug(
-                "%s: transient failure (attempt %d of %d, retrying in %.3fs): %s: %s",
+                "%s: transient failure (attempt %d of %s, retrying in %.3fs): %s: %s",
                 what,
                 attempt,
-                backoff.attempts,
+                backoff.attempts or "unbounded",
                 wait,
                 type(e).__name__,
                 e,
