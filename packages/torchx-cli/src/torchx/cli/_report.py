@@ -53,7 +53,9 @@ def report(command: str, e: BaseException) -> int:
         status, message = EXIT_APP_FAILED, str(e)
     else:
         status, message = EXIT_PLUGIN_FAILED, _unexpected(e)
-    print(f"torchx {command}: error: {_one_line(message)}", file=sys.stderr)
+    from torchx.cli.output import mask
+
+    print(f"torchx {command}: error: {mask(_one_line(message))}", file=sys.stderr)
     return status
 
 
@@ -96,9 +98,12 @@ def warnings_as_lines(command: str) -> None:
         file: object = None,
         line: str | None = None,
     ) -> None:
+        from torchx.cli.output import mask
+
         kind = "" if category is UserWarning else f"{category.__name__}: "
         try:
-            sys.stderr.write(f"torchx {command}: warning: {kind}{_one_line(str(message))}\n")
+            text = mask(_one_line(str(message)))
+            sys.stderr.write(f"torchx {command}: warning: {kind}{text}\n")
         except (OSError, ValueError):  # stderr closed: a warning is not worth failing for
             pass
 

@@ -56,9 +56,10 @@ class StatusCommand:
             if hint:
                 text += hint + "\n"
         if app is not None:
-            from torchx.cli.output import mask_text
+            from torchx.cli.output import mask, remember_secrets
 
-            text = mask_text(text, app)
+            remember_secrets(role.env for role in app.roles)
+            text = mask(text)
         print(text, end="")
         return 0
 

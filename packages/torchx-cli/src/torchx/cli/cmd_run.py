@@ -139,17 +139,22 @@ class RunCommand:
                 from torchx.runner.config import source_of
 
                 raise CliError(f"{source_of('cli:run', 'component')}: component: {e}") from e
+        from torchx.cli.output import remember_secrets, secret_pairs
+
+        remember_secrets([*(role.env for role in app.roles), *secret_pairs(cfg)])
         if args.dryrun and not args.show_secrets:
-            # The request is made from the AppDef with its secrets masked: no secret
-            # reaches it, however the scheduler quotes, escapes or substitutes values
-            # (searching the rendered text for them misses all of those).
-            from torchx.cli.output import masked_app
+            # The request is made from the AppDef and run options with their secrets
+            # masked: no secret reaches it, however the scheduler quotes, escapes or
+            # substitutes values (searching the rendered text for them misses those).
+            from torchx.cli.output import masked_app, masked_cfg
 
             app = masked_app(app)
+            cfg = masked_cfg(cfg)
         # one dry run: what --dryrun prints, or what is submitted (never made twice)
         info = runner.dryrun(
             app, scheduler, cfg=cfg, workspace=workspace, parent_run_id=args.parent_run_id
         )
+        remember_secrets(secret_pairs(info.cfg))  # with those of .torchxconfig
         if args.dryrun:
             return _print_dryrun(info, args)
         handle = runner.schedule(info)
@@ -212,6 +217,12 @@ def _print_dryrun(info: AppDryRunInfo[Any], args: argparse.Namespace) -> int:
 
     shown = info.app  # with its secrets masked unless --show-secrets
     request = str(info)
+    if not args.show_secrets:
+        # what the request took from elsewhere: .torchxconfig's run options, and the
+        # variables of this process a run option copies in (docker's copy_env)
+        from torchx.cli.output import host_secrets, mask, mask_values
+
+        request = mask_values(mask(request), [host_secrets()])
     if args.json:
         from torchx.cli.output import print_json
         from torchx.specs.serialize import to_document
@@ -271,12 +282,12 @@ def _follow(
         print(f"{handle} is gone: it was deleted while being waited on", file=sys.stderr)
         return EXIT_APP_FAILED
     from torchx.cli.failures import more_hint
-    from torchx.cli.output import format_status
+    from torchx.cli.output import format_status, mask
 
-    print(format_status(status), file=sys.stderr)
+    print(mask(format_status(status)), file=sys.stderr)
     hint = more_hint(handle, status)
     if hint:
-        print(hint, file=sys.stderr)
+        print(mask(hint), file=sys.stderr)
     if as_json:
         from torchx.cli.output import print_json, status_payload
 

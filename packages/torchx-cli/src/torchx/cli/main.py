@@ -108,6 +108,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
     # the command runs (through a Runner); how it ended is its exit status or one line
     from torchx.cli import _report
+    from torchx.cli.output import mask_log_lines, start_masking
+
+    start_masking(bool(getattr(args, "show_secrets", False)))
+    mask_log_lines()
 
     if not debug:
         _report.warnings_as_lines(args.command)

@@ -2,6 +2,10 @@
 
 Env values whose names look secret (TOKEN, SECRET, PASSWORD, KEY, CREDENTIAL) are
 masked wherever the CLI prints an AppDef, unless the user asks for ``--show-secrets``.
+The same goes for run options that carry such pairs (docker's ``env``, SageMaker's
+``environment`` and ``hyperparameters``: ``-cfg`` or ``.torchxconfig``). Every secret
+value the command has seen (:func:`remember_secrets`) is masked in whatever else torchx
+prints of its own (status messages, error lines): :func:`mask` is that one path.
 Everything printed as JSON carries a ``formatVersion`` so scripts can rely on it.
 """
 
@@ -49,6 +53,86 @@ def mask_env(env: dict[str, str]) -> dict[str, str]:
     return {k: (MASK if is_secret_name(k) and v else v) for k, v in env.items()}
 
 
+def secret_pairs(cfg: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The run options of ``cfg`` that are ``NAME:VALUE`` pairs holding a secret-looking name.
+
+    >>> secret_pairs({"env": {"DB_PASSWORD": "s3cr3t", "LR": "1"}, "tags": {"team": "ml"}})
+    [{'DB_PASSWORD': 's3cr3t', 'LR': '1'}]
+    """
+    out = []
+    for value in cfg.values():
+        if isinstance(value, dict) and any(is_secret_name(str(k)) for k in value):
+            out.append({str(k): str(v) for k, v in value.items()})
+    return out
+
+
+def masked_cfg(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``cfg`` whose ``NAME:VALUE`` run options have their secret values masked.
+
+    >>> masked_cfg({"env": {"API_KEY": "abc123", "LR": "1"}, "shm_size": "2g"})
+    {'env': {'API_KEY': '****', 'LR': '1'}, 'shm_size': '2g'}
+    """
+    return {
+        k: mask_env({str(n): str(x) for n, x in v.items()}) if isinstance(v, dict) else v
+        for k, v in cfg.items()
+    }
+
+
+def host_secrets() -> dict[str, str]:
+    """The secret-looking variables of this process's environment (a run option such as
+    docker's ``copy_env`` copies them into the request)."""
+    import os
+
+    return {k: v for k, v in os.environ.items() if is_secret_name(k)}
+
+
+#: The secret values this command has seen (one mapping per source), and whether the
+#: user asked to see them (``--show-secrets``); see :func:`mask`.
+_seen: list[Mapping[str, str]] = []
+_shown = [False]
+
+
+def start_masking(show: bool) -> None:
+    """Forgets what an earlier command in this process saw; ``show``: mask nothing."""
+    _seen.clear()
+    _shown[0] = show
+
+
+def remember_secrets(envs: Iterable[Mapping[str, str]]) -> None:
+    """Adds env-like mappings (a role's env, a run option's pairs) whose secret values
+    :func:`mask` hides from then on."""
+    _seen.extend(envs)
+
+
+def mask(text: str) -> str:
+    """``text`` with every secret value this command has seen replaced by ``****``
+    (unchanged with ``--show-secrets``): what torchx prints of its own goes through it."""
+    return text if _shown[0] or not _seen else mask_values(text, _seen)
+
+
+class _MaskingFilter:
+    """A ``logging`` filter: torchx's own log lines (a retry's warning quoting a backend's
+    error, debug output) are masked as the rest of what the command prints."""
+
+    def filter(self, record: Any) -> bool:
+        if _seen and not _shown[0]:
+            record.msg, record.args = mask(record.getMessage()), ()
+        return True
+
+
+_FILTER = _MaskingFilter()
+
+
+def mask_log_lines() -> None:
+    """Puts :func:`mask` on every line ``logging`` prints (its handlers, and the one it
+    falls back to when none is configured); once per handler."""
+    import logging
+
+    for handler in [logging.lastResort, *logging.getLogger().handlers]:
+        if handler is not None and _FILTER not in handler.filters:
+            handler.addFilter(_FILTER)
+
+
 def masked_app(app: Any) -> Any:
     """A deep copy of an AppDef whose roles' secret-looking env values are masked."""
     import copy
@@ -57,11 +141,6 @@ def masked_app(app: Any) -> Any:
     for role in out.roles:
         role.env = mask_env(role.env)
     return out
-
-
-def mask_text(text: str, app: Any) -> str:
-    """``text`` with every secret env value of ``app``'s roles replaced by ``****``."""
-    return mask_values(text, [role.env for role in app.roles])
 
 
 def mask_values(text: str, envs: Iterable[Mapping[str, str]]) -> str:
@@ -272,10 +351,10 @@ def status_payload(handle: str, status: Any, roles: list[str] | None = None) -> 
 
 
 def print_json(kind: str, payload: Any, out: Any = None) -> None:
-    """Prints ``payload`` as ``{"formatVersion": ..., "kind": kind, "data": payload}``."""
+    """Prints ``payload`` as ``{"formatVersion": ..., "kind": kind, "data": payload}``,
+    with the secrets this command has seen masked (:func:`mask`)."""
     import json
 
     out = out or sys.stdout
     doc = {"formatVersion": JSON_FORMAT_VERSION, "kind": kind, "data": payload}
-    json.dump(doc, out, indent=2, sort_keys=False, default=str)
-    out.write("\n")
+    out.write(mask(json.dumps(doc, indent=2, sort_keys=False, default=str)) + "\n")
