@@ -542,10 +542,9 @@ def integration_k8s(session: nox.Session) -> None:
     node (kubelet with dockershim, kube-scheduler, kube-controller-manager, Volcano
     v1.5.1, dnsmasq as the cluster DNS; built once from source) and the stand-in in
     dev/k8s-standin/ for what cannot run on 1.20 (JobSet's and the AppWrapper
-    controllers). ``TORCHX_DEV_K8S_NODE=standin`` makes the stand-in play the node and
-    Volcano too, for a machine that cannot run them. Two suites run: the stand-in's own
-    tests (dev/k8s-standin/tests: Volcano Jobs, JobSets, AppWrappers and pods as raw API
-    objects, checked against what a cluster would do with them), then torchx-k8s's
+    controllers). Two suites run: the stand-in's own tests (dev/k8s-standin/tests:
+    JobSets, AppWrappers and pods as raw API objects, checked against what the real
+    controllers would do with them, and the cluster DNS), then torchx-k8s's
     (plugins/torchx-k8s/tests/integration: the scheduler through the ``torchx`` command
     and the Runner, the conformance kit, the README's DDP example). ``TORCHX_K8S_SUITES=plugin``
     (or ``standin``) runs one of them (posargs go to each suite run). Both machine locks

@@ -14,7 +14,7 @@
 #   cover /run, /var/log and /var/lib/kubelet. dockerd must share the kubelet's mounts
 #   (Secret and memory volumes are tmpfs mounts the kubelet makes).
 # - In the same namespace /proc/cpuinfo lists 8 processors per core of this machine, so the
-#   node offers what the tests request (whole cpus, mostly waiting), as the stand-in did.
+#   node offers what the tests request (whole cpus, mostly waiting).
 # - Nothing can be pulled here: the images the tests use are copied from dev/docker's
 #   engine (and a pause image is built from the Kubernetes source's pause.c), and the
 #   kubelet's image garbage collector never runs (thresholds 100/99).
@@ -281,7 +281,7 @@ start_node() {
 
 # remove_volcano_webhooks: Volcano's webhook manager registers its hooks (failurePolicy Fail)
 # in the API; once it stops they would refuse every pod and Volcano Job (etcd's data
-# survives `down`), so `down` and an `up` without the real node delete them.
+# survives `down`), so `down` deletes them.
 VC_WEBHOOKS=(mutatingwebhookconfigurations/webhook-jobs-mutate
   mutatingwebhookconfigurations/webhook-podgroups-mutate
   mutatingwebhookconfigurations/webhook-queues-mutate

@@ -44,9 +44,7 @@ def test_env_prints_only_the_export_lines_and_touches_nothing(tmp_path: Path) ->
     state = tmp_path / "state"
     done = _run("env", state=state)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == (
-        f"export KUBECONFIG={state}/etc/kubeconfig\nexport TORCHX_DEV_K8S_NODE=real\n"
-    )
+    assert done.stdout == f"export KUBECONFIG={state}/etc/kubeconfig\n"
     assert done.stderr == ""
     assert not state.exists()
 

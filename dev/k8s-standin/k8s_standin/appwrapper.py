@@ -39,8 +39,7 @@ from typing import Any
 
 from .api import Api, ApiError, Obj, obj_path
 from .runtime import Informer, WorkQueue
-from .scheduler import pod_requests
-from .util import deleting, merge_diff, now, pod_phase, quantity
+from .util import deleting, merge_diff, now, pod_phase, pod_requests, quantity
 
 log = logging.getLogger("k8s-standin")
 

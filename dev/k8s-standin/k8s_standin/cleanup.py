@@ -2,9 +2,9 @@
 
 Deletes every AppWrapper, Volcano Job, JobSet, batch Job and pod in every namespace (grace
 0; the AppWrappers lose the controller's finalizer, since no controller runs now, and the
-Services and PodGroups MCAD made for them, which it labels but does not own, go too), then
-removes the node's containers and networks from the Docker engine, so a later `up` starts
-with no work left over (etcd's data otherwise survives `down`).
+Services and PodGroups MCAD made for them, which it labels but does not own, go too), so a
+later `up` starts with no work left over (etcd's data otherwise survives `down`; the
+node's containers go with its engine).
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import sys
 from pathlib import Path
 
 from .api import Api, ApiError, obj_path
-from .docker import Docker, DockerError
-from .kubelet import L_NODE
 
 AW = ("workload.codeflare.dev/v1beta2", "appwrappers")
 KINDS = (AW, ("batch.volcano.sh/v1alpha1", "jobs"), ("jobset.x-k8s.io/v1alpha2", "jobsets"),
@@ -30,7 +28,6 @@ def main() -> int:
     p.add_argument("--server", required=True)
     p.add_argument("--token-file", required=True)
     p.add_argument("--ca-file", required=True)
-    p.add_argument("--docker-host", default="")
     args = p.parse_args()
     removed = 0
     try:
@@ -70,15 +67,6 @@ def main() -> int:
                                 {"metadata": {"finalizers": fin or None}})  # fmt: skip
     except (OSError, ApiError) as e:
         print(f"k8s_standin.cleanup: API server: {e}", file=sys.stderr)
-    if args.docker_host:
-        try:
-            docker = Docker(args.docker_host)
-            for c in docker.containers([L_NODE]):
-                docker.remove(c["Id"])
-            for n in docker.request("GET", "/networks", {"filters": f'{{"label": ["{L_NODE}"]}}'}):
-                docker.remove_network(n["Id"])
-        except (OSError, DockerError) as e:
-            print(f"k8s_standin.cleanup: Docker engine: {e}", file=sys.stderr)
     print(f"k8s_standin.cleanup: deleted {removed} objects", file=sys.stderr)
     return 0
 

@@ -1,4 +1,4 @@
-"""Small shared helpers: owner references, resource quantities, timestamps."""
+"""Small shared helpers: owner references, resource quantities, a pod's requests, timestamps."""
 
 from __future__ import annotations
 
@@ -33,13 +33,6 @@ def now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def docker_time(value: str | None) -> str | None:
-    """A Docker timestamp (nanoseconds) in the API's second-precision form."""
-    if not value or value.startswith("0001-"):
-        return None
-    return value[:19] + "Z"
-
-
 def owner_ref(obj: Obj, controller: bool = True) -> Obj:
     return {
         "apiVersion": obj["apiVersion"],
@@ -63,11 +56,6 @@ def owned_by(objs: list[Obj], owner: Obj) -> list[Obj]:
     return [o for o in objs if controller_uid(o) == uid]
 
 
-def env_name(task: str) -> str:
-    """A task name as Volcano's svc plugin puts it in a variable name (VC_<TASK>_HOSTS)."""
-    return task.upper().replace("-", "_")
-
-
 def pod_phase(pod: Obj) -> str:
     return str((pod.get("status") or {}).get("phase") or "Pending")
 
@@ -85,3 +73,24 @@ def merge_diff(old: Any, new: Any) -> Any:
     for k, v in new.items():
         out[k] = merge_diff(old.get(k), v) if k in old else v
     return out
+
+
+def pod_requests(pod: Obj) -> dict[str, Decimal]:
+    """What a pod asks for: the sum over its containers (a request defaults to the limit),
+    at least the largest init container's, plus one pod."""
+
+    def of(c: Obj) -> dict[str, Decimal]:
+        res = c.get("resources") or {}
+        req = {**(res.get("limits") or {}), **(res.get("requests") or {})}
+        return {k: quantity(v) for k, v in req.items()}
+
+    spec = pod["spec"]
+    total: dict[str, Decimal] = {}
+    for c in spec.get("containers") or []:
+        for k, v in of(c).items():
+            total[k] = total.get(k, Decimal(0)) + v
+    for c in spec.get("initContainers") or []:
+        for k, v in of(c).items():
+            total[k] = max(total.get(k, Decimal(0)), v)
+    total["pods"] = Decimal(1)
+    return total

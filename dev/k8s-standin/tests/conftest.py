@@ -1,8 +1,9 @@
-"""Tests of the stand-in against the real API server and Docker engine of `dev/k8s up`.
+"""Tests of the stand-in and the cluster DNS against the real API server and node of `dev/k8s up`.
 
 Collected only when TORCHX_K8S_STANDIN_INTEGRATION=1 (``nox -s integration_k8s`` sets it
-after `dev/docker up` and `dev/k8s up`). They make Volcano Jobs, JobSets and pods as raw
-API objects, as any client would, and watch what the stand-in does with them.
+after `dev/docker up` and `dev/k8s up`). They make JobSets, AppWrappers and pods as raw
+API objects, as any client would, and watch what the stand-in's controllers (whose pods
+run on the real node) and the cluster DNS do with them.
 """
 
 from __future__ import annotations
@@ -92,33 +93,6 @@ class Cluster:
         return body
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "standin_node: a test of what the stand-in plays only with TORCHX_DEV_K8S_NODE=standin "
-        "(the node and kubelet, kube-scheduler, Volcano's Job controller, the garbage collector)",
-    )
-    config.addinivalue_line(
-        "markers", "real_node: a test of the real node's cluster DNS (dev/k8s's default)"
-    )
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With the real node (dev/k8s's default) those components are the real ones, which
-    the plugin's suite runs against: the tests of JobSet's and the AppWrapper controllers,
-    which the stand-in plays in both modes, are selected, and the real node's own
-    (``real_node``: its DNS); with the stand-in's node, every test but those."""
-    other = (
-        "real_node"
-        if os.environ.get("TORCHX_DEV_K8S_NODE", "real") == "standin"
-        else "standin_node"
-    )
-    dropped = [i for i in items if i.get_closest_marker(other)]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = [i for i in items if not i.get_closest_marker(other)]
-
-
 @pytest.fixture(scope="session")
 def cluster() -> Cluster:
     try:
@@ -130,15 +104,15 @@ def cluster() -> Cluster:
     running = os.environ.get("TORCHX_DEV_K8S_STANDIN") == "1"
     if not running or not any(n["metadata"]["name"] == "torchx-dev-node" for n in nodes):
         pytest.fail(
-            'the stand-in does not run: `eval "$(dev/docker up)"`, then `eval "$(dev/k8s up)"`'
-            " (which sets TORCHX_DEV_K8S_STANDIN=1)"
+            'the stand-in or the node does not run: `eval "$(dev/docker up)"`, then'
+            ' `eval "$(dev/k8s up)"` (which sets TORCHX_DEV_K8S_STANDIN=1)'
         )
     return c
 
 
 @pytest.fixture
 def ns(cluster: Cluster) -> Iterator[str]:
-    """A namespace of this test's own, deleted afterwards (the stand-in empties it)."""
+    """A namespace of this test's own, deleted afterwards (the controller manager empties it)."""
     name = f"standin-{uuid.uuid4().hex[:8]}"
     cluster.api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
                                               "metadata": {"name": name}})  # fmt: skip

@@ -1,13 +1,12 @@
 """The AppWrapper controllers, driven by raw AppWrappers of both versions: dispatch when the
 pods fit, the wrapped objects made and labelled, replicas meeting through a Service's
 name, status as each controller writes it, requeuing/resetting up to the retry limit,
-deletion through the finalizer, and a PodGroup's pods placed as a gang."""
+deletion through the finalizer."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from conftest import Cluster, container
 
 GROUP = "/apis/workload.codeflare.dev"
@@ -184,21 +183,3 @@ def test_v1beta2_resets_up_to_the_retry_limit_then_fails(cluster: Cluster, ns: s
     assert (deployed["status"], deployed["message"]) == (
         "False", "Resources deleted for failed AppWrapper")  # fmt: skip
     cluster.wait_gone(PODS.format(ns=ns), "flaky-0", timeout=30)
-
-
-@pytest.mark.standin_node
-def test_a_podgroups_pods_are_placed_as_a_gang(cluster: Cluster, ns: str) -> None:
-    group = {"apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "PodGroup",
-             "metadata": {"name": "gang"}, "spec": {"minMember": 2}}  # fmt: skip
-    cluster.api.create(f"/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/{ns}/podgroups", group)
-    label = {"pod-group.scheduling.sigs.k8s.io": "gang"}
-    small, big = pod("small", "sleep 30", ns, label), pod("big", "sleep 30", ns, label)
-    big["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "4096"}}
-    cluster.api.create(PODS.format(ns=ns), small)
-    cluster.api.create(PODS.format(ns=ns), big)
-    got = cluster.wait(PODS.format(ns=ns), "small",
-                       lambda p: bool((p.get("status") or {}).get("conditions")))  # fmt: skip
-    c = got["status"]["conditions"][0]
-    # the small pod fits alone, but not its gang: it is not bound either
-    assert (c["type"], c["reason"]) == ("PodScheduled", "Unschedulable")
-    assert not got["spec"].get("nodeName")

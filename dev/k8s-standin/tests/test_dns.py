@@ -3,16 +3,13 @@
 A pod's ``hostname.subdomain`` resolves only when a headless Service of that name
 selects it, and only once the pod is ready unless the Service publishes not-ready
 addresses. This is what makes a test of replicas meeting by host name able to fail:
-with the Service missing or misnamed the name does not exist (the stand-in's node, with
-Docker's aliases, resolved it whether or not the Service existed; these tests are not
-selected on it).
+with the Service missing or misnamed the name does not exist.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from conftest import BUSYBOX, Cluster
 
 PODS = "/api/v1/namespaces/{ns}/pods"
@@ -54,7 +51,6 @@ def _ended(p: Obj) -> bool:
     return (p.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
-@pytest.mark.real_node
 def test_a_pod_name_resolves_only_through_its_ready_headless_service(
     cluster: Cluster, ns: str
 ) -> None:
