@@ -18,8 +18,6 @@ import pytest
 
 #: scheduler -> who migrates its options onto one StructuredOpts class (issue 32)
 NOT_YET: dict[str, str] = {
-    "docker": "opts",
-    "local_docker": "opts",
     "kubernetes": "opts",
     "kubernetes_mcad": "opts",
 }

@@ -5,20 +5,20 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from torchx_docker.options import DEFAULT_STOP_GRACE, docker_runopts, parse_size, read
+from torchx_docker.options import DEFAULT_STOP_GRACE, DockerOpts, parse_size
 
 from torchx.specs.errors import InvalidRunConfigException
 
 
 def test_upstream_option_names_are_accepted() -> None:
-    opts = docker_runopts()
+    opts = DockerOpts.as_runopts()
     cfg = opts.resolve(
         opts.cfg_from_str(
             "copy_env=HF_*,WANDB_API_KEY;env=A:1,B:2;privileged=True;network=host;"
             "image_repo=127.0.0.1:5000/t"
         )
     )
-    typed = read(cfg)
+    typed = DockerOpts.from_cfg(cfg)
     assert typed.copy_env == ["HF_*", "WANDB_API_KEY"]
     assert typed.env == {"A": "1", "B": "2"}
     assert typed.privileged is True
@@ -29,7 +29,7 @@ def test_upstream_option_names_are_accepted() -> None:
 
 
 def test_copy_env_matches_globs_against_the_host() -> None:
-    typed = read(docker_runopts().resolve({"copy_env": ["HF_*", "LANG"]}))
+    typed = DockerOpts.from_cfg(DockerOpts.as_runopts().resolve({"copy_env": ["HF_*", "LANG"]}))
     host = {"HF_HOME": "/h", "HF_TOKEN": "t", "LANG": "C", "LANGUAGE": "en", "PATH": "/bin"}
     assert typed.copied_env(host) == {"HF_HOME": "/h", "HF_TOKEN": "t", "LANG": "C"}
 
@@ -46,7 +46,7 @@ def test_copy_env_matches_globs_against_the_host() -> None:
 )
 def test_bad_values_are_one_line(cfg: dict[str, object], message: str) -> None:
     with pytest.raises(InvalidRunConfigException, match=message) as e:
-        read(docker_runopts().resolve(cfg))  # type: ignore[arg-type]
+        DockerOpts.from_cfg(DockerOpts.as_runopts().resolve(cfg))  # type: ignore[arg-type]
     assert "\n" not in str(e.value)
 
 

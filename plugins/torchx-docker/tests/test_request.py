@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from torchx_docker import labels
-from torchx_docker.options import DockerOpts, docker_runopts, read
+from torchx_docker.options import DockerOpts
 from torchx_docker.request import (
     DEFAULT_SHM_BYTES,
     RANK0_ENV,
@@ -143,7 +143,7 @@ def test_no_resource_gives_no_limits_and_a_big_shm() -> None:
 
 def test_shm_size_option_wins() -> None:
     role = Role("r", "img", entrypoint="x", resource=Resource(cpu=1, gpu=0, memMB=512))
-    opts = read(docker_runopts().resolve({"shm_size": "2g"}))
+    opts = DockerOpts.from_cfg(DockerOpts.as_runopts().resolve({"shm_size": "2g"}))
     assert make_request(_app(role), "r", opts, {}).containers[0].host_config["shm_size"] == 2 << 30
 
 
@@ -209,8 +209,8 @@ def test_an_unknown_device_is_one_line() -> None:
 
 def test_env_precedence_copy_env_then_option_then_role() -> None:
     role = Role("r", "img", entrypoint="x", env={"A": "role"})
-    opts = read(
-        docker_runopts().resolve(
+    opts = DockerOpts.from_cfg(
+        DockerOpts.as_runopts().resolve(
             {"copy_env": ["H*"], "env": {"A": "opt", "B": "opt", "HOME": "opt"}}
         )
     )

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torchx_docker import wire
-from torchx_docker.options import read
+from torchx_docker.options import DockerOpts
 from torchx_docker.request import make_request
 
 from torchx.specs import (
@@ -77,7 +77,9 @@ ROLES = [
 )
 @pytest.mark.parametrize("role", ROLES, ids=lambda r: r.name)
 def test_the_bodies_are_the_sdks(role: Role, cfg: dict[str, Any]) -> None:
-    request = make_request(AppDef("app", [role]), "app-x1", read(cfg), {"HOME": "/root"})
+    request = make_request(
+        AppDef("app", [role]), "app-x1", DockerOpts.from_cfg(cfg), {"HOME": "/root"}
+    )
     for c in request.containers:
         try:
             expected = _sdk_bodies(c.config, c.host_config)
@@ -125,7 +127,9 @@ def test_the_bodies_are_the_sdks_for_any_resources(
         retry_policy=RetryPolicy.REPLICA,
         resource=Resource(cpu=cpu, gpu=gpu, memMB=mem),
     )
-    request = make_request(AppDef("a", [role]), "a-1", read({"privileged": privileged}), {})
+    request = make_request(
+        AppDef("a", [role]), "a-1", DockerOpts.from_cfg({"privileged": privileged}), {}
+    )
     (c,) = request.containers
     assert _ours(c.config, c.host_config) == _sdk_bodies(c.config, c.host_config)
 

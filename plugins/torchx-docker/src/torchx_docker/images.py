@@ -53,6 +53,7 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 from torchx.schedulers.contract.errors import SchedulerError
 from torchx.specs import CfgVal, InvalidRunConfigException, Role, Workspace, runopts
 from torchx.workspace import TORCHX_IGNORE, WorkspaceMixin, walk_workspace
+from torchx_docker.options import IMAGE_REPO_HELP
 
 if TYPE_CHECKING:
     import logging
@@ -469,13 +470,7 @@ class ImageWorkspaceMixin(WorkspaceMixin[None]):
 
     def workspace_opts(self) -> runopts:
         opts = runopts()
-        opts.add(
-            "image_repo",
-            str,
-            "registry repository that workspace images are pushed to, e.g."
-            " 127.0.0.1:15000/team (tagged <image_repo>:<content hash>); unset: the image"
-            " stays on the engine that built it",
-        )
+        opts.add("image_repo", str, IMAGE_REPO_HELP)
         return opts
 
     def plan_workspaces(self, roles: list[Role], cfg: Mapping[str, CfgVal]) -> None:

@@ -7,11 +7,15 @@ option: it is the one ``DOCKER_HOST`` names (else the local socket), because
 ``status``, ``log`` and ``list`` from a later shell must reach the same engine
 without being told again.
 
->>> opts = docker_runopts()
->>> cfg = opts.resolve({"copy_env": ["HOME", "LANG*"], "shm_size": "2g"})
->>> read(cfg).copy_env, read(cfg).shm_bytes
+Every option is declared once, as a field of :class:`DockerOpts` (its type, default,
+help and check): ``run_opts()``, ``.torchxconfig``, the docs and a submit
+(``DockerOpts.of(cfg)``) read it.
+
+>>> opts = DockerOpts.as_runopts()
+>>> typed = DockerOpts.from_cfg(opts.resolve({"copy_env": ["HOME", "LANG*"], "shm_size": "2g"}))
+>>> typed.copy_env, typed.shm_bytes
 (['HOME', 'LANG*'], 2147483648)
->>> read(opts.resolve({"shm_size": "lots"}))
+>>> DockerOpts.from_cfg(opts.resolve({"shm_size": "lots"}))
 Traceback (most recent call last):
  ...
 torchx.specs.errors.InvalidRunConfigException: run option 'shm_size'='lots' is not a size: use a number of bytes with an optional unit b, k, m or g (e.g. 2g)
@@ -21,12 +25,11 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Mapping, Sequence
-from types import MappingProxyType
-from typing import NamedTuple
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from torchx.specs.errors import InvalidRunConfigException
-from torchx.specs.options import CfgVal, runopts
+from torchx.specs.structured_opts import StructuredOpts, opt
 
 #: Seconds between SIGTERM and SIGKILL when an app is cancelled, unless ``stop_grace`` says.
 DEFAULT_STOP_GRACE = 10
@@ -36,84 +39,11 @@ _SIZE = r"(?i)(\d+)\s*([bkmg]?)"
 _UNIT = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 # an environment variable's name as docker passes it on (no '=', nothing empty)
 _ENV_NAME = r"[^=\x00]+"
-
-
-def docker_runopts() -> runopts:
-    """The run options of the ``docker`` scheduler (see ``torchx runopts docker``)."""
-    opts = runopts()
-    opts.add(
-        "copy_env",
-        type_=list[str],
-        default=None,
-        help="host environment variables to copy into every container, by name or glob "
-        "(e.g. 'HF_*,WANDB_API_KEY')",
-    )
-    opts.add(
-        "env",
-        type_=dict[str, str],
-        default=None,
-        help="environment variables to set in every container (KEY:VALUE,...); the role's "
-        "own env wins over these",
-    )
-    opts.add(
-        "privileged",
-        type_=bool,
-        default=False,
-        help="run every container privileged (all devices, all capabilities); the engine "
-        "may refuse",
-    )
-    opts.add(
-        "network",
-        type_=str,
-        default=None,
-        help="the network every container joins (an existing one, or 'host'); default: a "
-        "network of the app's own when it has more than one replica, removed with the app",
-    )
-    opts.add(
-        "image_repo",
-        type_=str,
-        default=None,
-        help="the image repository a workspace image is pushed to (e.g. "
-        "127.0.0.1:5000/team/trainer); default: the image stays on the engine",
-    )
-    opts.add(
-        "shm_size",
-        type_=str,
-        default=None,
-        help="size of /dev/shm in each container (e.g. 2g); default: half the replica's "
-        "memory, or 1g when it has no memory limit (PyTorch data loaders pass batches there)",
-    )
-    opts.add(
-        "stop_grace",
-        type_=int,
-        default=DEFAULT_STOP_GRACE,
-        help="seconds a cancelled replica has between SIGTERM and SIGKILL",
-    )
-    return opts
-
-
-class DockerOpts(NamedTuple):
-    """The run options, checked and typed (read them with :func:`read`).
-
-    A named tuple rather than a frozen dataclass: every ``torchx run -s docker`` defines
-    it, and a frozen dataclass costs some 0.5 ms to define (a named tuple a tenth).
-    """
-
-    copy_env: Sequence[str] = ()
-    env: Mapping[str, str] = MappingProxyType({})
-    privileged: bool = False
-    network: str | None = None
-    image_repo: str | None = None
-    shm_bytes: int | None = None
-    stop_grace: int = DEFAULT_STOP_GRACE
-
-    def copied_env(self, host_env: Mapping[str, str]) -> dict[str, str]:
-        """The host variables ``copy_env`` names (globs matched against ``host_env``)."""
-        out: dict[str, str] = {}
-        for name in sorted(host_env):
-            if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.copy_env):
-                out[name] = host_env[name]
-        return out
+#: the help of ``image_repo`` (the option of the image workspace, :mod:`torchx_docker.images`)
+IMAGE_REPO_HELP = (
+    "registry repository that workspace images are pushed to, e.g. 127.0.0.1:15000/team "
+    "(tagged <image_repo>:<content hash>); unset: the image stays on the engine that built it"
+)
 
 
 def parse_size(option: str, value: str) -> int:
@@ -127,44 +57,100 @@ def parse_size(option: str, value: str) -> int:
     return int(match.group(1)) * _UNIT[match.group(2).lower()]
 
 
-def read(cfg: Mapping[str, CfgVal]) -> DockerOpts:
-    """The resolved run options ``cfg`` as :class:`DockerOpts`, each value checked."""
-    copy_env = [str(p) for p in (cfg.get("copy_env") or [])]  # type: ignore[union-attr]
-    for pattern in copy_env:
+# -- the checks: each given the value (never None), returning it in its normal form -------
+
+
+def _copy_env(value: list[str]) -> list[str]:
+    patterns = [str(p) for p in value]
+    for pattern in patterns:
         if not pattern or "=" in pattern:
             raise InvalidRunConfigException(
                 f"run option 'copy_env' has {pattern!r}: give variable names or globs "
                 "(e.g. 'HF_*'), separated by commas"
             )
-    env_value = cfg.get("env") or {}
-    env = {str(k): str(v) for k, v in env_value.items()} if isinstance(env_value, dict) else {}
+    return patterns
+
+
+def _env(value: dict[str, str]) -> dict[str, str]:
+    env = {str(k): str(v) for k, v in value.items()}
     for name in env:
         if not re.fullmatch(_ENV_NAME, name):
             raise InvalidRunConfigException(
                 f"run option 'env' has the variable name {name!r}: a name may not be empty "
                 "or hold '='"
             )
-    network = cfg.get("network")
-    if network is not None and not str(network).strip():
+    return env
+
+
+def _network(value: str) -> str:
+    if not str(value).strip():
         raise InvalidRunConfigException(
             "run option 'network' is empty: name an existing network or 'host', or leave "
             "it out for a network of the app's own"
         )
-    shm = cfg.get("shm_size")
-    grace = cfg.get("stop_grace")
-    grace = DEFAULT_STOP_GRACE if grace is None else int(grace)  # type: ignore[arg-type]
-    if grace < 0:
+    return str(value).strip()
+
+
+def _shm_size(value: str) -> str:
+    parse_size("shm_size", str(value))
+    return str(value)
+
+
+def _stop_grace(value: int) -> int:
+    if int(value) < 0:
         raise InvalidRunConfigException(
-            f"run option 'stop_grace'={grace} is negative: give the seconds (0 or more) a "
+            f"run option 'stop_grace'={int(value)} is negative: give the seconds (0 or more) a "
             "cancelled replica has to stop"
         )
-    repo = cfg.get("image_repo")
-    return DockerOpts(
-        copy_env=copy_env,
-        env=env,
-        privileged=bool(cfg.get("privileged")),
-        network=None if network is None else str(network).strip(),
-        image_repo=None if repo is None else str(repo),
-        shm_bytes=None if shm is None else parse_size("shm_size", str(shm)),
-        stop_grace=grace,
+    return int(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DockerOpts(StructuredOpts):
+    """The run options of the ``docker`` scheduler (``torchx runopts docker``), each checked."""
+
+    copy_env: list[str] | None = opt(
+        help="host environment variables to copy into every container, by name or glob "
+        "(e.g. 'HF_*,WANDB_API_KEY')",
+        check=_copy_env,
     )
+    env: dict[str, str] | None = opt(
+        help="environment variables to set in every container (KEY:VALUE,...); the role's "
+        "own env wins over these",
+        check=_env,
+    )
+    privileged: bool = opt(
+        False,
+        help="run every container privileged (all devices, all capabilities); the engine "
+        "may refuse",
+    )
+    network: str | None = opt(
+        help="the network every container joins (an existing one, or 'host'); default: a "
+        "network of the app's own when it has more than one replica, removed with the app",
+        check=_network,
+    )
+    image_repo: str | None = opt(help=IMAGE_REPO_HELP)
+    shm_size: str | None = opt(
+        help="size of /dev/shm in each container (e.g. 2g); default: half the replica's "
+        "memory, or 1g when it has no memory limit (PyTorch data loaders pass batches there)",
+        check=_shm_size,
+    )
+    stop_grace: int = opt(
+        DEFAULT_STOP_GRACE,
+        help="seconds a cancelled replica has between SIGTERM and SIGKILL",
+        check=_stop_grace,
+    )
+
+    @property
+    def shm_bytes(self) -> int | None:
+        """``shm_size`` in bytes (None: not given)."""
+        return None if self.shm_size is None else parse_size("shm_size", self.shm_size)
+
+    def copied_env(self, host_env: Mapping[str, str]) -> dict[str, str]:
+        """The host variables ``copy_env`` names (globs matched against ``host_env``)."""
+        patterns = self.copy_env or ()
+        out: dict[str, str] = {}
+        for name in sorted(host_env):
+            if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
+                out[name] = host_env[name]
+        return out

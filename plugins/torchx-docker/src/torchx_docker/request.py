@@ -125,7 +125,7 @@ def make_request(
         network, own_network = None, None
     first = app.roles[0]
     rank0 = "localhost" if network == "host" else container_name(app_id, first.name, 0)
-    base_env = {**opts.copied_env(host_env), **opts.env}
+    base_env = {**opts.copied_env(host_env), **(opts.env or {})}
     request = DockerRequest(
         app_id=app_id, network=own_network, containers=[], stop_grace=opts.stop_grace
     )

@@ -71,7 +71,7 @@ from torchx_docker.backend import (
     submit_error,
 )
 from torchx_docker.images import ImageWorkspaceMixin
-from torchx_docker.options import docker_runopts, read
+from torchx_docker.options import DockerOpts
 from torchx_docker.request import (
     DockerRequest,
     check_bind_sources,
@@ -95,6 +95,8 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             one for the engine ``DOCKER_HOST`` names
     """
 
+    #: the run options, declared once
+    opts_class = DockerOpts
     #: The engine here runs every kind of request the contract makes.
     missing_capabilities: Mapping[Any, str] = {}
 
@@ -112,13 +114,14 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     # -- submitting ----------------------------------------------------------------------
 
-    def _run_opts(self) -> runopts:
-        return docker_runopts()
+    def workspace_opts(self) -> runopts:
+        """None of its own: ``image_repo``, which the image workspace reads, is a DockerOpts field."""
+        return runopts()
 
     def _submit_dryrun(
         self, app: AppDef, cfg: Mapping[str, CfgVal]
     ) -> AppDryRunInfo[DockerRequest]:
-        request = make_request(app, make_app_id(app.name), read(cfg), os.environ)
+        request = make_request(app, make_app_id(app.name), DockerOpts.of(cfg), os.environ)
         if engine_on_this_machine():
             check_bind_sources(app, os.path.exists)
         return AppDryRunInfo(request, DockerRequest.to_json)

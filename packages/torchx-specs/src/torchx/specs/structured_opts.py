@@ -174,16 +174,56 @@ def _fields(cls: type) -> list[_Field]:
     return cached
 
 
+#: The annotations of most options, as written (spaces removed), read without ``eval``:
+#: a scheduler's first ``run_opts()`` is on every ``torchx run``'s path.
+_PLAIN_TYPES: dict[str, Any] = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "list[str]": list[str],
+    "dict[str,str]": dict[str, str],
+}
+
+
+def _plain_hints(cls: type) -> dict[str, Any] | None:
+    """The fields' types when every annotation is a plain option type (or one ``| None``).
+
+    None when any is something else (a nested class, a name to look up): then
+    :func:`typing.get_type_hints` reads them all.
+    """
+    import inspect
+    from typing import Optional
+
+    hints: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        if klass is StructuredOpts or not isinstance(klass, type):
+            continue
+        for name, annotation in inspect.get_annotations(klass).items():
+            text = annotation.replace(" ", "") if isinstance(annotation, str) else None
+            if text is None:
+                return None
+            optional = text.endswith("|None")
+            tp = _PLAIN_TYPES.get(text[:-5] if optional else text)
+            if tp is None:
+                return None
+            hints[name] = Optional[tp] if optional else tp  # noqa: UP045 (a typing.Union)
+    return hints
+
+
 def _read_fields(cls: type) -> list[_Field]:
     import dataclasses
-    from typing import get_type_hints
 
-    try:
-        hints = get_type_hints(cls)
-    except NameError:
-        # A class declared inside a function (or a doctest) with postponed annotations
-        # names types that live in its caller's scope: look them up there.
-        hints = get_type_hints(cls, localns=_caller_namespace())
+    hints = _plain_hints(cls)
+    if hints is None:
+        from typing import get_type_hints
+
+        try:
+            hints = get_type_hints(cls)
+        except NameError:
+            # A class declared inside a function (or a doctest) with postponed annotations
+            # names types that live in its caller's scope: look them up there.
+            hints = get_type_hints(cls, localns=_caller_namespace())
     if dataclasses.is_dataclass(cls):
         out = []
         for f in dataclasses.fields(cls):
