@@ -87,3 +87,33 @@ class Cli:
     def cleanup(self) -> None:
         for handle in self.started:
             self("cancel", handle, rc=None)
+
+
+def scheduler_plugin(root: Path, name: str, scheduler_source: str) -> dict[str, str]:
+    """A distribution ``NAME-plugin 1.0`` installed under ``root`` whose scheduler ``NAME``
+    is ``create_scheduler`` of ``scheduler_source``; returns the env putting it on
+    PYTHONPATH (for :class:`Cli` calls)."""
+    import textwrap
+
+    d = root / f"{name}-plugin"
+    package = f"{name}_plugin"
+    info = d / f"{package}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[torchx]\n{name} = {package}.plugin\n")
+    pkg = d / package
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "plugin.py").write_text(
+        textwrap.dedent(
+            f"""
+            from torchx.specs.hookspecs import hookimpl
+
+            @hookimpl
+            def torchx_schedulers():
+                return {{"{name}": "{package}.scheduler:create_scheduler"}}
+            """
+        )
+    )
+    (pkg / "scheduler.py").write_text(scheduler_source)
+    return {"PYTHONPATH": str(d)}

@@ -9,5 +9,6 @@ class TestExamples(DocstringExamples):
     package = "torchx.cli"
     #: The modules whose docstrings show examples; each must have at least one.
     modules = [
+        "torchx.cli.log_attempts",
         "torchx.cli.output",
     ]

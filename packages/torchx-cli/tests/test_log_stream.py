@@ -7,6 +7,8 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import pytest
+
 from torchx.cli import logs
 
 
@@ -86,7 +88,9 @@ def test_a_line_in_pieces_stays_whole_while_others_print() -> None:
     ]
 
 
-def test_a_log_that_fails_is_reported_in_its_place_and_the_others_go_on() -> None:
+def test_a_log_that_fails_is_reported_on_stderr_and_the_others_go_on(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     source = Source(
         {
             0: Polled(["one\n", "", "half a line", OSError("disk gone")]),
@@ -97,9 +101,11 @@ def test_a_log_that_fails_is_reported_in_its_place_and_the_others_go_on() -> Non
     failed, lines = _print(source, 3)
     assert failed == 2
     assert "w/0 one" in lines
-    assert "w/0 half a line" in lines  # ended where it broke, then the error on its own line
-    assert "w/0 <error reading logs: OSError: disk gone>" in lines
-    assert "w/1 <error reading logs: OSError: cannot open>" in lines
+    assert "w/0 half a line" in lines  # ended where it broke; the error is on stderr
+    err = capsys.readouterr().err.splitlines()
+    assert "torchx log: error reading the log of w/0: OSError: disk gone" in err
+    assert "torchx log: error reading the log of w/1: OSError: cannot open" in err
+    assert not [line for line in lines if "error" in line]  # never among the log lines
     assert [line for line in lines if line.startswith("w/2")] == ["w/2 two", "w/2 three"]
 
 

@@ -11,11 +11,10 @@ holding the run option's secret, as an app that prints it to stderr does.
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import Cli
+from helpers import Cli, scheduler_plugin
 
 SCHEDULER = """
 import json
@@ -76,29 +75,9 @@ HOST_SECRET = "AKIA-host-only-9"
 
 
 def _vault_plugin(root: Path) -> dict[str, str]:
-    """An installed distribution ``vault-plugin`` on PYTHONPATH; returns the env."""
-    d = root / "vault"
-    info = d / "vault_plugin-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vault-plugin\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[torchx]\nvault = vault_plugin.plugin\n")
-    pkg = d / "vault_plugin"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "plugin.py").write_text(
-        textwrap.dedent(
-            """
-            from torchx.specs.hookspecs import hookimpl
-
-            @hookimpl
-            def torchx_schedulers():
-                return {"vault": "vault_plugin.scheduler:create_scheduler"}
-            """
-        )
-    )
-    (pkg / "scheduler.py").write_text(SCHEDULER)
+    """The plugin ``vault-plugin`` on PYTHONPATH; returns the env."""
     return {
-        "PYTHONPATH": str(d),
+        **scheduler_plugin(root, "vault", SCHEDULER),
         "VAULT_APP": str(root / "vault-app.json"),
         "MY_SECRET_KEY": HOST_SECRET,
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 TIME_HELP = "ISO 8601 (2026-11-25T09:15:00) or a duration ago (30s, 5m ago, 1h30m, 1d12h)"
 
@@ -53,16 +54,19 @@ class LogCommand:
             from torchx.schedulers.contract.api import Stream
 
             streams = Stream(args.streams)
-        failed = stream(
-            runner,
-            handle,
-            replicas_of(status, handle.role, handle.replica_ids),
-            regex=args.regex,
-            since=since,
-            until=until,
-            tail=args.tail,
-            streams=streams,
-            color=args.color,
-            timestamps=args.timestamps,
-        )
+        pairs = replicas_of(status, handle.role, handle.replica_ids)
+        options: dict[str, Any] = {
+            "regex": args.regex,
+            "since": since,
+            "until": until,
+            "streams": streams,
+            "color": args.color,
+            "timestamps": args.timestamps,
+        }
+        if args.tail:  # until the app ends, across its attempts
+            from torchx.cli.log_attempts import follow
+
+            failed = follow(runner, handle, pairs, status, **options)
+        else:
+            failed = stream(runner, handle, pairs, **options)
         return 1 if failed else 0

@@ -256,7 +256,7 @@ def _follow(
 
     try:
         if log:
-            from torchx.cli.logs import stream
+            from torchx.cli.log_attempts import follow
 
             if app is not None:  # the app just submitted: its replicas are known
                 pairs = [(r.name, k) for r in app.roles for k in range(r.num_replicas)]
@@ -265,7 +265,7 @@ def _follow(
                 from torchx.cli.logs import replicas_of
 
                 pairs = replicas_of(require_status(runner, handle), None, None)
-            stream(runner, handle, pairs, tail=True, color=color)
+            follow(runner, handle, pairs, None, color=color)
         status = _wait(runner, handle)
     except KeyboardInterrupt:
         sys.stdout.flush()

@@ -77,7 +77,8 @@ _DONE = object()
 
 
 class _Failed(str):
-    """A reader's error line: printed like a log line, counted as a failure."""
+    """A reader's error line: it goes to stderr (never among the log lines on stdout),
+    and counts as a failure."""
 
 
 def use_color(mode: str | None, out: Any) -> bool:
@@ -119,6 +120,17 @@ def replicas_of(
         if missing:
             raise CliError(f"no replica {missing} in role {role!r}")
     return pairs
+
+
+def _fail(out: Any, line: str, mid_line: bool) -> None:
+    """Ends a log line the error cut short (stdout), then says the error on stderr."""
+    if mid_line:
+        out.write("\n")
+    out.flush()
+    from torchx.cli.output import mask
+
+    sys.stderr.write(mask(line))
+    sys.stderr.flush()
 
 
 def _texts(lines: Iterable[str], size: int) -> Iterator[str]:
@@ -241,7 +253,7 @@ def stream(
 ) -> int:
     """Prints the selected replicas' log lines until every reader is done.
 
-    Returns how many replicas' logs could not be read (each is reported in its place,
+    Returns how many replicas' logs could not be read (each is reported on stderr,
     and the others keep streaming), so the caller can exit non-zero. ``color`` is
     ``auto`` (the default), ``always`` or ``never``. When ``regex``, ``since`` or
     ``until`` left nothing to print, a note on stderr says so. ``timestamps`` puts the
@@ -312,7 +324,7 @@ def _stream(
         )
 
     # the first replica's log, opened once for every path below (an error opening it is
-    # reported in its place, by whichever way the logs are read)
+    # reported on stderr, by whichever way the logs are read)
     try:
         first: Iterable[str] | Exception = open_log(*pairs[0])
     except Exception as e:
@@ -339,8 +351,11 @@ def _stream(
             return _prefixed(_stamped(lines, block, matcher), prefix)
         return _prefixed(_texts(lines, block), prefix)
 
+    names = {prefix_of(i, r, k): f"{r}/{k}" for i, (r, k) in enumerate(pairs)}
+
     def failure(prefix: str, e: Exception) -> _Failed:
-        return _Failed(f"{prefix}<error reading logs: {type(e).__name__}: {e}>\n")
+        what = f"{type(e).__name__}: {e}"
+        return _Failed(f"torchx log: error reading the log of {names[prefix]}: {what}\n")
 
     if len(pairs) == 1:  # no thread, no queue
         role, k = pairs[0]
@@ -356,9 +371,8 @@ def _stream(
                     out.flush()
         except BrokenPipeError:  # the reader of our output went away (torchx log | head)
             raise
-        except Exception as e:  # reported like a log line
-            out.write(("" if at_start else "\n") + failure(prefix, e))
-            out.flush()
+        except Exception as e:  # reported on stderr, after what was read
+            _fail(out, failure(prefix, e), not at_start)
             return 1
         out.flush()
         return 0
@@ -401,7 +415,7 @@ def _stream(
             if not held:
                 whole_line.acquire()
                 held = True
-            q.put(_Failed(("" if ends else "\n") + failure(prefix, e)))
+            q.put(_Failed(("" if ends else "\n") + failure(prefix, e)))  # \n: for stdout
         finally:
             if held:
                 whole_line.release()
@@ -422,6 +436,9 @@ def _stream(
             continue
         if isinstance(item, _Failed):
             failed += 1
+            mid_line = item.startswith("\n")
+            _fail(out, item[1:] if mid_line else item, mid_line)
+            continue
         out.write(item)
         if q.empty():
             out.flush()
@@ -445,7 +462,7 @@ def _poll_in_turn(
     readers: list[tuple[str, Iterator[tuple[str, bool]]]] = []
     for prefix, lines in logs:
         if isinstance(lines, Exception):
-            out.write(failure(prefix, lines))
+            _fail(out, failure(prefix, lines), False)
             failed += 1
         else:
             readers.append((prefix, _prefixed(lines.poll(block), prefix, idle=True)))  # type: ignore[attr-defined]
@@ -474,7 +491,7 @@ def _poll_in_turn(
             except BrokenPipeError:  # the reader of our output went away
                 raise
             except Exception as e:  # reported, and the other replicas keep streaming
-                out.write(("" if ends else "\n") + failure(prefix, e))
+                _fail(out, failure(prefix, e), not ends)
                 failed += 1
                 readers.remove(reader)
         if wrote:
