@@ -65,9 +65,10 @@ def _is_outage(e: BaseException) -> bool:
     Told apart by type: ``RetriesExhaustedError`` is looked up where the Runner keeps it
     (only a Runner can have raised it, so no module is imported here for it).
     """
+    from torchx.cli.errors import StateUnknownError
     from torchx.schedulers.contract.errors import TransientSchedulerError
 
-    if isinstance(e, TransientSchedulerError):
+    if isinstance(e, TransientSchedulerError | StateUnknownError):
         return True
     retry = sys.modules.get("torchx.schedulers.helpers.retry")
     exhausted = getattr(retry, "RetriesExhaustedError", None)

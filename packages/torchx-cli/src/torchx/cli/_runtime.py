@@ -5,11 +5,14 @@ Imported only inside ``run()`` of a command, so ``torchx --help`` never loads it
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from torchx.cli.errors import CliError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from torchx.runner.api import Runner
     from torchx.specs.api import AppDef, AppStatus
     from torchx.specs.handles import Handle
@@ -129,3 +132,20 @@ def require_status_and_app(runner: Runner, handle: str) -> tuple[AppStatus, AppD
     if both is None:
         raise _no_app(handle)
     return both
+
+
+@contextlib.contextmanager
+def following(handle: str) -> Iterator[None]:
+    """Around a command that follows an app: credentials the backend refuses on the way
+    make the app's state unknown (exit 4, one line), never a failed app."""
+    from torchx.schedulers.contract.errors import AuthenticationError
+
+    try:
+        yield
+    except AuthenticationError as e:
+        from torchx.cli.errors import StateUnknownError
+
+        raise StateUnknownError(
+            f"{e}; the state of {handle} is unknown (it was not stopped): once the "
+            f"credentials are accepted again, follow it with 'torchx status {handle}'"
+        ) from None

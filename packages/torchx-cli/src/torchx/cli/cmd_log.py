@@ -46,15 +46,11 @@ class LogCommand:
         since = parse_time(args.since) if args.since else None
         until = parse_time(args.until) if args.until else None
         check_selection(args.regex, since, until)
-        # following (-t) is a long wait: it rides out an outage like run --wait
-        runner = get_runner(one_shot=not args.tail)
-        status = require_status(runner, handle)
         streams = None
         if args.streams:
             from torchx.schedulers.contract.api import Stream
 
             streams = Stream(args.streams)
-        pairs = replicas_of(status, handle.role, handle.replica_ids)
         options: dict[str, Any] = {
             "regex": args.regex,
             "since": since,
@@ -63,10 +59,19 @@ class LogCommand:
             "color": args.color,
             "timestamps": args.timestamps,
         }
-        if args.tail:  # until the app ends, across its attempts
-            from torchx.cli.log_attempts import follow
+        if not args.tail:
+            runner = get_runner(one_shot=True)
+            status = require_status(runner, handle)
+            pairs = replicas_of(status, handle.role, handle.replica_ids)
+            return 1 if stream(runner, handle, pairs, **options) else 0
+        # following is a long wait: it rides out an outage like run --wait, and goes on
+        # until the app ends, across its attempts
+        from torchx.cli._runtime import following
+        from torchx.cli.log_attempts import follow
 
+        with following(str(handle)):
+            runner = get_runner()
+            status = require_status(runner, handle)
+            pairs = replicas_of(status, handle.role, handle.replica_ids)
             failed = follow(runner, handle, pairs, status, **options)
-        else:
-            failed = stream(runner, handle, pairs, **options)
         return 1 if failed else 0

@@ -167,9 +167,12 @@ class RunCommand:
         sys.stdout.flush()
         if not (args.wait or args.log):
             return 0
-        return _follow(
-            runner, handle, log=args.log, app=info.app, as_json=args.json, color=args.color
-        )
+        from torchx.cli._runtime import following
+
+        with following(handle):
+            return _follow(
+                runner, handle, log=args.log, app=info.app, as_json=args.json, color=args.color
+            )
 
 
 def _check_workspace(workspace: str, where: str) -> None:

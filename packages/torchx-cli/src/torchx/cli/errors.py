@@ -31,6 +31,7 @@ __all__ = [
     "EXIT_UNKNOWN",
     "EXIT_USAGE",
     "CliError",
+    "StateUnknownError",
 ]
 
 #: Success (a waited-on app SUCCEEDED).
@@ -49,3 +50,11 @@ EXIT_INTERRUPTED = 130
 
 class CliError(Exception):
     """A user error the CLI reports as one line (exit :data:`EXIT_USAGE`)."""
+
+
+class StateUnknownError(Exception):
+    """The app's state could not be learned while following it (exit :data:`EXIT_UNKNOWN`).
+
+    A backend that refuses the credentials in the middle of ``run --wait`` or ``log -t``
+    is this: the app did not fail for it, it runs on.
+    """

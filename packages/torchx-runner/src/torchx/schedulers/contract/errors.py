@@ -7,7 +7,9 @@ away when retried (a timeout, throttling, a 5xx answer): the Runner retries thos
 backoff (:mod:`torchx.schedulers.helpers.retry`) and never reports an app as FAILED because of
 one. When the backend said how long to wait (HTTP 429 or 503 with ``Retry-After``, an
 AWS throttling error with a suggested delay), pass it as ``retry_after`` (seconds): no
-retry starts sooner.
+retry starts sooner. :class:`AuthenticationError` is the subclass for credentials the
+backend refused (expired, revoked, none): not retried, and never the app's failure (a
+command following an app says its state is unknown, exit 4).
 
 How a plugin maps its SDK's errors, in one place: override
 :meth:`Scheduler.classify_error <torchx.schedulers.contract.api.Scheduler.classify_error>`. It
@@ -51,6 +53,7 @@ This module is the errors' one import home: import them from here.
 from __future__ import annotations
 
 __all__ = [
+    "AuthenticationError",
     "InvalidAppIdError",
     "SchedulerError",
     "TransientSchedulerError",
@@ -76,6 +79,15 @@ class TransientSchedulerError(SchedulerError):
         if retry_after is not None and not retry_after >= 0:  # also refuses NaN
             raise ValueError(f"retry_after must be >= 0 seconds or None, got {retry_after!r}")
         self.retry_after = retry_after
+
+
+class AuthenticationError(SchedulerError):
+    """The backend did not accept the credentials (expired, revoked, missing).
+
+    Not transient (the same credentials get the same answer, so it is not retried), and it
+    says nothing of the app: a command following an app (``run --wait``, ``log -t``)
+    reports the app's state as unknown (exit 4), never as failed; the app runs on.
+    """
 
 
 class InvalidAppIdError(SchedulerError, ValueError):
