@@ -193,6 +193,79 @@ def test_cancel_marks_then_kills_the_live_jobs(
     assert {r.state for r in desc.roles_statuses[0].replicas} == {AppState.CANCELLED}
 
 
+def test_cancel_of_an_ended_app_leaves_it_as_it_ended(
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path
+) -> None:
+    app_id, app_dir = _submit(sched, fake_lsf, tmp_path, _app())
+    failed = (
+        _line(100, "DONE", app_id, 0, app_dir) + "\n" + _line(101, "EXIT", app_id, 1, app_dir, "3")
+    )
+    fake_lsf.answer("bjobs", stdout=failed, then=[{"stdout": failed}] * 3)
+    sched.cancel(app_id)
+    assert fake_lsf.calls("bkill") == []
+    assert not os.path.exists(os.path.join(app_dir, "cancelled"))
+    desc = sched.describe(app_id)
+    assert desc is not None and desc.state == AppState.FAILED
+
+
+def test_delete_of_a_failed_app_removes_its_directory_and_the_app(
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path
+) -> None:
+    app_id, app_dir = _submit(sched, fake_lsf, tmp_path, _app(env={"TOKEN": "s3cret"}))
+    failed = (
+        _line(100, "DONE", app_id, 0, app_dir) + "\n" + _line(101, "EXIT", app_id, 1, app_dir, "3")
+    )
+    fake_lsf.answer("bjobs", stdout=failed, then=[{"stdout": failed}] * 9)
+    sched.delete(app_id)
+    assert fake_lsf.calls("bkill") == []
+    assert not os.path.lexists(app_dir)  # its env files (secrets) with it
+    assert os.path.isdir(os.path.dirname(app_dir))
+    # LSF still shows the jobs (until its CLEAN_PERIOD): the app is gone all the same
+    assert sched.describe(app_id) is None and not sched.exists(app_id)
+    assert app_id not in [a.app_id for a in sched.list()]
+    sched.delete(app_id)  # again: nothing left to do
+
+
+def test_delete_of_a_live_app_removes_its_directory_once_its_jobs_ended(
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("torchx_lsf.scheduler.DELETE_POLL", 0.01)
+    app_id, app_dir = _submit(sched, fake_lsf, tmp_path, _app())
+    live = _line(100, "RUN", app_id, 0, app_dir) + "\n" + _line(101, "RUN", app_id, 1, app_dir)
+    ended = (
+        _line(100, "EXIT", app_id, 0, app_dir, "130") + "\n"
+        + _line(101, "EXIT", app_id, 1, app_dir, "130")
+    )  # fmt: skip
+    # exists, cancel, then the waits: still running twice, then ended
+    fake_lsf.answer(
+        "bjobs",
+        stdout=live,
+        then=[{"stdout": live}] * 3 + [{"stdout": ended}] * 2,
+    )
+    fake_lsf.answer("bkill", stdout="Job <100> is being terminated\n")
+    sched.delete(app_id)
+    assert fake_lsf.calls("bkill") == [["100", "101"]]
+    assert len(fake_lsf.calls("bjobs")) == 5
+    assert not os.path.lexists(app_dir)
+
+
+def test_delete_keeps_the_directory_of_jobs_that_do_not_end(
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("torchx_lsf.scheduler.DELETE_POLL", 0.01)
+    monkeypatch.setenv("TORCHX_LSF_TIMEOUT", "0.3")
+    app_id, app_dir = _submit(sched, fake_lsf, tmp_path, _app(1))
+    live = _line(100, "RUN", app_id, 0, app_dir)
+    fake_lsf.answer("bjobs", stdout=live, then=[{"stdout": live}] * 200)
+    fake_lsf.answer("bkill", stdout="Job <100> is being terminated\n")
+    with pytest.raises(
+        SchedulerError, match=r"have not ended within 0\.3 s: its directory is kept"
+    ) as e:
+        sched.delete(app_id)
+    assert "\n" not in str(e.value)
+    assert os.path.isdir(app_dir)
+
+
 def test_a_cancelled_app_still_stopping_is_running(
     sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path
 ) -> None:
@@ -233,6 +306,17 @@ def test_list_groups_jobs_by_project(sched: LsfScheduler, fake_lsf: FakeTools) -
             "jobid stat proj_name exit_code exec_host job_name start_time finish_time output_dir delimiter='|'",
         ]
     ]
+
+
+def test_list_names_each_app_by_its_appdef(
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path
+) -> None:
+    app = _app(1)
+    app.name = "My Trainer"  # the app id is made lower case: the name is the AppDef's
+    app_id, app_dir = _submit(sched, fake_lsf, tmp_path, app)
+    fake_lsf.answer("bjobs", stdout=_line(100, "RUN", app_id, 0, app_dir))
+    [listed] = sched.list()
+    assert (listed.app_id, listed.name, listed.state) == (app_id, "My Trainer", AppState.RUNNING)
 
 
 def test_log_iter_reads_the_replica_files(

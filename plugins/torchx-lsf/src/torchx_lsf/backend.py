@@ -34,6 +34,11 @@ class LsfBackend:
     def close(self) -> None:
         """Nothing to let go of: every call is a process that has ended."""
 
+    def timeout(self) -> float:
+        """How long one LSF command may take (``TORCHX_LSF_TIMEOUT``, see
+        :func:`torchx_lsf.commands.timeout`)."""
+        return commands.timeout()
+
     def classify_error(self, e: BaseException) -> SchedulerError | None:
         """Every failure of an LSF tool is raised in the contract's terms already."""
         return e if isinstance(e, SchedulerError) else None

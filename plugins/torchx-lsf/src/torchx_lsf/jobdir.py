@@ -148,6 +148,38 @@ def find_app_dir(app_id: str, output_dirs: Iterable[str]) -> str:
     return ""
 
 
+def was_deleted(app_id: str, output_dirs: Iterable[str]) -> bool:
+    """Whether ``torchx delete`` removed the app: its jobs' output directory (bsub -outdir)
+    is gone from a ``.torchx-lsf`` this user can see and owns.
+
+    LSF shows ended jobs until its CLEAN_PERIOD and has no call that forgets one: the
+    app's directory is what says it is still there. A ``.torchx-lsf`` this host cannot
+    see (a file system not mounted here) says nothing: the app is not taken as deleted.
+    """
+    for path in (d.rstrip("/") for d in output_dirs):
+        if not (path.endswith(f"/{STATE_DIR}/{app_id}") and os.path.isabs(path)):
+            continue
+        if is_private_dir(os.path.dirname(path)) and not os.path.lexists(path):
+            return True
+    return False
+
+
+def remove_app_dir(app_dir: str) -> None:
+    """Removes the app's private directory (scripts, env files, logs, its AppDef).
+
+    ``app_dir`` is one :func:`find_app_dir` found (a private directory of the user's,
+    not a link); a failure is one line naming the directory and why.
+    """
+    errors: list[str] = []
+
+    def failed(_fn: object, path: str, exc: tuple[type, BaseException, object]) -> None:
+        errors.append(f"{path}: {getattr(exc[1], 'strerror', None) or exc[1]}")
+
+    shutil.rmtree(app_dir, onerror=failed)  # onexc from Python 3.12
+    if errors:
+        raise SchedulerError(f"cannot remove the app's directory {app_dir} ({errors[0]})")
+
+
 def is_cancelled(app_dir: str) -> bool:
     """Whether the app of ``app_dir`` was cancelled through torchx (its mark is there)."""
     return bool(app_dir) and os.path.exists(os.path.join(app_dir, CANCELLED))

@@ -23,6 +23,8 @@ What each call runs (every one with a timeout, see :mod:`torchx_lsf.commands`):
 * ``list``: ``bjobs -a -o ...`` for the user's jobs, one app per project;
 * ``cancel``: ``bkill`` of the app's jobs, after leaving a mark in the app's directory
   (so its replicas that LSF ends as EXIT read as CANCELLED, from any process);
+* ``delete``: ``cancel``, ``bjobs`` until the jobs have ended, then the app's directory
+  is removed (LSF cannot forget a job: a gone directory is what says it was deleted);
 * ``log_iter``: reads ``ROLE-K.out``/``.err`` in the app's directory, following them
   until the app ends when tailing.
 
@@ -32,6 +34,7 @@ Runner), never a FAILED app.
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -56,6 +59,10 @@ from torchx_lsf.status import (
     newest_first,
 )
 
+#: Seconds between two looks at the jobs of an app being deleted (LSF's dispatch cycle is
+#: about a second: a job killed ends within a few).
+DELETE_POLL = 0.5
+
 if TYPE_CHECKING:
     # the request builder is imported when an app is submitted, not to follow one
     from torchx_lsf.request import LsfRequest
@@ -74,7 +81,6 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
     missing_capabilities: ClassVar[Mapping[Capability, str]] = {
         Capability.LOG_TIME_WINDOW: "the replicas' log files hold no times: since/until are ignored",
         Capability.RETRIES: "each replica is one LSF job that is not rerun: max_retries is ignored",
-        Capability.DELETE: "LSF keeps ended jobs in bjobs -a until its CLEAN_PERIOD: delete only cancels",
     }
 
     def __init__(self, session_name: str, backend: LsfBackend | None = None) -> None:
@@ -168,7 +174,7 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
         if not is_valid_app_id(app_id):
             return None
         records = self._backend.records(app_id)
-        if not records:
+        if not records or jobdir.was_deleted(app_id, (r.output_dir for r in records)):
             return None
         app_dir = self._app_dir(app_id, records)
         return describe_response(app_id, records, app_dir, jobdir.is_cancelled(app_dir))
@@ -178,21 +184,54 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
         CLEAN_PERIOD): one per project whose jobs are named as an app's replicas."""
         apps = apps_of(self._backend.all_records())
         found = []
-        for app_id, records in apps.items():
+        for app_id, records in list(apps.items()):
+            if jobdir.was_deleted(app_id, (r.output_dir for r in records)):
+                del apps[app_id]
+                continue
             app_dir = self._app_dir(app_id, records)
-            found.append(list_entry(app_id, records, jobdir.is_cancelled(app_dir)))
+            app = appstore.load(app_dir) if app_dir else None
+            found.append(
+                list_entry(app_id, records, jobdir.is_cancelled(app_dir), app.name if app else "")
+            )
         newest_first(found, apps)
         return found
 
     def _cancel_existing(self, app_id: str) -> None:
         records = self._backend.records(app_id)
+        live = [r.job_id for r in records if not r.app_state.is_terminal()]
+        if not live:
+            return  # it has ended: it stays as it ended (no mark)
         app_dir = self._app_dir(app_id, records)
         if app_dir:
             jobdir.mark_cancelled(app_dir)
-        live = [r.job_id for r in records if not r.app_state.is_terminal()]
-        if not live:
-            return  # ended meanwhile: it stays as it ended
         self._backend.bkill(app_id, live)
+
+    def _delete_existing(self, app_id: str) -> None:
+        """Cancels the app if it is live, waits for its jobs to end, then removes its
+        directory: from then on neither ``describe`` nor ``list`` shows it.
+
+        LSF keeps the ended jobs in ``bjobs -a`` until its CLEAN_PERIOD and has no call
+        that forgets one, so the app's directory is what makes it exist
+        (:func:`torchx_lsf.jobdir.was_deleted`). A job still running could write there
+        again, so the directory is removed only once every job has ended; jobs that
+        have not ended within the LSF commands' timeout leave it, and say so.
+        """
+        self._cancel_existing(app_id)
+        limit = self._backend.timeout()
+        deadline = time.monotonic() + limit
+        records = self._backend.records(app_id)
+        while not all(r.app_state.is_terminal() for r in records):
+            if time.monotonic() > deadline:
+                raise SchedulerError(
+                    f"app {app_id} was cancelled but its jobs have not ended within {limit:g} s: "
+                    "its directory is kept; delete it again once they have (bjobs -P "
+                    f"{app_id})"
+                )
+            time.sleep(DELETE_POLL)  # LSF tells no one when a job ends: ask again
+            records = self._backend.records(app_id)
+        app_dir = self._app_dir(app_id, records)
+        if app_dir:
+            jobdir.remove_app_dir(app_dir)
 
     # -- logs -------------------------------------------------------------------------------
 

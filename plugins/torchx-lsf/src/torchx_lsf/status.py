@@ -89,11 +89,14 @@ def apps_of(records: Iterable[JobRecord]) -> dict[str, list[JobRecord]]:
     return apps
 
 
-def list_entry(app_id: str, records: list[JobRecord], cancelled: bool) -> ListAppResponse:
-    """What ``list`` says of the app ``app_id`` with jobs ``records``."""
+def list_entry(
+    app_id: str, records: list[JobRecord], cancelled: bool, name: str = ""
+) -> ListAppResponse:
+    """What ``list`` says of the app ``app_id`` with jobs ``records``; ``name`` is the
+    name of the AppDef it keeps (the app id does not carry it: it is made lower case)."""
     state = app_state(records, cancelled)
     start, end = times(records, state)
-    return ListAppResponse(app_id=app_id, state=state, start_time=start, end_time=end)
+    return ListAppResponse(app_id=app_id, state=state, name=name, start_time=start, end_time=end)
 
 
 def newest_first(found: list[ListAppResponse], apps: dict[str, list[JobRecord]]) -> None:

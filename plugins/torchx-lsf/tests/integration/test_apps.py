@@ -2,7 +2,8 @@
 
 Replicas meet over TCP through the rank-0 host the scripts find with ``bjobs``; a failing
 replica fails the app with its exit code and ends the others; cancel reaches CANCELLED
-and stops the replicas; logs, status and list answer from later processes.
+and stops the replicas; logs, status and list answer from later processes; delete removes
+the app and its directory (LSF still shows the jobs).
 """
 
 from __future__ import annotations
@@ -96,3 +97,43 @@ def test_logs_and_status_from_another_directory(cli: TorchxCli, tmp_path: Path) 
     assert described["kind"] == "AppDef" and described["spec"]["roles"][0]["args"] == [
         "hello; rm -rf ~ $HOME"
     ]
+
+
+def _listed(cli: TorchxCli) -> dict[str, dict[str, object]]:
+    """``torchx list -s lsf --json``: each app by its app id."""
+    out = json.loads(cli("list", "-s", "lsf", "--json").stdout)
+    return {app_id(str(row["handle"])): row for row in out["data"]}
+
+
+def test_list_shows_the_app_name(cli: TorchxCli) -> None:
+    handle = cli.start("utils.echo", "--msg", "hi", "--image", str(cli.work))
+    cli.wait_state(handle, {"SUCCEEDED"}, timeout=60)
+    row = _listed(cli)[app_id(handle)]
+    assert (row["name"], row["state"]) == ("echo", "SUCCEEDED")
+    line = next(x for x in cli("list", "-s", "lsf").stdout.splitlines() if app_id(handle) in x)
+    assert " echo " in f" {line} "
+
+
+def test_delete_of_a_failed_app_removes_it_and_its_directory(cli: TorchxCli) -> None:
+    handle = cli.start(
+        "utils.sh", "--num_replicas", "2", "--image", str(cli.work),
+        "sh", "-c", 'if [ "$TORCHX_REPLICA_ID" = 1 ]; then exit 3; fi; echo ok',
+    )  # fmt: skip
+    cli.wait_state(handle, {"FAILED"}, timeout=60)
+    app_dir = Path(cli.work, ".torchx-lsf", app_id(handle))
+    assert sorted(p.name for p in app_dir.glob("*.env")) == ["sh-0.env", "sh-1.env"]
+    assert cli("delete", handle).stdout.strip() == f"deleted {handle}"
+    assert not app_dir.exists()  # its private env files with it
+    gone = cli("status", handle, rc=None)
+    assert gone.returncode != 0 and "does not exist (or was deleted)" in gone.stderr, gone
+    assert app_id(handle) not in _listed(cli)
+    assert {j[1] for j in _bjobs(app_id(handle))} == {"DONE", "EXIT"}  # LSF keeps its jobs
+
+
+def test_delete_of_a_running_app_stops_it_then_removes_its_directory(cli: TorchxCli) -> None:
+    handle = cli.start("utils.sh", "--image", str(cli.work), "sh", "-c", "echo up; sleep 120")
+    cli.wait_output(handle, "up")
+    assert cli("delete", "--force", handle).stdout.strip() == f"deleted {handle}"
+    assert {j[1] for j in _bjobs(app_id(handle))} == {"EXIT"}  # ended before the removal
+    assert not Path(cli.work, ".torchx-lsf", app_id(handle)).exists()
+    assert cli("status", handle, rc=None).returncode != 0
