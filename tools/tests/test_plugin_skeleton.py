@@ -61,6 +61,9 @@ CLIENT_IMPORTERS: Mapping[str, Mapping[str, str]] = {
     "torchx-slurm": {
         "quick.py": "the quick handler runs squeue without the Runner (the status helper's)"
     },
+    "torchx-lsf": {
+        "quick.py": "the quick handler runs bjobs without the Runner (the status helper's)"
+    },
 }
 
 #: Rules a plugin does not meet yet (rule name -> who converts it). Only shrinks.

@@ -22,6 +22,7 @@ from torchx_slurm.scheduler import SlurmScheduler, create_scheduler
 
 from torchx.schedulers.contract.api import Stream
 from torchx.schedulers.helpers import appstore
+from torchx.schedulers.helpers import quick as helpers_quick
 from torchx.schedulers.helpers.quick import CALLS, handler_problem, quick_status_of
 from torchx.schedulers.testing.fake_tools import FakeTools
 from torchx.specs import AppDef, Role
@@ -279,4 +280,4 @@ def test_which_is_shutils(
         monkeypatch.setenv("PATH", path.format(bin=fake_slurm.bin, dir=tmp_path))
     monkeypatch.chdir(fake_slurm.bin)
     for tool in ("squeue", "sh", "no-such-tool"):
-        assert quick._which(tool) == shutil.which(tool)
+        assert helpers_quick.which(tool) == shutil.which(tool)

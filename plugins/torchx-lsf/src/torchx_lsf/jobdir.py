@@ -16,16 +16,32 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
-from collections.abc import Iterable
 
 from torchx.schedulers.contract.errors import SchedulerError
 from torchx.schedulers.helpers import privatedir
+from torchx_lsf.appdir import (  # the light part, which the quick handler reads too
+    CANCELLED,
+    STATE_DIR,
+    find_app_dir,
+    is_cancelled,
+    is_private_dir,
+    was_deleted,
+)
 
-#: The sub-directory of the job directory holding one private directory per app.
-STATE_DIR = ".torchx-lsf"
-#: The file whose presence says that the app was cancelled through torchx.
-CANCELLED = "cancelled"
+__all__ = [
+    "CANCELLED",
+    "STATE_DIR",
+    "find_app_dir",
+    "is_cancelled",
+    "is_private_dir",
+    "make_app_dir",
+    "mark_cancelled",
+    "prepare",
+    "remove",
+    "remove_app_dir",
+    "was_deleted",
+    "write_new",
+]
 
 # the end of every refusal of a private directory: why it matters, what to do
 _WHY = (
@@ -123,45 +139,11 @@ def mark_cancelled(app_dir: str) -> None:
         os.close(fd)
 
 
-def is_private_dir(path: str) -> bool:
-    """Whether ``path`` is a directory (not a link) of the user's that only they can use."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077
-
-
 def remove(app_dir: str, jobdir: str, made_jobdir: bool) -> None:
     """Removes what a failed submit made: the app's directory, and ``jobdir`` if it made it."""
     shutil.rmtree(app_dir, ignore_errors=True)
     if made_jobdir:
         shutil.rmtree(jobdir, ignore_errors=True)
-
-
-def find_app_dir(app_id: str, output_dirs: Iterable[str]) -> str:
-    """The app's private directory, from its jobs' output directories (bsub -outdir); "" if
-    none is a private directory of the user's named as the app's."""
-    for path in (d.rstrip("/") for d in output_dirs):
-        if path.endswith(f"/{STATE_DIR}/{app_id}") and os.path.isabs(path) and is_private_dir(path):
-            return path
-    return ""
-
-
-def was_deleted(app_id: str, output_dirs: Iterable[str]) -> bool:
-    """Whether ``torchx delete`` removed the app: its jobs' output directory (bsub -outdir)
-    is gone from a ``.torchx-lsf`` this user can see and owns.
-
-    LSF shows ended jobs until its CLEAN_PERIOD and has no call that forgets one: the
-    app's directory is what says it is still there. A ``.torchx-lsf`` this host cannot
-    see (a file system not mounted here) says nothing: the app is not taken as deleted.
-    """
-    for path in (d.rstrip("/") for d in output_dirs):
-        if not (path.endswith(f"/{STATE_DIR}/{app_id}") and os.path.isabs(path)):
-            continue
-        if is_private_dir(os.path.dirname(path)) and not os.path.lexists(path):
-            return True
-    return False
 
 
 def remove_app_dir(app_dir: str) -> None:
@@ -178,8 +160,3 @@ def remove_app_dir(app_dir: str) -> None:
     shutil.rmtree(app_dir, onerror=failed)  # onexc from Python 3.12
     if errors:
         raise SchedulerError(f"cannot remove the app's directory {app_dir} ({errors[0]})")
-
-
-def is_cancelled(app_dir: str) -> bool:
-    """Whether the app of ``app_dir`` was cancelled through torchx (its mark is there)."""
-    return bool(app_dir) and os.path.exists(os.path.join(app_dir, CANCELLED))

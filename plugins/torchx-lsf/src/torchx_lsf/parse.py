@@ -19,11 +19,14 @@ split off last.
 
 from __future__ import annotations
 
-import re
+TYPE_CHECKING = False  # not the typing module: its import costs the quick handler milliseconds
+if TYPE_CHECKING:
+    from torchx.specs.api import AppState
 
-import attrs
-
-from torchx.specs.api import AppState
+# Light to import (the standard library only, not even re): the quick handler
+# (:mod:`torchx_lsf.quick`) parses bjobs' answer with this module without loading the
+# spec types. ``JobRecord.app_state`` makes the AppState from :data:`STATE_NAMES` when
+# the full path asks for it.
 
 #: The separator of the fields (``delimiter='|'``).
 SEP = "|"
@@ -42,25 +45,40 @@ FIELDS = (
 #: The ``-o`` argument of bjobs.
 BJOBS_FORMAT = " ".join(FIELDS) + f" delimiter='{SEP}'"
 
-#: LSF's job states -> TorchX's (upstream TorchX's table; suspended jobs are PENDING).
-STATES: dict[str, AppState] = {
-    "PEND": AppState.PENDING,
-    "PSUSP": AppState.PENDING,
-    "WAIT": AppState.PENDING,
-    "RUN": AppState.RUNNING,
-    "USUSP": AppState.PENDING,
-    "SSUSP": AppState.PENDING,
-    "DONE": AppState.SUCCEEDED,
-    "EXIT": AppState.FAILED,
+#: LSF's job states -> the names of TorchX's AppStates (upstream TorchX's table;
+#: suspended jobs are PENDING). Any other state is UNKNOWN.
+STATE_NAMES: dict[str, str] = {
+    "PEND": "PENDING",
+    "PSUSP": "PENDING",
+    "WAIT": "PENDING",
+    "RUN": "RUNNING",
+    "USUSP": "PENDING",
+    "SSUSP": "PENDING",
+    "DONE": "SUCCEEDED",
+    "EXIT": "FAILED",
 }
-_JOB_ID = re.compile(r"\d+(\[\d+\])?")
-_HOST_COUNT = re.compile(r"\d+\*")
 
 
-@attrs.frozen
+def state_name(lsf_state: str) -> str:
+    """The AppState name of an LSF job state (``UNKNOWN`` for one this table lacks)."""
+    return STATE_NAMES.get(lsf_state, "UNKNOWN")
+
+
 class JobRecord:
-    """One LSF job as bjobs prints it (``-`` read as empty or None)."""
+    """One LSF job as bjobs prints it (``-`` read as empty or None). Immutable: a changed
+    copy is :meth:`evolve`'s."""
 
+    __slots__ = (
+        "exec_host",
+        "exit_code",
+        "finish_time",
+        "job_id",
+        "job_name",
+        "output_dir",
+        "project",
+        "start_time",
+        "state",
+    )
     job_id: str
     state: str
     project: str
@@ -68,8 +86,53 @@ class JobRecord:
     exec_host: str
     job_name: str
     output_dir: str
-    start_time: float | None = None
-    finish_time: float | None = None
+    start_time: float | None
+    finish_time: float | None
+
+    def __init__(
+        self,
+        job_id: str,
+        state: str,
+        project: str,
+        exit_code: int | None,
+        exec_host: str,
+        job_name: str,
+        output_dir: str,
+        start_time: float | None = None,
+        finish_time: float | None = None,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "job_id", job_id)
+        set_(self, "state", state)
+        set_(self, "project", project)
+        set_(self, "exit_code", exit_code)
+        set_(self, "exec_host", exec_host)
+        set_(self, "job_name", job_name)
+        set_(self, "output_dir", output_dir)
+        set_(self, "start_time", start_time)
+        set_(self, "finish_time", finish_time)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"JobRecord is immutable: use evolve({name}=...)")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is JobRecord and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"JobRecord({fields})"
+
+    def evolve(self, **changes: object) -> JobRecord:
+        """A copy with ``changes``."""
+        values = {name: getattr(self, name) for name in self.__slots__}
+        values.update(changes)
+        return JobRecord(**values)
 
     @property
     def replica(self) -> tuple[str, int] | None:
@@ -93,8 +156,16 @@ class JobRecord:
         return parsed[1] if parsed else None
 
     @property
+    def state_name(self) -> str:
+        """The name of the AppState of the job's LSF state."""
+        return state_name(self.state)
+
+    @property
     def app_state(self) -> AppState:
-        return STATES.get(self.state, AppState.UNKNOWN)
+        """The AppState of the job's LSF state (the full path's; it imports the spec types)."""
+        from torchx.specs.api import AppState
+
+        return AppState[self.state_name]
 
 
 def _value(text: str) -> str:
@@ -105,7 +176,19 @@ def _value(text: str) -> str:
 def first_host(exec_host: str) -> str:
     """The first host of bjobs' ``exec_host`` (``4*hostA:hostB`` -> ``hostA``)."""
     first = exec_host.strip().split(":", 1)[0].split()[0] if exec_host.strip() else ""
-    return _HOST_COUNT.sub("", first, count=1) if first != "-" else ""
+    if first == "-":
+        return ""
+    count, star, host = first.partition("*")
+    return host if star and count.isdigit() and count.isascii() else first
+
+
+def _is_job_id(text: str) -> bool:
+    """``1234`` or an array element ``1234[5]``."""
+    base, bracket, index = text.partition("[")
+    digits = base.isdigit() and base.isascii()
+    if not bracket:
+        return digits
+    return digits and index.endswith("]") and index[:-1].isdigit() and index[:-1].isascii()
 
 
 def _exit_code(text: str) -> int | None:
@@ -168,7 +251,7 @@ def parse_bjobs(text: str) -> list[JobRecord]:
     records = []
     for line in text.splitlines():
         parts = line.split(SEP, len(FIELDS) - 1)
-        if len(parts) != len(FIELDS) or not _JOB_ID.fullmatch(parts[0].strip()):
+        if len(parts) != len(FIELDS) or not _is_job_id(parts[0].strip()):
             continue  # a message, not a job
         job_id, state, project, exit_code, exec_host, job_name, start, finish, output_dir = parts
         records.append(

@@ -16,3 +16,10 @@ from torchx.specs.hookspecs import hookimpl
 def torchx_schedulers() -> Mapping[str, str]:
     """``lsf``: one bsub job per replica (upstream TorchX's name)."""
     return {"lsf": "torchx_lsf.scheduler:create_scheduler"}
+
+
+@hookimpl
+def torchx_quick_handlers() -> Mapping[str, str]:
+    """``lsf``: ``torchx status|log|cancel`` of its apps without the spec types (see
+    :mod:`torchx_lsf.quick`)."""
+    return {"lsf": "torchx_lsf.quick:HANDLER"}

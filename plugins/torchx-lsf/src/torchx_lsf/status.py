@@ -1,9 +1,10 @@
 """What LSF answered, as TorchX states and a ``DescribeAppResponse``: no LSF call here.
 
 The backend (:mod:`torchx_lsf.backend`) gives the app's jobs as parsed records
-(:mod:`torchx_lsf.parse`, one per replica); this module rolls them up with what the
-app keeps in its private directory (:mod:`torchx_lsf.jobdir`): the cancel mark, exit
-codes a failed replica recorded before LSF ended its job, and the AppDef.
+(:mod:`torchx_lsf.parse`, one per replica); this module rolls their states up with the
+cancel mark the app keeps in its private directory (:mod:`torchx_lsf.jobdir`), and makes
+the contract's answers from the plain status record :mod:`torchx_lsf.status_record`
+reads (the quick handler's reading too) and the AppDef the app keeps.
 
 Rules: the replicas' states roll up (one failed fails the app); a cancelled app is
 RUNNING while its jobs stop and CANCELLED once they have (a replica that ended other
@@ -13,17 +14,16 @@ once the app has ended, the last finish.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 
-import attrs
-
 from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse
-from torchx.schedulers.contract.states import rollup, settle_cancelled
+from torchx.schedulers.contract.states import role_statuses, rollup, settle_cancelled
 from torchx.schedulers.helpers import appstore
 from torchx.schedulers.helpers.ids import is_valid_app_id
-from torchx.specs import AppState, ReplicaStatus, RoleStatus
-from torchx_lsf.parse import JobRecord, replica_exit_code
+from torchx.specs import AppState
+from torchx_lsf.parse import JobRecord
+from torchx_lsf.status_record import app_record, with_recorded_exit
+from torchx_lsf.status_record import times as _times
 
 
 def app_state(records: list[JobRecord], cancelled: bool) -> AppState:
@@ -38,45 +38,25 @@ def app_state(records: list[JobRecord], cancelled: bool) -> AppState:
 def describe_response(
     app_id: str, records: list[JobRecord], app_dir: str, cancelled: bool
 ) -> DescribeAppResponse:
-    """The app ``app_id`` from its jobs, its private directory and its cancel mark."""
-    records = [_with_recorded_exit(rec, app_dir) for rec in records]
+    """The app ``app_id`` from its jobs, its private directory and its cancel mark: the
+    status record :func:`torchx_lsf.status_record.app_record` reads (the quick handler's
+    too), with the AppDef the app keeps."""
+    records = [with_recorded_exit(rec, app_dir) for rec in records]
     state = app_state(records, cancelled)
-    roles: dict[str, RoleStatus] = {}
-    failed = []
-    for rec in sorted(records, key=lambda r: r.replica or ("", 0)):
-        role, rid = rec.replica or ("", 0)
-        rstate = rec.app_state
-        if state == AppState.CANCELLED and rstate != AppState.SUCCEEDED:
-            rstate = AppState.CANCELLED
-        exit_code = replica_exit_code(rec)
-        if rstate == AppState.FAILED:
-            failed.append(f"{role}/{rid} (LSF job {rec.job_id}, exit code {exit_code})")
-        roles.setdefault(role, RoleStatus(role)).replicas.append(
-            ReplicaStatus(
-                id=rid, state=rstate, role=role, hostname=rec.exec_host, exit_code=exit_code
-            )
-        )
-    msg = ""
-    if state == AppState.FAILED and failed:
-        msg = f"failed: {', '.join(failed)}"
-        if app_dir:
-            msg += f"; logs in {app_dir}"
-    elif state == AppState.PENDING:
-        msg = "waiting for LSF to dispatch the jobs (bjobs -p says why)"
+    record = app_record(app_id, records, app_dir, state.name)
     app = appstore.load(app_dir) if app_dir else None
-    start, end = times(records, state)
     return DescribeAppResponse(
         app_id=app_id,
         state=state,
-        num_restarts=0,
-        msg=msg,
-        roles_statuses=list(roles.values()),
+        num_restarts=record["num_restarts"],
+        msg=record["msg"],
+        roles_statuses=role_statuses(record),
         roles=list(app.roles) if app else [],
         metadata=dict(app.metadata) if app else {},
         name=app.name if app else "",
-        ui_url=f"file://{app_dir}" if app_dir else None,
-        start_time=start,
-        end_time=end,
+        ui_url=record["ui_url"],
+        start_time=record["start_time"],
+        end_time=record["end_time"],
     )
 
 
@@ -106,27 +86,4 @@ def newest_first(found: list[ListAppResponse], apps: dict[str, list[JobRecord]])
 
 def times(records: list[JobRecord], state: AppState) -> tuple[float | None, float | None]:
     """When the app's first replica started, and (once it ended) its last one finished."""
-    starts = [r.start_time for r in records if r.start_time is not None]
-    ends = [r.finish_time for r in records if r.finish_time is not None]
-    start = min(starts) if starts else None
-    end = max(ends) if ends and state.is_terminal() else None
-    return start, end
-
-
-def _with_recorded_exit(rec: JobRecord, app_dir: str) -> JobRecord:
-    """``rec``, EXIT with the code its script recorded if it failed while LSF still runs it.
-
-    A failed replica's script records its exit code before it ends the app's other
-    replicas: until its own job ends, that file says how it ended.
-    """
-    if rec.state != "RUN" or not app_dir or rec.replica is None:
-        return rec
-    role, k = rec.replica
-    try:
-        with open(os.path.join(app_dir, f"{role}-{k}.exit"), encoding="utf-8") as f:
-            text = f.read(32).strip()
-    except OSError:
-        return rec
-    if not text.lstrip("-").isdigit() or int(text) == 0:
-        return rec
-    return attrs.evolve(rec, state="EXIT", exit_code=int(text))
+    return _times(records, state.name)

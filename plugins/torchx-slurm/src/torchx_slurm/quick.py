@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 
+from torchx.schedulers.helpers import quick
 from torchx_slurm.jobfiles import STATE_DIR, is_own_file
 from torchx_slurm.parse import SQUEUE_FORMAT, JobRecord, parse_squeue_text
 from torchx_slurm.status_record import job_status, state_name
@@ -39,49 +40,9 @@ if TYPE_CHECKING:
 TIMEOUT_ENV = "TORCHX_SLURM_TIMEOUT"
 DEFAULT_TIMEOUT = 10.0
 MAX_TIMEOUT = 86400.0
-#: As ``torchx.schedulers.helpers.appstore`` and ``torchx.specs.appdef_json``; a test checks.
-APPDEF_FILE = "appdef.json"
-APPDEF_VERSION = "torchx.specs/v1"
-
-
-class _Decline(Exception):
-    """Not the plain case: the full command answers."""
-
-
-def _timeout() -> float:
-    raw = os.environ.get(TIMEOUT_ENV, "")
-    if not raw:
-        return DEFAULT_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        raise _Decline(TIMEOUT_ENV) from None
-    if not 0 < value <= MAX_TIMEOUT:
-        raise _Decline(TIMEOUT_ENV)  # the full command says what is wrong
-    return value
-
-
-def _which(tool: str) -> str | None:
-    """``shutil.which(tool)`` for a bare name on POSIX, without importing shutil (and with
-    it bz2, lzma, fnmatch: milliseconds); a test checks they agree."""
-    path = os.environ.get("PATH", None)
-    if path is None:
-        try:
-            path = os.confstr("CS_PATH")
-        except (AttributeError, ValueError):
-            path = os.defpath
-    if not path:
-        return None
-    seen = set()
-    for folder in os.fsdecode(path).split(os.pathsep):
-        norm = os.path.normcase(folder)
-        if norm in seen:
-            continue
-        seen.add(norm)
-        name = os.path.join(folder, tool)
-        if os.path.exists(name) and os.access(name, os.F_OK | os.X_OK) and not os.path.isdir(name):
-            return name
-    return None
+#: What ``appstore`` keeps (:func:`torchx.schedulers.helpers.quick.kept_envs` reads it).
+APPDEF_FILE, APPDEF_VERSION = quick.APPDEF_FILE, quick.APPDEF_VERSION
+_Decline = quick.Decline
 
 
 def _squeue(app_id: str) -> str:
@@ -89,10 +50,10 @@ def _squeue(app_id: str) -> str:
     conf = os.environ.get("SLURM_CONF")
     if conf and not os.path.isfile(conf):
         raise _Decline("SLURM_CONF")
-    path = _which("squeue")
+    path = quick.which("squeue")
     if path is None:
         raise _Decline("squeue")
-    limit = _timeout()
+    limit = quick.timeout_from_env(TIMEOUT_ENV, DEFAULT_TIMEOUT, MAX_TIMEOUT)
     import subprocess
 
     try:
@@ -123,58 +84,6 @@ def _state(records: list[JobRecord]) -> str:
     return state
 
 
-def _envs(state_dir: str) -> list[dict[str, str]]:
-    """The env of each role of the AppDef kept with the job (``torchx.schedulers.helpers.appstore``).
-
-    None of it where ``appstore.load`` would give no AppDef for reasons this can tell (no
-    file, not the user's own private file). The command uses these values only to see
-    whether a secret would be masked in what it prints, and leaves any such status to
-    the full path; so a file ``appstore.load`` would still refuse costs nothing. Declines
-    when it cannot read every role's env.
-    """
-    if not state_dir:
-        return []
-    import stat
-
-    try:
-        fd = os.open(
-            os.path.join(state_dir, APPDEF_FILE), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-        )
-    except OSError:
-        return []
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
-            return []
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read()
-    finally:
-        os.close(fd)
-    import json
-
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except ValueError:
-        raise _Decline("the kept AppDef") from None
-    spec = doc.get("spec") if type(doc) is dict else None
-    roles = spec.get("roles") if type(spec) is dict else None
-    if (
-        doc.get("apiVersion") != APPDEF_VERSION
-        or doc.get("kind") != "AppDef"
-        or type(roles) is not list
-    ):
-        raise _Decline("the kept AppDef's format")
-    envs = []
-    for role in roles:
-        env = role.get("env") if type(role) is dict else None
-        if type(env) is not dict or not all(
-            type(k) is str and type(v) is str for k, v in env.items()
-        ):
-            raise _Decline("a role's env")
-        envs.append(dict(env))
-    return envs
-
-
 class SlurmQuickHandler:
     """The quick handler of the ``slurm`` scheduler (see the module docstring)."""
 
@@ -199,7 +108,7 @@ class SlurmQuickHandler:
         if job.unseen:
             raise _Decline("exit codes of replicas squeue does not show")
         record: QuickStatus = job.record
-        record["envs"] = _envs(job.state_dir)
+        record["envs"] = quick.kept_envs(job.state_dir)
         return record
 
     def log(

@@ -49,6 +49,12 @@ or removed, a ``TORCHX_*`` variable changes or a plugin module's file changes
 A plugin tests its handler against its scheduler: for the same backend answer,
 :meth:`QuickHandler.status` must equal :func:`quick_status_of` of the scheduler's
 ``describe`` (or be None), and the handler's log lines the scheduler's.
+
+What every handler needs besides its parser, written once here (each imports what it
+needs when called, so importing this module stays free): :func:`which` (a tool on
+``PATH``), :func:`timeout_from_env` (its command's timeout, as the scheduler reads it)
+and :func:`kept_envs` (the env of each role of the AppDef kept in an app's directory).
+Each raises :class:`Decline` where the full path should answer.
 """
 
 from __future__ import annotations
@@ -91,7 +97,16 @@ if TYPE_CHECKING:
 
 
 # QuickHandler and QuickStatus are for type checkers: import them under TYPE_CHECKING
-__all__ = ["CALLS", "declared_calls", "handler_problem", "quick_status_of"]
+__all__ = [
+    "CALLS",
+    "Decline",
+    "declared_calls",
+    "handler_problem",
+    "kept_envs",
+    "quick_status_of",
+    "timeout_from_env",
+    "which",
+]
 
 #: What a handler may declare in its ``calls``.
 CALLS = ("status", "log", "cancel")
@@ -139,3 +154,109 @@ def quick_status_of(desc: Any, envs: list[dict[str, str]] | None = None) -> Quic
     record: QuickStatus = desc.app_status().record()
     record["envs"] = [dict(role.env) for role in desc.roles] if envs is None else envs
     return record
+
+
+class Decline(Exception):
+    """Not the plain case: the full command answers (a handler returns None for it)."""
+
+
+def which(tool: str) -> str | None:
+    """``shutil.which(tool)`` for a bare name on POSIX, without importing shutil (and with
+    it bz2, lzma, fnmatch: milliseconds); a test checks they agree."""
+    import os
+
+    path = os.environ.get("PATH", None)
+    if path is None:
+        try:
+            path = os.confstr("CS_PATH")
+        except (AttributeError, ValueError):
+            path = os.defpath
+    if not path:
+        return None
+    seen = set()
+    for folder in os.fsdecode(path).split(os.pathsep):
+        norm = os.path.normcase(folder)
+        if norm in seen:
+            continue
+        seen.add(norm)
+        name = os.path.join(folder, tool)
+        if os.path.exists(name) and os.access(name, os.F_OK | os.X_OK) and not os.path.isdir(name):
+            return name
+    return None
+
+
+def timeout_from_env(name: str, default: float, maximum: float) -> float:
+    """The timeout the environment variable ``name`` sets (``default`` when unset), as the
+    scheduler's commands read it; :class:`Decline` for a value they would refuse (the
+    full command says what is wrong)."""
+    import os
+
+    raw = os.environ.get(name, "")
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise Decline(name) from None
+    if not 0 < value <= maximum:
+        raise Decline(name)
+    return value
+
+
+#: As ``torchx.schedulers.helpers.appstore`` and ``torchx.specs.appdef_json`` (a test checks).
+APPDEF_FILE = "appdef.json"
+APPDEF_VERSION = "torchx.specs/v1"
+
+
+def kept_envs(state_dir: str) -> list[dict[str, str]]:
+    """The env of each role of the AppDef kept in ``state_dir``
+    (:mod:`torchx.schedulers.helpers.appstore`), for ``QuickStatus["envs"]``.
+
+    None of it where ``appstore.load`` would give no AppDef for reasons this can tell (no
+    directory, no file, not the user's own private file). The command uses these values
+    only to see whether a secret would be masked in what it prints, and leaves any such
+    status to the full path; so a file ``appstore.load`` would still refuse costs nothing.
+    :class:`Decline` when it cannot read every role's env.
+    """
+    if not state_dir:
+        return []
+    import os
+    import stat
+
+    try:
+        fd = os.open(
+            os.path.join(state_dir, APPDEF_FILE), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+        )
+    except OSError:
+        return []
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            return []
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read()
+    finally:
+        os.close(fd)
+    import json
+
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except ValueError:
+        raise Decline("the kept AppDef") from None
+    spec = doc.get("spec") if type(doc) is dict else None
+    roles = spec.get("roles") if type(spec) is dict else None
+    if (
+        doc.get("apiVersion") != APPDEF_VERSION
+        or doc.get("kind") != "AppDef"
+        or type(roles) is not list
+    ):
+        raise Decline("the kept AppDef's format")
+    envs = []
+    for role in roles:
+        env = role.get("env") if type(role) is dict else None
+        if type(env) is not dict or not all(
+            type(k) is str and type(v) is str for k, v in env.items()
+        ):
+            raise Decline("a role's env")
+        envs.append(dict(env))
+    return envs
