@@ -7,10 +7,13 @@ small wrapper each). It implements the documented subset the torchx ``lsf``
 scheduler uses, with the options and output formats IBM documents for them; every
 difference from real LSF is listed in dev/README.md ("dev/lsf").
 
-One execution host (this machine, named by its host name) with ``MXJ`` job slots.
-Each job gets a supervisor of its own: ``bsub`` records the job, then starts a
+Execution hosts: the names ``TORCHX_DEV_LSF_HOSTS`` lists (each a name of this machine;
+by default its host name alone), ``MXJ`` job slots each. A host takes a job at most once
+per ``JOB_ACCEPT_INTERVAL`` periods of ``MBD_SLEEP_TIME`` (lsb.params), so an app's
+replicas start seconds apart, spread over the hosts (the one with the fewest slots in
+use first). Each job gets a supervisor of its own: ``bsub`` records the job, then starts a
 detached ``lsf_standin.py _run JOBID`` that waits for the job's dependency (``-w``) and
-for free slots, runs the job file with ``/bin/sh`` in its own process group (the
+for a host that takes it, runs the job file with ``/bin/sh`` in its own process group (the
 submitter's environment plus LSB_JOBID, LSB_JOBNAME, LSB_HOSTS, LSB_MCPU_HOSTS,
 LSB_QUEUE), writes its output where ``-o``/``-oo``/``-e``/``-eo`` say, and records how it
 ended. ``bkill`` signals the job's process group: SIGINT, SIGTERM, then SIGKILL,
@@ -106,7 +109,42 @@ def all_jobs() -> list[dict[str, Any]]:
 
 
 def host() -> str:
+    """The host the commands run on (the submission host: ``from_host``)."""
     return conf().get("TORCHX_DEV_LSF_HOST") or socket.gethostname()
+
+
+def exec_hosts() -> list[str]:
+    """The execution hosts, in order: ``TORCHX_DEV_LSF_HOSTS`` (names of this machine), else
+    :func:`host` alone."""
+    return conf().get("TORCHX_DEV_LSF_HOSTS", "").split() or [host()]
+
+
+def accept_interval() -> float:
+    """Seconds a host waits after a dispatch before it takes another job: LSF's
+    ``JOB_ACCEPT_INTERVAL`` periods of ``MBD_SLEEP_TIME`` (lsb.params)."""
+    cfg = conf()
+    return float(cfg.get("JOB_ACCEPT_INTERVAL", "0")) * float(cfg.get("MBD_SLEEP_TIME", "1"))
+
+
+def pick_host(job: dict[str, Any], jobs: list[dict[str, Any]], mxj: int) -> str | None:
+    """The host the job is dispatched to now, or None (none may take it yet): of the hosts
+    it may run on (``-m``), those with free slots that accepted no job within the accept
+    interval; of these, the one with the fewest slots in use (then the first listed)."""
+    hosts = exec_hosts()
+    if job.get("hosts"):
+        hosts = [h for h in hosts if h in job["hosts"].split()]
+    now = time.time()
+    interval = accept_interval()
+    best: tuple[int, int, str] | None = None
+    for order, name in enumerate(hosts):
+        on_host = [j for j in jobs if j.get("host") == name]
+        used = sum(j["slots"] for j in on_host if j["stat"] == "RUN")
+        last = max((j["start_time"] or 0 for j in on_host), default=0)
+        if used + job["slots"] > mxj or (interval and now - last < interval):
+            continue
+        if best is None or (used, order) < best[:2]:
+            best = (used, order, name)
+    return best[2] if best else None
 
 
 # -- bsub -------------------------------------------------------------------------------------
@@ -142,8 +180,9 @@ def bsub(argv: list[str]) -> None:
     slots = opts.get("slots", "1")
     if not slots.isdigit() or int(slots) < 1:
         die(f"{slots}: Bad argument for option -n. Job not submitted.")
-    if "hosts" in opts and opts["hosts"] != host():
-        die(f"{opts['hosts']}: Bad host name, host group name or cluster name. Job not submitted.")
+    for name in opts.get("hosts", "").split():
+        if name not in exec_hosts():
+            die(f"{name}: Bad host name, host group name or cluster name. Job not submitted.")
     if rest:
         jobfile = " ".join(rest) + "\n"  # LSF runs the command line with the user's shell
         command = " ".join(rest)
@@ -180,6 +219,7 @@ def bsub(argv: list[str]) -> None:
             "err_append": "err_over" not in opts,
             "depend": depend,
             "res_req": opts.get("res_req", ""),
+            "hosts": opts.get("hosts", ""),
             "gpu": opts.get("gpu", ""),
             "env": dict(os.environ),
             "stat": "PEND",
@@ -262,8 +302,7 @@ def _dependency_met(job: dict[str, Any], jobs: list[dict[str, Any]]) -> bool:
 
 def supervise(job_id: int) -> None:
     cfg = conf()
-    mxj = int(cfg.get("TORCHX_DEV_LSF_MXJ", "16"))
-    name = host()
+    mxj = int(cfg.get("TORCHX_DEV_LSF_MXJ", "16"))  # on each host
     while True:  # PEND: wait for the dependency and for free slots
         with locked():
             job = load(job_id)
@@ -273,10 +312,11 @@ def supervise(job_id: int) -> None:
                 job["supervisor"] = os.getpid()  # dev/lsf down stops it by this pid
                 save(job)
             jobs = all_jobs()
-            used = sum(j["slots"] for j in jobs if j["stat"] == "RUN")
-            if _dependency_met(job, jobs) and used + job["slots"] <= mxj:
+            name = pick_host(job, jobs, mxj) if _dependency_met(job, jobs) else None
+            if name is not None:
                 job["stat"] = "RUN"
                 job["start_time"] = time.time()
+                job["host"] = name
                 job["exec_host"] = f"{job['slots']}*{name}" if job["slots"] > 1 else name
                 save(job)
                 break

@@ -1,7 +1,8 @@
 """Apps through the ``torchx`` command (and the Runner), each step from a new process.
 
-Replicas meet over TCP through the rank-0 host the scripts find with ``bjobs``; a failing
-replica fails the app with its exit code and ends the others; cancel reaches CANCELLED
+Replicas meet over TCP through the rank-0 host the scripts find with ``bjobs`` (the
+stand-in's two hosts take them seconds apart); a failing replica fails the app with its
+exit code and ends the others, on either host; cancel reaches CANCELLED
 and stops the replicas; logs, status and list answer from later processes; delete removes
 the app and its directory (LSF still shows the jobs).
 """
@@ -42,6 +43,10 @@ def test_three_replicas_meet_over_tcp_at_the_rank0_host(cli: TorchxCli, port: in
     jobs = _bjobs(app_id(handle))
     assert sorted(j[3] for j in jobs) == [f"{app_id(handle)}-sh-{k}" for k in range(3)]
     assert {j[1] for j in jobs} == {"DONE"}
+    # the stand-in's two hosts take a job a second each: the replicas ran on both, rank 0's
+    # host found through bjobs by the others
+    hosts = {r["hostname"] for r in replicas(status).values()}
+    assert len(hosts) == 2, status
 
 
 def test_a_failing_replica_fails_the_app_and_ends_the_others(cli: TorchxCli) -> None:
@@ -52,6 +57,7 @@ def test_a_failing_replica_fails_the_app_and_ends_the_others(cli: TorchxCli) -> 
     status = cli.wait_state(handle, {"FAILED"}, timeout=60)
     reps = replicas(status)
     assert reps["sh/1"]["exit_code"] == 7 and reps["sh/1"]["state"] == "FAILED"
+    assert reps["sh/1"]["hostname"] != reps["sh/0"]["hostname"]  # it ends those on another host
     # the others are ended, not left sleeping
     deadline = time.monotonic() + 30
     while {j[1] for j in _bjobs(app_id(handle))} - {"EXIT", "DONE"}:
