@@ -126,8 +126,9 @@ Helpers for a plugin's own tests, in modules of their own (none imported here):
 
 The steps of the test apps (:data:`Step`): :class:`Out`, :class:`Err`, :class:`Sleep`,
 :class:`Rank0Host`, :class:`Exit`, :class:`Env` (check a variable), :class:`Fail` (one
-replica of several fails) and :class:`Tick` (output that grows until the replica is
-stopped). An :class:`AppBuilder` that runs the steps its own way handles each of them.
+replica of several fails), :class:`Tick` (output that grows until the replica is
+stopped) and :class:`ExitOnTerm` (a replica that exits with a given code, 0 say, when
+asked to stop). An :class:`AppBuilder` that runs the steps its own way handles each of them.
 
 The checks (test names):
 
@@ -147,7 +148,9 @@ The checks (test names):
   ``test_log_iter_combined``, ``test_log_iter_regex``,
   ``test_log_iter_should_tail_loses_nothing``, ``test_log_iter_since_until``;
 * following: ``test_cancel_reaches_cancelled`` (within ``cancel_timeout``, and the
-  replicas' output then stops growing), ``test_cancel_right_after_submit_is_not_lost``,
+  replicas' output then stops growing), ``test_cancel_is_cancelled_when_replicas_exit_0``
+  (replicas that exit 0 on SIGTERM: the app still CANCELLED, in ``list`` too),
+  ``test_cancel_right_after_submit_is_not_lost``,
   ``test_cancel_is_idempotent``, ``test_unknown_app_id_is_a_fast_no_op``,
   ``test_list_has_every_app_with_its_state`` (two apps, RUNNING then CANCELLED),
   ``test_delete_removes_the_app``, ``test_retries_are_counted``.
@@ -161,6 +164,7 @@ from torchx.schedulers.testing.apps import (
     Env,
     Err,
     Exit,
+    ExitOnTerm,
     Fail,
     Out,
     Rank0Host,
@@ -183,6 +187,7 @@ __all__ = [
     "Env",
     "Err",
     "Exit",
+    "ExitOnTerm",
     "Fail",
     "Kit",
     "Out",

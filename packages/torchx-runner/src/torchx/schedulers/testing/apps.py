@@ -25,6 +25,7 @@ __all__ = [
     "Env",
     "Err",
     "Exit",
+    "ExitOnTerm",
     "Fail",
     "Out",
     "Rank0Host",
@@ -107,12 +108,24 @@ class Tick:
     interval: float
 
 
+@dataclass(frozen=True)
+class ExitOnTerm:
+    """From here on, SIGTERM makes the replica exit with ``code``; it waits until then.
+
+    A program that ends cleanly when asked to stop (``ExitOnTerm(0)``): cancelling it
+    must still read CANCELLED, not SUCCEEDED.
+    """
+
+    code: int
+
+
 #: One step of a kit app's program (:class:`AppBuilder` turns steps into arguments).
-Step = Out | Err | Sleep | Rank0Host | Exit | Env | Fail | Tick
+Step = Out | Err | Sleep | Rank0Host | Exit | Env | Fail | Tick | ExitOnTerm
 
 #: The program the default :class:`AppBuilder` runs with ``sh -c``: it reads its steps
 #: from its arguments as pairs (``o TEXT``, ``e TEXT``, ``s SECONDS``, ``h VARNAME``,
-#: ``x CODE``, ``v NAME=VALUE``, ``f ME:REPLICA:AFTER:CODE``, ``t INTERVAL``). POSIX sh
+#: ``x CODE``, ``v NAME=VALUE``, ``f ME:REPLICA:AFTER:CODE``, ``t INTERVAL``, ``r CODE``:
+#: exit CODE on SIGTERM, waiting in short sleeps the signal interrupts). POSIX sh
 #: only; it holds no ``$$`` and no ``$name`` of a macro, so the scheduler's macro
 #: substitution leaves it alone.
 SH_PROGRAM = """\
@@ -135,6 +148,8 @@ while [ "$#" -gt 1 ]; do
        if [ "$kit_me" = "$kit_r" ]; then sleep "${kit_f%%:*}"; exit "${kit_f#*:}"; fi ;;
     t) kit_i=0
        while :; do printf 'tick %s\\n' "$kit_i"; kit_i=$((kit_i + 1)); sleep "$2"; done ;;
+    r) trap "exit $2" TERM
+       while :; do sleep 1 & wait $!; done ;;
   esac
   shift 2
 done
@@ -186,6 +201,8 @@ class AppBuilder:
                 args += ["x", str(step.code)]
             elif isinstance(step, Env):
                 args += ["v", f"{step.name}={step.value}"]
+            elif isinstance(step, ExitOnTerm):
+                args += ["r", str(step.code)]
             elif isinstance(step, Fail):
                 args += ["f", f"{macros.replica_id}:{step.replica}:{step.after:g}:{step.code}"]
             else:

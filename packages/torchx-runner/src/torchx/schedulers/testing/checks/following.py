@@ -15,6 +15,7 @@ from torchx.schedulers.contract.api import Scheduler
 from torchx.schedulers.contract.capabilities import Capability
 from torchx.schedulers.testing.apps import (
     Exit,
+    ExitOnTerm,
     Fail,
     Out,
     Sleep,
@@ -53,6 +54,23 @@ class FollowingChecks(Checks):
         # CANCELLED means stopped: each replica's output stops growing (within the bound)
         for k in range(n):
             self._wait_quiet(kit, app_id, k, deadline=started + self.cancel_timeout)
+
+    def test_cancel_is_cancelled_when_replicas_exit_0(self, kit: Kit) -> None:
+        """Cancelled is cancelled: replicas that end cleanly (exit 0) when asked to stop
+        leave the app CANCELLED, in ``describe`` and ``list`` alike."""
+        n = self.replicas
+        app_id = kit.run(kit.builder.role("main", [Out("trapping"), ExitOnTerm(0)], n))
+        kit.wait_running(app_id)
+        if not kit.lacks(Capability.LOGS):  # the trap is set: SIGTERM will make exit 0
+            for k in range(n):
+                self._wait_log(kit, app_id, k, lambda lines: "trapping\n" in lines, "trapping")
+        kit.scheduler.cancel(app_id)
+        desc = kit.wait_for(
+            app_id, lambda d: d.state.is_terminal(), "CANCELLED", self.cancel_timeout
+        )
+        assert desc.state == AppState.CANCELLED, f"cancelled, yet {desc.state.name}: {desc}"
+        if not kit.lacks(Capability.LIST):
+            assert self._listed(kit, [app_id]) == [AppState.CANCELLED]
 
     def test_cancel_right_after_submit_is_not_lost(self, kit: Kit) -> None:
         # cancelled while the app may still be SUBMITTED or PENDING: it must not run on
