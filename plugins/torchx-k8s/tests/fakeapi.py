@@ -153,10 +153,17 @@ class FakeApi(ApiClient):
             return Raw(json.dumps(stored).encode()) if raw else stored
         if path.endswith("/pods") and method == "DELETE":  # deletecollection by selector
             selector = dict(s.split("=", 1) for s in query.get("labelSelector", "").split(",") if s)
+            # field selectors as the API server reads them: status.phase!=PHASE, and-ed
+            kept_phases = {
+                s.split("!=", 1)[1]
+                for s in query.get("fieldSelector", "").split(",")
+                if s.startswith("status.phase!=")
+            }
             self.pods = [
                 p
                 for p in self.pods
                 if not all(p["metadata"]["labels"].get(k) == v for k, v in selector.items())
+                or (p.get("status") or {}).get("phase") in kept_phases
             ]
             return {"kind": "Status"}
         if method == "POST":

@@ -227,6 +227,63 @@ def test_a_failed_replica_with_restarts_left_keeps_the_app_running(
     assert [r.exit_code for r in d.roles_statuses[0].replicas] == [1, None]
 
 
+@pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
+def test_a_failed_replica_stops_the_others(
+    sched: McadScheduler, api: FakeApi, version: str
+) -> None:
+    """Neither controller stops them at once: the first look at the FAILED app does."""
+    app_id = submit(sched, app(replicas=3), appwrapper_version=version)
+    set_status(
+        api, app_id, **({"phase": "Running"} if version == "v1beta2" else {"state": "Running"})
+    )
+    with_pods(api, app_id, ["Running", "Failed", "Pending"])
+    api.pods.append(pod("other-app-1a2b3c4d5e", 0, 0, "Running"))
+    d = sched.describe(app_id)
+    assert d is not None and d.state == F
+    assert [(r.state, r.exit_code) for r in d.roles_statuses[0].replicas] == [
+        (C, None),
+        (F, 1),
+        (C, None),
+    ]
+    assert d.msg.endswith("its other replicas were stopped"), d.msg
+    assert "r0/0" not in d.msg and "r0/1" in d.msg  # only the failed replica's problem
+    annotations = obj(api, app_id)["metadata"]["annotations"]
+    assert annotations["torchx.pytorch.org/stopped"] == "0/0,0/2"
+    [query] = [q for m, p, q, _ in api.calls if m == "DELETE" and p.endswith("/pods")]
+    assert query["fieldSelector"] == "status.phase!=Failed,status.phase!=Succeeded"
+    # the failed pod stays (its exit code), and no other app's pod goes
+    assert sorted(p["metadata"]["name"] for p in api.pods) == sorted(
+        [f"{name_of(app_id)}-r0-1-0", "other-app-1a2b3c4d5e-r0-0-0"]
+    )
+    api.calls.clear()
+    again = sched.describe(app_id)
+    assert again is not None and again.state == F and len(api.calls) == 2  # once only
+    [listed] = sched.list({"appwrapper_version": version})
+    assert listed.state == F
+    assert not [c for c in api.calls if c[0] in ("PATCH", "DELETE")]
+
+
+def test_list_stops_the_others_of_a_failed_app_too(sched: McadScheduler, api: FakeApi) -> None:
+    app_id = submit(sched, app(replicas=2))
+    set_status(api, app_id, state="Running")
+    with_pods(api, app_id, ["Failed", "Running"])
+    [listed] = sched.list({})
+    assert listed.state == F
+    assert obj(api, app_id)["metadata"]["annotations"]["torchx.pytorch.org/stopped"] == "0/1"
+    assert [p["status"]["phase"] for p in api.pods] == ["Failed"]
+
+
+def test_a_cancelled_app_is_not_stopped_again(sched: McadScheduler, api: FakeApi) -> None:
+    app_id = submit(sched, app(replicas=2))
+    set_status(api, app_id, state="Running")
+    with_pods(api, app_id, ["Running", "Running"])
+    sched.cancel(app_id)
+    with_pods(api, app_id, ["Failed", "Running"])
+    d = sched.describe(app_id)
+    assert d is not None and d.state == C
+    assert "torchx.pytorch.org/stopped" not in obj(api, app_id)["metadata"]["annotations"]
+
+
 def test_an_appwrapper_made_by_upstream_without_a_limit_is_never_failed_from_its_pods(
     sched: McadScheduler, api: FakeApi
 ) -> None:

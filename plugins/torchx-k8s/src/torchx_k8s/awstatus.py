@@ -28,7 +28,10 @@ restarted) -> RUNNING; ``Succeeded`` -> SUCCEEDED; ``Failed`` -> FAILED;
 ``Terminating`` (being deleted) -> CANCELLED. Restarts: ``status.resettingCount``.
 
 Either version: the annotation ``torchx.pytorch.org/cancelled`` (``cancel`` writes it)
-makes the app CANCELLED whatever the controller says.
+makes the app CANCELLED whatever the controller says. ``torchx.pytorch.org/stopped``
+(written when a failed replica had the app's others stopped: neither controller stops
+them at once) names those replicas (``ROLE_INDEX/REPLICA``, comma-separated): they read
+CANCELLED.
 """
 
 from __future__ import annotations
@@ -64,6 +67,26 @@ V1BETA2_PHASES: Mapping[str, AppState] = {
     "Failed": AppState.FAILED,
     "Terminating": AppState.CANCELLED,
 }
+
+
+#: The annotation naming the replicas stopped because another failed (see the docstring).
+STOPPED = labels.PREFIX + "stopped"
+
+
+def stopped_replicas(obj: Mapping[str, Any]) -> frozenset[tuple[int, int]]:
+    """The (role index, replica) pairs the AppWrapper's ``STOPPED`` annotation names."""
+    text = ((obj.get("metadata") or {}).get("annotations") or {}).get(STOPPED) or ""
+    out = set()
+    for part in str(text).split(","):
+        index, sep, k = part.strip().partition("/")
+        if sep and index.isdigit() and k.isdigit():
+            out.add((int(index), int(k)))
+    return frozenset(out)
+
+
+def stopped_value(replicas: Sequence[tuple[int, int]]) -> str:
+    """The ``STOPPED`` annotation naming ``replicas``."""
+    return ",".join(f"{i}/{k}" for i, k in sorted(replicas))
 
 
 def is_cancelled(obj: Mapping[str, Any]) -> bool:

@@ -272,10 +272,11 @@ class K8sBackend:
         finally:
             answer.release_conn()
 
-    def delete_pods(self, ref: AppRef, selector: str) -> None:
-        """Deletes the pods in ``ref``'s namespace matching the label ``selector``."""
+    def delete_pods(self, ref: AppRef, selector: str, **fields: str) -> None:
+        """Deletes the pods in ``ref``'s namespace matching the label ``selector`` (and
+        ``field_selector=``, if given)."""
         self._core(ref.context).delete_collection_namespaced_pod(
-            ref.namespace, label_selector=selector, _request_timeout=API_TIMEOUT
+            ref.namespace, label_selector=selector, _request_timeout=API_TIMEOUT, **fields
         )
 
     def open_log(self, ref: AppRef, pod: str, **options: Any) -> Any:

@@ -23,6 +23,12 @@ the pods, ``delete``. What differs:
   AppWrapper's ``GenericItems`` (one not yet dispatched never makes them; their quota is
   released), then the pods already made are deleted. The AppWrapper stays (``describe``
   answers CANCELLED) until ``delete``.
+* a failed replica stops the others: neither controller does at once (MCAD without
+  monitoring never does; the AppWrapper controller after its failure grace period, a
+  minute by default), so once the app is FAILED (a replica failed with no restart left)
+  the first ``describe`` or ``list`` that sees it names the replicas still pending or
+  running in the annotation ``torchx.pytorch.org/stopped`` (they read CANCELLED, and
+  the message says they were stopped) and deletes their pods; the failed pod stays.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from torchx.schedulers.contract.api import ListAppResponse
-from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, runopts
+from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaState, runopts
 from torchx_k8s import awstatus, labels, names, status
 from torchx_k8s.appwrapper import FLAVOUR_OF_VERSION, NO_MONITORING, make_appwrapper
 from torchx_k8s.backend import api_status
@@ -83,6 +89,47 @@ class McadScheduler(KubernetesScheduler):
         pods = self._k8s.pods(ref, labels.pod_selector(ref.name))
         return _app_state(ref.flavour, obj, pods)
 
+    def _settle(
+        self, ref: AppRef, obj: dict[str, Any], pods: builtins.list[dict[str, Any]]
+    ) -> tuple[dict[str, Any], builtins.list[dict[str, Any]]]:
+        """``obj`` and ``pods`` read again if the app's other replicas had to be stopped."""
+        if not self._stop_others(ref, obj, pods):
+            return obj, pods
+        return self._k8s.get(ref) or obj, self._k8s.pods(ref, labels.pod_selector(ref.name))
+
+    def _stop_others(
+        self,
+        ref: AppRef,
+        obj: dict[str, Any],
+        pods: builtins.list[dict[str, Any]],
+        appdef: AppDef | None = None,
+    ) -> bool:
+        """Stops the replicas still pending or running of an app that has FAILED (see the
+        module docstring); whether it did. Once per app: the annotation says it was done."""
+        if awstatus.is_cancelled(obj) or awstatus.stopped_replicas(obj):
+            return False
+        if _app_state(ref.flavour, obj, pods, appdef) != AppState.FAILED:
+            return False
+        live = [
+            key
+            for key, r in status.newest_replicas(pods).items()
+            if r.state in (ReplicaState.PENDING, ReplicaState.RUNNING)
+        ]
+        if not live:
+            return False
+        body = {"metadata": {"annotations": {awstatus.STOPPED: awstatus.stopped_value(live)}}}
+        try:
+            self._k8s.patch(ref, body)
+            self._k8s.delete_pods(
+                ref,
+                labels.pod_selector(ref.name),
+                field_selector="status.phase!=Failed,status.phase!=Succeeded",
+            )
+        except Exception as e:
+            if api_status(e) != 404:
+                raise
+        return True
+
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> builtins.list[ListAppResponse]:
         opts = read_mcad(self.run_opts().resolve(dict(cfg or {})))
         flavour = FLAVOUR_OF_VERSION[opts.appwrapper_version]
@@ -97,6 +144,7 @@ class McadScheduler(KubernetesScheduler):
             meta = obj.get("metadata") or {}
             ref = AppRef(namespace, str(meta.get("name")), flavour, context)
             appdef = appdef_from(obj)
+            self._stop_others(ref, obj, by_app.get(ref.name, []), appdef)
             out.append(
                 ListAppResponse(
                     app_id=names.format_app_id(ref),

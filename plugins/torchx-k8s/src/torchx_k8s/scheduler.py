@@ -110,6 +110,14 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
         """The app's state as ``describe`` sees it, from its object (and, if need be, pods)."""
         return status.object_state(ref.flavour, obj)[0]
 
+    def _settle(
+        self, ref: AppRef, obj: dict[str, Any], pods: builtins.list[dict[str, Any]]
+    ) -> tuple[dict[str, Any], builtins.list[dict[str, Any]]]:
+        """What ``describe`` reads, once anything the app's state calls for is done: here
+        nothing (the Volcano and JobSet controllers end a failed app's other replicas);
+        ``kubernetes_mcad`` stops them (:meth:`torchx_k8s.mcad.McadScheduler._settle`)."""
+        return obj, pods
+
     def _ended(self, ref: AppRef) -> bool:
         """Has the app ended (or is it gone)? One get (and, for some, one pod list)."""
         obj = self._k8s.get(ref)
@@ -204,6 +212,7 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
         if obj is None:
             return None
         pods = self._k8s.pods(ref, labels.pod_selector(ref.name))
+        obj, pods = self._settle(ref, obj, pods)
         appdef = appdef_from(obj)
         if appdef is not None:
             roles = [(r.name, r.num_replicas) for r in appdef.roles]

@@ -248,6 +248,10 @@ def app_status(
         )
     if state == AppState.PENDING and any(r.state == ReplicaState.RUNNING for r in found.values()):
         state = AppState.RUNNING
+    # the replicas stopped because another failed (AppWrappers: awstatus.STOPPED)
+    stopped = (
+        awstatus.stopped_replicas(obj) if flavour in names.APPWRAPPER_FLAVOURS else frozenset()
+    )
     problems: list[str] = []
     statuses: list[RoleStatus] = []
     for index, (role, count) in enumerate(roles):
@@ -256,13 +260,17 @@ def app_status(
             r = found.get((index, k))
             if r is None:
                 rstate = state if state.is_terminal() else ReplicaState.PENDING
+                if (index, k) in stopped:
+                    rstate = ReplicaState.CANCELLED
                 replicas.append(ReplicaStatus(id=k, state=rstate, role=role, hostname=""))
                 continue
-            if r.problem and r.state != ReplicaState.SUCCEEDED:
+            if r.problem and r.state != ReplicaState.SUCCEEDED and (index, k) not in stopped:
                 problems.append(f"{role}/{k} ({r.pod}): {r.problem}")
             rstate = r.state
             if state == AppState.CANCELLED and not rstate.is_terminal():
                 rstate = ReplicaState.CANCELLED
+            if (index, k) in stopped:
+                rstate = ReplicaState.CANCELLED  # however it ended once stopped
             replicas.append(
                 ReplicaStatus(
                     id=k,
@@ -277,6 +285,10 @@ def app_status(
         shown = "; ".join(problems[:3])
         more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
         msg = f"{msg}; {shown}{more}" if msg else f"{shown}{more}"
+    if stopped and state == AppState.FAILED:
+        msg = (
+            f"{msg}; its other replicas were stopped" if msg else "its other replicas were stopped"
+        )
     meta = obj.get("metadata") or {}
     start = _time(meta.get("creationTimestamp"))
     end = None

@@ -3,7 +3,8 @@
 The conformance kit for both AppWrapper versions (v1beta1 as MCAD v2 runs it, what upstream
 TorchX submits; v1beta2 as the AppWrapper controller runs it), and three replicas meeting
 over TCP at the rank-0 host (``$TORCHX_RANK0_HOST``: the first replica's host name under the
-app's headless Service), through the real ``torchx`` command. The stand-in dispatches each
+app's headless Service), through the real ``torchx`` command; a replica that fails stops
+the others at once (neither controller does). The stand-in dispatches each
 AppWrapper when its pods fit, makes the wrapped pods, Service (and PodGroup) and writes
 the AppWrapper's status as the controllers do (dev/k8s-standin/README.md).
 
@@ -20,6 +21,7 @@ dispatch).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -30,7 +32,7 @@ from torchx_k8s.mcad import McadScheduler, create_scheduler
 
 from torchx.runner import get_runner
 from torchx.schedulers.testing import AppBuilder, SchedulerConformance
-from torchx.schedulers.testing.cli import TorchxCli
+from torchx.schedulers.testing.cli import TorchxCli, replicas
 from torchx.specs import AppDef, AppState, Resource, Role, macros, parse_app_handle
 
 VERSIONS = ["v1beta1", "v1beta2"]
@@ -142,3 +144,47 @@ def test_three_replicas_meet_over_tcp_at_the_rank0_host(
         while _aw(kube, app_id) is not None:
             assert time.monotonic() < deadline, f"{app_id} still there after delete"
             time.sleep(0.5)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_failed_replica_stops_the_others(tmp_path: Any, kube: Any, version: str) -> None:
+    from kubernetes import client
+
+    cli = TorchxCli(tmp_path, scheduler="kubernetes_mcad")
+    try:
+        script = 'if [ "$0" = 1 ]; then sleep 2; echo boom; exit 3; fi; echo up; sleep 600'
+        handle = cli.start(
+            "-cfg", f"appwrapper_version={version}",
+            "utils.sh", "--image", image(), "--num_replicas", "3", "--memMB", "64",
+            "sh", "-c", script, "${replica_id}",
+        )  # fmt: skip
+        cli.wait_output(f"{handle}/sh/0", "up", timeout=120)
+        # nobody follows it: the first look (status, here) sees sh/1 failed, stops the others
+        status = cli.wait_state(handle, {"FAILED", "SUCCEEDED", "CANCELLED"}, timeout=60)
+        assert status["state"] == "FAILED", status
+        states = {k: r["state"] for k, r in replicas(status).items()}
+        assert states == {"sh/0": "CANCELLED", "sh/1": "FAILED", "sh/2": "CANCELLED"}, status
+        assert "its other replicas were stopped" in status["msg"], status
+        name = parse_app_handle(handle).app_id.split(":")[1]
+        deadline = time.monotonic() + 60
+        while True:  # their pods go (the kubelet stops the containers): none runs on
+            pods = client.CoreV1Api(kube).list_namespaced_pod(
+                "default", label_selector=f"app.kubernetes.io/instance={name}"
+            )
+            live = [p.metadata.name for p in pods.items if p.status.phase in ("Pending", "Running")]
+            if not live:
+                break
+            assert time.monotonic() < deadline, live
+            time.sleep(0.5)
+        listed = json.loads(
+            cli(
+                "list", "-s", "kubernetes_mcad", "-cfg", f"appwrapper_version={version}", "--json"
+            ).stdout
+        )
+        [row] = [r for r in listed["data"] if r["handle"] == handle]
+        assert row["state"] == "FAILED"
+        assert "nothing to cancel" in cli("cancel", handle).stdout
+    finally:
+        for handle in cli.started:
+            cli("delete", handle, rc=None)
+        cli.started.clear()
