@@ -45,6 +45,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+import aws_moto_logs  # next to this file: container output as CloudWatch events
 import aws_moto_sagemaker  # next to this file: SageMaker training jobs that run
 from moto.batch import models
 from moto.batch.utils import JobStatus
@@ -84,20 +85,17 @@ def _stream_name(job: Any, index: int, multi: bool, attempt: int) -> str:
 
 
 def _forward_logs(job: Any, index: int, container: Any, stream: str) -> None:
-    """Puts the container's lines not sent yet into its stream (as awslogs does, live)."""
-    raw = container.logs(stdout=True, stderr=True, timestamps=True).decode(errors="replace")
-    lines = [line for line in raw.split("\n") if line]
+    """Puts the container's lines not sent yet into its stream (as awslogs does, live:
+    :mod:`aws_moto_logs`)."""
     with _lock:
-        node = job._torchx_nodes.setdefault(index, {})
-        seen = node.get("_seen", 0)
-        node["_seen"] = len(lines)
-    events = []
-    for line in lines[seen:]:
-        stamp, _, text = line.partition(" ")
-        when = unix_time_millis(default_timestamp_parser(stamp))
-        events.append({"timestamp": int(when), "message": text})
+        seen = job._torchx_nodes.setdefault(index, {}).setdefault("_seen", {})
+    events = aws_moto_logs.new_events(container, _millis, seen)
     if events:
         job._log_backend.put_log_events(job._log_group, stream, events)
+
+
+def _millis(stamp: str) -> int:
+    return int(unix_time_millis(default_timestamp_parser(stamp)))
 
 
 _recent: dict[str, float] = {}  # addresses given out lately (not yet seen in use)

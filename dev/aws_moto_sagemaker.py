@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import aws_moto_logs  # next to this file
 from moto.core.responses import ActionResult
 from moto.core.utils import unix_time_millis, utcnow
 from moto.logs.models import logs_backends
@@ -74,18 +75,14 @@ def _end(job: Any, status: str, secondary: str, message: str, reason: str | None
         job.training_job_status = status
 
 
-def _forward(logs: Any, container: Any, stream: str, seen: list[int]) -> None:
-    """Puts the container's lines not sent yet into its stream."""
+def _forward(logs: Any, container: Any, stream: str, seen: dict[str, int]) -> None:
+    """Puts the container's lines not sent yet into its stream (:mod:`aws_moto_logs`)."""
     from moto.core.parse import default_timestamp_parser
 
-    raw = container.logs(stdout=True, stderr=True, timestamps=True).decode(errors="replace")
-    lines = [line for line in raw.split("\n") if line]
-    events = []
-    for line in lines[seen[0] :]:
-        stamp, _, text = line.partition(" ")
-        when = unix_time_millis(default_timestamp_parser(stamp))
-        events.append({"timestamp": int(when), "message": text})
-    seen[0] = len(lines)
+    def millis(stamp: str) -> int:
+        return int(unix_time_millis(default_timestamp_parser(stamp)))
+
+    events = aws_moto_logs.new_events(container, millis, seen)
     if events:
         logs.put_log_events(LOG_GROUP, stream, events)
 
@@ -145,7 +142,7 @@ def _run(job: Any, account: str, region: str, env: dict[str, str]) -> None:
             container.start()
             stream = f"{job.training_job_name}/{host}-{epoch}"
             logs.ensure_log_stream(LOG_GROUP, stream)
-            containers.append((host, container, stream, [0]))
+            containers.append((host, container, stream, {}))
         if not state["stop"]:
             with _lock:
                 job.training_start_time = utcnow()
@@ -172,6 +169,7 @@ def _run(job: Any, account: str, region: str, env: dict[str, str]) -> None:
         for _host, container, stream, seen in running:  # stopped, or another failed
             try:
                 container.stop(timeout=STOP_GRACE)
+                container.reload()  # ended: its last line is sent even if unended
             except Exception:
                 pass
             _forward(logs, container, stream, seen)

@@ -1,9 +1,10 @@
 """aws_batch through the ``torchx`` command: what a cancelled job's replicas say, a
-handle that does not match its job (another queue, another node count) refused, and an
-ended job's definition deregistered."""
+handle that does not match its job (another queue, another node count) refused, an
+ended job's definition deregistered, and long lines read back as CloudWatch keeps them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -81,3 +82,23 @@ def test_an_ended_jobs_definition_is_deregistered(cli: TorchxCli, queue: str, ba
         found = batch.describe_job_definitions(jobDefinitions=[job["jobDefinition"]])
         assert [d["status"] for d in found["jobDefinitions"]] == ["INACTIVE"], found
         assert "hi" in cli("log", handle).stdout
+
+
+def test_long_lines_come_back_as_cloudwatch_keeps_them(cli: TorchxCli, queue: str) -> None:
+    """A line over the engine's 16 KiB pieces comes back whole (no timestamps inside); one
+    over CloudWatch's event size (256 KiB less its 26 bytes per event: 262,118 bytes) is
+    the events the awslogs driver splits it into, each read back as a line."""
+    script = (
+        "head -c 20000 /dev/zero | tr '\\0' x; echo; "
+        "head -c 262145 /dev/zero | tr '\\0' y; echo; echo done"
+    )
+    handle, _ = cli.run(
+        "--wait", "-cfg", f"queue={queue}", "utils.sh", "--image", busybox(), "--memMB", "64",
+        "sh", "-c", script,
+    )  # fmt: skip
+    out = cli("log", f"{handle}/sh/0").stdout
+    assert [len(run) for run in re.findall("x+", out)] == [20000]
+    assert [len(run) for run in re.findall("y+", out)] == [262118, 27]
+    assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", out) is None, "a timestamp inside a line"
+    lines = out.splitlines()
+    assert len(lines) == 4 and lines[-1].endswith("done"), [x[:40] for x in lines]
