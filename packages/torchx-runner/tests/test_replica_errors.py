@@ -184,3 +184,89 @@ def test_explain_failure_leaves_other_states_and_log_less_schedulers_alone() -> 
     failed = _status(AppState.FAILED, ReplicaStatus(0, AppState.FAILED, "r", "h"))
     explain_failure(sched, "app", failed)  # type: ignore[arg-type]
     assert sched.read == [] and failed.structured_error_msg == NONE
+
+
+# torch 2.13's torchrun, -j 1x2 (--tee 3 --role ''), rank 1 raising: its tee thread wrote the
+# worker's last lines in the middle of torchrun's own summary (seen under load)
+INTERLEAVED = """\
+[1]:Traceback (most recent call last):
+[1]:  File "/work/bad.py", line 4, in <module>
+E1129 02:45:18.758000 5439 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 1) local_rank: 1 (pid: 5694) of binary: /venv/bin/python
+Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/torch/distributed/launcher/api.py", line 383, in launch_agent
+    raise ChildFailedError(
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\x20
+============================================================
+[1]:    raise RuntimeError(f"rank {rank} exploded")
+[1]:RuntimeError: rank 1 exploded
+bad.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-29_02:45:18
+  host      : localhost
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 5694)\x20
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+
+
+def test_the_root_cause_blocks_rank_is_the_cause_when_torchrun_interleaves_its_lines() -> None:
+    msg = _message(error_from_stderr(INTERLEAVED.splitlines(keepends=True)))
+    assert msg["message"] == "RuntimeError: rank 1 exploded"
+    extra = msg["extraInfo"]
+    assert isinstance(extra, dict)
+    assert (extra["rank"], extra["error_file"], extra["location"]) == ("1", "", "bad.py:4")
+    assert extra["py_callstack"].splitlines()[0] == "Traceback (most recent call last):"
+
+
+def test_a_node_of_one_worker_is_local_rank_0_and_the_failure_index_is_not_a_prefix() -> None:
+    # -j 2x1: the failed node's worker is global rank 1, local rank 0; the block's own
+    # "[0]:" (the failure's index) carries nothing
+    text = INTERLEAVED.replace("[1]:", "[0]:").replace("(local_rank: 1)", "(local_rank: 0)")
+    msg = _message(error_from_stderr(text.splitlines()))
+    assert msg["message"] == "RuntimeError: rank 1 exploded"
+    assert msg["extraInfo"]["rank"] == "1"  # type: ignore[index]
+    other = INTERLEAVED.replace("(local_rank: 1)", "(local_rank: 0)")  # rank 0 wrote nothing
+    assert _message(error_from_stderr(other.splitlines()))["message"] == (
+        "rank 1 failed (torchrun: exitcode 1)"
+    )
+
+
+def test_an_error_files_traceback_in_the_root_cause_block_is_the_cause() -> None:
+    # a worker decorated with @record: torchrun prints its error file's traceback, indented
+    block = """\
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\x20
+============================================================
+rec.py FAILED
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 6411)\x20
+  error_file: /tmp/torchelastic_x/attempt_0/1/error.json
+  traceback : Traceback (most recent call last):
+    File "/venv/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 367, in wrapper
+      return f(*args, **kwargs)
+    File "/work/rec.py", line 7, in main
+      raise RuntimeError(f"rank {rank} exploded")
+  RuntimeError: rank 1 exploded
+\x20\x20
+============================================================
+"""
+    msg = _message(error_from_stderr(block.splitlines()))
+    assert msg["message"] == "RuntimeError: rank 1 exploded"
+    extra = msg["extraInfo"]
+    assert isinstance(extra, dict)
+    assert extra["error_file"] == "/tmp/torchelastic_x/attempt_0/1/error.json"
+    assert extra["location"] == "rec.py:7"
+
+
+def test_a_separator_is_never_the_message() -> None:
+    lines = ["exitcode  : -9", "=" * 60, "", "-" * 60]
+    assert _message(error_from_stderr(lines))["message"] == "exitcode  : -9"

@@ -12,9 +12,13 @@ with ``torch.distributed.elastic.multiprocessing.errors.record``). A scheduler:
    the result in ``ReplicaStatus.structured_error_msg``.
 
 When there is no such file (a plain program that raised, a shell script), the Runner
-fills the field from the replica's stderr through :func:`error_from_stderr`: the last
-Python exception written there (skipping torchrun's own ``ChildFailedError`` summary,
-which only says that a child failed), else the last line, in the same JSON shape with
+fills the field from the replica's stderr through :func:`error_from_stderr`: when
+torchrun's summary ends it, the exception of the worker its "Root Cause" block names
+(the traceback of its error file printed there, else the lines torchrun copied from
+that worker's stderr, picked out by their ``[N]:`` prefix, as torchrun may interleave
+them with its own), else the last Python exception written there (skipping torchrun's
+own ``ChildFailedError`` summary, which only says that a child failed), else the last
+line that is not a separator, in the same JSON shape with
 ``extraInfo.source = "stderr"`` and the last lines in ``extraInfo.stderr_tail``. A
 scheduler that can read stderr's end more cheaply than ``log_iter`` can call it itself.
 
@@ -41,6 +45,7 @@ import os
 import re
 from collections import deque
 from collections.abc import Iterable
+from typing import Any
 
 from torchx.specs.api import NONE
 
@@ -64,7 +69,12 @@ _SEARCH_LINES = 400
 
 _TRACEBACK = "Traceback (most recent call last):"
 # torchrun prefixes worker lines with "[1]:" (--tee), "[rank1]:" or "[default1]:"
-_RANK_PREFIX = re.compile(r"^\[(?:rank|default)?\d+\]:\s?")
+_RANK_PREFIX = re.compile(r"^\[(?:rank|default)?(?P<n>\d+)\]:\s?")
+# torchrun's summary of a failed node: the block under this line names the failed rank
+_ROOT_CAUSE = "Root Cause (first observed failure):"
+_ROOT_FIELD = re.compile(r"^\s+(?P<key>rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
+_LOCAL_RANK = re.compile(r"^(?P<rank>\d+) \(local_rank: (?P<local>\d+)\)")
+_SEPARATOR = re.compile(r"^\s*(?:=+|-+|\*+)\s*$")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
 # an exception line: a dotted name, then ":" and the message, or the name alone
 _EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
@@ -110,28 +120,84 @@ def error_from_stderr(lines: Iterable[str], *, timestamp: float | None = None) -
     ``stderr_tail`` (the last :data:`STDERR_TAIL_LINES` lines), and when an exception
     was found its ``py_callstack`` and ``location`` (``file:line`` of its last frame).
     """
-    tail = [
-        _RANK_PREFIX.sub("", line.rstrip("\r\n")) for line in deque(lines, maxlen=_SEARCH_LINES)
-    ]
-    while tail and not tail[-1].strip():
-        tail.pop()
-    if not tail:
+    raw = [line.rstrip("\r\n") for line in deque(lines, maxlen=_SEARCH_LINES)]
+    while raw and not raw[-1].strip():
+        raw.pop()
+    if not raw:
         return NONE
+    tail = [_RANK_PREFIX.sub("", line) for line in raw]
     extra: dict[str, str] = {
         "source": "stderr",
         "stderr_tail": "\n".join(tail[-STDERR_TAIL_LINES:]),
     }
     if timestamp is not None:
         extra["timestamp"] = str(int(timestamp))
-    found = _last_exception(tail)
+    root = _root_cause(raw)
+    found = None
+    if root is not None:
+        extra.update({k: v for k, v in root.items() if k in ("rank", "error_file")})
+        found = _last_exception(root["traceback"]) or _last_exception(root["lines"])
+    if found is None:
+        found = _last_exception(tail)
     if found is not None:
         message, callstack, location = found
         extra["py_callstack"] = callstack
         if location:
             extra["location"] = location
+    elif root is not None:
+        # no traceback of the failed worker: say what torchrun knows of it
+        message = f"rank {root['rank']} failed (torchrun: exitcode {root['exitcode']})"
     else:
-        message = next(line.strip() for line in reversed(tail) if line.strip())
+        meaningful = [line.strip() for line in tail if line.strip()]
+        message = next((m for m in reversed(meaningful) if not _SEPARATOR.match(m)), meaningful[-1])
     return json.dumps({"message": {"message": message, "extraInfo": extra}})
+
+
+def _root_cause(raw: list[str]) -> dict[str, Any] | None:
+    """What torchrun's last "Root Cause" block says of the failed worker; None without one.
+
+    torchrun ends a failed node's stderr with a summary (its ``ChildFailedError``) whose
+    "Root Cause" block names the first failed worker: ``rank : 1 (local_rank: 1)`` and
+    ``error_file``, and, when that worker wrote an error file (``@record``), its
+    traceback, indented. Returned: ``rank``, ``exitcode`` and ``error_file`` (``""`` for
+    torchrun's ``<N/A>``), ``traceback`` (that traceback's lines, dedented; empty without one) and
+    ``lines`` (the lines, prefix removed, that torchrun copied from that worker's
+    streams: ``[1]:`` for local rank 1, as ``--tee`` writes them). The worker's own
+    lines are picked out by their prefix because they reach the log through torchrun's
+    tee thread, which may write them in the middle of torchrun's own traceback.
+    """
+    starts = [i for i, line in enumerate(raw) if line.strip() == _ROOT_CAUSE]
+    if not starts:
+        return None
+    fields: dict[str, str] = {}
+    callstack: list[str] = []
+    for line in raw[starts[-1] + 1 :]:
+        if _SEPARATOR.match(line) and line.strip().startswith("="):
+            break
+        field = _ROOT_FIELD.match(line)
+        if field is not None and field["key"] not in fields:
+            fields[field["key"]] = field["value"].strip()
+            if field["key"] == "traceback":
+                callstack.append(field["value"].strip())
+        elif "traceback" in fields and line.strip():
+            callstack.append(line[2:] if line.startswith("  ") else line)
+    which = _LOCAL_RANK.match(fields.get("rank", ""))
+    if which is None:
+        return None
+    local = which["local"]
+    worker = []
+    for line in raw[: starts[-1]]:
+        prefix = _RANK_PREFIX.match(line)
+        if prefix is not None and prefix["n"] == local:
+            worker.append(line[prefix.end() :])
+    error_file = fields.get("error_file", "")
+    return {
+        "rank": which["rank"],
+        "exitcode": fields.get("exitcode", "?").split(" (", 1)[0],
+        "error_file": "" if error_file.startswith("<") else error_file,
+        "traceback": callstack if callstack and callstack[0] == _TRACEBACK else [],
+        "lines": worker,
+    }
 
 
 def _last_exception(lines: list[str]) -> tuple[str, str, str] | None:
