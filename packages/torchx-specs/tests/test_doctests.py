@@ -17,6 +17,7 @@ import torchx.specs
 MODULES = [
     "torchx.specs",
     *sorted(m.name for m in pkgutil.walk_packages(torchx.specs.__path__, prefix="torchx.specs.")),
+    "torchx.version",  # torchx-specs' one module outside torchx.specs
 ]
 
 #: The modules whose docstrings show examples. Each must have at least one: a module run
@@ -51,6 +52,7 @@ EXAMPLES = [
     "torchx.specs.structured_opts",
     "torchx.specs.templating",
     "torchx.specs.workspace",
+    "torchx.version",
 ]
 
 

@@ -190,3 +190,29 @@ def test_help_formatter_shows_defaults_and_required() -> None:
     text = " ".join(parser.format_help().split())
     assert "container image (default: pytorch:latest)" in text
     assert "the script (required)" in text
+
+
+def test_upstreams_other_homes_of_the_exceptions_get_type_name_and_mount_type() -> None:
+    from torchx.specs.api import (
+        MountType,
+        UnknownAppException,
+        UnknownSchedulerException,
+        get_type_name,
+    )
+    from torchx.specs.errors import UnknownAppError, UnknownSchedulerError
+
+    assert UnknownAppException is UnknownAppError
+    assert UnknownSchedulerException is UnknownSchedulerError
+    assert get_type_name(List[str]) == "typing.List[str]"
+    assert MountType is specs.MountType
+    assert [m.value for m in MountType] == ["bind", "volume", "device"]
+    assert MountType.BIND == "bind" and MountType("device") is MountType.DEVICE
+    [mount] = specs.parse_mounts([f"type={MountType.VOLUME},src=cache,dst=/cache"])
+    assert isinstance(mount, specs.VolumeMount)
+
+
+def test_torchx_version_is_torchx_specs_version() -> None:
+    import torchx.version
+
+    assert torchx.version.__version__ == specs.__version__
+    assert isinstance(torchx.version.__version__, str) and torchx.version.__version__

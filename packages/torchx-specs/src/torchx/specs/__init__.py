@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from torchx.specs.mounts import (
         BindMount,
         DeviceMount,
+        MountType,
         VolumeMount,
         parse_mounts,
     )
@@ -143,6 +144,7 @@ _LAZY: dict[str, str] = {
     "macros": "torchx.specs.templating",
     "BindMount": "torchx.specs.mounts",
     "DeviceMount": "torchx.specs.mounts",
+    "MountType": "torchx.specs.mounts",
     "VolumeMount": "torchx.specs.mounts",
     "parse_mounts": "torchx.specs.mounts",
     "GiB": "torchx.specs.resources",
@@ -197,6 +199,7 @@ __all__ = [
     "InvalidWorkspaceException",
     "MalformedAppHandleException",
     "Mount",
+    "MountType",
     "ParsedAppHandle",
     "ReplicaState",
     "ReplicaStatus",

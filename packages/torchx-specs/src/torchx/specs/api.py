@@ -512,6 +512,10 @@ _ELSEWHERE = {
     "make_app_handle": "torchx.specs.handles",
     "InvalidRunConfigException": "torchx.specs.errors",
     "MalformedAppHandleException": "torchx.specs.errors",
+    "UnknownAppException": "torchx.specs.errors",
+    "UnknownSchedulerException": "torchx.specs.errors",
+    "get_type_name": "torchx.specs.options",
+    "MountType": "torchx.specs.mounts",
 }
 
 

@@ -13,6 +13,8 @@ CLI accept::
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 import attrs
 
 from torchx.specs.errors import InvalidMountException
@@ -21,6 +23,17 @@ _FORM = (
     "expected 'type=bind,src=PATH,dst=PATH[,readonly]', "
     "'type=volume,src=NAME,dst=PATH[,readonly]' or 'type=device,src=/dev/X[,dst=PATH][,perm=rwm]'"
 )
+
+
+class MountType(StrEnum):
+    """The kinds of mount, as ``type=`` names them (upstream's ``torchx.specs.MountType``).
+
+    A member is its string: ``MountType.BIND == "bind"``.
+    """
+
+    BIND = "bind"
+    VOLUME = "volume"
+    DEVICE = "device"
 
 
 @attrs.define(eq=True)
@@ -50,10 +63,10 @@ class DeviceMount:
     permissions: str = "rwm"
 
 
-_KEYS = {
-    "bind": {"src", "dst", "readonly"},
-    "volume": {"src", "dst", "readonly"},
-    "device": {"src", "dst", "perm"},
+_KEYS: dict[str, set[str]] = {
+    MountType.BIND: {"src", "dst", "readonly"},
+    MountType.VOLUME: {"src", "dst", "readonly"},
+    MountType.DEVICE: {"src", "dst", "perm"},
 }
 _ALIASES = {"source": "src", "destination": "dst", "target": "dst", "ro": "readonly"}
 
