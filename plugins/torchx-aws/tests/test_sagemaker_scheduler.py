@@ -273,6 +273,24 @@ def test_throttling_is_retried(stubs: Stubs, sched: AWSSageMakerScheduler) -> No
     assert out is not None and out.state == AppState.SUCCEEDED
 
 
+def test_an_outage_is_given_up_within_the_readmes_15_s_and_not_retried_again(
+    stubs: Stubs, sched: AWSSageMakerScheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.schedulers.helpers import retry
+    from torchx.schedulers.helpers.retry import RetriesExhaustedError, is_transient
+
+    slept: list[float] = []  # the waits, instead of waiting them
+    assert retry.call_with_retries.__kwdefaults__ is not None
+    monkeypatch.setitem(retry.call_with_retries.__kwdefaults__, "sleep", slept.append)
+    for _ in range(5):  # as aws_batch's calls: 5 attempts, then one line
+        client_error(stubs.sagemaker, "describe_training_job", "ServiceUnavailable", "down", 503)
+    with pytest.raises(RetriesExhaustedError) as err:
+        sched.describe("trainer-abc")
+    assert len(slept) == 4 and sum(slept) <= 15, slept
+    # not transient: the Runner's own retries of a status poll do not start again on top
+    assert not is_transient(err.value) and "\n" not in str(err.value)
+
+
 def test_list_searches_the_torchx_tag_page_by_page(
     stubs: Stubs, sched: AWSSageMakerScheduler
 ) -> None:

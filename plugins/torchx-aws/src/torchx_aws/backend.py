@@ -24,9 +24,15 @@ from torchx.schedulers.helpers.clients import ClientCache
 from torchx.schedulers.helpers.retry import Backoff, call_with_retries
 from torchx_aws.errors import classify_error
 
-__all__ = ["AwsBackend", "ClientFactory"]
+__all__ = ["BACKOFF", "AwsBackend", "ClientFactory"]
 
 T = TypeVar("T")
+
+#: The retry budget of one call to AWS (both schedulers): an endpoint that is down is
+#: reported within seconds, as the README promises (at most 15 s of retries per call),
+#: not after TorchX's general 60 s. The error it ends in is not transient, so a status
+#: poll of the Runner does not retry it again on top.
+BACKOFF = Backoff(attempts=5, initial=0.25, max_delay=2.0, deadline=15.0)
 
 #: ``client_factory(service, region, profile)``: makes a boto3 client (tests give stubs).
 ClientFactory = Callable[[str, "str | None", "str | None"], Any]
@@ -43,7 +49,7 @@ class AwsBackend:
 
     Args:
         client_factory: makes the clients (tests); default: :func:`torchx_aws.session.client`
-        backoff: the retry budget of :meth:`call` (None: TorchX's default)
+        backoff: the retry budget of :meth:`call` (None: :data:`BACKOFF`)
     """
 
     def __init__(
@@ -53,7 +59,7 @@ class AwsBackend:
         self._clients: ClientCache[tuple[str, str | None, str | None], Any] = ClientCache(
             lambda key: make(*key)
         )
-        self.backoff = backoff
+        self.backoff = backoff or BACKOFF
 
     def client(self, service: str, region: str | None = None, profile: str | None = None) -> Any:
         """The client of ``service`` in ``region`` (None: boto3's) as ``profile``."""

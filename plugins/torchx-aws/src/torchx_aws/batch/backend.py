@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchx.schedulers.helpers.retry import Backoff, create_once
-from torchx_aws.backend import AwsBackend, ClientFactory
+from torchx.schedulers.helpers.retry import create_once
+from torchx_aws.backend import BACKOFF, AwsBackend, ClientFactory
 from torchx_aws.batch.request import BatchRequest
 from torchx_aws.batch.status import CANCEL_REASON
 
@@ -28,9 +28,6 @@ __all__ = ["BACKOFF", "DESCRIBE_MAX", "BatchBackend", "Records"]
 
 #: ``DescribeJobs`` takes at most this many ids per call.
 DESCRIBE_MAX = 100
-#: The retry budget of this scheduler's own calls: an endpoint that is down is reported
-#: within seconds (a status poll of the Runner retries again on top, with its own).
-BACKOFF = Backoff(attempts=5, initial=0.25, max_delay=2.0, deadline=15.0)
 
 #: Batch's records of jobs (DescribeJobs, ListJobs answers).
 Records = list[dict[str, Any]]
