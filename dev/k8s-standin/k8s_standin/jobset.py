@@ -14,7 +14,8 @@ terminalState and replicatedJobsStatus as JobSet writes them.
 Job: the batch/v1 controller's Indexed mode as JobSet uses it (JobSet defaults
 completionMode to Indexed): pods `<job>-<index>-<random>`, hostname `<job>-<index>`,
 annotation batch.kubernetes.io/job-completion-index, a failed pod replaced until the
-failures exceed backoffLimit (then condition Failed, reason BackoffLimitExceeded), condition
+failures (a pod deleted before it ended counts as one) exceed backoffLimit (then
+condition Failed, reason BackoffLimitExceeded), condition
 Complete once every index succeeded.
 """
 
@@ -374,7 +375,11 @@ class JobController:
         backoff = int(spec.get("backoffLimit", 6))
         indexed = self._indexed(job)
         succeeded_idx = {_index(p) for p in pods if pod_phase(p) == "Succeeded"}
-        failed = sum(pod_phase(p) == "Failed" for p in pods)
+        # a pod deleted before it ended (evicted, deleted by someone) is a failure, as the
+        # Job controller counts it since it tracks pods with finalizers (Kubernetes 1.26)
+        failed = sum(
+            pod_phase(p) == "Failed" or (deleting(p) and pod_phase(p) != "Succeeded") for p in pods
+        )
         failed += sum(
             int(cs.get("restartCount") or 0)
             for p in active

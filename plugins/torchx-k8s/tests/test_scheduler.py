@@ -248,6 +248,43 @@ def test_exit_codes_and_why_pods_cannot_start(sched: KubernetesScheduler, api: F
     assert "Unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu." in d.msg
 
 
+def test_a_replica_whose_node_stopped_reporting_is_unknown(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    app_id = submit(sched, app(replicas=2), validate_spec=False)
+    name = app_id.split(":")[1]
+    set_phase(api, app_id, "Running")
+    lost, fine = pod(name, 0, 0, "Running"), pod(name, 0, 1, "Running")
+    lost["spec"]["nodeName"] = "node-a"
+    # the node lifecycle controller marks the pods of a node gone quiet not Ready; the
+    # kubelet's own ContainersReady stays
+    lost["status"]["conditions"] = [
+        {"type": "Ready", "status": "False"},
+        {"type": "ContainersReady", "status": "True"},
+    ]
+    api.pods = [lost, fine]
+    d = sched.describe(app_id)
+    assert d is not None and d.state == AppState.UNKNOWN, d
+    r0, r1 = d.roles_statuses[0].replicas
+    assert (r0.state, r1.state) == (AppState.UNKNOWN, AppState.RUNNING)
+    assert "r0/0" in d.msg and "node node-a not ready" in d.msg
+    # Ready Unknown (newer node controllers) says the same
+    lost["status"]["conditions"][0]["status"] = "Unknown"
+    assert sched.describe(app_id).state == AppState.UNKNOWN  # type: ignore[union-attr]
+    # a pod held by a readiness gate is not ready on its own node: still RUNNING
+    lost["status"]["conditions"][0]["status"] = "False"
+    lost["spec"]["readinessGates"] = [{"conditionType": "example.com/ready"}]
+    assert sched.describe(app_id).state == AppState.RUNNING  # type: ignore[union-attr]
+    # the node back: Ready again, RUNNING
+    del lost["spec"]["readinessGates"]
+    lost["status"]["conditions"][0]["status"] = "True"
+    assert sched.describe(app_id).state == AppState.RUNNING  # type: ignore[union-attr]
+    # an app that ended stays ended whatever its pods' conditions
+    lost["status"]["conditions"][0]["status"] = "False"
+    set_phase(api, app_id, "Failed")
+    assert sched.describe(app_id).state == AppState.FAILED  # type: ignore[union-attr]
+
+
 def test_a_pull_error_names_the_image(sched: KubernetesScheduler, api: FakeApi) -> None:
     app_id = submit(sched, app(), validate_spec=False)
     name = app_id.split(":")[1]

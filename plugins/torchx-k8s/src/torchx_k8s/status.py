@@ -23,6 +23,13 @@ Each replica's state comes from its newest pod (pod phase; a container's exit co
 restarts), and the reason a pod cannot start goes into ``msg``: the scheduler's
 ``Unschedulable`` message, an image that cannot be pulled, a container that cannot be
 created (a missing Secret of ``secret_env``).
+
+A pod whose node stopped reporting (its kubelet stopped, the node lost) keeps the last
+phase its kubelet wrote: ``Running`` says nothing any more. The node lifecycle controller
+then marks the pod not ``Ready`` while ``ContainersReady`` stays as the kubelet left it
+(a kubelet writes both together), so such a replica is UNKNOWN, and so is an app not yet
+ended that has one (not a stale RUNNING, and not FAILED: its containers may still run),
+until the node reports again.
 """
 
 from __future__ import annotations
@@ -156,6 +163,19 @@ def _container_status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
     return dict(statuses[0]) if statuses else {}
 
 
+def _node_lost(pod: Mapping[str, Any]) -> bool:
+    """The pod runs on a node that stopped reporting: the node lifecycle controller made it
+    not ``Ready`` (``False`` on 1.20, ``Unknown`` elsewhere) while its containers were
+    ready, which no kubelet writes for a pod without readiness gates."""
+    status = pod.get("status") or {}
+    if status.get("phase") != "Running" or (pod.get("spec") or {}).get("readinessGates"):
+        return False
+    conds = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+    return conds.get("Ready") == "Unknown" or (
+        conds.get("Ready") == "False" and conds.get("ContainersReady") == "True"
+    )
+
+
 def replica_of(pod: Mapping[str, Any]) -> Replica | None:
     """The replica a pod stands for (None: not one of an app's replicas)."""
     meta = pod.get("metadata") or {}
@@ -183,6 +203,11 @@ def replica_of(pod: Mapping[str, Any]) -> Replica | None:
     )
     if meta.get("deletionTimestamp") and out.state in (ReplicaState.PENDING, ReplicaState.RUNNING):
         out.state = ReplicaState.CANCELLED if phase == "Pending" else out.state
+    if _node_lost(pod):
+        out.state = ReplicaState.UNKNOWN
+        node = spec.get("nodeName") or "its node"
+        out.problem = f"node {node} not ready: its last known phase is Running, state unknown"
+        return out
     state = cs.get("state") or {}
     terminated = state.get("terminated") or (cs.get("lastState") or {}).get("terminated")
     if terminated and out.state in (ReplicaState.SUCCEEDED, ReplicaState.FAILED):
@@ -248,6 +273,8 @@ def app_status(
         )
     if state == AppState.PENDING and any(r.state == ReplicaState.RUNNING for r in found.values()):
         state = AppState.RUNNING
+    if not state.is_terminal() and any(r.state == ReplicaState.UNKNOWN for r in found.values()):
+        state = AppState.UNKNOWN  # a replica's node stopped reporting (see the module doc)
     # the replicas stopped because another failed (AppWrappers: awstatus.STOPPED)
     stopped = (
         awstatus.stopped_replicas(obj) if flavour in names.APPWRAPPER_FLAVOURS else frozenset()

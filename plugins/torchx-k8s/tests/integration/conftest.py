@@ -26,6 +26,7 @@ else:
 if TYPE_CHECKING:
     from k8scmd import Made
 
+    from torchx.runner import Runner
     from torchx.schedulers.testing.cli import TorchxCli
 
 
@@ -61,3 +62,12 @@ def cli(tmp_path: Path) -> Iterator[TorchxCli]:
     c = TorchxCli(tmp_path, scheduler="kubernetes")
     yield c
     c.cleanup()
+
+
+@pytest.fixture
+def runner() -> Iterator[Runner]:
+    """A Runner (session ``it``), closed afterwards."""
+    from torchx.runner import get_runner
+
+    with get_runner("it") as r:
+        yield r
