@@ -25,6 +25,7 @@ MODULES = [
 EXAMPLES = [
     "torchx.specs",
     "torchx.specs._converter",
+    "torchx.specs._option_types",
     "torchx.specs._plain",
     "torchx.specs.api",
     "torchx.specs.appdef_json",
@@ -40,6 +41,7 @@ EXAMPLES = [
     "torchx.specs.named_resources_aws",
     "torchx.specs.named_resources_generic",
     "torchx.specs.options",
+    "torchx.specs.options_text",
     "torchx.specs.overlay_merge",
     "torchx.specs.overlays",
     "torchx.specs.param_types",

@@ -29,33 +29,25 @@ file, the section and the key::
     config.get_component_defaults()                # {"dist.ddp": {"j": "2x8"}}
     config.write_config(".torchxconfig", ["slurm"])  # what `torchx configure` does
 
->>> import io
->>> from torchx.specs import runopts
->>> opts = runopts()
->>> opts.add("partition", type_=str, required=True, help="the Slurm partition")
->>> opts.add("time", type_=str, default="1:00:00", help="wall time limit")
->>> out = io.StringIO()
->>> dump(out, ["slurm"], run_opts={"slurm": opts})
->>> print(out.getvalue().split("\\n\\n", 1)[1], end="")
-[slurm]
-# partition (str, required): the Slurm partition
-partition = #FIXME:(str) the Slurm partition
-# time (str, default 1:00:00): wall time limit
-#time = 1:00:00
+Writing a template (``dump``, ``write_config``: what ``torchx configure`` writes) is
+:mod:`torchx.runner.config_writing`'s job; both names import from here as well.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping
-from typing import IO, TYPE_CHECKING
+from collections.abc import Iterable
+from typing import IO, TYPE_CHECKING, Any
 
-from torchx.specs.errors import SpecError, did_you_mean
+from torchx.runner import _config_shared as _shared
+from torchx.runner._config_shared import ConfigError
+from torchx.specs.errors import did_you_mean
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from torchx.runner.config_writing import dump, write_config
     from torchx.specs.options import CfgVal, runopts
 
 #: upstream's ``dirs=``: directories whose ``.torchxconfig`` is read, the first winning
@@ -99,20 +91,12 @@ def _debug(message: str, *args: object) -> None:
 
 
 #: The file name looked for in the current directory, its parents and the home directory.
-CONFIG_FILE = ".torchxconfig"
+CONFIG_FILE = _shared.CONFIG_FILE
 #: Environment variable naming the one config file to read (no lookup when set).
 ENV_TORCHXCONFIG = "TORCHXCONFIG"
 
-_FIXME = "#FIXME"
 _CLI_RUN = "cli:run"
 _COMPONENT = "component"
-
-
-class ConfigError(SpecError):
-    """A ``.torchxconfig`` cannot be used: unreadable, malformed, or a bad key or value.
-
-    The message names the file and, where it applies, the section and the key.
-    """
 
 
 class ConfigLayer:
@@ -378,7 +362,7 @@ def _cast_section(
                 f"valid keys: {valid}"
             )
         value = raw.strip()
-        if value.startswith(_FIXME):
+        if value.startswith(_shared.FIXME):
             raise ConfigError(
                 f"{where} key '{key}' is still the placeholder {value!r}: give it a value"
             )
@@ -453,20 +437,6 @@ def scheduler_aliases(scheduler: str) -> list[str]:
     return sorted(n for n, e in table.items() if n != scheduler and e.value == entry.value)
 
 
-def _default_run_opts(scheduler: str) -> runopts | None:
-    from torchx.specs.plugins import get_registry
-
-    entry = get_registry().schedulers.get(scheduler)
-    if entry is None:
-        return None
-    sched = entry.load()("torchx")
-    try:
-        opts: runopts = sched.run_opts()
-    finally:
-        sched.close()
-    return opts
-
-
 def apply(
     scheduler: str,
     cfg: dict[str, CfgVal],
@@ -483,7 +453,7 @@ def apply(
     (see :func:`find_configs`). ``run_opts`` defaults to the installed scheduler's; a scheduler
     that is not installed gets nothing (its section is ignored, with a debug note).
     """
-    opts = run_opts if run_opts is not None else _default_run_opts(scheduler)
+    opts = run_opts if run_opts is not None else _shared.default_run_opts(scheduler)
     if opts is None:
         _debug("config: scheduler %r is not installed; its section is ignored", scheduler)
         return
@@ -501,7 +471,7 @@ def load(
     run_opts: runopts | None = None,
 ) -> None:
     """Like :func:`apply` for one open file ``f`` (upstream's ``config.load``)."""
-    opts = run_opts if run_opts is not None else _default_run_opts(scheduler)
+    opts = run_opts if run_opts is not None else _shared.default_run_opts(scheduler)
     if opts is None:
         return
     from pathlib import Path
@@ -514,102 +484,11 @@ def load(
             cfg[name] = value
 
 
-# --- writing (torchx configure) --------------------------------------------------------
+def __getattr__(name: str) -> Any:
+    # dump and write_config live in torchx.runner.config_writing, imported only when one
+    # is used (torchx configure): reading a config never loads the writer
+    if name in ("dump", "write_config"):
+        from torchx.runner import config_writing
 
-_HEADER = (
-    "# .torchxconfig: defaults for `torchx run`, one [section] per scheduler.\n"
-    "# Lines starting with '#' are defaults left as they are: uncomment one to change it.\n"
-    "# Required options read '#FIXME' until you give them a value.\n"
-    "# Other sections: [cli:run] (scheduler = ..., workspace = ...) and\n"
-    "# [component:<name>] (default arguments of a component, e.g. [component:dist.ddp] j = 2x8).\n"
-)
-
-
-def _render(value: CfgVal) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return ",".join(value)
-    if isinstance(value, dict):
-        return ",".join(f"{k}:{v}" for k, v in value.items())
-    return "" if value is None else str(value)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def dump(
-    f: IO[str],
-    schedulers: Iterable[str] | None = None,
-    required_only: bool = False,
-    *,
-    run_opts: Mapping[str, runopts] | None = None,
-) -> None:
-    """Writes a commented ``.torchxconfig`` template with each scheduler's run options.
-
-    ``schedulers`` defaults to every installed one. Required options get a ``#FIXME``
-    placeholder (reading the file back fails until it is replaced); optional ones are
-    written commented out with their default. ``required_only`` leaves optional ones
-    out. ``run_opts`` gives the options per scheduler instead of asking the scheduler.
-    """
-    from torchx.specs.options import type_name
-
-    if schedulers is None:
-        if run_opts is not None:
-            schedulers = list(run_opts)
-        else:
-            from torchx.specs.plugins import get_registry
-
-            schedulers = list(get_registry().schedulers)
-    f.write(_HEADER)
-    for scheduler in schedulers:
-        opts = run_opts.get(scheduler) if run_opts is not None else _default_run_opts(scheduler)
-        if opts is None:
-            from torchx.specs.plugins import get_registry
-
-            raise ConfigError(
-                f"cannot write a section for scheduler '{scheduler}': it is not installed"
-                f"{did_you_mean(scheduler, get_registry().schedulers)}"
-            )
-        f.write(f"\n[{scheduler}]\n")
-        for name, opt in opts:
-            kind = type_name(opt.opt_type)
-            help_text = _one_line(opt.help)
-            if opt.is_required:
-                f.write(f"# {name} ({kind}, required): {help_text}\n")
-                f.write(f"{name} = {_FIXME}:({kind}) {help_text}\n")
-            elif not required_only:
-                default = _render(opt.default)
-                shown = f"default {default}" if opt.default is not None else "no default"
-                f.write(f"# {name} ({kind}, {shown}): {help_text}\n")
-                f.write(f"#{name} = {default}\n")
-
-
-def write_config(
-    path: str | os.PathLike[str] = CONFIG_FILE,
-    schedulers: Iterable[str] | None = None,
-    required_only: bool = False,
-    *,
-    overwrite: bool = False,
-    run_opts: Mapping[str, runopts] | None = None,
-) -> Path:
-    """Writes :func:`dump`'s template to ``path`` atomically; returns the path written.
-
-    The file appears whole or not at all (written beside it, then renamed). An existing
-    file is kept unless ``overwrite`` is set.
-    """
-    import io
-    from pathlib import Path
-
-    target = Path(path)
-    if target.exists() and not overwrite:
-        raise ConfigError(
-            f"{target} already exists: pass overwrite=True (torchx configure --force) to replace it"
-        )
-    buf = io.StringIO()
-    dump(buf, schedulers, required_only, run_opts=run_opts)
-    from torchx.schedulers.helpers.files import write_private_atomic
-
-    write_private_atomic(target, buf.getvalue(), 0o644)  # a config is not secret by itself
-    return target
+        return getattr(config_writing, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,6 +9,10 @@ and validates those values:
   (unknown keys are dropped, or rejected with ``strict=True``);
 * :meth:`runopts.resolve` checks a cfg against the schema and fills defaults.
 
+The text forms (the ``-cfg`` string, its JSON form, the table ``torchx runopts``
+prints) are read and written by :mod:`torchx.specs.options_text`, which the methods
+``cfg_from_str``, ``cfg_from_json_repr``, ``cfg_to_str`` and ``str()`` call.
+
 >>> opts = runopts()
 >>> opts.add("cluster_id", type_=int, help="cluster to submit the job", required=True)
 >>> opts.add("priority", type_=float, default=0.5, help="job priority")
@@ -31,6 +35,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Union, get_args, get_origin
 
+from torchx.specs._option_types import is_dict_type, is_list_type
+from torchx.specs._option_types import type_name as type_name  # public here (config_writing)
 from torchx.specs.errors import InvalidRunConfigException, did_you_mean
 
 #: Type of a run config value.
@@ -38,10 +44,6 @@ CfgVal = Union[str, int, float, bool, list[str], dict[str, str], None]  # noqa: 
 
 _TRUE = frozenset({"true", "1", "yes", "on", "y", "t"})
 _FALSE = frozenset({"false", "0", "no", "off", "n", "f"})
-_LIST_TYPES: tuple[Any, ...] = (list, list)
-_DICT_TYPES: tuple[Any, ...] = (dict, dict)
-# a key starts at the beginning of the string or right after a ',' or ';' delimiter
-_KEY = re.compile(r"(?:^|[,;])\s*([^,;=\s][^,;=]*?)\s*=")
 
 
 def _camel_to_snake(name: str) -> str:
@@ -51,23 +53,6 @@ def _camel_to_snake(name: str) -> str:
 def _snake_to_camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
-
-
-def _is_list_type(tp: Any) -> bool:
-    return tp in _LIST_TYPES or get_origin(tp) in _LIST_TYPES
-
-
-def _is_dict_type(tp: Any) -> bool:
-    return tp in _DICT_TYPES or get_origin(tp) in _DICT_TYPES
-
-
-def type_name(tp: Any) -> str:
-    """A short, readable name for an option type: ``int``, ``list[str]``, ``dict[str, str]``."""
-    if _is_list_type(tp):
-        return "list[str]"
-    if _is_dict_type(tp):
-        return "dict[str, str]"
-    return getattr(tp, "__name__", str(tp))
 
 
 def get_type_name(tp: Any) -> str:
@@ -139,11 +124,11 @@ class runopt:
 
     @property
     def is_type_list_of_str(self) -> bool:
-        return _is_list_type(self.opt_type)
+        return is_list_type(self.opt_type)
 
     @property
     def is_type_dict_of_str(self) -> bool:
-        return _is_dict_type(self.opt_type)
+        return is_dict_type(self.opt_type)
 
     def cast_to_type(self, value: str) -> CfgVal:
         """Casts ``value`` (its string form) to this option's type.
@@ -196,9 +181,9 @@ class runopt:
                 raise InvalidRunConfigException(
                     f"{label} expects a float (e.g. 0.5), got {value!r}"
                 ) from None
-        if _is_list_type(tp):
+        if is_list_type(tp):
             return _split_items(value)
-        if _is_dict_type(tp):
+        if is_dict_type(tp):
             out: dict[str, str] = {}
             for item in _split_items(value):
                 key, sep, val = item.partition(":")
@@ -216,7 +201,7 @@ _SUPPORTED_TYPES = "str, int, float, bool, list[str] or dict[str, str]"
 
 
 def _check_type(tp: Any, key: str) -> None:
-    if tp in (str, int, float, bool) or _is_list_type(tp) or _is_dict_type(tp):
+    if tp in (str, int, float, bool) or is_list_type(tp) or is_dict_type(tp):
         return
     if get_origin(tp) is Union:
         args = [a for a in get_args(tp) if a is not type(None)]
@@ -270,7 +255,7 @@ class runopts:
         """
         _check_type(type_, cfg_key)
         type_ = _strip_optional(type_)
-        if _is_dict_type(type_) and isinstance(default, list) and not default:
+        if is_dict_type(type_) and isinstance(default, list) and not default:
             default = {}  # upstream took an empty list as an empty mapping
         if required and default is not None:
             raise ValueError(f"run option {cfg_key!r} is required, so it must not have a default")
@@ -344,9 +329,9 @@ class runopts:
         (True, False)
         """
         tp = _strip_optional(tp)
-        if _is_list_type(tp):
+        if is_list_type(tp):
             return isinstance(obj, list) and all(isinstance(v, str) for v in obj)
-        if _is_dict_type(tp):
+        if is_dict_type(tp):
             return isinstance(obj, dict) and all(
                 isinstance(k, str) and isinstance(v, str) for k, v in obj.items()
             )
@@ -436,30 +421,9 @@ class runopts:
          ...
         torchx.specs.errors.InvalidRunConfigException: unknown run option 'BOR' in 'BOR=v3' (did you mean 'BAR'?); valid options: FOO, BAR
         """
-        if not isinstance(cfg_str, str):
-            raise InvalidRunConfigException(f"run config must be a string, got {cfg_str!r}")
-        text = cfg_str.strip()
-        if not text:
-            return {}
-        matches = list(_KEY.finditer(text))
-        if not matches or matches[0].start() != 0 or text[0] in ",;":
-            head = text.split(",")[0]
-            raise InvalidRunConfigException(
-                f"malformed run config {cfg_str!r}: {head!r} is not KEY=VALUE; "
-                "expected KEY=VALUE pairs separated by ',' or ';' (e.g. queue=gpu,priority=1)"
-            )
-        cfg: dict[str, CfgVal] = {}
-        for i, match in enumerate(matches):
-            key = match.group(1).strip()
-            end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-            raw = text[match.end() : end].strip()
-            name = self.canonical_name(key)
-            if name is None:
-                if strict:
-                    raise self._unknown(key, f" in {cfg_str!r}")
-                continue
-            cfg[name] = self._opts[name].cast_to_type(raw)
-        return cfg
+        from torchx.specs.options_text import cfg_from_str
+
+        return cfg_from_str(self, cfg_str, strict=strict)
 
     def cfg_from_json_repr(self, json_repr: str) -> dict[str, CfgVal]:
         """Converts a JSON object (as text) into a cfg of this runopts' types.
@@ -472,33 +436,9 @@ class runopts:
         >>> opts.cfg_from_json_repr('{"n": "3", "other": [1]}')
         {'n': 3, 'other': [1]}
         """
-        import json
+        from torchx.specs.options_text import cfg_from_json_repr
 
-        try:
-            raw = json.loads(json_repr)
-        except json.JSONDecodeError as e:
-            raise InvalidRunConfigException(
-                f"run config is not valid JSON: {e.msg} at char {e.pos}"
-            ) from None
-        if not isinstance(raw, dict):
-            raise InvalidRunConfigException(
-                f"run config JSON must be an object of option names to values, got {type(raw).__name__}"
-            )
-        cfg: dict[str, CfgVal] = {}
-        for key, value in raw.items():
-            opt = self.get(key)
-            name = self.canonical_name(key) or key
-            if opt is None or value is None or runopts.is_type(value, opt.opt_type):
-                cfg[name] = value
-            elif isinstance(value, str):
-                cfg[name] = opt.cast_to_type(value)
-            elif opt.opt_type is str and isinstance(value, (int, float)):
-                cfg[name] = str(value)
-            else:
-                raise InvalidRunConfigException(
-                    f"run option '{name}' expects {type_name(opt.opt_type)}, got {value!r}"
-                )
-        return cfg
+        return cfg_from_json_repr(self, json_repr)
 
     def cfg_to_str(self, cfg: Mapping[str, CfgVal]) -> str:
         """Renders a cfg back into the string form :meth:`cfg_from_str` reads.
@@ -509,37 +449,16 @@ class runopts:
         >>> opts.cfg_to_str({"tags": ["a", "b"], "env": {"k": "v"}})
         'tags=a,b,env=k:v'
         """
-        parts = []
-        for key, value in cfg.items():
-            if value is None:
-                continue
-            if isinstance(value, list):
-                text = ",".join(value)
-            elif isinstance(value, dict):
-                text = ",".join(f"{k}:{v}" for k, v in value.items())
-            else:
-                text = str(value)
-            parts.append(f"{key}={text}")
-        return ",".join(parts)
+        from torchx.specs.options_text import cfg_to_str
+
+        return cfg_to_str(cfg)
 
     # -- printing ---------------------------------------------------------------------------
 
     def __repr__(self) -> str:
-        if not self._opts:
-            return "    (no options)"
-        rows = []
-        for name, opt in self._opts.items():
-            if opt.is_required:
-                state = "(required)"
-            elif opt.default is None:
-                state = ""
-            else:
-                state = f"(default: {opt.default})"
-            rows.append((name, type_name(opt.opt_type), state, opt.help))
-        widths = [max(len(r[i]) for r in rows) for i in range(3)]
-        return "\n".join(
-            f"    {n:<{widths[0]}}    {t:<{widths[1]}}  {s:<{widths[2]}}  {h}".rstrip()
-            for n, t, s, h in rows
-        )
+        """The table ``torchx runopts`` prints (:func:`torchx.specs.options_text.table`)."""
+        from torchx.specs.options_text import table
+
+        return table(self)
 
     __str__ = __repr__

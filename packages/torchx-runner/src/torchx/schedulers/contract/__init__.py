@@ -11,6 +11,9 @@ Read these first when writing a scheduler plugin; they are all a plugin must kno
 * :mod:`.capabilities`: what a backend cannot do, declared by name with its reason;
 * :mod:`.states`: a backend's job and task states mapped to the contract's ``AppState``.
 
+``_pipeline`` runs the one submit pipeline of ``Scheduler.prepare`` (a plugin never calls
+it).
+
 Importing this package imports none of them: each is loaded when it is named. The
 reusable pieces for implementing the contract are in :mod:`torchx.schedulers.helpers`.
 """

@@ -111,7 +111,6 @@ from torchx.specs import (
     AppState,
     AppStatus,
     CfgVal,
-    InvalidRunConfigException,
     Role,
     RoleStatus,
     SpecError,
@@ -297,31 +296,10 @@ class Scheduler(abc.ABC, Generic[T]):
 
         ``Scheduler.submit`` and the Runner both go through here.
         """
-        try:
-            resolved = self.run_opts_once().resolve(cfg or {}, strict=True)
-        except InvalidRunConfigException as e:
-            raise InvalidRunConfigException(f"scheduler '{self.backend}': {e}") from None
-        typed = self._typed(resolved)
-        work = copy.deepcopy(app)
-        builds = isinstance(self, WorkspaceMixin)
-        if workspace is not None and workspace != "":
-            if builds:
-                ws = Workspace.from_str(workspace) if isinstance(workspace, str) else workspace
-                work.roles[0].workspace = ws
-            else:
-                import logging  # costs milliseconds: only on this path
+        from torchx.schedulers.contract import _pipeline as pipeline
 
-                logging.getLogger(__name__).info(
-                    "scheduler %r does not build workspaces; ignoring %s", self.backend, workspace
-                )
-        has_ws = builds and any(role.workspace is not None for role in work.roles)
-        self._pre_build_validate(work, self.backend, typed)
-        if has_ws and dryrun:
-            assert isinstance(self, WorkspaceMixin)
-            self.plan_workspaces(work.roles, typed)
-        info = self._build_and_request(work, resolved, build=has_ws and not dryrun, typed=typed)
-        info.needs_workspace_build = has_ws and dryrun
-        return info
+        own = type(self).submit_dryrun is not Scheduler.submit_dryrun
+        return pipeline.prepare(self, app, cfg, workspace=workspace, dryrun=dryrun, own_dryrun=own)
 
     def build_workspaces_of(self, dryrun_info: AppDryRunInfo[Any]) -> AppDryRunInfo[Any]:
         """Finishes a dry run that left a workspace to build: builds it, makes the request.
@@ -336,53 +314,10 @@ class Scheduler(abc.ABC, Generic[T]):
         the app id while making it picks a new one. An info without
         ``needs_workspace_build`` (nothing to build) comes back as it is.
         """
-        if not dryrun_info.needs_workspace_build:
-            return dryrun_info
-        assert isinstance(self, WorkspaceMixin)
-        cfg = dict(dryrun_info.cfg)
-        work = copy.deepcopy(dryrun_info.app)
-        self.build_workspaces(work.roles, cfg)
-        if work.roles == dryrun_info.app.roles:  # built where the dry run said it would be
-            built = copy.copy(dryrun_info)
-            built.app = work
-            built.needs_workspace_build = False
-            return built
-        return self._build_and_request(work, cfg, build=False)
+        from torchx.schedulers.contract import _pipeline as pipeline
 
-    def _build_and_request(
-        self,
-        work: AppDef,
-        resolved: dict[str, CfgVal],
-        *,
-        build: bool,
-        typed: Mapping[str, CfgVal] | None = None,
-    ) -> AppDryRunInfo[Any]:
-        """Steps 4 to 6 of :meth:`prepare` on ``work``, this scheduler's copy of the app."""
-        if typed is None:
-            typed = self._typed(resolved)
-        if build:
-            assert isinstance(self, WorkspaceMixin)
-            self.build_workspaces(work.roles, typed)
-        self._validate(work, self.backend, typed)
-        if type(self).submit_dryrun is not Scheduler.submit_dryrun:
-            return self._overridden_dryrun(work, resolved)
-        return self._dryrun_of_copy(work, resolved, typed)
-
-    def _overridden_dryrun(self, work: AppDef, resolved: dict[str, CfgVal]) -> AppDryRunInfo[Any]:
-        """Step 6 through a subclass's own :meth:`submit_dryrun` (upstream users' wrappers).
-
-        Upstream's Runner called the public ``submit_dryrun``, so a subclass that
-        overrides it (to add to the request, say) is honoured here too. The base
-        method is skipped when not overridden: it would copy the app once more.
-        """
-        info = self.submit_dryrun(work, resolved)
-        # a wrapper that built its own info may have left these unset (reading one raises)
-        for name, value in (("app", work), ("cfg", resolved), ("scheduler", self.backend)):
-            try:
-                getattr(info, name)
-            except SpecError:
-                setattr(info, name, value)
-        return info
+        own = type(self).submit_dryrun is not Scheduler.submit_dryrun
+        return pipeline.build_workspaces_of(self, dryrun_info, own_dryrun=own)
 
     def submit(
         self,
@@ -414,27 +349,10 @@ class Scheduler(abc.ABC, Generic[T]):
         the request. The caller's ``app`` is never modified: the scheduler works on a
         copy. No validation hook runs here: :meth:`prepare` is the full pipeline.
         """
+        from torchx.schedulers.contract import _pipeline as pipeline
+
         resolved = self.run_opts_once().resolve(cfg)
-        return self._dryrun_of_copy(copy.deepcopy(app), resolved)
-
-    def _dryrun_of_copy(
-        self,
-        app: AppDef,
-        resolved: dict[str, CfgVal],
-        typed: Mapping[str, CfgVal] | None = None,
-    ) -> AppDryRunInfo[Any]:
-        """``_submit_dryrun`` + ``pre_proc`` on ``app``, a copy this scheduler may change.
-
-        ``_submit_dryrun`` gets ``typed`` (the ``opts_class`` instance of ``resolved``,
-        made here when not given); ``info.cfg`` is ``resolved``, the plain dict.
-        """
-        info = self._submit_dryrun(app, typed if typed is not None else self._typed(resolved))
-        for role in app.roles:
-            info = role.pre_proc(self.backend, info)
-        info.app = app
-        info.cfg = resolved
-        info.scheduler = self.backend
-        return info
+        return pipeline.dryrun_of_copy(self, copy.deepcopy(app), resolved)
 
     @abc.abstractmethod
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
@@ -467,12 +385,6 @@ class Scheduler(abc.ABC, Generic[T]):
     def _run_opts(self) -> runopts:
         """The scheduler's own options (``opts_class``'s; without one, none)."""
         return self.opts_class.as_runopts() if self.opts_class is not None else runopts()
-
-    def _typed(self, resolved: Mapping[str, CfgVal]) -> Mapping[str, CfgVal]:
-        """``resolved`` as an ``opts_class`` instance, every check run (itself without one)."""
-        if self.opts_class is None:
-            return resolved
-        return self.opts_class.of(resolved)
 
     # -- following an app -------------------------------------------------------------------
 
