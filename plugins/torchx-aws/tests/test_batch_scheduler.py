@@ -17,7 +17,11 @@ from torchx_aws.batch.request import parse_app_id
 from torchx_aws.batch.scheduler import AwsBatchScheduler
 from torchx_aws.batch.status import CANCEL_REASON
 
-from torchx.schedulers.contract.errors import InvalidAppIdError, SchedulerError
+from torchx.schedulers.contract.errors import (
+    AuthenticationError,
+    InvalidAppIdError,
+    SchedulerError,
+)
 from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role
 
 JOB = "6f1c2a9e-3b1d-4c1e-9d0a-1f2e3d4c5b6a"
@@ -268,6 +272,7 @@ def test_a_refusal_is_one_line(stubs: Stubs) -> None:
         _sched(stubs).describe(f"q:{JOB}:us-east-1:2")
     text = str(e.value)
     assert "did not accept the credentials" in text and "\n" not in text
+    assert isinstance(e.value, AuthenticationError)  # never the app's failure
 
 
 def test_cancel_terminates_by_job_id(stubs: Stubs) -> None:

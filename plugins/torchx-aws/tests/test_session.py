@@ -8,7 +8,11 @@ import pytest
 from torchx_aws.errors import classify_error
 from torchx_aws.session import CONNECT_TIMEOUT, client
 
-from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
+from torchx.schedulers.contract.errors import (
+    AuthenticationError,
+    SchedulerError,
+    TransientSchedulerError,
+)
 
 
 @pytest.fixture
@@ -60,6 +64,8 @@ def test_profiles_env_endpoint_and_aws_region_are_honoured(
     assert c.meta.region_name == "eu-west-1"
     assert c.meta.config.retries["total_max_attempts"] == 1  # retries are TorchX's
     assert c.meta.config.connect_timeout == CONNECT_TIMEOUT
+    # one call answers or fails within the 15 s the README says
+    assert c.meta.config.connect_timeout + c.meta.config.read_timeout <= 15
     clean_env.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:5999")
     clean_env.setenv("AWS_REGION", "ap-south-1")
     clean_env.setenv("AWS_ACCESS_KEY_ID", "k")
@@ -82,3 +88,28 @@ def test_an_endpoint_that_is_down_is_transient_and_says_where(
     )
     assert classify_error(ValueError("x")) is None
     assert isinstance(classify_error(bx.NoCredentialsError()), SchedulerError)
+    # no credentials: not the app's fault (a command following it says its state is unknown)
+    assert isinstance(classify_error(bx.NoCredentialsError()), AuthenticationError)
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "auth"),
+    [
+        ("ExpiredTokenException", 400, True),
+        ("UnrecognizedClientException", 403, True),
+        ("AccessDeniedException", 403, False),
+        ("ClientException", 400, False),
+    ],
+)
+def test_refused_credentials_are_an_authentication_error(
+    code: str, status: int, auth: bool
+) -> None:
+    import botocore.exceptions as bx
+
+    response = {
+        "Error": {"Code": code, "Message": "no"},
+        "ResponseMetadata": {"HTTPStatusCode": status},
+    }
+    mapped = classify_error(bx.ClientError(response, "DescribeJobs"))  # type: ignore[arg-type]
+    assert isinstance(mapped, SchedulerError) and not isinstance(mapped, TransientSchedulerError)
+    assert isinstance(mapped, AuthenticationError) is auth

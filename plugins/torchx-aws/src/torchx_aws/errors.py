@@ -8,9 +8,11 @@ goes through :func:`torchx.schedulers.helpers.retry.call_with_retries` with it, 
   a 5xx but 501 and 505, 408), and an endpoint that cannot be reached or timed out are
   :class:`~torchx.schedulers.contract.errors.TransientSchedulerError` s: retried with backoff,
   and never a failed app;
-* credentials that AWS does not accept, and any other refusal, are one-line
-  :class:`~torchx.schedulers.contract.errors.SchedulerError` s naming the operation, AWS's error
-  code and its message.
+* credentials that AWS does not accept (or none at all) are one-line
+  :class:`~torchx.schedulers.contract.errors.AuthenticationError` s, and any other refusal a
+  one-line :class:`~torchx.schedulers.contract.errors.SchedulerError`, naming the operation,
+  AWS's error code and its message. Credentials refused while an app is followed
+  (``run --wait``) leave its state unknown (exit 4): they say nothing of the app.
 
 >>> from types import SimpleNamespace
 >>> throttled = {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"},
@@ -29,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from torchx.schedulers.contract.errors import (
+    AuthenticationError,
     SchedulerError,
     TransientSchedulerError,
     transient_http_status,
@@ -115,7 +118,8 @@ def classify_error(e: BaseException) -> SchedulerError | None:
         text, transient, wait = describe_client_error(e.response, operation)
         if transient:
             return TransientSchedulerError(text, retry_after=wait)
-        return SchedulerError(text)
+        code = str((e.response.get("Error") or {}).get("Code") or "")
+        return AuthenticationError(text) if code in BAD_CREDENTIALS else SchedulerError(text)
     if isinstance(
         e,
         bx.EndpointConnectionError
@@ -127,7 +131,7 @@ def classify_error(e: BaseException) -> SchedulerError | None:
         said = f"cannot reach the AWS endpoint {where}" if where else "cannot reach AWS"
         return TransientSchedulerError(f"{said}: {type(e).__name__}")
     if isinstance(e, bx.NoCredentialsError | bx.PartialCredentialsError):
-        return SchedulerError(
+        return AuthenticationError(
             f"no usable AWS credentials ({e}): set AWS_ACCESS_KEY_ID and "
             "AWS_SECRET_ACCESS_KEY, or a profile with credentials"
         )

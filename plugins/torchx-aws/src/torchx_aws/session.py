@@ -21,8 +21,9 @@ Two things differ from a default boto3 client, on purpose:
   :func:`torchx.schedulers.helpers.retry.call_with_retries`, with the scheduler's
   ``classify_error`` (:func:`torchx_aws.errors.classify_error`), so that the budget and
   the "state unknown, not failed" rule are TorchX's;
-* connecting times out after :data:`CONNECT_TIMEOUT` seconds: an endpoint that is down
-  is reported within seconds, not after botocore's 60.
+* connecting times out after :data:`CONNECT_TIMEOUT` seconds, and an answer after
+  :data:`READ_TIMEOUT` more: one call answers or fails within 15 s (an endpoint that is
+  down or frozen is reported within seconds, not after botocore's 60 and 60).
 
 A missing region or missing credentials raise one-line
 :class:`~torchx.schedulers.contract.errors.SchedulerError` s that say how to give them, before
@@ -40,8 +41,9 @@ __all__ = ["CONNECT_TIMEOUT", "READ_TIMEOUT", "client", "resolve_region"]
 
 #: Seconds to connect to an endpoint before the call fails (and is retried as transient).
 CONNECT_TIMEOUT = 5.0
-#: Seconds to wait for an answer once connected.
-READ_TIMEOUT = 30.0
+#: Seconds to wait for an answer once connected (the calls made answer in well under a
+#: second; with :data:`CONNECT_TIMEOUT`, one call is bounded by the 15 s the README says).
+READ_TIMEOUT = 10.0
 
 
 def resolve_region(session: Any, region: str | None) -> str:

@@ -16,8 +16,9 @@ class FaultProxy:
 
     ``throttle`` requests are answered 429 ``TooManyRequestsException`` first; a request
     signed with the access key ``bad_key`` is answered 403
-    ``UnrecognizedClientException`` (the emulator accepts any credentials). ``seen`` counts
-    the requests.
+    ``UnrecognizedClientException`` (the emulator accepts any credentials), and while
+    ``expired`` is set every request is answered 400 ``ExpiredTokenException`` (a session
+    token that expired). ``seen`` counts the requests.
 
     ``hide_new`` (seconds) makes reads eventually consistent, as AWS's are: a Batch job
     just submitted (or a SageMaker training job just created) is left out of
@@ -39,6 +40,7 @@ class FaultProxy:
 
         proxy = self
         self.throttle = throttle
+        self.expired = False
         self.seen = 0
         self.hide_new = hide_new
         self.hidden: dict[str, float] = {}  # job id or training job name -> shown from
@@ -65,6 +67,12 @@ class FaultProxy:
                         403,
                         "UnrecognizedClientException",
                         "The security token included in the request is invalid.",
+                    )
+                if proxy.expired:
+                    return self._answer(
+                        400,
+                        "ExpiredTokenException",
+                        "The security token included in the request is expired",
                     )
                 if proxy.throttle > 0:
                     proxy.throttle -= 1

@@ -174,6 +174,41 @@ def test_bad_credentials_are_one_line(proxy: FaultProxy, queue: str) -> None:
     assert "UnrecognizedClientException" in line
 
 
+def test_credentials_that_expire_during_run_wait_leave_the_state_unknown(
+    proxy: FaultProxy, queue: str
+) -> None:
+    """Exit 4 (state unknown) in one line, never 1 (the app failed): the app runs on."""
+    cmd = ["run", "--wait", "-s", "aws_batch", "-cfg", f"queue={queue}", "utils.sh"]
+    run = subprocess.Popen(
+        [*TORCHX, *cmd, "--image", busybox(), "sleep 5 && echo done"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "AWS_ENDPOINT_URL": proxy.url},
+    )
+    try:
+        assert run.stdout is not None
+        handle = run.stdout.readline().strip()  # printed once submitted
+        proxy.expired = True
+        _, err = run.communicate(timeout=60)
+    finally:
+        proxy.expired = False
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 4, err
+    assert "Traceback" not in err
+    [line] = [x for x in err.splitlines() if "did not accept the credentials" in x]
+    assert "ExpiredTokenException" in line and f"the state of {handle} is unknown" in line
+    # the job was not touched: it runs to its end
+    sched = create_scheduler("faults")
+    app_id = handle.rsplit("/", 1)[1]
+    deadline = time.monotonic() + 120
+    while not (desc := sched.describe(app_id)) or not desc.state.is_terminal():
+        assert time.monotonic() < deadline, desc
+        time.sleep(0.5)  # a poll interval: Batch has no event to wait on
+    assert desc.state == AppState.SUCCEEDED, desc
+
+
 def test_a_job_aws_lists_late_is_submitted_then_followed(
     proxy: FaultProxy, queue: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
