@@ -16,6 +16,10 @@ field names (camelCase), ready to be sent as JSON or printed as YAML.
 * Mounts: ``BindMount`` as ``hostPath``, ``VolumeMount`` as a PersistentVolumeClaim,
   ``DeviceMount`` as ``hostPath`` in a privileged container (Kubernetes has no
   ``--device``; prefer a device plugin).
+* Arguments and env values arrive as typed: Kubernetes expands ``$(NAME)`` in a
+  container's command, args and env values and turns ``$$`` into ``$``, so each ``$``
+  it would read so is doubled (:func:`literal`): ``$(LOGLEVEL)`` reaches the program as
+  ``$(LOGLEVEL)``, ``pa$$word`` as ``pa$$word``.
 * Environment: the role's ``env``; ``TORCHX_POD_NAME``, ``TORCHX_POD_NAMESPACE`` and
   ``TORCHX_POD_IP`` from the downward API (field references); each ``secret_env``
   variable as a ``secretKeyRef``, so a credential never sits in the spec.
@@ -42,6 +46,22 @@ GPU_RESOURCE = "nvidia.com/gpu"
 SHM_VOLUME = "dshm"
 
 _PORT_NAME = re.compile(r"(?=.*[a-z])[a-z0-9]([a-z0-9]|-(?!-))*[a-z0-9]|[a-z]")
+#: A ``$`` Kubernetes reads as the start of ``$(NAME)`` or of the escape ``$$``.
+_EXPANDED = re.compile(r"\$(?=[$(])")
+
+
+def literal(text: str) -> str:
+    """``text`` as Kubernetes passes it to the container unchanged (command, args, env).
+
+    Kubernetes replaces ``$(NAME)`` by the value of the container's variable ``NAME``
+    (when it has one) and ``$$`` by ``$``; a ``$`` before anything else is kept. Doubling
+    each ``$`` that comes before ``$`` or ``(`` is its own escape, and undoes exactly
+    that: every string arrives as typed.
+
+    >>> literal("--level=$(LOGLEVEL) pa$$word $HOME $")
+    '--level=$$(LOGLEVEL) pa$$$word $HOME $'
+    """
+    return _EXPANDED.sub("$$", text) if "$" in text else text
 
 
 def resources(role: Role, opts: K8sOpts) -> dict[str, dict[str, str]]:
@@ -102,7 +122,7 @@ def _mounts(role: Role) -> tuple[list[dict[str, Any]], list[dict[str, Any]], boo
 
 def _env(env: dict[str, str], opts: K8sOpts) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [
-        {"name": k, "value": str(v)} for k, v in env.items() if k not in opts.secret_env
+        {"name": k, "value": literal(str(v))} for k, v in env.items() if k not in opts.secret_env
     ]
     for var, path in (
         ("TORCHX_POD_NAME", "metadata.name"),
@@ -144,7 +164,7 @@ def pod_template(
     spec_container: dict[str, Any] = {
         "name": container,
         "image": role.image,
-        "command": [role.entrypoint, *args],
+        "command": [literal(part) for part in (role.entrypoint, *args)],
         "env": _env(env, opts),
         "resources": resources(role, opts),
         "volumeMounts": mounts,
