@@ -31,7 +31,7 @@ _DRYRUN = textwrap.dedent(
     except ImportError as e:
         print(json.dumps({"skip": f"not installed ({e})"}))
         sys.exit(0)
-    app = materialize_appdef(get_component("dist.ddp").fn, ["-j", "16x8", "-m", "train"])
+    app = materialize_appdef(get_component("dist.ddp").fn, ["--image", "ghcr.io/pytorch/torchx:0.7.0", "-j", "16x8", "-m", "train"])
     runner = Runner("bench", {"aws_batch": create_scheduler})
     cfg = {"queue": "gpu"}
 

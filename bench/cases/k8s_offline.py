@@ -38,7 +38,7 @@ _DRYRUN = textwrap.dedent(
     except ImportError as e:
         print(json.dumps({"skip": f"not installed ({e})"}))
         sys.exit(0)
-    app = ddp(m="train", j="128x8")
+    app = ddp(m="train", j="128x8", image="ghcr.io/pytorch/torchx:0.7.0")
     runner = get_runner()
     cfg = {"queue": "default"}
     info = runner.dryrun(app, "kubernetes", cfg)
@@ -90,7 +90,15 @@ def yaml_ddp_128x8(ctx: Context) -> Measurement:
 
 def _cli_ms(torchx: str, cwd: Path, env: dict[str, str], *extra: str) -> float:
     argv = [torchx, "run", "-s", "kubernetes", "-cfg", "queue=default", *extra, "--dryrun"]
-    argv += ["dist.ddp", "-j", "128x8", "--script", "x.py"]
+    argv += [
+        "dist.ddp",
+        "--image",
+        "ghcr.io/pytorch/torchx:0.7.0",
+        "-j",
+        "128x8",
+        "--script",
+        "x.py",
+    ]
     t = time.perf_counter()
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
     ms = (time.perf_counter() - t) * 1000

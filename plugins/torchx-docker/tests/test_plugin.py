@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from torchx_docker.scheduler import DockerScheduler
 
 from torchx.schedulers.testing.registration import PluginRegistration, modules_after
@@ -104,3 +105,16 @@ assert scheduler._preload_following() is None
 assert not [t for t in started if t.name == "torchx-docker: preload"]
 """
     assert "torchx_docker.status" in modules_after(code)
+
+
+@pytest.mark.parametrize("scheduler", ["docker"])
+def test_the_components_default_image_is_refused_at_dry_run(scheduler: str) -> None:
+    """The built-ins' image ``"."`` (the launch directory) is no container image: one line."""
+    from torchx.runner import InvalidAppError, get_runner
+
+    with get_runner() as runner, pytest.raises(InvalidAppError) as caught:
+        runner.dryrun_component("utils.echo", ["--msg", "hi"], scheduler)
+    assert str(caught.value).endswith(
+        f"but scheduler '{scheduler}' runs container images: pass one with --image "
+        "(e.g. --image python:3.12)"
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from torchx_k8s.mcad import McadScheduler
 from torchx_k8s.scheduler import KubernetesScheduler
 
@@ -65,3 +66,16 @@ def test_rbac_prints_a_role() -> None:
     assert rules[("", "pods/log")] == ["get"]
     assert "patch" in rules[("workload.codeflare.dev", "appwrappers")]
     assert "deletecollection" in rules[("", "pods")]
+
+
+@pytest.mark.parametrize("scheduler", ["kubernetes", "kubernetes_mcad"])
+def test_the_components_default_image_is_refused_at_dry_run(scheduler: str) -> None:
+    """The built-ins' image ``"."`` (the launch directory) is no container image: one line."""
+    from torchx.runner import InvalidAppError, get_runner
+
+    with get_runner() as runner, pytest.raises(InvalidAppError) as caught:
+        runner.dryrun_component("utils.echo", ["--msg", "hi"], scheduler)
+    assert str(caught.value).endswith(
+        f"but scheduler '{scheduler}' runs container images: pass one with --image "
+        "(e.g. --image python:3.12)"
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from torchx_lsf.scheduler import LsfScheduler
 
 from torchx.schedulers.testing.registration import PluginRegistration, modules_after
@@ -28,3 +29,16 @@ def test_following_an_app_never_imports_the_request_builder(fake_lsf: object) ->
     )
     assert "torchx_lsf.scheduler" in loaded
     assert not {"torchx_lsf.request", "torchx.specs.templating", "shlex"} & set(loaded)
+
+
+@pytest.mark.parametrize("scheduler", ["lsf"])
+def test_the_components_default_image_is_refused_at_dry_run(scheduler: str) -> None:
+    """The built-ins' image ``"."`` (the launch directory) is no container image: one line."""
+    from torchx.runner import InvalidAppError, get_runner
+
+    with get_runner() as runner, pytest.raises(InvalidAppError) as caught:
+        runner.dryrun_component("utils.echo", ["--msg", "hi"], scheduler)
+    assert str(caught.value).endswith(
+        f"but scheduler '{scheduler}' runs container images: pass one with --image "
+        "(e.g. --image python:3.12)"
+    )

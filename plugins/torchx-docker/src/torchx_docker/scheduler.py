@@ -97,6 +97,7 @@ class DockerScheduler(ImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
 
     #: the run options, declared once
     opts_class = DockerOpts
+    runs_container_images = True
     #: The engine here runs every kind of request the contract makes.
     missing_capabilities: Mapping[Any, str] = {}
 

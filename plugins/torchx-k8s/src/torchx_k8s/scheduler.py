@@ -81,6 +81,7 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
             on first use
     """
 
+    runs_container_images = True
     missing_capabilities: Mapping[Any, str] = {
         Capability.SEPARATE_STREAMS: "the Kubernetes pod log API (before 1.32) returns "
         "stdout and stderr together",

@@ -180,7 +180,17 @@ def test_a_misspelt_pod_field_is_refused_before_anything_is_created(made: Made) 
 
 
 def test_a_missing_namespace_is_one_line(cli: TorchxCli) -> None:
-    proc = cli("run", "-s", "kubernetes", "-cfg", "namespace=no-such-ns", "utils.echo", rc=1)
+    proc = cli(
+        "run",
+        "-s",
+        "kubernetes",
+        "-cfg",
+        "namespace=no-such-ns",
+        "utils.echo",
+        "--image",
+        image(),
+        rc=1,
+    )
     [line] = proc.stderr.strip().splitlines()
     assert "namespace 'no-such-ns' does not exist" in line
 

@@ -77,6 +77,8 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
     """
 
     opts_class = LsfOpts
+    #: an image that is not an absolute directory runs under ``docker run``
+    runs_container_images = True
 
     missing_capabilities: ClassVar[Mapping[Capability, str]] = {
         Capability.LOG_TIME_WINDOW: "the replicas' log files hold no times: since/until are ignored",

@@ -138,6 +138,30 @@ def check_app(app: AppDef) -> None:
             )
 
 
+def check_image(app: AppDef, scheduler: str, runs_container_images: bool) -> None:
+    """Refuses the image ``"."`` on a scheduler that runs container images.
+
+    ``"."`` is the built-in components' default (:data:`torchx.components.DEFAULT_IMAGE`):
+    the launch directory, where the local scheduler (and Slurm) run the job. A container
+    scheduler would pass it on as an image name that no registry has (LSF would run
+    ``docker run ... .``), so the dry run says which image to give instead. Why not a
+    default image, as upstream's ``ghcr.io/pytorch/torchx:<version>``: no image of this
+    project is published, and one of another project's, with its own torchx inside,
+    pulled unasked, would fail later and further from the cause.
+    """
+    if not runs_container_images:
+        return
+    from torchx.components import DEFAULT_IMAGE
+
+    for role in app.roles:
+        if role.image == DEFAULT_IMAGE:
+            raise InvalidAppError(
+                f"role '{role.name}' has image '.' (the launch directory, the built-in "
+                f"components' default), but scheduler '{scheduler}' runs container images: "
+                "pass one with --image (e.g. --image python:3.12)"
+            )
+
+
 class RunnerBase:
     """A Runner's state and what submitting and following both use (see the module docs).
 

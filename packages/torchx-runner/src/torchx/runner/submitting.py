@@ -22,6 +22,7 @@ from torchx.runner.base import (
     as_dict,
     as_workspace,
     check_app,
+    check_image,
     named_as_called,
     runner_logger,
 )
@@ -117,6 +118,7 @@ class Submitting(RunnerBase):
     ) -> AppDryRunInfo[Any]:
         check_app(app)
         sched = self._scheduler(scheduler)
+        check_image(app, scheduler, sched.runs_container_images)
         merged = self._merge_cfg(scheduler, sched.run_opts_once(), as_dict(cfg))
         if parent_run_id:
             app = copy.deepcopy(app)  # the caller's AppDef is never changed

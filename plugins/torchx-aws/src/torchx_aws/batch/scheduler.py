@@ -81,6 +81,8 @@ class AwsBatchScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal
             of stubbed clients); default: clients of the standard AWS configuration
     """
 
+    runs_container_images = True
+
     #: A workspace's image (:mod:`torchx.workspace.pushed_image`): torchx-docker's builder
     #: (this distribution's ``docker`` extra), pulled by Batch from ``image_repo``.
     image_builder = "torchx_docker.images"

@@ -77,6 +77,8 @@ class AWSSageMakerScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, Cf
             default: clients of the standard AWS configuration
     """
 
+    runs_container_images = True
+
     #: the run options, declared once
     opts_class = SageMakerOpts
     image_builder = "torchx_docker.images"

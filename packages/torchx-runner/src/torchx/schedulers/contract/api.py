@@ -233,6 +233,10 @@ class Scheduler(abc.ABC, Generic[T]):
     #: :meth:`run_opts` is built from it and ``_submit_dryrun`` gets an instance of it.
     #: None: the scheduler declares its options by overriding :meth:`_run_opts`.
     opts_class: ClassVar[type[StructuredOpts] | None] = None
+    #: True for a scheduler that runs each role in a container of ``role.image`` (Docker,
+    #: Kubernetes, AWS, LSF's ``docker run``): the Runner's dry run then refuses the image
+    #: ``"."``, the built-in components' default, which names the launch directory.
+    runs_container_images: ClassVar[bool] = False
 
     def __init__(self, backend: str, session_name: str) -> None:
         self.backend = backend
