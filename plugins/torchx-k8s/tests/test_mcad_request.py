@@ -35,7 +35,7 @@ from torchx_k8s.names import (
     format_app_id,
     parse_app_id,
 )
-from torchx_k8s.options import McadOpts, mcad_runopts, read_mcad
+from torchx_k8s.options import McadOpts
 from torchx_k8s.request import K8sRequest, appdef_from
 
 from torchx.components.dist import ddp
@@ -57,7 +57,7 @@ VERSIONS = ["v1beta1", "v1beta2"]
 
 
 def opts(**cfg: Any) -> McadOpts:
-    return read_mcad(mcad_runopts().resolve(cfg))
+    return McadOpts.from_cfg(McadOpts.as_runopts().resolve(cfg))
 
 
 def two_roles(**master: Any) -> AppDef:
@@ -368,7 +368,7 @@ def test_bad_options_are_one_line_naming_the_option(cfg: dict[str, Any], message
 
 
 def test_upstream_option_names_resolve() -> None:
-    names = {o for o, _ in mcad_runopts()}
+    names = {o for o, _ in McadOpts.as_runopts()}
     assert {
         "namespace",
         "image_repo",

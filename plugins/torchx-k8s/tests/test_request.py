@@ -18,7 +18,7 @@ import yaml
 from crdcheck import crd_schema, validate
 from torchx_k8s import labels
 from torchx_k8s.names import JOBSET, VOLCANO
-from torchx_k8s.options import K8sOpts, k8s_runopts, read
+from torchx_k8s.options import K8sOpts
 from torchx_k8s.request import KINDS, K8sRequest, appdef_from, make_request, render_yaml
 
 from torchx.components.dist import ddp
@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def opts(**cfg: Any) -> K8sOpts:
-    return read(k8s_runopts().resolve(cfg))
+    return K8sOpts.from_cfg(K8sOpts.as_runopts().resolve(cfg))
 
 
 def role(**kw: Any) -> Role:

@@ -39,12 +39,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from torchx.schedulers.contract.api import ListAppResponse
-from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaState, runopts
+from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, ReplicaState
 from torchx_k8s import awstatus, labels, names, status
 from torchx_k8s.appwrapper import FLAVOUR_OF_VERSION, NO_MONITORING, make_appwrapper
 from torchx_k8s.backend import api_status
 from torchx_k8s.names import AppRef
-from torchx_k8s.options import mcad_runopts, read_mcad
+from torchx_k8s.options import McadOpts
 from torchx_k8s.request import K8sRequest, appdef_from
 from torchx_k8s.scheduler import KubernetesScheduler
 
@@ -65,14 +65,12 @@ class McadScheduler(KubernetesScheduler):
     # The last attempt's exit codes are reported: the app is FAILED from its failed pod
     # (no restart left) before the controller deletes that pod, and they stay until then.
     missing_capabilities: Mapping[Any, str] = KubernetesScheduler.missing_capabilities
+    opts_class = McadOpts
     backend_name = "kubernetes_mcad"
     ids = names.MCAD_IDS
 
-    def _run_opts(self) -> runopts:
-        return mcad_runopts()
-
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[K8sRequest]:
-        opts = read_mcad(cfg)
+        opts = McadOpts.of(cfg)
         request = make_appwrapper(app, names.object_name(app.name), opts)
         return AppDryRunInfo(request, K8sRequest.to_yaml)
 
@@ -131,7 +129,7 @@ class McadScheduler(KubernetesScheduler):
         return True
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> builtins.list[ListAppResponse]:
-        opts = read_mcad(self.run_opts().resolve(dict(cfg or {})))
+        opts = McadOpts.from_cfg(self.run_opts_once().resolve(dict(cfg or {})))
         flavour = FLAVOUR_OF_VERSION[opts.appwrapper_version]
         namespace, context = opts.pods.namespace, opts.pods.context
         objects = self._k8s.list_objects(namespace, context, flavour, labels.app_selector())

@@ -3,13 +3,17 @@
 The names are upstream TorchX's (``namespace``, ``queue``, ``service_account``,
 ``priority_class``, ``image_repo``, ``reserved_millicpu``, ``reserved_memmb``,
 ``validate_spec``), so an existing ``.torchxconfig`` ``[kubernetes]`` section works;
-``flavour``, ``context``, ``image_pull_secrets`` and ``secret_env`` are ours.
+``flavour``, ``context``, ``image_pull_secrets`` and ``secret_env`` are ours. Each
+scheduler declares its options once, as one ``StructuredOpts`` class (:class:`K8sOpts`,
+:class:`McadOpts`: each field with its type, default, help and check; the options both
+take are declared by one function each): ``run_opts()``, a submit (``K8sOpts.of(cfg)``)
+and ``list`` read it.
 
->>> opts = k8s_runopts()
->>> o = read(opts.resolve({"flavour": "jobset", "secret_env": {"HF_TOKEN": "hf/token"}}))
->>> o.flavour, o.namespace, o.secret_env
+>>> opts = K8sOpts.as_runopts()
+>>> o = K8sOpts.from_cfg(opts.resolve({"flavour": "jobset", "secret_env": {"HF_TOKEN": "hf/token"}}))
+>>> o.flavour, o.namespace, o.secret_refs
 ('jobset', 'default', {'HF_TOKEN': ('hf', 'token')})
->>> read(opts.resolve({"secret_env": {"HF_TOKEN": "hf"}}))
+>>> K8sOpts.from_cfg(opts.resolve({"secret_env": {"HF_TOKEN": "hf"}}))
 Traceback (most recent call last):
  ...
 torchx.specs.errors.InvalidRunConfigException: run option 'secret_env' has HF_TOKEN:'hf': give SECRET/KEY (a Secret of the namespace and one of its keys), e.g. HF_TOKEN:hf-creds/token
@@ -18,12 +22,12 @@ torchx.specs.errors.InvalidRunConfigException: run option 'secret_env' has HF_TO
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from torchx.specs.errors import InvalidRunConfigException
-from torchx.specs.options import CfgVal, runopts
+from torchx.specs.structured_opts import StructuredOpts, opt
 from torchx_k8s.names import FLAVOURS, VOLCANO
 
 #: Upstream TorchX's headroom: a pod requests this much less CPU and memory than its
@@ -39,121 +43,26 @@ _ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
 _SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 
 
-#: the options both schedulers take, declared once: name -> runopts.add keywords
-_SHARED: dict[str, dict[str, Any]] = {
-    "namespace": {"type_": str, "default": "default", "help": "Kubernetes namespace of the app"},
-    "service_account": {"type_": str, "default": None, "help": "service account the pods run as"},
-    "reserved_millicpu": dict(
-        type_=int,
-        default=RESERVED_MILLICPU,
-        help="CPU (millicores) a pod requests below its limit, for the node's reservations",
-    ),
-    "reserved_memmb": dict(
-        type_=int,
-        default=RESERVED_MEMMB,
-        help="memory (MiB) a pod requests below its limit, for the node's reservations",
-    ),
-    "validate_spec": dict(
-        type_=bool,
-        default=True,
-        help="before submitting, the API server checks one pod of each role (a server-side "
-        "dry run), so an invalid pod is refused before anything is created",
-    ),
-    "context": dict(
-        type_=str,
-        default=None,
-        help="kubeconfig context to use (default: the current one); the app's handle keeps it",
-    ),
-    "secret_env": dict(
-        type_=dict[str, str],
-        default=None,
-        help="environment variables read from Secrets: NAME:SECRET/KEY,... (the spec holds "
-        "the reference, never the value)",
-    ),
-}
+# -- the checks ---------------------------------------------------------------------------
 
 
-def _add_shared(opts: runopts, name: str) -> None:
-    opts.add(name, **_SHARED[name])
+def _name(key: str, rule: re.Pattern[str], what: str) -> Callable[[str], str]:
+    """The check of an option naming a Kubernetes object."""
+
+    def check(value: str) -> str:
+        text = str(value)
+        if len(text) > 253 or not rule.fullmatch(text):
+            raise InvalidRunConfigException(
+                f"run option {key!r}={text!r} is not {what}: use lower-case letters, digits "
+                "and '-' (starting and ending with a letter or digit)"
+            )
+        return text
+
+    return check
 
 
-def k8s_runopts() -> runopts:
-    """The run options of the ``kubernetes`` scheduler (see ``torchx runopts kubernetes``)."""
-    opts = runopts()
-    _add_shared(opts, "namespace")
-    opts.add(
-        "queue",
-        type_=str,
-        default=None,
-        help="Volcano queue of the job (default: Volcano's 'default' queue); with "
-        "flavour=jobset, the Kueue LocalQueue (label kueue.x-k8s.io/queue-name), if any",
-    )
-    _add_shared(opts, "service_account")
-    opts.add(
-        "priority_class", type_=str, default=None, help="PriorityClass of the job and its pods"
-    )
-    opts.add(
-        "image_repo",
-        type_=str,
-        default=None,
-        help="image repository a workspace image is pushed to (e.g. registry.example.com/"
-        "team/trainer); needed with --workspace",
-    )
-    _add_shared(opts, "reserved_millicpu")
-    _add_shared(opts, "reserved_memmb")
-    _add_shared(opts, "validate_spec")
-    opts.add(
-        "flavour",
-        type_=str,
-        default=VOLCANO,
-        help="what the app becomes: 'volcano' (a batch.volcano.sh Job, as upstream TorchX) "
-        "or 'jobset' (a jobset.x-k8s.io JobSet, for clusters without Volcano)",
-    )
-    _add_shared(opts, "context")
-    opts.add(
-        "image_pull_secrets",
-        type_=list[str],
-        default=None,
-        help="Secrets (of the namespace) the pods pull their images with",
-    )
-    _add_shared(opts, "secret_env")
-    return opts
-
-
-@dataclass(frozen=True)
-class K8sOpts:
-    """The run options, checked and typed (read them with :func:`read`)."""
-
-    namespace: str = "default"
-    queue: str | None = None
-    service_account: str | None = None
-    priority_class: str | None = None
-    image_repo: str | None = None
-    reserved_millicpu: int = RESERVED_MILLICPU
-    reserved_memmb: int = RESERVED_MEMMB
-    validate_spec: bool = True
-    flavour: str = VOLCANO
-    context: str | None = None
-    image_pull_secrets: list[str] = field(default_factory=list)
-    #: variable name -> (Secret name, key)
-    secret_env: dict[str, tuple[str, str]] = field(default_factory=dict)
-
-
-def _name(cfg: Mapping[str, CfgVal], key: str, rule: re.Pattern[str], what: str) -> str | None:
-    value = cfg.get(key)
-    if value is None:
-        return None
-    text = str(value)
-    if len(text) > 253 or not rule.fullmatch(text):
-        raise InvalidRunConfigException(
-            f"run option {key!r}={text!r} is not {what}: use lower-case letters, digits and "
-            "'-' (starting and ending with a letter or digit)"
-        )
-    return text
-
-
-def _namespace(cfg: Mapping[str, CfgVal]) -> str:
-    namespace = _name(cfg, "namespace", _LABEL, "a namespace name") or "default"
+def _namespace(value: str) -> str:
+    namespace = _name("namespace", _LABEL, "a namespace name")(value)
     if len(namespace) > 63:
         raise InvalidRunConfigException(
             f"run option 'namespace'={namespace!r} is longer than 63 characters"
@@ -161,45 +70,46 @@ def _namespace(cfg: Mapping[str, CfgVal]) -> str:
     return namespace
 
 
-def _reserved(cfg: Mapping[str, CfgVal]) -> dict[str, int]:
-    reserved: dict[str, int] = {}
-    for key, default in (
-        ("reserved_millicpu", RESERVED_MILLICPU),
-        ("reserved_memmb", RESERVED_MEMMB),
-    ):
-        value = cfg.get(key)
-        reserved[key] = default if value is None else int(value)  # type: ignore[arg-type]
-        if reserved[key] < 0:
+def _not_negative(key: str) -> Callable[[int], int]:
+    def check(value: int) -> int:
+        if int(value) < 0:
             raise InvalidRunConfigException(
-                f"run option {key!r}={reserved[key]} is negative: give 0 or more"
+                f"run option {key!r}={int(value)} is negative: give 0 or more"
             )
-    return reserved
+        return int(value)
+
+    return check
 
 
-def _context(cfg: Mapping[str, CfgVal]) -> str | None:
-    context = cfg.get("context")
-    if context is not None and not str(context).strip():
+def _flavour(value: str) -> str:
+    if value not in FLAVOURS:
+        raise InvalidRunConfigException(
+            f"run option 'flavour'={value!r} is not one of {', '.join(FLAVOURS)}"
+        )
+    return value
+
+
+def _context(value: str) -> str:
+    if not str(value).strip():
         raise InvalidRunConfigException(
             "run option 'context' is empty: name a kubeconfig context, or leave it out for "
             "the current one"
         )
-    return None if context is None else str(context).strip()
+    return str(value).strip()
 
 
-def _secret_names(key: str, values: list[str]) -> list[str]:
-    for secret in values:
-        if not _SUBDOMAIN.fullmatch(secret):
+def _secret_names(value: list[str]) -> list[str]:
+    for secret in value:
+        if not _SUBDOMAIN.fullmatch(str(secret)):
             raise InvalidRunConfigException(
-                f"run option {key!r} has {secret!r}, which is not a Secret's name (lower-case "
-                "letters, digits, '-', '.')"
+                f"run option 'image_pull_secrets' has {secret!r}, which is not a Secret's "
+                "name (lower-case letters, digits, '-', '.')"
             )
-    return values
+    return [str(s) for s in value]
 
 
-def _secret_env(cfg: Mapping[str, CfgVal]) -> dict[str, tuple[str, str]]:
-    secret_env: dict[str, tuple[str, str]] = {}
-    raw = cfg.get("secret_env") or {}
-    for var, ref in raw.items() if isinstance(raw, dict) else []:
+def _secret_env(value: dict[str, str]) -> dict[str, str]:
+    for var, ref in value.items():
         secret, slash, key = str(ref).partition("/")
         if not _ENV_NAME.fullmatch(str(var)):
             raise InvalidRunConfigException(
@@ -211,35 +121,112 @@ def _secret_env(cfg: Mapping[str, CfgVal]) -> dict[str, tuple[str, str]]:
                 f"run option 'secret_env' has {var}:{ref!r}: give SECRET/KEY (a Secret of the "
                 f"namespace and one of its keys), e.g. {var}:hf-creds/token"
             )
-        secret_env[str(var)] = (secret, key)
-    return secret_env
+    return {str(var): str(ref) for var, ref in value.items()}
 
 
-def read(cfg: Mapping[str, CfgVal]) -> K8sOpts:
-    """The resolved run options ``cfg`` as :class:`K8sOpts`, each value checked."""
-    namespace = _namespace(cfg)
-    flavour = str(cfg.get("flavour") or VOLCANO)
-    if flavour not in FLAVOURS:
-        raise InvalidRunConfigException(
-            f"run option 'flavour'={flavour!r} is not one of {', '.join(FLAVOURS)}"
-        )
-    reserved = _reserved(cfg)
-    pull = [str(s) for s in (cfg.get("image_pull_secrets") or [])]  # type: ignore[union-attr]
-    image_repo = cfg.get("image_repo")
-    return K8sOpts(
-        namespace=namespace,
-        queue=_name(cfg, "queue", _SUBDOMAIN, "a queue name"),
-        service_account=_name(cfg, "service_account", _SUBDOMAIN, "a service account name"),
-        priority_class=_name(cfg, "priority_class", _SUBDOMAIN, "a PriorityClass name"),
-        image_repo=None if image_repo is None else str(image_repo),
-        reserved_millicpu=reserved["reserved_millicpu"],
-        reserved_memmb=reserved["reserved_memmb"],
-        validate_spec=bool(cfg.get("validate_spec", True)),
-        flavour=flavour,
-        context=_context(cfg),
-        image_pull_secrets=_secret_names("image_pull_secrets", pull),
-        secret_env=_secret_env(cfg),
+# -- the options both schedulers take (each call declares one field) -------------------------
+
+
+def _namespace_opt() -> Any:
+    return opt("default", help="Kubernetes namespace of the app", check=_namespace)
+
+
+def _service_account_opt() -> Any:
+    return opt(
+        help="service account the pods run as",
+        check=_name("service_account", _SUBDOMAIN, "a service account name"),
     )
+
+
+def _reserved_millicpu_opt() -> Any:
+    return opt(
+        RESERVED_MILLICPU,
+        help="CPU (millicores) a pod requests below its limit, for the node's reservations",
+        check=_not_negative("reserved_millicpu"),
+    )
+
+
+def _reserved_memmb_opt() -> Any:
+    return opt(
+        RESERVED_MEMMB,
+        help="memory (MiB) a pod requests below its limit, for the node's reservations",
+        check=_not_negative("reserved_memmb"),
+    )
+
+
+def _validate_spec_opt() -> Any:
+    return opt(
+        True,
+        help="before submitting, the API server checks one pod of each role (a server-side "
+        "dry run), so an invalid pod is refused before anything is created",
+    )
+
+
+def _context_opt() -> Any:
+    return opt(
+        help="kubeconfig context to use (default: the current one); the app's handle keeps it",
+        check=_context,
+    )
+
+
+def _secret_env_opt() -> Any:
+    return opt(
+        help="environment variables read from Secrets: NAME:SECRET/KEY,... (the spec holds "
+        "the reference, never the value)",
+        check=_secret_env,
+    )
+
+
+def _refs(secret_env: dict[str, str] | None) -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    for var, ref in (secret_env or {}).items():
+        secret, _, key = ref.partition("/")
+        out[var] = (secret, key)
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class K8sOpts(StructuredOpts):
+    """The ``kubernetes`` scheduler's run options (``torchx runopts kubernetes``), checked.
+
+    The pods of both schedulers are built from one (``McadOpts.pods`` is the
+    ``kubernetes_mcad`` options' share of it).
+    """
+
+    namespace: str = _namespace_opt()
+    queue: str | None = opt(
+        help="Volcano queue of the job (default: Volcano's 'default' queue); with "
+        "flavour=jobset, the Kueue LocalQueue (label kueue.x-k8s.io/queue-name), if any",
+        check=_name("queue", _SUBDOMAIN, "a queue name"),
+    )
+    service_account: str | None = _service_account_opt()
+    priority_class: str | None = opt(
+        help="PriorityClass of the job and its pods",
+        check=_name("priority_class", _SUBDOMAIN, "a PriorityClass name"),
+    )
+    image_repo: str | None = opt(
+        help="image repository a workspace image is pushed to (e.g. registry.example.com/"
+        "team/trainer); needed with --workspace",
+    )
+    reserved_millicpu: int = _reserved_millicpu_opt()
+    reserved_memmb: int = _reserved_memmb_opt()
+    validate_spec: bool = _validate_spec_opt()
+    flavour: str = opt(
+        VOLCANO,
+        help="what the app becomes: 'volcano' (a batch.volcano.sh Job, as upstream TorchX) "
+        "or 'jobset' (a jobset.x-k8s.io JobSet, for clusters without Volcano)",
+        check=_flavour,
+    )
+    context: str | None = _context_opt()
+    image_pull_secrets: list[str] | None = opt(
+        help="Secrets (of the namespace) the pods pull their images with", check=_secret_names
+    )
+    secret_env: dict[str, str] | None = _secret_env_opt()  # noqa: RUF009 (an opt() field)
+
+    @property
+    def secret_refs(self) -> dict[str, tuple[str, str]]:
+        """``secret_env`` as variable name -> (Secret name, key)."""
+        return _refs(self.secret_env)
 
 
 # -- the kubernetes_mcad scheduler -----------------------------------------------------------
@@ -250,168 +237,143 @@ APPWRAPPER_VERSIONS = ("v1beta1", "v1beta2")
 _INT32 = 2**31 - 1
 
 
-def mcad_runopts() -> runopts:
-    """The run options of the ``kubernetes_mcad`` scheduler (upstream TorchX's names first)."""
-    opts = runopts()
-    _add_shared(opts, "namespace")
-    opts.add(
-        "image_repo",
-        type_=str,
-        default=None,
-        help="image repository a workspace image is pushed to; needed with --workspace",
-    )
-    _add_shared(opts, "service_account")
-    opts.add(
-        "priority",
-        type_=int,
-        default=None,
-        help="the AppWrapper's priority (higher runs first; AppWrapper v1beta1 only)",
-    )
-    opts.add("priority_class_name", type_=str, default=None, help="PriorityClass of the pods")
-    opts.add("image_secret", type_=str, default=None, help="Secret the pods pull their images with")
-    opts.add(
-        "coscheduler_name",
-        type_=str,
-        default=None,
-        help="a secondary scheduler (the coscheduling plugin) to gang-schedule the pods "
-        "with: the AppWrapper then wraps a PodGroup of the app's replicas too",
-    )
-    opts.add(
-        "network",
-        type_=str,
-        default=None,
-        help="an extra pod network (a Multus NetworkAttachmentDefinition) for the pods",
-    )
-    opts.add(
-        "appwrapper_version",
-        type_=str,
-        default=APPWRAPPER_VERSIONS[0],
-        help="the AppWrapper version submitted: 'v1beta1' (MCAD; what upstream TorchX "
-        "submits) or 'v1beta2' (the current AppWrapper controller)",
-    )
-    opts.add(
-        "queue",
-        type_=str,
-        default=None,
-        help="the Kueue LocalQueue of the AppWrapper (label kueue.x-k8s.io/queue-name; "
-        "v1beta2 only)",
-    )
-    opts.add(
-        "failure_grace",
-        type_=int,
-        default=None,
-        help="seconds the controller waits before restarting (or failing) an app with a "
-        "failed or missing replica (v1beta1: MCAD's requeuing.timeInSeconds, counted from "
-        "dispatch; v1beta2: failureGracePeriodDuration); default: the controller's",
-    )
-    opts.add(
-        "retry_pause",
-        type_=int,
-        default=None,
-        help="seconds the controller waits between removing a failed app's objects and "
-        "making them again (v1beta1: requeuing.pauseTimeInSeconds; v1beta2: "
-        "retryPausePeriodDuration); default: the controller's",
-    )
-    _add_shared(opts, "context")
-    _add_shared(opts, "validate_spec")
-    _add_shared(opts, "reserved_millicpu")
-    _add_shared(opts, "reserved_memmb")
-    _add_shared(opts, "secret_env")
-    return opts
-
-
-@dataclass(frozen=True)
-class McadOpts:
-    """The ``kubernetes_mcad`` run options, checked and typed (:func:`read_mcad`).
-
-    ``pods`` holds what the pods share with the ``kubernetes`` scheduler's (service
-    account, image pull secret, priority class, headroom, ``secret_env``), so one pod
-    builder serves both.
-    """
-
-    pods: K8sOpts
-    appwrapper_version: str = APPWRAPPER_VERSIONS[0]
-    priority: int | None = None
-    coscheduler_name: str | None = None
-    network: str | None = None
-    queue: str | None = None
-    #: seconds (None: the controller's default)
-    failure_grace: int | None = None
-    retry_pause: int | None = None
-
-
-def read_mcad(cfg: Mapping[str, CfgVal]) -> McadOpts:
-    """The resolved ``kubernetes_mcad`` run options ``cfg`` as :class:`McadOpts`, checked."""
-    version = str(cfg.get("appwrapper_version") or APPWRAPPER_VERSIONS[0])
-    if version not in APPWRAPPER_VERSIONS:
+def _version(value: str) -> str:
+    if value not in APPWRAPPER_VERSIONS:
         raise InvalidRunConfigException(
-            f"run option 'appwrapper_version'={version!r} is not one of "
+            f"run option 'appwrapper_version'={value!r} is not one of "
             f"{', '.join(APPWRAPPER_VERSIONS)} (v1beta1: MCAD, as upstream TorchX; v1beta2: "
             "the AppWrapper controller)"
         )
-    priority = cfg.get("priority")
-    if priority is not None:
-        if isinstance(priority, bool) or not isinstance(priority, int):
-            raise InvalidRunConfigException(
-                f"run option 'priority'={priority!r} is not an integer: give e.g. priority=5"
-            )
-        if not -_INT32 - 1 <= priority <= _INT32:
-            raise InvalidRunConfigException(
-                f"run option 'priority'={priority} is out of range: give a 32-bit integer"
-            )
-        if version != "v1beta1":
-            raise InvalidRunConfigException(
-                f"run option 'priority' has no place in an AppWrapper {version} (its spec has "
-                "no priority): use priority_class_name, or appwrapper_version=v1beta1"
-            )
-    queue = _name(cfg, "queue", _SUBDOMAIN, "a LocalQueue name")
-    if queue is not None and version == "v1beta1":
+    return value
+
+
+def _priority(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidRunConfigException(
-            "run option 'queue' (a Kueue LocalQueue) needs appwrapper_version=v1beta2: MCAD "
-            "(v1beta1) queues AppWrappers itself"
+            f"run option 'priority'={value!r} is not an integer: give e.g. priority=5"
         )
-    network = cfg.get("network")
-    if network is not None and not re.fullmatch(r"[-a-z0-9./@,:=\[\]{}\" ]+", str(network)):
+    if not -_INT32 - 1 <= value <= _INT32:
         raise InvalidRunConfigException(
-            f"run option 'network'={network!r} is not a network attachment: give "
+            f"run option 'priority'={value} is out of range: give a 32-bit integer"
+        )
+    return value
+
+
+def _network(value: str) -> str:
+    if not re.fullmatch(r"[-a-z0-9./@,:=\[\]{}\" ]+", str(value)):
+        raise InvalidRunConfigException(
+            f"run option 'network'={value!r} is not a network attachment: give "
             "NAME or NAMESPACE/NAME (the pod's k8s.v1.cni.cncf.io/networks annotation)"
         )
-    seconds: dict[str, int | None] = {}
-    for key in ("failure_grace", "retry_pause"):
-        value = cfg.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+    return str(value)
+
+
+def _seconds(key: str) -> Callable[[int], int]:
+    def check(value: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
             raise InvalidRunConfigException(
                 f"run option {key!r}={value!r} is not a whole number of seconds"
             )
-        if value is not None and not 0 <= value <= 86400:
+        if not 0 <= value <= 86400:
             raise InvalidRunConfigException(
                 f"run option {key!r}={value} is out of range: give 0 to 86400 seconds "
                 "(the controllers cap every grace period at 24 hours)"
             )
-        seconds[key] = value
-    reserved = _reserved(cfg)
-    image_secret = _name(cfg, "image_secret", _SUBDOMAIN, "a Secret name")
-    image_repo = cfg.get("image_repo")
-    pods = K8sOpts(
-        namespace=_namespace(cfg),
-        service_account=_name(cfg, "service_account", _SUBDOMAIN, "a service account name"),
-        priority_class=_name(cfg, "priority_class_name", _SUBDOMAIN, "a PriorityClass name"),
-        image_repo=None if image_repo is None else str(image_repo),
-        reserved_millicpu=reserved["reserved_millicpu"],
-        reserved_memmb=reserved["reserved_memmb"],
-        validate_spec=bool(cfg.get("validate_spec", True)),
-        flavour=VOLCANO,
-        context=_context(cfg),
-        image_pull_secrets=[image_secret] if image_secret else [],
-        secret_env=_secret_env(cfg),
+        return value
+
+    return check
+
+
+@dataclass(frozen=True, kw_only=True)
+class McadOpts(StructuredOpts):
+    """The ``kubernetes_mcad`` run options (upstream TorchX's names first), checked.
+
+    :attr:`pods` is what the pods share with the ``kubernetes`` scheduler's (service
+    account, image pull secret, priority class, headroom, ``secret_env``), so one pod
+    builder serves both.
+    """
+
+    namespace: str = _namespace_opt()
+    image_repo: str | None = opt(
+        help="image repository a workspace image is pushed to; needed with --workspace"
     )
-    return McadOpts(
-        pods=pods,
-        appwrapper_version=version,
-        priority=None if priority is None else int(priority),
-        coscheduler_name=_name(cfg, "coscheduler_name", _SUBDOMAIN, "a scheduler name"),
-        network=None if network is None else str(network),
-        queue=queue,
-        failure_grace=seconds["failure_grace"],
-        retry_pause=seconds["retry_pause"],
+    service_account: str | None = _service_account_opt()
+    priority: int | None = opt(
+        help="the AppWrapper's priority (higher runs first; AppWrapper v1beta1 only)",
+        check=_priority,
     )
+    priority_class_name: str | None = opt(
+        help="PriorityClass of the pods",
+        check=_name("priority_class_name", _SUBDOMAIN, "a PriorityClass name"),
+    )
+    image_secret: str | None = opt(
+        help="Secret the pods pull their images with",
+        check=_name("image_secret", _SUBDOMAIN, "a Secret name"),
+    )
+    coscheduler_name: str | None = opt(
+        help="a secondary scheduler (the coscheduling plugin) to gang-schedule the pods "
+        "with: the AppWrapper then wraps a PodGroup of the app's replicas too",
+        check=_name("coscheduler_name", _SUBDOMAIN, "a scheduler name"),
+    )
+    network: str | None = opt(
+        help="an extra pod network (a Multus NetworkAttachmentDefinition) for the pods",
+        check=_network,
+    )
+    appwrapper_version: str = opt(
+        APPWRAPPER_VERSIONS[0],
+        help="the AppWrapper version submitted: 'v1beta1' (MCAD; what upstream TorchX "
+        "submits) or 'v1beta2' (the current AppWrapper controller)",
+        check=_version,
+    )
+    queue: str | None = opt(
+        help="the Kueue LocalQueue of the AppWrapper (label kueue.x-k8s.io/queue-name; "
+        "v1beta2 only)",
+        check=_name("queue", _SUBDOMAIN, "a LocalQueue name"),
+    )
+    failure_grace: int | None = opt(
+        help="seconds the controller waits before restarting (or failing) an app with a "
+        "failed or missing replica (v1beta1: MCAD's requeuing.timeInSeconds, counted from "
+        "dispatch; v1beta2: failureGracePeriodDuration); default: the controller's",
+        check=_seconds("failure_grace"),
+    )
+    retry_pause: int | None = opt(
+        help="seconds the controller waits between removing a failed app's objects and "
+        "making them again (v1beta1: requeuing.pauseTimeInSeconds; v1beta2: "
+        "retryPausePeriodDuration); default: the controller's",
+        check=_seconds("retry_pause"),
+    )
+    context: str | None = _context_opt()
+    validate_spec: bool = _validate_spec_opt()
+    reserved_millicpu: int = _reserved_millicpu_opt()
+    reserved_memmb: int = _reserved_memmb_opt()
+    secret_env: dict[str, str] | None = _secret_env_opt()  # noqa: RUF009 (an opt() field)
+
+    def __post_init__(self) -> None:
+        version = self.appwrapper_version
+        if self.priority is not None and version != "v1beta1":
+            raise InvalidRunConfigException(
+                f"run option 'priority' has no place in an AppWrapper {version} (its spec has "
+                "no priority): use priority_class_name, or appwrapper_version=v1beta1"
+            )
+        if self.queue is not None and version == "v1beta1":
+            raise InvalidRunConfigException(
+                "run option 'queue' (a Kueue LocalQueue) needs appwrapper_version=v1beta2: MCAD "
+                "(v1beta1) queues AppWrappers itself"
+            )
+
+    @property
+    def pods(self) -> K8sOpts:
+        """The pods' share of the options, as the ``kubernetes`` scheduler's pods read them."""
+        return K8sOpts(
+            namespace=self.namespace,
+            service_account=self.service_account,
+            priority_class=self.priority_class_name,
+            image_repo=self.image_repo,
+            reserved_millicpu=self.reserved_millicpu,
+            reserved_memmb=self.reserved_memmb,
+            validate_spec=self.validate_spec,
+            flavour=VOLCANO,
+            context=self.context,
+            image_pull_secrets=[self.image_secret] if self.image_secret else None,
+            secret_env=self.secret_env,
+        )

@@ -122,7 +122,7 @@ def _mounts(role: Role) -> tuple[list[dict[str, Any]], list[dict[str, Any]], boo
 
 def _env(env: dict[str, str], opts: K8sOpts) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [
-        {"name": k, "value": literal(str(v))} for k, v in env.items() if k not in opts.secret_env
+        {"name": k, "value": literal(str(v))} for k, v in env.items() if k not in opts.secret_refs
     ]
     for var, path in (
         ("TORCHX_POD_NAME", "metadata.name"),
@@ -131,7 +131,7 @@ def _env(env: dict[str, str], opts: K8sOpts) -> list[dict[str, Any]]:
     ):
         if var not in env:
             out.append({"name": var, "valueFrom": {"fieldRef": {"fieldPath": path}}})
-    for var, (secret, key) in opts.secret_env.items():
+    for var, (secret, key) in opts.secret_refs.items():
         out.append({"name": var, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}})
     return out
 

@@ -49,7 +49,7 @@ import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 from torchx.schedulers.contract.api import (
     DescribeAppResponse,
@@ -59,14 +59,15 @@ from torchx.schedulers.contract.api import (
 )
 from torchx.schedulers.contract.capabilities import Capability
 from torchx.schedulers.contract.errors import SchedulerError
-from torchx.specs import NONE, AppDef, AppDryRunInfo, AppState, CfgVal, runopts
+from torchx.specs import NONE, AppDef, AppDryRunInfo, AppState, CfgVal
 from torchx.specs.errors import SpecError
+from torchx.specs.structured_opts import StructuredOpts
 from torchx.workspace.pushed_image import PushedImageWorkspaceMixin
 from torchx_k8s import labels, names, status
 from torchx_k8s.backend import K8sBackend, api_status, reason
 from torchx_k8s.logs import replica_log
 from torchx_k8s.names import AppRef, parse_app_id
-from torchx_k8s.options import k8s_runopts, read
+from torchx_k8s.options import K8sOpts
 from torchx_k8s.pruned import dropped_fields
 from torchx_k8s.request import KINDS, K8sRequest, appdef_from, make_request
 
@@ -86,6 +87,8 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
         Capability.SEPARATE_STREAMS: "the Kubernetes pod log API (before 1.32) returns "
         "stdout and stderr together",
     }
+    #: the run options, declared once
+    opts_class: ClassVar[type[StructuredOpts] | None] = K8sOpts
     #: the scheduler's name, and the grammar of its app ids
     backend_name = "kubernetes"
     ids: names.IdGrammar = names.K8S_IDS
@@ -126,11 +129,8 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
 
     # -- submitting ----------------------------------------------------------------------
 
-    def _run_opts(self) -> runopts:
-        return k8s_runopts()
-
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[K8sRequest]:
-        opts = read(cfg)
+        opts = K8sOpts.of(cfg)
         request = make_request(app, names.object_name(app.name), opts)
         return AppDryRunInfo(request, K8sRequest.to_yaml)
 
@@ -238,7 +238,7 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
         )
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> builtins.list[ListAppResponse]:
-        opts = read(self.run_opts().resolve(dict(cfg or {})))
+        opts = K8sOpts.from_cfg(self.run_opts_once().resolve(dict(cfg or {})))
         return self._list_apps(opts.namespace, opts.context, names.FLAVOURS, opts.flavour)
 
     def _list_apps(
