@@ -51,7 +51,8 @@ _COMMANDS = {
     "status": ["status", f"lsf://torchx/{_APP}"],
     "log": ["log", f"lsf://torchx/{_APP}/echo/0"],
     "cancel": ["cancel", f"lsf://torchx/{_APP}"],
-    "run": ["run", "-s", "lsf", "utils.echo", "--msg", "hi"],
+    # a directory image: the job runs there (a container scheduler refuses the default ".")
+    "run": ["run", "-s", "lsf", "utils.echo", "--msg", "hi", "--image", "/tmp"],
 }
 
 
