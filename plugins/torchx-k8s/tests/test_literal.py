@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from torchx_k8s.options import k8s_runopts, read
+from torchx_k8s.options import K8sOpts
 from torchx_k8s.pod import literal
 from torchx_k8s.request import make_request
 
@@ -94,7 +94,9 @@ def test_every_flavours_pods_carry_the_escaped_text(
         resource=Resource(cpu=1, gpu=0, memMB=64),
     )
     cfg: dict[str, Any] = {"flavour": flavour} if flavour != "volcano" else {}
-    req = make_request(AppDef("a", [role]), "a-1", read(k8s_runopts().resolve(cfg)))
+    req = make_request(
+        AppDef("a", [role]), "a-1", K8sOpts.from_cfg(K8sOpts.as_runopts().resolve(cfg))
+    )
     spec = req.resource["spec"]
     if flavour == "jobset":
         pod = spec["replicatedJobs"][0]["template"]["spec"]["template"]
