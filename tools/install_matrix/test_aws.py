@@ -25,6 +25,10 @@ _LOADED = (
 )
 
 
+#: a container scheduler refuses the components' default image "." at dry run
+ECHO = ("utils.echo", "--msg", "hi", "--image", "busybox:1")
+
+
 @pytest.fixture(scope="module")
 def env(make_env: MakeEnv) -> Env:
     return make_env("aws", "torchx-cli", "torchx-aws")
@@ -57,7 +61,7 @@ def test_help_and_local_runs_never_import_boto3(env: Env) -> None:
 
 def test_runopts_and_dry_runs_never_import_boto3(env: Env) -> None:
     assert _loaded(env, "runopts", "aws_batch") == ""
-    dry = ["run", "-s", "aws_batch", "--dryrun", "-cfg", "queue=q", "utils.echo", "--msg", "hi"]
+    dry = ["run", "-s", "aws_batch", "--dryrun", "-cfg", "queue=q", *ECHO]
     assert _loaded(env, *dry) == ""
 
 

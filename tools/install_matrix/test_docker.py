@@ -22,6 +22,10 @@ _LOADED = (
 )
 
 
+#: a container scheduler refuses the components' default image "." at dry run
+ECHO = ("utils.echo", "--msg", "hi", "--image", "busybox:1")
+
+
 @pytest.fixture(scope="module")
 def env(make_env: MakeEnv) -> Env:
     return make_env("docker", "torchx-cli", "torchx-docker")
@@ -49,11 +53,11 @@ def test_help_local_runs_and_docker_dry_runs_never_import_the_sdk(env: Env) -> N
     assert _loaded(env, "--help") == ""
     assert _loaded(env, "run", "-s", "local", "--wait", "utils.echo", "--msg", "hi") == ""
     assert _loaded(env, "runopts", "docker") == ""
-    assert _loaded(env, "run", "-s", "docker", "--dryrun", "utils.echo", "--msg", "hi") == ""
+    assert _loaded(env, "run", "-s", "docker", "--dryrun", *ECHO) == ""
 
 
 def test_a_dry_run_prints_the_containers(env: Env) -> None:
-    proc = env.torchx("run", "-s", "local_docker", "--dryrun", "utils.echo", "--msg", "hi")
+    proc = env.torchx("run", "-s", "local_docker", "--dryrun", *ECHO)
     assert proc.returncode == 0, proc.stderr
     request = json.loads(proc.stdout[proc.stdout.index("{") :])
     [container] = request["containers"]
@@ -62,7 +66,7 @@ def test_a_dry_run_prints_the_containers(env: Env) -> None:
 
 def test_no_engine_is_one_line(env: Env) -> None:
     engine = f"DOCKER_HOST=unix://{env.work}/no-such.sock"
-    proc = env.run("env", engine, env.bin / "torchx", "run", "-s", "docker", "utils.echo")
+    proc = env.run("env", engine, env.bin / "torchx", "run", "-s", "docker", *ECHO)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     [line] = proc.stderr.strip().splitlines()
     assert f"cannot reach the Docker engine at unix://{env.work}/no-such.sock" in line

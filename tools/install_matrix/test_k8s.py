@@ -23,6 +23,10 @@ _LOADED = (
 )
 
 
+#: a container scheduler refuses the components' default image "." at dry run
+ECHO = ("utils.echo", "--msg", "hi", "--image", "busybox:1")
+
+
 @pytest.fixture(scope="module")
 def env(make_env: MakeEnv) -> Env:
     return make_env("k8s", "torchx-cli", "torchx-k8s")
@@ -44,14 +48,14 @@ def test_help_local_runs_and_dry_runs_never_import_the_client(env: Env) -> None:
     assert _loaded(env, "--help") == ""
     assert _loaded(env, "run", "-s", "local", "--wait", "utils.echo", "--msg", "hi") == ""
     assert _loaded(env, "runopts", "kubernetes") == ""
-    assert _loaded(env, "run", "-s", "kubernetes", "--dryrun", "utils.echo", "--msg", "hi") == ""
+    assert _loaded(env, "run", "-s", "kubernetes", "--dryrun", *ECHO) == ""
     assert _loaded(env, "runopts", "kubernetes_mcad") == ""
-    dry_run = ["run", "-s", "kubernetes_mcad", "--dryrun", "utils.echo", "--msg", "hi"]
+    dry_run = ["run", "-s", "kubernetes_mcad", "--dryrun", *ECHO]
     assert _loaded(env, *dry_run) == ""
 
 
 def test_a_dry_run_prints_the_volcano_job(env: Env) -> None:
-    proc = env.torchx("run", "-s", "kubernetes", "--dryrun", "utils.echo", "--msg", "hi")
+    proc = env.torchx("run", "-s", "kubernetes", "--dryrun", *ECHO)
     assert proc.returncode == 0, proc.stderr
     assert "apiVersion: batch.volcano.sh/v1alpha1" in proc.stdout
     assert "kind: Job" in proc.stdout and "- hi" in proc.stdout
@@ -79,7 +83,7 @@ def test_no_kubeconfig_is_one_line(env: Env) -> None:
         "kubernetes",
         "-cfg",
         "validate_spec=False",
-        "utils.echo",
+        *ECHO,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     [line] = proc.stderr.strip().splitlines()
