@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""A stand-in for IBM Spectrum LSF's bsub, bjobs and bkill: jobs run on this machine.
+"""A stand-in for IBM Spectrum LSF's bsub, bjobs, bkill and brequeue: jobs run here.
 
 LSF cannot be installed here (it is not free software and has no Debian package), so
-``dev/lsf up`` puts this program on PATH as ``bsub``, ``bjobs`` and ``bkill`` (one
-small wrapper each). It implements the documented subset the torchx ``lsf``
+``dev/lsf up`` puts this program on PATH as ``bsub``, ``bjobs``, ``bkill`` and
+``brequeue`` (one small wrapper each). It implements the documented subset the torchx ``lsf``
 scheduler uses, with the options and output formats IBM documents for them; every
 difference from real LSF is listed in dev/README.md ("dev/lsf").
 
@@ -152,7 +152,7 @@ def pick_host(job: dict[str, Any], jobs: list[dict[str, Any]], mxj: int) -> str 
 _BSUB_VALUE = {
     "-J": "name", "-P": "project", "-q": "queue", "-n": "slots", "-R": "res_req",
     "-gpu": "gpu", "-cwd": "cwd", "-outdir": "outdir", "-o": "out", "-oo": "out_over",
-    "-e": "err", "-eo": "err_over", "-w": "depend", "-m": "hosts",
+    "-e": "err", "-eo": "err_over", "-w": "depend", "-m": "hosts", "-Q": "requeue",
 }  # fmt: skip
 
 
@@ -189,6 +189,9 @@ def bsub(argv: list[str]) -> None:
     else:
         jobfile = sys.stdin.read()
         command = next((x for x in jobfile.splitlines() if x and not x.startswith("#")), "")
+    requeue = opts.get("requeue", "")
+    if requeue and parse_requeue(requeue) is None:
+        die(f"{requeue}: Bad requeue exit values for option -Q. Job not submitted.")
     depend = opts.get("depend")
     if depend is not None and parse_depend(depend) is None:
         die(f"{depend}: Syntax error in dependency condition. Job not submitted.")
@@ -221,6 +224,8 @@ def bsub(argv: list[str]) -> None:
             "res_req": opts.get("res_req", ""),
             "hosts": opts.get("hosts", ""),
             "gpu": opts.get("gpu", ""),
+            "requeue": requeue,
+            "attempt": 0,
             "env": dict(os.environ),
             "stat": "PEND",
             "exit_code": None,
@@ -243,11 +248,40 @@ def expand(path: str, job_id: int) -> str:
     return path.replace("%J", str(job_id)).replace("%I", "0")
 
 
-def spawn_supervisor(job_id: int) -> None:
+def parse_requeue(spec: str) -> tuple[bool, set[int], set[int]] | None:
+    """``bsub -Q``'s exit values: (``all`` given, the values, the ``~`` exclusions); None
+    if not understood. ``EXCLUDE(v ...)`` values requeue too (on any host here)."""
+    every = False
+    values: set[int] = set()
+    excluded: set[int] = set()
+    text = spec.replace("EXCLUDE(", " ").replace(")", " ")
+    for token in text.split():
+        if token == "all":
+            every = True
+        elif token.startswith("~") and token[1:].isdigit():
+            excluded.add(int(token[1:]))
+        elif token.isdigit() and int(token) <= 255:
+            values.add(int(token))
+        else:
+            return None
+    return (every, values, excluded) if every or values else None
+
+
+def requeues_on(spec: str, code: int) -> bool:
+    """Whether a job submitted with ``bsub -Q spec`` is requeued when it exits with ``code``
+    (a job that exits 0 is done, never requeued)."""
+    parsed = parse_requeue(spec) if spec else None
+    if parsed is None or code == 0:
+        return False
+    every, values, excluded = parsed
+    return (every or code in values) and code not in excluded
+
+
+def spawn_supervisor(job_id: int, attempt: int = 0) -> None:
     log = os.path.join(DIR, "log", f"job-{job_id}.log")
     with open(log, "a") as out, open(os.devnull) as null:
         subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "_run", str(job_id)],
+            [sys.executable, os.path.abspath(__file__), "_run", str(job_id), str(attempt)],
             stdin=null,
             stdout=out,
             stderr=out,
@@ -300,14 +334,49 @@ def _dependency_met(job: dict[str, Any], jobs: list[dict[str, Any]]) -> bool:
 # -- the per-job supervisor --------------------------------------------------------------------
 
 
-def supervise(job_id: int) -> None:
+def supervise(job_id: int, attempt: int = 0) -> None:
+    """Runs the job until it ends; a job requeued while it runs (``brequeue``, or its exit
+    value in ``bsub -Q``) goes back to PEND and runs again under this supervisor."""
+    while True:
+        job = _dispatch(job_id, attempt)
+        if job is None:
+            return  # killed while pending, or requeued to another supervisor
+        code, signalled = _run(job_id, job)
+        with locked():
+            job = load(job_id) or job
+            # a kill wins over a requeue; LSF does not requeue a job a signal ended
+            auto = not signalled and requeues_on(job.get("requeue", ""), code)
+            if not job.get("kill") and (job.get("requeued") or auto):
+                requeue(job)
+                attempt = job["attempt"]
+                save(job)
+                continue
+            job["stat"] = "DONE" if code == 0 else "EXIT"
+            job["exit_code"] = code
+            job["finish_time"] = time.time()
+            save(job)
+            return
+
+
+def requeue(job: dict[str, Any]) -> None:
+    """``job`` back to PEND, as LSF requeues a job: same id, a fresh run (state only)."""
+    job.update(
+        stat="PEND", exit_code=None, exec_host="", host=None, start_time=None,
+        finish_time=None, pgid=None, kill=None, requeued=None,
+        attempt=job.get("attempt", 0) + 1,
+    )  # fmt: skip
+
+
+def _dispatch(job_id: int, attempt: int) -> dict[str, Any] | None:
+    """Waits (PEND) for the job's dependency and a host that takes it; the job as RUN, or
+    None when it left PEND otherwise (killed) or another supervisor now runs it."""
     cfg = conf()
     mxj = int(cfg.get("TORCHX_DEV_LSF_MXJ", "16"))  # on each host
-    while True:  # PEND: wait for the dependency and for free slots
+    while True:
         with locked():
             job = load(job_id)
-            if job is None or job["stat"] != "PEND":
-                return  # killed while pending
+            if job is None or job["stat"] != "PEND" or job.get("attempt", 0) != attempt:
+                return None
             if job.get("supervisor") != os.getpid():
                 job["supervisor"] = os.getpid()  # dev/lsf down stops it by this pid
                 save(job)
@@ -319,8 +388,16 @@ def supervise(job_id: int) -> None:
                 job["host"] = name
                 job["exec_host"] = f"{job['slots']}*{name}" if job["slots"] > 1 else name
                 save(job)
-                break
+                return job
         time.sleep(POLL)
+
+
+def _run(job_id: int, job: dict[str, Any]) -> tuple[int, bool]:
+    """Runs the dispatched job's file to its end: (exit value, whether a signal ended it).
+    A kill (``bkill``) or a requeue (``brequeue``) of the running job ends it with
+    SIGINT, then SIGTERM and SIGKILL ``JOB_TERMINATE_INTERVAL`` apart."""
+    cfg = conf()
+    name = job["host"]
     env = dict(job["env"])
     env.update(
         LSB_JOBID=str(job_id),
@@ -348,7 +425,7 @@ def supervise(job_id: int) -> None:
         job = load(job_id) or job
         job["pgid"] = proc.pid
         save(job)
-        if job.get("kill"):  # bkill came before the process group was recorded
+        if job.get("kill") or job.get("requeued"):  # came before the group was recorded
             _signal_group(proc.pid, signal.SIGINT)
     interval = float(cfg.get("JOB_TERMINATE_INTERVAL", "1"))
     escalated = 0
@@ -359,7 +436,7 @@ def supervise(job_id: int) -> None:
         except subprocess.TimeoutExpired:
             pass
         current = load(job_id) or job
-        kill = current.get("kill")
+        kill = current.get("kill") or current.get("requeued")
         if kill and kill.get("escalate"):
             elapsed = time.time() - kill["at"]
             # INT was sent by bkill; TERM after one interval, KILL after two
@@ -369,13 +446,7 @@ def supervise(job_id: int) -> None:
                     escalated = step
     # whatever the job left behind in its process group goes with it
     _signal_group(proc.pid, signal.SIGKILL)
-    code = rc if rc >= 0 else 128 - rc
-    with locked():
-        job = load(job_id) or job
-        job["stat"] = "DONE" if code == 0 else "EXIT"
-        job["exit_code"] = code
-        job["finish_time"] = time.time()
-        save(job)
+    return (rc if rc >= 0 else 128 - rc), rc < 0
 
 
 def _default_signals() -> None:
@@ -480,6 +551,72 @@ def bkill(argv: list[str]) -> None:
                     _signal_group(job["pgid"], signal.SIGINT)
             save(job)
             print(f"Job <{job['id']}> is being terminated")
+    sys.exit(255 if failed else 0)
+
+
+# -- brequeue ---------------------------------------------------------------------------------
+
+_REQUEUE_FLAGS = {"-a": ("RUN", "DONE", "EXIT"), "-d": ("DONE",), "-e": ("EXIT",), "-r": ("RUN",)}
+
+
+def brequeue(argv: list[str]) -> None:
+    """Requeues the jobs (same id, back to PEND, run again from the start): running ones
+    are killed first (as bkill kills them); by default running ones only, ``-d`` done,
+    ``-e`` exited, ``-a`` all of these. No job id: the most recent matching job."""
+    name = None
+    states: set[str] = set()
+    ids: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "-J" and i + 1 < len(argv):
+            name = argv[i + 1]
+            i += 2
+        elif arg in _REQUEUE_FLAGS:
+            states.update(_REQUEUE_FLAGS[arg])
+            i += 1
+        elif arg.startswith("-"):
+            die(f"{arg}: Illegal option.")
+        else:
+            ids.append(arg)
+            i += 1
+    states = states or {"RUN"}
+    failed = False
+    user = getpass.getuser()
+    spawn: list[tuple[int, int]] = []
+    with locked():
+        jobs = [j for j in all_jobs() if j["user"] == user]
+        if name is not None:
+            jobs = [j for j in jobs if _name_matches(j["name"], name)]
+        if ids and ids != ["0"]:
+            targets = []
+            for raw in ids:
+                found = [j for j in jobs if str(j["id"]) == raw]
+                if not found:
+                    print(f"Job <{raw}>: No matching job found", file=sys.stderr)
+                    failed = True
+                targets += found
+        else:
+            targets = jobs if ids == ["0"] else jobs[-1:]
+        if not targets and not failed:
+            print("No matching job found", file=sys.stderr)
+            failed = True
+        for job in targets:
+            if job["stat"] not in states:
+                print(f"Job <{job['id']}>: Job is {job['stat']}: not requeued", file=sys.stderr)
+                failed = True
+                continue
+            if job["stat"] == "RUN":  # its supervisor kills it, then runs it again
+                job["requeued"] = {"at": time.time(), "escalate": True}
+                if job["pgid"]:
+                    _signal_group(job["pgid"], signal.SIGINT)
+            else:  # its supervisor has ended: a new one runs it
+                requeue(job)
+                spawn.append((job["id"], job["attempt"]))
+            save(job)
+            print(f"Job <{job['id']}> is being requeued")
+    for job_id, attempt in spawn:
+        spawn_supervisor(job_id, attempt)
     sys.exit(255 if failed else 0)
 
 
@@ -627,11 +764,11 @@ def main() -> None:
     args = sys.argv[1:]
     if tool.endswith(".py"):  # python lsf_standin.py TOOL ARGS
         if not args:
-            die("usage: lsf_standin.py bsub|bjobs|bkill|_run ARGS", 2)
+            die("usage: lsf_standin.py bsub|bjobs|bkill|brequeue|_run ARGS", 2)
         tool, args = args[0], args[1:]
     if tool == "_run":
         try:
-            supervise(int(args[0]))
+            supervise(int(args[0]), int(args[1]) if len(args) > 1 else 0)
         except BaseException:
             # a stand-in failure must not leave the job PEND or RUN forever: it ends as EXIT
             with locked():
@@ -648,8 +785,10 @@ def main() -> None:
         bjobs(args)
     elif tool == "bkill":
         bkill(args)
+    elif tool == "brequeue":
+        brequeue(args)
     else:
-        die(f"{tool}: not a command of the LSF stand-in (bsub, bjobs, bkill)", 2)
+        die(f"{tool}: not a command of the LSF stand-in (bsub, bjobs, bkill, brequeue)", 2)
 
 
 if __name__ == "__main__":

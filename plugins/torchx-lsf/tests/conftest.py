@@ -3,7 +3,7 @@
 The unit tests never need LSF (``tests/integration``, run by ``nox -s
 integration_lsf``, uses the project's stand-in of ``dev/lsf``). The kit's
 :class:`~torchx.schedulers.testing.fake_tools.FakeTools` put
-``bsub``, ``bjobs`` and ``bkill`` on ``PATH``: each records its argv (and stdin) and
+``bsub``, ``bjobs``, ``bkill`` and ``brequeue`` on ``PATH``: each records its argv (and stdin) and
 answers what the test scripted for it::
 
     def test_x(fake_lsf):
@@ -23,7 +23,7 @@ from torchx.schedulers.testing.fake_tools import FakeTools, private_env_dir
 
 collect_ignore_glob = ["fixtures/*"]
 
-TOOLS = ("bsub", "bjobs", "bkill")
+TOOLS = ("bsub", "bjobs", "bkill", "brequeue")
 
 
 @pytest.fixture

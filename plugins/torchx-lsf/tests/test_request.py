@@ -285,3 +285,89 @@ def test_the_script_refuses_a_directory_others_can_read(
     assert proc.returncode == 1
     assert "is not a private directory" in proc.stderr
     assert not Path(req.app_dir, "main-0.out").exists()
+
+
+def _retrying(tmp_path: Path, program: str, n: int = 3, retries: int = 1) -> LsfRequest:
+    role = Role(
+        "main",
+        image=str(tmp_path),
+        entrypoint="sh",
+        args=["-c", program],
+        num_replicas=n,
+        max_retries=retries,
+    )
+    req = _build(AppDef("a", [role]), jobdir=str(tmp_path / "jobs"))
+    os.makedirs(tmp_path / "jobs" / ".torchx-lsf", mode=0o700)
+    _materialize(req)
+    return req
+
+
+def test_retries_are_requeues_on_an_exit_value(tmp_path: Path) -> None:
+    req = _retrying(tmp_path, "true", retries=2)
+    for r in req.replicas:
+        assert r.bsub[-2:] == ["-Q", "75"], r.bsub
+        assert "brequeue -a -J" in r.script and "of 2)" in r.script
+    plain = _build(AppDef("a", [_role(num_replicas=2)]))
+    for r in plain.replicas:
+        assert "-Q" not in r.bsub and "brequeue" not in r.script and "restarts" not in r.script
+
+
+def test_a_failure_with_retries_left_reruns_the_whole_app(
+    tmp_path: Path, fake_lsf: FakeTools
+) -> None:
+    req = _retrying(tmp_path, "echo oops >&2; exit 3")
+    # first attempt: the failed replica counts the restart, requeues the others, and
+    # exits with the value LSF requeues it on; it records no exit and ends no one
+    assert _run_job(req, 0) == 75
+    assert Path(req.app_dir, "restarts").read_text() == "1\n"
+    assert not Path(req.app_dir, "main-0.exit").exists()
+    assert fake_lsf.calls("brequeue") == [
+        ["-a", "-J", "app-x1-main-1"],
+        ["-a", "-J", "app-x1-main-2"],
+    ]
+    assert fake_lsf.calls("bkill") == []
+    assert "rerunning the app (retry 1 of 1)" in Path(req.app_dir, "main-0.err").read_text()
+    # the last attempt fails the app as without retries
+    fake_lsf.answer("bjobs", stdout="hostA\n")  # where rank 0 runs
+    assert _run_job(req, 1) == 3
+    assert Path(req.app_dir, "main-1.exit").read_text() == "3\n"
+    assert fake_lsf.calls("bkill") == [["-J", "app-x1-main-0"], ["-J", "app-x1-main-2"]]
+    assert Path(req.app_dir, "restarts").read_text() == "1\n"
+
+
+def test_only_the_first_failure_of_an_attempt_reruns_the_app(
+    tmp_path: Path, fake_lsf: FakeTools
+) -> None:
+    req = _retrying(tmp_path, "exit 4")
+    os.mkdir(Path(req.app_dir, "retry-0"), 0o700)  # another replica of attempt 0 did
+    fake_lsf.answer("bjobs", stdout="hostA\n")  # where rank 0 runs
+    assert _run_job(req, 2) == 75
+    assert fake_lsf.calls("brequeue") == [] and fake_lsf.calls("bkill") == []
+    assert not Path(req.app_dir, "restarts").exists()
+
+
+def test_a_rerun_forgets_the_exit_of_an_earlier_attempt(
+    tmp_path: Path, fake_lsf: FakeTools
+) -> None:
+    req = _retrying(tmp_path, "exit 0")
+    Path(req.app_dir, "main-0.exit").write_text("3\n")
+    Path(req.app_dir, "restarts").write_text("1\n")
+    assert _run_job(req, 0) == 0
+    assert not Path(req.app_dir, "main-0.exit").exists()
+
+
+def test_the_last_attempt_never_exits_with_the_requeue_value(
+    tmp_path: Path, fake_lsf: FakeTools
+) -> None:
+    req = _retrying(tmp_path, "exit 75", n=1)
+    Path(req.app_dir, "restarts").write_text("1\n")
+    assert _run_job(req, 0) == 1  # LSF would requeue the job once more on 75
+    assert Path(req.app_dir, "main-0.exit").read_text() == "75\n"
+
+
+def test_a_cancelled_app_is_not_rerun(tmp_path: Path, fake_lsf: FakeTools) -> None:
+    req = _retrying(tmp_path, "exit 3", n=2)
+    Path(req.app_dir, "cancelled").write_text("")
+    assert _run_job(req, 0) == 3
+    assert fake_lsf.calls("brequeue") == []
+    assert not Path(req.app_dir, "restarts").exists()

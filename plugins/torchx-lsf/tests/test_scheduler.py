@@ -356,3 +356,32 @@ def test_a_failed_replica_still_ending_the_others_reads_its_recorded_exit(
         (AppState.FAILED, 130),
         (AppState.FAILED, 7),
     ]
+
+
+def test_retries_are_declared_and_the_restarts_counted(
+    sched: LsfScheduler, fake_lsf: FakeTools, tmp_path: Path
+) -> None:
+    """The app's scripts count its reruns in ``restarts``; describe says how many, and a
+    replica whose program exited with the requeue value reads its own code."""
+    from torchx.schedulers.contract.capabilities import Capability, missing
+
+    assert Capability.RETRIES not in missing(sched)
+    app_id, app_dir = _submit(sched, fake_lsf, tmp_path, _app())
+    Path(app_dir, "restarts").write_text("2\n")
+    Path(app_dir, "main-1.exit").write_text("75\n")
+    fake_lsf.answer(
+        "bjobs",
+        stdout=_line(100, "EXIT", app_id, 0, app_dir, "130")
+        + "\n"
+        + _line(101, "EXIT", app_id, 1, app_dir, "1"),
+    )
+    desc = sched.describe(app_id)
+    assert desc is not None and desc.state == AppState.FAILED and desc.num_restarts == 2
+    reps = desc.roles_statuses[0].replicas
+    assert [(r.state, r.exit_code) for r in reps] == [
+        (AppState.FAILED, 130),
+        (AppState.FAILED, 75),
+    ]
+    Path(app_dir, "restarts").write_text("junk\n")
+    desc = sched.describe(app_id)
+    assert desc is not None and desc.num_restarts == 0

@@ -3,7 +3,8 @@
 :mod:`torchx_lsf.jobdir` makes and writes the app's directory ``JOBDIR/.torchx-lsf/<app
 id>/``; this module only finds and reads it: from the output directory of the app's jobs
 (``bsub -outdir``, which ``bjobs`` shows), whether it is a private directory of the
-user's, whether ``cancel`` left its mark there, and whether ``delete`` removed it. The
+user's, whether ``cancel`` left its mark there, how often the app was restarted, and
+whether ``delete`` removed it. The
 scheduler (through :mod:`torchx_lsf.jobdir`) and the quick handler
 (:mod:`torchx_lsf.quick`) both read it here; it imports ``os`` and ``stat`` only.
 """
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
 STATE_DIR = ".torchx-lsf"
 #: The file whose presence says that the app was cancelled through torchx.
 CANCELLED = "cancelled"
+#: The file counting the app's restarts, written by the replica that reruns the app
+#: (:mod:`torchx_lsf.request` says how LSF retries an app).
+RESTARTS = "restarts"
 
 
 def is_private_dir(path: str) -> bool:
@@ -60,3 +64,15 @@ def was_deleted(app_id: str, output_dirs: Iterable[str]) -> bool:
 def is_cancelled(app_dir: str) -> bool:
     """Whether the app of ``app_dir`` was cancelled through torchx (its mark is there)."""
     return bool(app_dir) and os.path.exists(os.path.join(app_dir, CANCELLED))
+
+
+def restarts(app_dir: str) -> int:
+    """How often the app of ``app_dir`` was rerun after a failure (0 without a count)."""
+    if not app_dir:
+        return 0
+    try:
+        with open(os.path.join(app_dir, RESTARTS), encoding="utf-8") as f:
+            text = f.read(32).strip()
+    except OSError:
+        return 0
+    return int(text) if text.isdigit() else 0

@@ -29,6 +29,18 @@ name only). A replica that fails asks LSF to end the app's other replicas (``bki
 -J``), after recording its exit code in ``ROLE-K.exit`` (read by ``describe`` while its
 own job is still ending): the app fails as a whole, as it does on the other schedulers.
 
+Retries (``max_retries``, the largest of the roles': the app is rerun as a whole, as
+Slurm reruns its one job). Each job is submitted with ``-Q 75`` (:data:`REQUEUE_EXIT`,
+sysexits' "temporary failure"): LSF requeues a job that exits with that value, under the
+same job id. A replica that fails while the app has retries left (the count so far is in
+the app's file ``restarts``, which status reads) does not record an exit or end the
+others: the first one of the attempt to fail (a directory ``retry-N`` made atomically
+says which) counts the restart, requeues the other replicas with ``brequeue -a``
+(running ones are killed first, ended ones rerun), and every failed replica exits with
+75, so LSF requeues it too. Once the retries are spent, a failure fails the app as
+above; a program that itself exits with 75 then makes its job exit 1 (its own code is
+in ``ROLE-K.exit``), or LSF would requeue it once more. A cancelled app is not retried.
+
 Quoting: every string that comes from the user (entrypoint, args, env values, paths,
 names) is quoted for the shell by :func:`shell_quote`, so an argument like ``"; rm -rf
 ~`` reaches the program verbatim.
@@ -48,12 +60,16 @@ from torchx.schedulers.helpers.scriptroles import check_roles
 from torchx.specs import AppDef, BindMount, DeviceMount, Role, VolumeMount
 from torchx.specs.errors import SpecError
 from torchx.specs.templating import macros
+from torchx_lsf.appdir import CANCELLED, RESTARTS
 from torchx_lsf.jobdir import STATE_DIR
 
 #: The environment variable holding the rank-0 replica's host (``macros.rank0_env``).
 RANK0_ENV = "TORCHX_RANK0_HOST"
 #: The format version of the replica scripts (their first comment line says it).
 SCRIPT_VERSION = 1
+#: The exit value a replica with retries left ends with, and its job's ``bsub -Q`` value:
+#: LSF requeues a job that exits with it (sysexits' EX_TEMPFAIL, "try again later").
+REQUEUE_EXIT = 75
 #: What LSF's job file does: run the replica's private script with bash.
 JOB_FILE = "#!/bin/sh\n# torchx-lsf job file v{version}\nexec /bin/bash {script}\n"
 
@@ -250,7 +266,7 @@ if [ "$_rc" -ne 0 ]; then
     bkill -J "$_job" >/dev/null 2>&1
   done
 fi
-exit "$_rc"
+{last}exit "$_rc"
 """
 
 _DOCKER_RUN = """\
@@ -268,6 +284,36 @@ while kill -0 "$_child" 2>/dev/null; do wait "$_child"; _rc=$?; done
 """
 
 
+# With retries: which attempt this is (status reads the same file), and no exit code left
+# from an earlier attempt.
+_ATTEMPT = """\
+_try=$(cat "$_dir"/{restarts} 2>/dev/null)
+case "$_try" in ''|*[!0-9]*) _try=0 ;; esac
+rm -f "$_dir"/{stem}.exit
+"""
+
+# With retries left, a failure reruns the whole app: the first replica of this attempt to
+# fail counts the restart and requeues the others; each failed one exits with the value
+# its job was submitted with (bsub -Q), so LSF requeues it as well.
+_RETRY = """\
+if [ "$_rc" -ne 0 ] && [ "$_try" -lt {max_retries} ] && [ ! -e "$_dir"/{cancelled} ]; then
+  if (umask 077; mkdir "$_dir"/retry-"$_try") 2>/dev/null; then
+    (umask 077; echo $(( _try + 1 )) > "$_dir"/{restarts})
+    echo "torchx: exit $_rc; rerunning the app (retry $(( _try + 1 )) of {max_retries})" >&2
+    for _job in {others}; do
+      brequeue -a -J "$_job" >/dev/null 2>&1
+    done
+  fi
+  exit {requeue}
+fi
+"""
+
+# With retries, the last attempt's exit must not be the requeue value (LSF would rerun it)
+_NOT_REQUEUE = """\
+if [ "$_rc" -eq {requeue} ]; then exit 1; fi
+"""
+
+
 def _script(
     r: LsfReplica,
     *,
@@ -277,6 +323,7 @@ def _script(
     rank0_job: str | None,
     others: Sequence[str],
     command: list[str],
+    max_retries: int = 0,
 ) -> str:
     q = shell_quote
     lines = [
@@ -285,6 +332,8 @@ def _script(
         f"role {r.role}, replica {r.replica_id}",
         _CHECK.format(app_dir=q(app_dir), stem=r.file_stem),
     ]
+    if max_retries:
+        lines.append(_ATTEMPT.format(restarts=RESTARTS, stem=r.file_stem))
     if rank0_job is None:
         lines.append(_RANK0_SELF.format(rank0=RANK0_ENV))
     else:
@@ -303,7 +352,19 @@ def _script(
         lines.append(f"cd {q(r.cwd)} || exit 1")
         lines.append(" ".join(map(q, command)))
         lines.append("_rc=$?")
-    lines.append(_FAIL_FAST.format(stem=r.file_stem, others=" ".join(q(o) for o in others) or "''"))
+    quoted_others = " ".join(q(o) for o in others) or "''"
+    if max_retries:
+        lines.append(
+            _RETRY.format(
+                max_retries=max_retries,
+                restarts=RESTARTS,
+                cancelled=CANCELLED,
+                others=quoted_others,
+                requeue=REQUEUE_EXIT,
+            )
+        )
+    last = _NOT_REQUEUE.format(requeue=REQUEUE_EXIT) if max_retries else ""
+    lines.append(_FAIL_FAST.format(stem=r.file_stem, others=quoted_others, last=last))
     return "\n".join(lines)
 
 
@@ -340,6 +401,8 @@ def build_request(
         for k in range(role.num_replicas)
     ]
     rank0_job = names[0][2]
+    # LSF reruns jobs, not apps: the app is rerun as a whole, as often as its roles allow
+    max_retries = max((role.max_retries for role in app.roles), default=0)
     replicas: list[LsfReplica] = []
     for role, k, job_name in names:
         direct = os.path.isabs(role.image) and is_dir(role.image)
@@ -378,6 +441,8 @@ def build_request(
         bsub += bsub_resources(role)
         if job_name != rank0_job:
             bsub += ["-w", f"started({rank0_job})"]
+        if max_retries:
+            bsub += ["-Q", str(REQUEUE_EXIT)]
         replica = LsfReplica(
             role=role.name,
             replica_id=k,
@@ -399,6 +464,7 @@ def build_request(
             rank0_job=None if job_name == rank0_job else rank0_job,
             others=[n for _, _, n in names if n != job_name],
             command=command,
+            max_retries=max_retries,
         )
         replicas.append(replica)
     return LsfRequest(app_id=app_id, jobdir=jobdir, app_dir=app_dir, replicas=replicas)

@@ -82,7 +82,6 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
 
     missing_capabilities: ClassVar[Mapping[Capability, str]] = {
         Capability.LOG_TIME_WINDOW: "the replicas' log files hold no times: since/until are ignored",
-        Capability.RETRIES: "each replica is one LSF job that is not rerun: max_retries is ignored",
     }
 
     def __init__(self, session_name: str, backend: LsfBackend | None = None) -> None:

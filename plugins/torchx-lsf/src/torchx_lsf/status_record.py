@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 
 import torchx_lsf.parse  # its JobRecord by full name: the docs know another (torchx_slurm's)
+from torchx_lsf.appdir import restarts
 from torchx_lsf.parse import JobRecord, replica_exit_code
 
 TYPE_CHECKING = False  # not the typing module: its import costs the quick handler milliseconds
@@ -32,12 +33,14 @@ PENDING_MSG = "waiting for LSF to dispatch the jobs (bjobs -p says why)"
 
 
 def with_recorded_exit(rec: JobRecord, app_dir: str) -> JobRecord:
-    """``rec``, EXIT with the code its script recorded if it failed while LSF still runs it.
+    """``rec``, EXIT with the code its script recorded if it failed.
 
-    A failed replica's script records its exit code (``ROLE-K.exit``) before it ends the
-    app's other replicas: until its own job ends, that file says how it ended.
+    A failed replica's script records its program's exit code (``ROLE-K.exit``) before
+    it ends the app's other replicas: until its own job ends, that file says how it
+    ended; once it has, the file holds the program's own code where the job's is not
+    (an app with retries whose program exits with the requeue value: the job exits 1).
     """
-    if rec.state != "RUN" or not app_dir or rec.replica is None:
+    if rec.state not in ("RUN", "EXIT") or not app_dir or rec.replica is None:
         return rec
     role, k = rec.replica
     try:
@@ -58,7 +61,7 @@ def app_record(
     its directory ``app_dir`` (``""`` when not found).
 
     Rules: a replica's state is its job's; once the app is CANCELLED, a replica that did
-    not succeed was cancelled. The message names the failed replicas of a FAILED app
+    not succeed was cancelled; the restarts are those the app's directory counts. The message names the failed replicas of a FAILED app
     (with their LSF job and exit code, and where the logs are) and says why a PENDING one
     waits.
     """
@@ -83,7 +86,7 @@ def app_record(
     start, end = times(records, state)
     return {
         "state": state,
-        "num_restarts": 0,
+        "num_restarts": restarts(app_dir),
         "msg": msg,
         "ui_url": f"file://{app_dir}" if app_dir else None,
         "start_time": start,

@@ -82,3 +82,44 @@ def test_bkill_sends_int_then_term_then_kill(tmp_path: Path) -> None:
     assert "got INT" in said and "got TERM" in said
     again = _run("bkill", job)
     assert again.returncode == 255 and f"Job <{job}>: Job has already finished" in again.stderr
+
+
+def test_bsub_q_requeues_the_job_on_its_exit_values(tmp_path: Path) -> None:
+    """A job exiting with a ``-Q`` value runs again under its id; other values end it."""
+    count = tmp_path / "runs"
+    job = _submit(
+        "-Q", "all ~3", "-oo", f"{tmp_path}/out",
+        stdin=f"echo x >> {count}; n=$(wc -l < {count}); [ $n -ge 3 ] && exit 3; exit 75\n",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert _wait(job, {"EXIT"}) == ["EXIT", "3"]
+    assert count.read_text() == "x\nx\nx\n"  # ran three times, same id
+    bad = _run("bsub", "-Q", "nine", stdin="true\n")
+    assert bad.returncode == 255 and "-Q" in bad.stderr
+
+
+def test_brequeue_reruns_ended_and_running_jobs(tmp_path: Path) -> None:
+    count = tmp_path / "runs"
+    done = _submit("-J", f"rq-{tmp_path.name}", stdin=f"echo x >> {count}\n", cwd=tmp_path)
+    _wait(done, {"DONE"})
+    refused = _run("brequeue", done)  # by default running jobs only
+    assert refused.returncode == 255 and f"Job <{done}>" in refused.stderr
+    again = _run("brequeue", "-a", "-J", f"rq-{tmp_path.name}")
+    assert (again.returncode, again.stdout) == (0, f"Job <{done}> is being requeued\n")
+    assert _wait(done, {"DONE"}) == ["DONE", "-"]
+    assert count.read_text() == "x\nx\n"
+    running = _submit(
+        "-oo", f"{tmp_path}/out",
+        stdin=f"echo y >> {count}; n=$(grep -c y {count}); [ $n -ge 2 ] && exit 0; "
+        "while :; do sleep 0.1; done\n",
+        cwd=tmp_path,
+    )  # fmt: skip
+    deadline = time.monotonic() + 10
+    while "y" not in count.read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert _run("brequeue", running).stdout == f"Job <{running}> is being requeued\n"
+    assert _wait(running, {"DONE"}) == ["DONE", "-"]  # killed, then run again
+    assert count.read_text().count("y") == 2
+    unknown = _run("brequeue", "999999999")
+    assert unknown.returncode == 255 and "No matching job found" in unknown.stderr
