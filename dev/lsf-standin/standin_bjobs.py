@@ -12,9 +12,12 @@ from __future__ import annotations
 import getpass
 import sys
 import time
-from typing import Any
 
 from standin_state import ENDED, all_jobs, conf, die, name_matches
+
+TYPE_CHECKING = False  # not the typing module: every command would pay for its import
+if TYPE_CHECKING:
+    from typing import Any
 
 _FIELDS = {
     "jobid": "id", "id": "id", "stat": "stat", "user": "user", "queue": "queue",

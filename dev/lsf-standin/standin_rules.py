@@ -10,9 +10,12 @@ lock: the commands and the supervisor call these with records they hold locked.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from standin_state import accept_interval, exec_hosts
+
+TYPE_CHECKING = False  # not the typing module: every command would pay for its import
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def pick_host(job: dict[str, Any], jobs: list[dict[str, Any]], mxj: int) -> str | None:

@@ -15,12 +15,13 @@ import contextlib
 import fcntl
 import json
 import os
-import shutil
-import socket
 import sys
 import time
-from collections.abc import Iterator
-from typing import Any
+
+TYPE_CHECKING = False  # not the typing module: every command would pay for its import
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 DIR = os.environ.get("TORCHX_DEV_LSF_DIR", "/var/tmp/torchx-dev-lsf")
 JOBS = os.path.join(DIR, "jobs")
@@ -92,6 +93,8 @@ def all_jobs() -> list[dict[str, Any]]:
 
 def host() -> str:
     """The host the commands run on (the submission host: ``from_host``)."""
+    import socket  # here, not at the top: only bsub needs it
+
     return conf().get("TORCHX_DEV_LSF_HOST") or socket.gethostname()
 
 
@@ -125,6 +128,8 @@ def name_matches(name: str, pattern: str) -> bool:
 
 def purge() -> None:
     """Removes the records of jobs that ended more than CLEAN_PERIOD ago (as mbatchd does)."""
+    import shutil  # here, not at the top: only `dev/lsf up` purges
+
     clean = float(conf().get("CLEAN_PERIOD", "3600"))
     with locked():
         for job in all_jobs():

@@ -18,10 +18,13 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any
 
 from standin_rules import dependency_met, pick_host, requeue, requeues_on
 from standin_state import DIR, JOBS, POLL, all_jobs, conf, load, locked, save, signal_group
+
+TYPE_CHECKING = False  # not the typing module: every command would pay for its import
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The program every supervisor runs (the stand-in's entry point, next to this module).
 ENTRY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsf_standin.py")
@@ -32,7 +35,7 @@ def spawn_supervisor(job_id: int, attempt: int = 0) -> None:
     log = os.path.join(DIR, "log", f"job-{job_id}.log")
     with open(log, "a") as out, open(os.devnull) as null:
         subprocess.Popen(
-            [sys.executable, ENTRY, "_run", str(job_id), str(attempt)],
+            [sys.executable, "-S", ENTRY, "_run", str(job_id), str(attempt)],
             stdin=null,
             stdout=out,
             stderr=out,
