@@ -298,7 +298,7 @@ rm -f "$_dir"/{stem}.exit
 _RETRY = """\
 if [ "$_rc" -ne 0 ] && [ "$_try" -lt {max_retries} ] && [ ! -e "$_dir"/{cancelled} ]; then
   if (umask 077; mkdir "$_dir"/retry-"$_try") 2>/dev/null; then
-    (umask 077; echo $(( _try + 1 )) > "$_dir"/{restarts})
+    (umask 077; echo $(( _try + 1 )) > "$_dir"/{restarts}.new && mv -f "$_dir"/{restarts}.new "$_dir"/{restarts})
     echo "torchx: exit $_rc; rerunning the app (retry $(( _try + 1 )) of {max_retries})" >&2
     for _job in {others}; do
       brequeue -a -J "$_job" >/dev/null 2>&1
