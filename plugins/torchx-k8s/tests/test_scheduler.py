@@ -12,7 +12,11 @@ from torchx_k8s.backend import K8sBackend
 from torchx_k8s.scheduler import KubernetesScheduler, create_scheduler
 
 from torchx.schedulers.contract.api import Stream
-from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
+from torchx.schedulers.contract.errors import (
+    AuthenticationError,
+    SchedulerError,
+    TransientSchedulerError,
+)
 from torchx.specs import NONE, AppDef, AppState, Resource, Role
 from torchx.specs.errors import SpecError
 from torchx.specs.overlays import set_overlay
@@ -161,6 +165,27 @@ def test_throttling_is_retried_after_its_retry_after(sched: KubernetesScheduler)
 
     unreachable = sched.classify_error(urllib3.exceptions.MaxRetryError(None, "/", "refused"))
     assert isinstance(unreachable, TransientSchedulerError)
+
+
+def test_credentials_the_api_server_refuses_are_an_authentication_error(
+    sched: KubernetesScheduler,
+) -> None:
+    """401 (a token expired or revoked), and 403 to ``system:anonymous`` (no credentials
+    it could read): the credentials, not the app, so ``run --wait`` and ``log -t`` exit 4;
+    a 403 to a user it knows is RBAC's refusal, as before."""
+    expired = sched.classify_error(api_error(401, "Unauthorized"))
+    assert isinstance(expired, AuthenticationError)
+    assert str(expired) == (
+        "the Kubernetes API server did not accept the credentials (401): Unauthorized; "
+        "renew the kubeconfig's credentials (KUBECONFIG)"
+    )
+    anonymous = sched.classify_error(
+        api_error(403, 'pods is forbidden: User "system:anonymous" cannot list resource "pods"')
+    )
+    assert isinstance(anonymous, AuthenticationError) and "(403)" in str(anonymous)
+    forbidden = sched.classify_error(api_error(403, 'pods is forbidden: User "u" cannot list'))
+    assert not isinstance(forbidden, AuthenticationError)
+    assert isinstance(forbidden, SchedulerError) and "torchx_k8s rbac" in str(forbidden)
 
 
 # -- describe ------------------------------------------------------------------------------

@@ -11,6 +11,10 @@ schedulers decide which calls an operation makes (:mod:`torchx_k8s.scheduler`,
 * A create is made once (:func:`torchx.schedulers.helpers.retry.create_once`): a retry after a
   transient failure that finds the name taken (409) is the first attempt's success, and
   a create that finally failed after a transient failure is deleted by its (unique) name.
+* Credentials the API server does not accept (401, or a 403 to ``system:anonymous``:
+  none it could read) are an :class:`~torchx.schedulers.contract.errors.AuthenticationError`
+  (a command following an app says its state is unknown, exit 4); any other 403 is RBAC
+  refusing a user it knows, a :class:`~torchx.schedulers.contract.errors.SchedulerError`.
 * Throttling (429, with its ``Retry-After``), the transient HTTP answers
   (:func:`torchx.schedulers.contract.errors.transient_http_status`) and an API server that cannot
   be reached are :class:`~torchx.schedulers.contract.errors.TransientSchedulerError` s.
@@ -30,6 +34,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from torchx.schedulers.contract.errors import (
+    AuthenticationError,
     SchedulerError,
     TransientSchedulerError,
     transient_http_status,
@@ -47,12 +52,16 @@ from torchx_k8s.request import KINDS, K8sRequest
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
-__all__ = ["API_TIMEOUT", "K8sBackend", "api_status", "being_deleted", "reason"]
+__all__ = ["ANONYMOUS", "API_TIMEOUT", "K8sBackend", "api_status", "being_deleted", "reason"]
 
 T = TypeVar("T")
 
 #: Seconds an API call (other than a followed log) may take before it is an outage.
 API_TIMEOUT = 30
+
+#: The user the API server makes of a request whose credentials it could not read (none
+#: given, or anonymous requests allowed): its 403 is about the credentials, not RBAC.
+ANONYMOUS = "system:anonymous"
 
 
 class K8sBackend:
@@ -110,7 +119,12 @@ class K8sBackend:
                 return TransientSchedulerError(
                     f"the Kubernetes API server answered {status_code}: {why}"
                 )
-            if status_code in (401, 403):
+            if status_code == 401 or (status_code == 403 and ANONYMOUS in why):
+                return AuthenticationError(
+                    f"the Kubernetes API server did not accept the credentials ({status_code}): "
+                    f"{why}; renew the kubeconfig's credentials (KUBECONFIG)"
+                )
+            if status_code == 403:
                 return SchedulerError(
                     f"the Kubernetes API server refused ({status_code}): {why}; the "
                     "scheduler's permissions: python -m torchx_k8s rbac"
