@@ -53,9 +53,9 @@ def _faulty_plugin(root: Path) -> dict[str, str]:
             import os
             import time
 
-            from torchx.schedulers.contract.api import Scheduler
+            from torchx.schedulers.contract.api import DescribeAppResponse, Scheduler
             from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
-            from torchx.specs import AppDryRunInfo
+            from torchx.specs import AppDryRunInfo, AppState, ReplicaStatus, RoleStatus
 
 
             class Faulty(Scheduler):
@@ -76,7 +76,20 @@ def _faulty_plugin(root: Path) -> dict[str, str]:
                         raise TransientSchedulerError("controller down")
                     if app_id == "sdk":
                         return json.loads("{")  # the SDK's own exception, deep in the stdlib
+                    if app_id.startswith("log"):  # running; its log breaks (see log_iter)
+                        replica = ReplicaStatus(0, AppState.RUNNING, "w", "host")
+                        return DescribeAppResponse(
+                            app_id=app_id,
+                            state=AppState.RUNNING,
+                            roles_statuses=[RoleStatus("w", [replica])],
+                        )
                     raise RuntimeError(f"kaboom\\nsecond line for {app_id}")
+
+                def log_iter(self, app_id, role_name, k=0, *args, **kwargs):
+                    yield "first line"
+                    if app_id == "logdown":  # the backend stopped answering mid-stream
+                        raise TransientSchedulerError("log service down")
+                    raise SchedulerError("log stream refused: no such replica log")
 
                 def list(self, cfg=None):
                     raise SchedulerError("queue 'q' is gone: ask your admin")
@@ -246,6 +259,25 @@ def test_following_a_log_rides_out_an_outage_like_a_wait(cli: Cli, env: dict[str
     assert "the app's state is unknown, not failed" in lines[-1]
     proc = cli("log", "faulty://s/down", env=short, rc=4)
     assert proc.stderr.splitlines()[0].endswith("retrying for up to 10 s")
+
+
+def test_a_log_the_backend_could_not_give_exits_4_other_read_errors_1(
+    cli: Cli, env: dict[str, str]
+) -> None:
+    """A log cut short by an outage says nothing of the app: its state is unknown (exit
+    4, as status says in an outage); a log the backend refused is an error (exit 1)."""
+    for follow in ([], ["-t"]):
+        proc = cli("log", *follow, "faulty://s/logdown", env=env, rc=4)
+        assert proc.stdout == "w/0 first line\n"
+        assert proc.stderr.splitlines() == [
+            "torchx log: error reading the log of w/0: TransientSchedulerError: log service down"
+        ]
+        proc = cli("log", *follow, "faulty://s/logrefused", env=env, rc=1)
+        assert proc.stdout == "w/0 first line\n"
+        assert proc.stderr.splitlines() == [
+            "torchx log: error reading the log of w/0: SchedulerError: log stream refused: "
+            "no such replica log"
+        ]
 
 
 def test_a_bad_retry_budget_is_one_line(cli: Cli, env: dict[str, str]) -> None:

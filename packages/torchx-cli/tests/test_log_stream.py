@@ -51,7 +51,7 @@ class Source:
         return found
 
 
-def _print(source: Source, n: int) -> tuple[int, list[str]]:
+def _print(source: Source, n: int) -> tuple[logs.Unread, list[str]]:
     out = io.StringIO()
     failed = logs.stream(source, "local://t/app", [("w", k) for k in range(n)], out=out)
     return failed, out.getvalue().splitlines()
@@ -107,6 +107,30 @@ def test_a_log_that_fails_is_reported_on_stderr_and_the_others_go_on(
     assert "torchx log: error reading the log of w/1: OSError: cannot open" in err
     assert not [line for line in lines if "error" in line]  # never among the log lines
     assert [line for line in lines if line.startswith("w/2")] == ["w/2 two", "w/2 three"]
+
+
+def test_logs_unread_for_an_outage_exit_4_and_any_other_error_1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Polled in turn or by a thread each: a log cut short because its backend could not
+    be asked leaves the state unknown (4), unless another could not be read for another
+    reason (1)."""
+    from torchx.schedulers.contract.errors import TransientSchedulerError
+
+    class Breaking(Plain):  # read by a thread (it cannot be polled)
+        def __iter__(self) -> Iterator[str]:
+            yield from self.lines
+            raise TransientSchedulerError("backend down")
+
+    for cut in (Polled(["a\n", TransientSchedulerError("backend down")]), Breaking(["a\n"])):
+        down = TransientSchedulerError("backend down")
+        failed, lines = _print(Source({0: cut, 1: down}), 2)
+        assert failed == 2 and failed.exit_status == 4 and lines == ["w/0 a"]
+        failed, _ = _print(Source({0: down, 1: OSError("disk gone")}), 2)
+        assert failed == 2 and failed.exit_status == 1
+    failed, _ = _print(Source({0: Plain(["a\n"]), 1: Plain(["b\n"])}), 2)
+    assert failed == 0 and failed.exit_status == 0
+    assert capsys.readouterr().err.count("TransientSchedulerError: backend down") == 6
 
 
 def test_logs_that_cannot_be_polled_get_a_thread_each() -> None:

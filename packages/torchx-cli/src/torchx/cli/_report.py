@@ -27,6 +27,7 @@ from torchx.cli.errors import (
     EXIT_UNKNOWN,
     EXIT_USAGE,
     CliError,
+    is_outage,
 )
 
 TYPE_CHECKING = False
@@ -47,7 +48,7 @@ def report(command: str, e: BaseException) -> int:
         message = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
         if isinstance(e, OSError) and e.strerror and e.filename:
             message = f"{e.filename}: {e.strerror}"
-    elif _is_outage(e):
+    elif is_outage(e):
         status, message = EXIT_UNKNOWN, str(e)
     elif isinstance(e, SchedulerError) or _is_wait_timeout(e):
         status, message = EXIT_APP_FAILED, str(e)
@@ -57,22 +58,6 @@ def report(command: str, e: BaseException) -> int:
 
     print(f"torchx {command}: error: {mask(_one_line(message))}", file=sys.stderr)
     return status
-
-
-def _is_outage(e: BaseException) -> bool:
-    """The backend could not be asked: a transient error, or the Runner's retries ran out.
-
-    Told apart by type: ``RetriesExhaustedError`` is looked up where the Runner keeps it
-    (only a Runner can have raised it, so no module is imported here for it).
-    """
-    from torchx.cli.errors import StateUnknownError
-    from torchx.schedulers.contract.errors import TransientSchedulerError
-
-    if isinstance(e, TransientSchedulerError | StateUnknownError):
-        return True
-    retry = sys.modules.get("torchx.schedulers.helpers.retry")
-    exhausted = getattr(retry, "RetriesExhaustedError", None)
-    return isinstance(exhausted, type) and isinstance(e, exhausted)
 
 
 def _is_wait_timeout(e: BaseException) -> bool:

@@ -63,7 +63,7 @@ class LogCommand:
             runner = get_runner(one_shot=True)
             status = require_status(runner, handle)
             pairs = replicas_of(status, handle.role, handle.replica_ids)
-            return 1 if stream(runner, handle, pairs, **options) else 0
+            return stream(runner, handle, pairs, **options).exit_status
         # following is a long wait: it rides out an outage like run --wait, and goes on
         # until the app ends, across its attempts
         from torchx.cli._runtime import following
@@ -73,5 +73,5 @@ class LogCommand:
             runner = get_runner()
             status = require_status(runner, handle)
             pairs = replicas_of(status, handle.role, handle.replica_ids)
-            failed = follow(runner, handle, pairs, status, **options)
-        return 1 if failed else 0
+            unread = follow(runner, handle, pairs, status, **options)
+        return unread.exit_status

@@ -17,8 +17,9 @@ Exit statuses (``torchx --help`` lists them too):
 * :data:`EXIT_INTERRUPTED` (130): Ctrl-C (an app launched keeps running).
 
 A plugin's command reports a user mistake by raising :class:`CliError` (or a
-``torchx.specs.errors.SpecError``) with a one-line message. This module imports
-nothing, so a command can import it at no cost.
+``torchx.specs.errors.SpecError``) with a one-line message; :func:`is_outage` tells an
+error that exits :data:`EXIT_UNKNOWN`. This module imports nothing, so a command can
+import it at no cost.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "EXIT_USAGE",
     "CliError",
     "StateUnknownError",
+    "is_outage",
 ]
 
 #: Success (a waited-on app SUCCEEDED).
@@ -58,3 +60,22 @@ class StateUnknownError(Exception):
     A backend that refuses the credentials in the middle of ``run --wait`` or ``log -t``
     is this: the app did not fail for it, it runs on.
     """
+
+
+def is_outage(e: BaseException) -> bool:
+    """Whether ``e`` says the backend could not be asked (exit :data:`EXIT_UNKNOWN`): a
+    transient error, the Runner's retries that ran out, or :class:`StateUnknownError`.
+
+    Told apart by type: ``RetriesExhaustedError`` is looked up where the Runner keeps it
+    (only a Runner can have raised it, so no module is imported here for it). The one
+    test of the command's error line and of a log that could not be read.
+    """
+    import sys
+
+    from torchx.schedulers.contract.errors import TransientSchedulerError
+
+    if isinstance(e, TransientSchedulerError | StateUnknownError):
+        return True
+    retry = sys.modules.get("torchx.schedulers.helpers.retry")
+    exhausted = getattr(retry, "RetriesExhaustedError", None)
+    return isinstance(exhausted, type) and isinstance(e, exhausted)

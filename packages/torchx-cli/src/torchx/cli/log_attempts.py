@@ -17,6 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from torchx.cli.logs import Unread
     from torchx.runner.api import Runner
     from torchx.specs.api import AppStatus
 
@@ -36,11 +37,11 @@ def follow(
     pairs: list[tuple[str, int]],
     status: AppStatus | None,
     **options: Any,
-) -> int:
+) -> Unread:
     """Streams the ``pairs``' logs (``stream``'s ``options``, following) attempt after
     attempt until the app ends; returns how many replicas' logs could not be read (it
-    stops at the first attempt with such an error)."""
-    from torchx.cli.logs import stream
+    stops at the first attempt with such an error), as ``stream`` does."""
+    from torchx.cli.logs import Unread, stream
 
     restarts = status.num_restarts if status is not None else 0
     while True:
@@ -49,7 +50,7 @@ def follow(
             return failed
         status = _next_attempt(runner, handle, restarts)
         if status is None:
-            return 0
+            return Unread()
         restarts = status.num_restarts
         wanted = set(pairs)
         pairs = [

@@ -78,7 +78,39 @@ _DONE = object()
 
 class _Failed(str):
     """A reader's error line: it goes to stderr (never among the log lines on stdout),
-    and counts as a failure."""
+    and counts as a failure; ``outage``: the backend could not be asked."""
+
+    outage: bool
+
+    def __new__(cls, text: str, outage: bool = False) -> _Failed:
+        self = super().__new__(cls, text)
+        self.outage = outage
+        return self
+
+
+class Unread(int):
+    """What :func:`stream` returns: how many replicas' logs could not be read (each said
+    on stderr), ``outages`` of them because the backend could not be asked.
+
+    :attr:`exit_status` is the command's: 0 when every log was read, 4 (the app's state
+    is unknown, as ``status`` says in an outage) when only an outage kept some unread,
+    else 1.
+    """
+
+    outages: int
+
+    def __new__(cls, count: int = 0, outages: int = 0) -> Unread:
+        self = super().__new__(cls, count)
+        self.outages = outages
+        return self
+
+    @property
+    def exit_status(self) -> int:
+        from torchx.cli.errors import EXIT_APP_FAILED, EXIT_UNKNOWN
+
+        if not self:
+            return 0
+        return EXIT_UNKNOWN if self.outages == self else EXIT_APP_FAILED
 
 
 def use_color(mode: str | None, out: Any) -> bool:
@@ -250,11 +282,12 @@ def stream(
     out: IO[str] | None = None,
     color: str | None = None,
     timestamps: bool = False,
-) -> int:
+) -> Unread:
     """Prints the selected replicas' log lines until every reader is done.
 
     Returns how many replicas' logs could not be read (each is reported on stderr,
-    and the others keep streaming), so the caller can exit non-zero. ``color`` is
+    and the others keep streaming), so the caller can exit non-zero
+    (:attr:`Unread.exit_status`). ``color`` is
     ``auto`` (the default), ``always`` or ``never``. When ``regex``, ``since`` or
     ``until`` left nothing to print, a note on stderr says so. ``timestamps`` puts the
     time each line was written after its prefix (see ``_stamped``).
@@ -294,7 +327,7 @@ def _stream(
     out: Any,
     color: str | None,
     timestamps: bool = False,
-) -> int:
+) -> Unread:
     colored = use_color(color, out)
     matcher = None
     if timestamps and regex is not None:  # the lines are filtered here, once timed
@@ -354,8 +387,11 @@ def _stream(
     names = {prefix_of(i, r, k): f"{r}/{k}" for i, (r, k) in enumerate(pairs)}
 
     def failure(prefix: str, e: Exception) -> _Failed:
+        from torchx.cli.errors import is_outage
+
         what = f"{type(e).__name__}: {e}"
-        return _Failed(f"torchx log: error reading the log of {names[prefix]}: {what}\n")
+        text = f"torchx log: error reading the log of {names[prefix]}: {what}\n"
+        return _Failed(text, is_outage(e))
 
     if len(pairs) == 1:  # no thread, no queue
         role, k = pairs[0]
@@ -372,10 +408,11 @@ def _stream(
         except BrokenPipeError:  # the reader of our output went away (torchx log | head)
             raise
         except Exception as e:  # reported on stderr, after what was read
-            _fail(out, failure(prefix, e), not at_start)
-            return 1
+            line = failure(prefix, e)
+            _fail(out, line, not at_start)
+            return Unread(1, int(line.outage))
         out.flush()
-        return 0
+        return Unread()
 
     # several replicas: polled in turn by this thread if their logs allow it
     if callable(getattr(first, "poll", None)) and not timestamps:
@@ -415,7 +452,8 @@ def _stream(
             if not held:
                 whole_line.acquire()
                 held = True
-            q.put(_Failed(("" if ends else "\n") + failure(prefix, e)))  # \n: for stdout
+            line = failure(prefix, e)
+            q.put(_Failed(("" if ends else "\n") + line, line.outage))  # \n: for stdout
         finally:
             if held:
                 whole_line.release()
@@ -428,7 +466,7 @@ def _stream(
     for t in threads:
         t.start()
     remaining = len(threads)
-    failed = 0
+    failed = outages = 0
     while remaining:
         item = q.get()
         if item is _DONE:
@@ -436,6 +474,7 @@ def _stream(
             continue
         if isinstance(item, _Failed):
             failed += 1
+            outages += item.outage
             mid_line = item.startswith("\n")
             _fail(out, item[1:] if mid_line else item, mid_line)
             continue
@@ -443,27 +482,27 @@ def _stream(
         if q.empty():
             out.flush()
     out.flush()
-    return failed
+    return Unread(failed, outages)
 
 
 def _poll_in_turn(
     logs: list[tuple[str, Iterable[str] | Exception]],
     block: int,
     out: IO[str],
-    failure: Callable[[str, Exception], str],
-) -> int:
+    failure: Callable[[str, Exception], _Failed],
+) -> Unread:
     """Prints the polled logs from this one thread, replica after replica; see the module.
 
     Returns how many could not be read.
     """
     import time
 
-    failed = 0
+    failed: list[_Failed] = []
     readers: list[tuple[str, Iterator[tuple[str, bool]]]] = []
     for prefix, lines in logs:
         if isinstance(lines, Exception):
-            _fail(out, failure(prefix, lines), False)
-            failed += 1
+            failed.append(failure(prefix, lines))
+            _fail(out, failed[-1], False)
         else:
             readers.append((prefix, _prefixed(lines.poll(block), prefix, idle=True)))  # type: ignore[attr-defined]
     pause = _POLL_MIN
@@ -491,8 +530,8 @@ def _poll_in_turn(
             except BrokenPipeError:  # the reader of our output went away
                 raise
             except Exception as e:  # reported, and the other replicas keep streaming
-                _fail(out, failure(prefix, e), not ends)
-                failed += 1
+                failed.append(failure(prefix, e))
+                _fail(out, failed[-1], not ends)
                 readers.remove(reader)
         if wrote:
             out.flush()
@@ -501,7 +540,7 @@ def _poll_in_turn(
             time.sleep(pause)
             pause = min(pause * 2, _POLL_MAX)
     out.flush()
-    return failed
+    return Unread(len(failed), sum(line.outage for line in failed))
 
 
 def check_selection(regex: str | None, since: datetime | None, until: datetime | None) -> None:

@@ -92,10 +92,10 @@ def log(handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
     }
 
     def emit() -> int:
-        failed = stream(
+        unread = stream(
             OpenedLogs(opened), handle, pairs, since=since, until=until, tail=tail, color=color
         )
-        return 1 if failed else 0
+        return unread.exit_status
 
     return emit
 

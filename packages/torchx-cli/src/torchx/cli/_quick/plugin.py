@@ -120,7 +120,7 @@ def _log(handler: Any, handle: Handle, options: dict[str, Any]) -> Callable[[], 
         opened[(r, k)] = lines
 
     def emit() -> int:
-        return 1 if stream(OpenedLogs(opened), handle, pairs, color=color) else 0
+        return stream(OpenedLogs(opened), handle, pairs, color=color).exit_status
 
     return emit
 
