@@ -129,6 +129,32 @@ def test_an_error_line_masks_a_run_options_secret(cli: Cli, env: dict[str, str])
     assert SECRET not in proc.stderr and "DB_PASSWORD" in proc.stderr
 
 
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        f"env=DB_PASSWORD:{SECRET},BAD",  # a malformed pair after the secret
+        f"env=DB_PASSWORD={SECRET}",  # = where : was meant
+        f"vault_token={SECRET}",  # an unknown option whose name looks secret
+    ],
+)
+def test_a_bad_run_option_is_one_line_with_its_secret_masked(
+    cli: Cli, env: dict[str, str], cfg: str
+) -> None:
+    """The error line quotes the value that did not parse: its secrets as written are
+    masked, from -cfg and from .torchxconfig; --show-secrets shows them."""
+    args = ["run", "-s", "vault", "--dryrun", "utils.sh", "true"]
+    proc = cli(*args[:3], "-cfg", cfg, *args[3:], env=env, rc=2)
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("torchx run: error: ") and "****" in line and SECRET not in line
+    shown = cli(*args[:3], "-cfg", cfg, "--show-secrets", *args[3:], env=env, rc=2)
+    assert SECRET in shown.stderr
+    key, _, value = cfg.partition("=")
+    (cli.work / ".torchxconfig").write_text(f"[vault]\n{key} = {value}\n")
+    [line] = cli(*args, env=env, rc=2).stderr.splitlines()
+    assert ".torchxconfig: [vault]" in line and SECRET not in line
+    assert "****" in line or "unknown key 'vault_token'" in line  # that one names no value
+
+
 def test_torchx_log_lines_and_warnings_are_masked(
     capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -90,8 +90,21 @@ def scheduler_cfg(
     """The run options given with ``-cfg`` (each may repeat; a later key wins).
 
     The Runner puts them over the ``[scheduler]`` section of ``.torchxconfig`` files
-    and checks the result against the scheduler's run options.
+    and checks the result against the scheduler's run options. The secrets of both, as
+    written, are masked from then on (:func:`torchx.cli.output.secrets_written`): a
+    value that does not parse is quoted in the error line.
     """
+    from torchx.cli.output import remember_secrets, secrets_written
+    from torchx.runner.config import load_layers
+
+    written = [
+        f"{key}={value}"
+        for layer in load_layers()
+        for section, values in layer.sections.items()
+        if ":" not in section  # a scheduler's section (the others are not run options)
+        for key, value in values.items()
+    ]
+    remember_secrets(secrets_written([*written, *(cfg_strings or [])]))
     if not cfg_strings:
         return {}
     opts = runner.scheduler_run_opts(scheduler)

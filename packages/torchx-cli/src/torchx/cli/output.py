@@ -78,6 +78,32 @@ def masked_cfg(cfg: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def secrets_written(texts: Iterable[str]) -> list[dict[str, str]]:
+    """The secret-looking pairs of run options as written, before they are parsed: a
+    value that does not parse is quoted in the error line, which :func:`mask` then hides.
+
+    Each text is ``KEY=VALUE`` items separated by ``,`` or ``;`` (``-cfg``; a line of
+    ``.torchxconfig`` as ``key=value``). Read leniently, as no option's parser would: a
+    secret-looking ``KEY``'s value, and a secret-looking ``NAME`` of a ``NAME:VALUE`` (or
+    ``NAME=VALUE``) pair, however malformed the rest.
+
+    >>> secrets_written(["env=DB_PASSWORD:s3cret,BAD", "api_token=abc123", "queue=gpu"])
+    [{'DB_PASSWORD': 's3cret'}, {'api_token': 'abc123'}]
+    """
+    import re
+
+    out = []
+    for text in texts:
+        for item in re.split(r"[,;]", text):
+            key, eq, value = item.partition("=")
+            if eq and is_secret_name(key):
+                out.append({key.strip(): value.strip()})
+            pair = re.match(r"([^:=]*)[:=](.*)", value if eq else item, re.DOTALL)
+            if pair and is_secret_name(pair.group(1)):
+                out.append({pair.group(1).strip(): pair.group(2).strip()})
+    return out
+
+
 def host_secrets() -> dict[str, str]:
     """The secret-looking variables of this process's environment (a run option such as
     docker's ``copy_env`` copies them into the request)."""
