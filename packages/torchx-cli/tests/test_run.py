@@ -155,7 +155,7 @@ def test_dryrun_prints_the_appdef_and_request_and_submits_nothing(cli: Cli) -> N
 def test_dryrun_masks_secrets_by_key_however_the_request_renders_them(cli: Cli) -> None:
     env = {
         "API_TOKEN": "abc'def123",  # shell-quoted in the request
-        "DB_PASSWORD": "pa$$word99",  # '$$' is a macro escape: rendered pa$word99
+        "DB_PASSWORD": "pa$$word99",  # '$$' escapes no macro: rendered as typed
         "MY_SECRET": "${app_id}-xyzzy",  # a macro, substituted in the request
         "HF_KEY": "Zq",  # short
     }

@@ -2,8 +2,18 @@
 
 Schedulers call :meth:`macros.Values.apply` on each role with the values they know
 (the app id they assigned, the replica's index, ...). Macros in other Role fields
-are not substituted. Substitution follows :class:`string.Template`: ``$$`` is a
-literal ``$`` and unknown placeholders are left alone.
+are not substituted. Placeholders are :class:`string.Template`'s (``${app_id}``,
+``$app_id``); unknown ones are left alone. ``$$`` is upstream's escape where it
+stands before a macro or ``{``, and a plain ``$$`` everywhere else:
+
+* ``$${app_id}`` and ``$$app_id`` are the macro's text, not its value (``${app_id}``,
+  ``$app_id``);
+* ``$$${rank0_env}`` is a ``$`` before the macro's value (``$MASTER_ADDR``: the
+  variable for a shell to expand);
+* ``$${PORT:-29500}`` is ``${PORT:-29500}`` (a shell expansion written where ``${``
+  would start a macro, as upstream's ``dist.ddp`` writes it);
+* any other ``$$`` reaches the program as typed: ``pa$$word``, ``echo $$``,
+  ``$$HOME``. (Upstream, as :class:`string.Template`, makes every ``$$`` one ``$``.)
 
 :meth:`macros.Values.substitute` is the one substitution every scheduler uses, also
 for one string at a time (the local and Slurm schedulers call it for each argument of
@@ -20,12 +30,15 @@ argument once and only fill in their values.
 (['--app_id', 'app-1'], {'RANK0': '$MASTER_ADDR'})
 >>> role.args
 ['--app_id', '${app_id}']
+>>> [values.substitute(a) for a in ["$${app_id}", "pa$$word", "$${PORT:-29500}"]]
+['${app_id}', 'pa$$word', '${PORT:-29500}']
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import re
 from string import Template
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +58,9 @@ class macros:
        (for a shell to expand it, write ``"$$" + macros.rank0_env``, which becomes
        ``$MASTER_ADDR`` or the like); not available on every scheduler
     5. ``base_img_root``: deprecated, do not use
+
+    ``$$`` before a macro (``$${app_id}``) or ``{`` is one ``$``; any other ``$$``
+    reaches the program as typed (``pa$$word``): see :mod:`torchx.specs.templating`.
     """
 
     #: Root directory of the pulled image.
@@ -88,13 +104,14 @@ class macros:
         def substitute(self, arg: str) -> str:
             """Substitutes macro placeholders in ``arg``; unknown ones are left as they are.
 
-            Exactly ``string.Template(arg).safe_substitute(**self.to_dict())``, faster.
+            ``string.Template(arg).safe_substitute(**self.to_dict())``, faster, except
+            that a ``$$`` that escapes no macro stays ``$$`` (see the module).
             """
             if "$" not in arg:
                 return arg
             values = self.to_dict()
             out: list[str] = []
-            for piece in _parse(arg):
+            for piece in _parse(arg, frozenset(values)):
                 if isinstance(piece, str):
                     out.append(piece)
                 else:
@@ -120,8 +137,9 @@ _Piece = str | tuple[str, str]
 
 
 @functools.lru_cache(maxsize=4096)
-def _parse(text: str) -> tuple[_Piece, ...]:
-    """``text`` cut where :class:`string.Template`'s own pattern matches, the way it cuts it.
+def _parse(text: str, names: frozenset[str]) -> tuple[_Piece, ...]:
+    """``text`` cut where :class:`string.Template`'s own pattern matches, the way it cuts it;
+    ``names``: the macros (a ``$$`` before one of them is an escape, see the module).
 
     Kept per string (the same arguments recur in every replica): substituting is then
     filling in values, without a regular expression or a callback per match.
@@ -136,10 +154,27 @@ def _parse(text: str) -> tuple[_Piece, ...]:
         if name is not None:
             pieces.append((name, match.group()))
         elif match.group("escaped") is not None:
-            pieces.append(Template.delimiter)
+            escapes = _escapes(text, match.end(), names)
+            pieces.append(Template.delimiter if escapes else match.group())
         else:  # an ill-formed "$": kept as it is
             pieces.append(match.group())
         pos = match.end()
     if pos < len(text):
         pieces.append(text[pos:])
     return tuple(pieces)
+
+
+def _escapes(text: str, end: int, names: frozenset[str]) -> bool:
+    """Whether the ``$$`` that ends at ``end`` is an escape: it stands before ``{``, a
+    macro's name (``$$app_id``), or a macro (``$$${rank0_env}``, ``$$$app_id``)."""
+    rest = text[end:]
+    if rest.startswith("{"):
+        return True
+    if rest.startswith(Template.delimiter):
+        rest = rest[1:]
+        if rest.startswith("{"):
+            rest = rest[1:]
+            closed = re.match(rf"(?a:{Template.idpattern})}}", rest, re.IGNORECASE)
+            return closed is not None and closed.group()[:-1] in names
+    word = re.match(rf"(?a:{Template.idpattern})", rest, re.IGNORECASE)
+    return word is not None and word.group() in names
