@@ -54,9 +54,11 @@ class Vault(Scheduler):
     def describe(self, app_id):
         with open(os.environ["VAULT_APP"]) as f:
             env = json.load(f)
-        # the app printed its env on stderr, and the scheduler tells it as the failure
+        # the app printed its env on stderr, and the scheduler tells it as the failure;
+        # it knows the env the app ran with (as docker's inspect does)
         return DescribeAppResponse(
-            app_id=app_id, state=AppState.FAILED, msg=f"exit 1: login with {env} refused"
+            app_id=app_id, state=AppState.FAILED, msg=f"exit 1: login with {env} refused",
+            env=env,
         )
 
     def list(self, cfg=None):
@@ -119,6 +121,18 @@ def test_the_status_of_run_wait_masks_a_run_options_secret(cli: Cli, env: dict[s
     assert "****" in doc["data"]["status"]["msg"]
     shown = cli(*RUN, "--wait", "--show-secrets", "utils.sh", "true", env=env, rc=1)
     assert SECRET in shown.stderr
+
+
+def test_status_of_a_later_process_masks_the_env_the_scheduler_tells(
+    cli: Cli, env: dict[str, str]
+) -> None:
+    """A later ``torchx status`` knows no run option: the scheduler tells the env the app
+    ran with (``DescribeAppResponse.env``), and its secrets are masked too."""
+    handle = cli(*RUN, "utils.sh", "true", env=env).stdout.strip()
+    for extra in ([], ["--json"]):
+        out = cli("status", *extra, handle, env=env).stdout
+        assert "login with" in out and "****" in out and SECRET not in out, out
+    assert SECRET in cli("status", "--show-secrets", handle, env=env).stdout
 
 
 def test_an_error_line_masks_a_run_options_secret(cli: Cli, env: dict[str, str]) -> None:

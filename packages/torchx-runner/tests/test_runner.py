@@ -75,6 +75,8 @@ class FakeScheduler(Scheduler[Mapping[str, CfgVal]]):
         self.required = required
         self.kwargs = kwargs
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
+        #: what describe says the replicas run with beyond their roles' env
+        self.run_env: dict[str, str] = {}
         self.transient: dict[str, list[BaseException]] = {}
         self.fail_schedule: BaseException | None = None
         self.bad_app_id: str | None = None
@@ -151,7 +153,13 @@ class FakeScheduler(Scheduler[Mapping[str, CfgVal]]):
         rec["step"] += 1
         self._save(data)
         roles = [
-            Role(name=r["name"], image=r["image"], entrypoint=r["entrypoint"], args=r["args"])
+            Role(
+                name=r["name"],
+                image=r["image"],
+                entrypoint=r["entrypoint"],
+                args=r["args"],
+                env=r["env"],
+            )
             for r in rec["request"]["roles"]
         ]
         return DescribeAppResponse(
@@ -161,6 +169,7 @@ class FakeScheduler(Scheduler[Mapping[str, CfgVal]]):
             ui_url="http://ui/" + app_id,
             roles=roles if rec["request"].get("keep_roles", True) else [],
             metadata={"k": "v"},
+            env=dict(self.run_env),
         )
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
@@ -505,6 +514,25 @@ def test_status_and_app_ask_the_scheduler_once(runner: Runner, factories: Factor
     assert [c[0] for c in sched.calls] == ["describe"]
     runner.delete(handle)
     assert runner.status_and_app(handle) is None
+
+
+def test_status_and_envs_give_the_roles_and_the_backends_env_from_one_question(
+    runner: Runner, factories: Factories
+) -> None:
+    """What torchx status masks with: each role's env, and the env the backend tells
+    beyond them (a run option's, as docker's ``env``)."""
+    handle = runner.run(app(), "fake")
+    sched = factories.created[0]
+    sched.run_env = {"DB_PASSWORD": "s3cret"}  # as a run option of docker's adds it
+    sched.calls.clear()
+    found = runner.status_and_envs(handle)
+    assert found is not None
+    status, envs = found
+    assert status.state == AppState.PENDING and status.msg == "step 1"
+    assert envs == [{"A": "1"}, {"DB_PASSWORD": "s3cret"}]
+    assert [c[0] for c in sched.calls] == ["describe"]
+    runner.delete(handle)
+    assert runner.status_and_envs(handle) is None
 
 
 def test_log_lines_right_after_status_asks_once(runner: Runner, factories: Factories) -> None:

@@ -204,6 +204,32 @@ def test_describe_gives_back_the_appdef_the_job_carries(
     assert (out.name, out.roles, out.metadata) == ("trainer", submitted.roles, {"team": "ml"})
 
 
+def test_describe_tells_the_env_the_run_options_gave_for_torchx_status_to_mask(
+    stubs: Stubs, sched: AWSSageMakerScheduler
+) -> None:
+    """A failed job's message may quote what the program printed: the ``environment`` and
+    ``hyperparameters`` it ran with are the response's ``env`` (not the AppDef's chunks)."""
+    cfg = {
+        "role": "arn:aws:iam::123456789012:role/sm",
+        "environment": {"DB_PASSWORD": "s3cret"},
+        "hyperparameters": {"api_key": "k3y-value"},
+    }
+    params = sched.submit_dryrun(app(), cfg).request.params
+    stubs.sagemaker.add_response(
+        "describe_training_job",
+        job(
+            "Failed",
+            FailureReason="AlgorithmError: login s3cret refused",
+            Environment=params["Environment"],
+            HyperParameters=params["HyperParameters"],
+        ),
+    )
+    out = sched.describe("trainer-abc")
+    assert out is not None
+    assert out.env["DB_PASSWORD"] == "s3cret" and out.env["api_key"] == "k3y-value"
+    assert not [k for k in out.env if k.startswith("torchx_appdef_")]
+
+
 def test_an_appdef_too_large_to_keep_is_left_out_and_the_dry_run_says_so(
     sched: AWSSageMakerScheduler,
 ) -> None:

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from torchx_docker import labels
-from torchx_docker.status import add_inspect, app_status, seen_from_list
+from torchx_docker.status import (
+    add_inspect,
+    app_status,
+    describe_response,
+    seen_from_list,
+    to_inspect,
+)
 
 from torchx.specs import AppState
 
@@ -60,6 +66,29 @@ def test_one_failed_replica_fails_the_app_and_is_named() -> None:
     # only the exit code is known: the Runner makes the error from the replica's stderr
     assert view.structured_error_msg == ""
     assert view.roles[0].replicas[1].structured_error_msg == "<NONE>"
+
+
+def test_a_failed_replicas_env_is_read_for_torchx_status_to_mask() -> None:
+    """The failure's message quotes the replica's stderr, which may print a run option's
+    secret (``-cfg env=DB_PASSWORD:...``): the env it ran with is inspected, while its
+    siblings still run, and is the response's ``env``."""
+    seen = [
+        seen_from_list(_entry("r", 0, "exited", "Exited (1) now")),
+        seen_from_list(_entry("r", 1, "running", "Up 3 seconds")),
+    ]
+    assert to_inspect(seen) == [seen[0]]  # exit 1 alone says why; its env it does not
+    add_inspect(
+        seen[0],
+        {
+            "State": {"Status": "exited", "ExitCode": 1},
+            "Config": {"Env": ["DB_PASSWORD=s3cret=x", "PATH=/bin", "NOVALUE"]},
+        },
+    )
+    desc = describe_response("app", seen)
+    assert desc is not None and desc.state == AppState.FAILED
+    assert desc.env == {"DB_PASSWORD": "s3cret=x", "PATH": "/bin"}
+    running = [seen_from_list(_entry("r", k, "running", "Up 3 seconds")) for k in range(2)]
+    assert to_inspect(running) == [] and describe_response("app", running).env == {}  # type: ignore[union-attr]
 
 
 def test_oom_is_named_from_the_inspect() -> None:

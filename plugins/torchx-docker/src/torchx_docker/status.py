@@ -5,7 +5,10 @@ answer carries each container's labels, state and, in its status text, the exit
 code); :func:`seen_from_list` reads one entry of that answer and :func:`app_status`
 rolls them up. Only what the list cannot say needs a container's full record (an
 inspect): whether a container killed with 137 was killed for memory (``OOMKilled``),
-the engine's error of a dead container, and how often the engine restarted a container of the ``REPLICA`` retry policy.
+the engine's error of a dead container, how often the engine restarted a container of the ``REPLICA`` retry policy,
+and the environment a failed replica ran with (``Config.Env``: what run options such as
+``env`` and ``copy_env`` added, whose secrets ``torchx status`` masks in the failure's
+message, which quotes the replica's stderr: ``DescribeAppResponse.env``).
 
 Rules:
 
@@ -77,6 +80,8 @@ class Seen:
     finished: float | None = None
     #: the network it was made on (the list answer's ``HostConfig.NetworkMode``)
     network: str = ""
+    #: the environment it runs with (an inspect's ``Config.Env``), where inspected
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -149,6 +154,8 @@ def add_inspect(seen: Seen, record: Mapping[str, Any]) -> None:
     seen.restart_count = int(record.get("RestartCount") or 0)
     if seen.state in ("exited", "dead"):
         seen.finished = engine_time(str(state.get("FinishedAt") or ""))
+    pairs = (str(item).partition("=") for item in (record.get("Config") or {}).get("Env") or [])
+    seen.env = {name: value for name, sep, value in pairs if sep}
 
 
 def engine_time(text: str) -> float | None:
@@ -409,12 +416,13 @@ def to_inspect(seen: list[Seen]) -> list[Seen]:
     """The containers whose full record ``describe`` needs (the list answer says too little).
 
     Every replica once all have ended (their records say when: the app's end time),
-    else only those :meth:`Seen.needs_inspect` names.
+    else those :meth:`Seen.needs_inspect` names and the failed ones (the env they ran
+    with: see the module).
     """
     replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
     if replicas and all(c.state in ("exited", "dead") for c in replicas):
         return replicas
-    return [c for c in seen if c.needs_inspect()]
+    return [c for c in seen if c.needs_inspect() or (c.kind == labels.KIND_REPLICA and c.failed)]
 
 
 def describe_response(app_id: str, seen: list[Seen]) -> DescribeAppResponse | None:
@@ -438,6 +446,7 @@ def describe_response(app_id: str, seen: list[Seen]) -> DescribeAppResponse | No
         name=appdef.name if appdef is not None else _app_name(replicas),
         start_time=_start_time(replicas),
         end_time=_end_time(replicas) if view.state.is_terminal() else None,
+        env={name: value for c in replicas for name, value in c.env.items()},
     )
 
 

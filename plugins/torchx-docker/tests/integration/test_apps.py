@@ -201,6 +201,26 @@ def test_a_new_process_follows_an_app_it_did_not_start(cli: TorchxCli) -> None:
     assert "sh" in described and busybox() in described
 
 
+def test_a_later_status_masks_the_run_options_secrets_the_app_printed(cli: TorchxCli) -> None:
+    """``-cfg env=`` and ``copy_env`` put secrets in the container; the program prints them
+    on stderr and fails. A later ``torchx status`` knows no run option: it masks them in
+    the failure's message all the same, from the env the engine says the container ran
+    with; ``--show-secrets`` shows them (so they are there to mask)."""
+    secret, host = "hunter2-docker", "AKIA-host-only-7"
+    cli.env["MY_SECRET_KEY"] = host
+    script = 'echo "login $DB_PASSWORD $MY_SECRET_KEY refused" >&2; exit 1'
+    handle, _ = cli.run(
+        "-cfg", f"env=DB_PASSWORD:{secret},LEVEL:debug", "-cfg", "copy_env=MY_SECRET_KEY",
+        "utils.sh", "--image", busybox(), "--memMB", "64", "sh", "-c", script,
+    )  # fmt: skip
+    cli.wait_state(handle, {"FAILED"})
+    for extra in ([], ["--json"]):
+        out = cli("status", *extra, handle).stdout
+        assert secret not in out and host not in out and "**** **** refused" in out, out
+    shown = cli("status", "--show-secrets", handle).stdout
+    assert f"login {secret} {host} refused" in shown, shown
+
+
 def test_a_role_retry_restarts_that_role_only(runner: Runner) -> None:
     failing = _role("a", 'echo "try"; [ "$0" = 0 ]', n=2, max_retries=1)
     failing.retry_policy = RetryPolicy.ROLE

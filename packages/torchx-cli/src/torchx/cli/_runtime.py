@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from torchx.runner.api import Runner
-    from torchx.specs.api import AppDef, AppStatus
+    from torchx.specs.api import AppStatus
     from torchx.specs.handles import Handle
     from torchx.specs.options import CfgVal
 
@@ -139,9 +139,10 @@ def require_status(runner: Runner, handle: str) -> AppStatus:
     return status
 
 
-def require_status_and_app(runner: Runner, handle: str) -> tuple[AppStatus, AppDef]:
-    """The app's status and AppDef from one question to its scheduler (see Runner)."""
-    both = runner.status_and_app(handle)
+def require_status_and_envs(runner: Runner, handle: str) -> tuple[AppStatus, list[dict[str, str]]]:
+    """The app's status and its replicas' envs from one question to its scheduler (see
+    ``Runner.status_and_envs``): what ``torchx status`` masks secrets with."""
+    both = runner.status_and_envs(handle)
     if both is None:
         raise _no_app(handle)
     return both

@@ -19,14 +19,14 @@ class StatusCommand:
         )
 
     def run(self, args: argparse.Namespace) -> int:
-        from torchx.cli._runtime import get_runner, require_status, require_status_and_app
+        from torchx.cli._runtime import get_runner, require_status, require_status_and_envs
 
         runner = get_runner(one_shot=True)
-        app = None
+        envs = None
         if args.show_secrets:
             status = require_status(runner, args.app_handle)
-        else:  # masking needs the app's env: one question to the scheduler for both
-            status, app = require_status_and_app(runner, args.app_handle)
+        else:  # masking needs the app's envs: one question to the scheduler for both
+            status, envs = require_status_and_envs(runner, args.app_handle)
         roles = args.roles.split(",") if args.roles and args.roles != "*" else None
         if roles:
             from torchx.cli.errors import CliError
@@ -55,10 +55,10 @@ class StatusCommand:
             hint = more_hint(args.app_handle, status)
             if hint:
                 text += hint + "\n"
-        if app is not None:
+        if envs is not None:
             from torchx.cli.output import mask, remember_secrets
 
-            remember_secrets(role.env for role in app.roles)
+            remember_secrets(envs)
             text = mask(text)
         print(text, end="")
         return 0

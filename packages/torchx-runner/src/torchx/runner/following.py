@@ -65,11 +65,35 @@ class Following(RunnerBase):
         is a command or an API call (``squeue``, a REST request). None if the scheduler
         does not know the app.
         """
+        found = self._status_described(app_handle)
+        return None if found is None else (found[0], found[1])
+
+    def status_and_envs(
+        self, app_handle: AppHandle
+    ) -> tuple[AppStatus, list[dict[str, str]]] | None:
+        """The app's status and every environment its replicas run with, from one question.
+
+        The envs are each role's (as :meth:`describe`) and the one the scheduler tells
+        beyond them (``DescribeAppResponse.env``: run options such as docker's ``env``),
+        where it can: what ``torchx status`` masks secret-looking values with, in a
+        message that quotes the app's stderr. None if the scheduler does not know the app.
+        """
+        found = self._status_described(app_handle)
+        if found is None:
+            return None
+        status, app, env = found
+        return status, [*(dict(role.env) for role in app.roles), env]
+
+    def _status_described(
+        self, app_handle: AppHandle
+    ) -> tuple[AppStatus, AppDef, dict[str, str]] | None:
+        """(status, AppDef, the backend's ``env``) from one describe; None for no app."""
         handle = parse_handle(app_handle)
         desc = self._describe_response(handle, f"status of {handle}")
         if desc is None:
             return None
-        return self._explained(handle, desc.app_status()), self._app_of(handle, desc)
+        status = self._explained(handle, desc.app_status())
+        return status, self._app_of(handle, desc), dict(desc.env)
 
     def _explained(self, app_handle: AppHandle, status: AppStatus) -> AppStatus:
         """``status`` with a FAILED app's replica errors filled in (:mod:`torchx.runner.failures`)."""

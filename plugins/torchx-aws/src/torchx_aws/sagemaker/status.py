@@ -24,7 +24,12 @@ from typing import Any
 from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse
 from torchx.schedulers.contract.states import replicas_in_app_state, to_app_state
 from torchx.specs import AppState
-from torchx_aws.sagemaker.request import APP_NAME_TAG, ROLE_NAME_TAG, appdef_of
+from torchx_aws.sagemaker.request import (
+    APP_NAME_TAG,
+    APPDEF_HYPERPARAMETER,
+    ROLE_NAME_TAG,
+    appdef_of,
+)
 
 __all__ = [
     "JOB_STATE",
@@ -90,7 +95,9 @@ def describe_response(
     """``describe``'s answer from a ``DescribeTrainingJob`` record and the app's and role's
     names (by their tags' keys, ``APP_NAME_TAG`` and ``ROLE_NAME_TAG``); the submitted
     AppDef's roles, name and metadata from its hyperparameters
-    (:func:`~torchx_aws.sagemaker.request.appdef_of`)."""
+    (:func:`~torchx_aws.sagemaker.request.appdef_of`). ``env`` is the job's
+    ``Environment`` and its own ``HyperParameters`` (the ``environment`` and
+    ``hyperparameters`` run options among them), whose secrets ``torchx status`` masks."""
     state = job_state(job)
     role = names.get(ROLE_NAME_TAG) or job["TrainingJobName"]
     count = int((job.get("ResourceConfig") or {}).get("InstanceCount") or 1)
@@ -118,6 +125,14 @@ def describe_response(
         name=app.name if app is not None else names.get(APP_NAME_TAG) or name,
         start_time=_seconds(job.get("TrainingStartTime") or job.get("CreationTime")),
         end_time=_seconds(job.get("TrainingEndTime")) if state.is_terminal() else None,
+        env={
+            **{
+                str(k): str(v)
+                for k, v in (job.get("HyperParameters") or {}).items()
+                if not str(k).startswith(APPDEF_HYPERPARAMETER)
+            },
+            **{str(k): str(v) for k, v in (job.get("Environment") or {}).items()},
+        },
     )
 
 

@@ -167,6 +167,14 @@ class DescribeAppResponse:
     where the backend cannot tell) and ended, in seconds since the epoch, None where
     unknown or not yet; ``torchx status`` and ``list`` show them
     (``AppStatus.start_time``/``end_time``).
+
+    Nor is ``env``: the environment the app's replicas run with, as far as the backend
+    tells it (docker: each inspected container's ``Config.Env``), where it holds more
+    than the roles' env (run options such as docker's ``env`` and ``copy_env``, or
+    SageMaker's ``environment``); empty where the backend cannot tell. ``torchx status``
+    masks the values of its secret-looking names wherever they show (a failed app's
+    stderr quoted in its message), as it masks the roles' env
+    (``Runner.status_and_envs``).
     """
 
     app_id: str = "<NOT_SET>"
@@ -181,6 +189,7 @@ class DescribeAppResponse:
     name: str = ""
     start_time: float | None = None
     end_time: float | None = None
+    env: dict[str, str] = attrs.field(factory=dict)
 
     def app_status(self) -> AppStatus:
         """The app's status this answer says (what ``Runner.status`` returns, before a
