@@ -8,7 +8,9 @@ processes, describe is two API calls, and errors are one line.
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -203,6 +205,29 @@ def test_cancel_right_after_submit_and_upstream_handles(cli: TorchxCli, made: Ma
         assert runner.status(handle).state == AppState.CANCELLED  # type: ignore[union-attr]
     # upstream's form: kubernetes://SESSION/NAMESPACE:NAME, any session
     assert cli.status(f"kubernetes://someone/{app_id}")["state"] == "CANCELLED"
+
+
+def test_a_token_the_server_refuses_leaves_a_followed_apps_state_unknown(
+    cli: TorchxCli, made: Made, tmp_path: Path
+) -> None:
+    """The server's own 401 for a token it does not accept (expired, revoked): one line
+    that says so (status exits 1, the scheduler's answer); log -t, which follows the app
+    (as run --wait does), says its state is unknown (exit 4), not that it failed: it runs on."""
+    import yaml
+
+    handle = cli.start("utils.sh", "--image", image(), "sleep", "120")
+    made.add(parse_app_handle(handle).app_id)
+    config = yaml.safe_load(Path(os.environ["KUBECONFIG"]).read_text())
+    for user in config["users"]:
+        user["user"] = {"token": "expired-or-revoked"}
+    refused = tmp_path / "kubeconfig"
+    refused.write_text(yaml.safe_dump(config))
+    env = {"KUBECONFIG": str(refused)}
+    [line] = cli("status", handle, env=env, rc=1).stderr.strip().splitlines()
+    assert "did not accept the credentials (401)" in line, line
+    [line] = cli("log", "-t", handle, env=env, rc=4).stderr.strip().splitlines()
+    assert "did not accept the credentials (401)" in line and "is unknown" in line, line
+    assert cli.status(handle)["state"] in ("PENDING", "RUNNING")  # it ran on
 
 
 def test_an_unknown_app_is_not_found(cli: TorchxCli) -> None:
