@@ -53,6 +53,14 @@ def test_log_streams_every_replica_prefixed(cli: Cli) -> None:
     assert "State: SUCCEEDED" in proc.stderr
 
 
+def test_a_double_dollar_reaches_the_program_as_typed_and_escapes_a_macro(cli: Cli) -> None:
+    """``pa$$word`` arrived as ``pa$word``; ``$${app_id}`` stays upstream's escape (the
+    macro's text) and ``${app_id}`` is the app's id."""
+    proc = cli("run", "--log", "utils.echo", "--msg", "pa$$word $${app_id} ${app_id}")
+    app_id = proc.stdout.splitlines()[0].rsplit("/", 1)[1]
+    assert f"echo/0 pa$$word ${{app_id}} {app_id}" in proc.stdout.splitlines(), proc.stdout
+
+
 def test_log_failed_app_exits_1_and_shows_stderr(cli: Cli) -> None:
     proc = cli("run", "--log", "utils.sh", "sh", "-c", "echo boom >&2; exit 1", rc=1)
     assert "sh/0 boom" in proc.stdout
