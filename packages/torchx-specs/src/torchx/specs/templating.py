@@ -110,8 +110,10 @@ class macros:
             if "$" not in arg:
                 return arg
             values = self.to_dict()
+            # the one argument of the common case keeps the kept parse's lookup quickest
+            pieces = _parse(arg) if type(self) is macros.Values else _parse(arg, frozenset(values))
             out: list[str] = []
-            for piece in _parse(arg, frozenset(values)):
+            for piece in pieces:
                 if isinstance(piece, str):
                     out.append(piece)
                 else:
@@ -132,12 +134,15 @@ class macros:
             }
 
 
+#: The macros of :class:`macros.Values` (a subclass with more fields has its own).
+_NAMES = frozenset(attrs.fields_dict(macros.Values))
+
 # A string with macros as pieces: literal text, or (macro name, the text it replaces).
 _Piece = str | tuple[str, str]
 
 
 @functools.lru_cache(maxsize=4096)
-def _parse(text: str, names: frozenset[str]) -> tuple[_Piece, ...]:
+def _parse(text: str, names: frozenset[str] = _NAMES) -> tuple[_Piece, ...]:
     """``text`` cut where :class:`string.Template`'s own pattern matches, the way it cuts it;
     ``names``: the macros (a ``$$`` before one of them is an escape, see the module).
 
