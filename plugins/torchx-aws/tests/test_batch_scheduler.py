@@ -525,3 +525,17 @@ def test_a_handle_must_match_its_job() -> None:
     with pytest.raises(InvalidAppIdError, match="has 2 nodes, not 3"):
         check_handle("gpu:j1:us-east-1:3", job)
     check_handle("gpu:j2:us-east-1:1", {"jobId": "j2", "jobQueue": "gpu"})  # a container job
+
+
+def test_every_node_is_given_the_apps_handle_in_torchx_job_id(stubs: Stubs) -> None:
+    info = _sched(stubs).submit_dryrun(
+        AppDef("app", [Role("main", "img", num_replicas=2)]), {"queue": "q"}
+    )
+    # the app_id macro is the job's name (as upstream's: the handle's id adds the queue)
+    entry = {"name": "TORCHX_JOB_ID", "value": f"aws_batch://s/{info.request.name}"}
+    assert (
+        entry
+        in info.request.job_def["nodeProperties"]["nodeRangeProperties"][0]["container"][
+            "environment"
+        ]
+    )

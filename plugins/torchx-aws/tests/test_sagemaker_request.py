@@ -72,7 +72,6 @@ def test_the_role_becomes_the_training_job() -> None:
     }
     assert p["StoppingCondition"] == {"MaxRuntimeInSeconds": 86400}
     assert p["Environment"]["A"] == "1"
-    assert p["Environment"]["TORCHX_JOB_ID"] == p["TrainingJobName"]
     assert p["Environment"]["TORCHX_ROLE_NAME"] == "trainer"
     tags = {t["Key"]: t["Value"] for t in p["Tags"]}
     assert tags["team"] == "ml"

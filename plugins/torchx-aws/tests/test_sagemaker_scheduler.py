@@ -512,3 +512,9 @@ def test_describe_without_environment_reads_the_names_from_the_tags(
     out = sched.describe("trainer-abc")
     assert out is not None and out.name == "my app"
     assert [r.role for r in out.roles_statuses] == ["worker"]
+
+
+def test_the_job_is_given_the_apps_handle_in_torchx_job_id(sched: AWSSageMakerScheduler) -> None:
+    info = sched.submit_dryrun(app(), {"role": "arn:aws:iam::123456789012:role/sm"})
+    env = info.request.params["Environment"]
+    assert env["TORCHX_JOB_ID"] == f"aws_sagemaker://test/{info.request.app_id}"

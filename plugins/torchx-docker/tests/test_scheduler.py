@@ -382,3 +382,18 @@ def test_a_replica_that_ended_on_its_own_before_the_stop_keeps_its_state() -> No
     sched.describe("a")
     assert [c[1] for c in api.calls if c[0] == "stop"] == ["id1"]
     assert json.loads(api.marker_labels[labels.ENDED_BEFORE]) == ["w/0", "w/2"]
+
+
+def test_every_replica_is_given_the_apps_handle_in_torchx_job_id() -> None:
+    sched = DockerScheduler("t", backend=DockerBackend(client=FakeAPI()))
+    # a value the role gives is replaced, as upstream's Runner did
+    role = Role("w", "img", entrypoint="sh", num_replicas=2, env={"TORCHX_JOB_ID": "mine"})
+    info = sched.submit_dryrun(AppDef("app", [role]), {})
+    handle = f"docker://t/{info.request.app_id}"
+    assert [c.config["environment"]["TORCHX_JOB_ID"] for c in info.request.containers] == [
+        handle,
+        handle,
+    ]
+    # the AppDef kept beside the job leaves it out (every request is given it)
+    kept = info.request.containers[0].config["labels"]["torchx.pytorch.org/appdef"]
+    assert '"env": {}' in kept

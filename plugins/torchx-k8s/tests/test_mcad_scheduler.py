@@ -3,6 +3,7 @@ real client (tests/fakeapi.py)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -494,3 +495,11 @@ def test_log_errors_name_this_scheduler(sched: McadScheduler) -> None:
         list(sched.log_iter("default:nope-1a2b3c4d5e", "r0", 0))
     with pytest.raises(ValueError, match="the kubernetes_mcad scheduler has one combined log"):
         sched.log_iter("default:nope-1a2b3c4d5e", "r0", 0, streams=Stream.STDOUT)
+
+
+def test_every_replica_is_given_the_apps_handle_in_torchx_job_id(sched: McadScheduler) -> None:
+    info = sched.submit_dryrun(app(replicas=2), {"validate_spec": False})
+    text = json.dumps(info.request.resource)
+    handle = f"kubernetes_mcad://s/{info.request.name}"
+    entry = json.dumps({"name": "TORCHX_JOB_ID", "value": handle})
+    assert text.count(entry) == 2, text

@@ -597,3 +597,15 @@ def test_an_object_being_deleted_is_gone(sched: KubernetesScheduler, api: FakeAp
     ns, name = app_id.split(":")
     api.objects[f"{VOLCANO_JOBS.format(ns=ns)}/{name}"]["metadata"]["deletionTimestamp"] = "x"
     assert sched.describe(app_id) is None and sched.list({}) == []
+
+
+def test_every_replica_is_given_the_apps_handle_in_torchx_job_id(
+    sched: KubernetesScheduler,
+) -> None:
+    info = sched.submit_dryrun(app(replicas=2, roles=2), {"validate_spec": False})
+    envs = [
+        {e["name"]: e.get("value") for e in task["template"]["spec"]["containers"][0]["env"]}
+        for task in info.request.resource["spec"]["tasks"]
+    ]
+    # the app_id macro is the job's name (as upstream's: the handle's id adds the namespace)
+    assert [env["TORCHX_JOB_ID"] for env in envs] == [f"kubernetes://s/{info.request.name}"] * 4

@@ -40,7 +40,7 @@ def _role(image: str = "/tmp", name: str = "trainer", **kw: object) -> Role:
 
 
 def _build(app: AppDef, **kw: object) -> LsfRequest:
-    opts: dict[str, object] = dict(app_id="app-x1", session="s", jobdir="/jobs")
+    opts: dict[str, object] = dict(app_id="app-x1", jobdir="/jobs")
     opts.update(kw)
     return build_request(app, **opts)  # type: ignore[arg-type]
 
@@ -92,7 +92,6 @@ def test_env_goes_to_the_env_file_never_a_command_line() -> None:
     req = _build(AppDef("a", [role]))
     r = req.replicas[0]
     assert r.env["TOKEN"] == secret and r.env["WHO"] == "app-x1"
-    assert r.env["TORCHX_JOB_ID"] == "lsf://s/app-x1"
     assert secret not in " ".join(r.bsub) and secret not in r.job_file and secret not in r.script
     assert f"TOKEN={secret}\n" in env_file(r.env)
     # docker is given the names only: its values come from the script's environment

@@ -385,3 +385,11 @@ def test_retries_are_declared_and_the_restarts_counted(
     Path(app_dir, "restarts").write_text("junk\n")
     desc = sched.describe(app_id)
     assert desc is not None and desc.num_restarts == 0
+
+
+def test_every_replica_is_given_the_apps_handle_in_torchx_job_id(
+    sched: LsfScheduler, tmp_path: Path
+) -> None:
+    info = sched.submit_dryrun(_app(2), {"jobdir": str(tmp_path / "jobs")})
+    handle = f"lsf://s/{info.request.app_id}"
+    assert [r.env["TORCHX_JOB_ID"] for r in info.request.replicas] == [handle, handle]

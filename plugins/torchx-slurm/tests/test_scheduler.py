@@ -966,3 +966,11 @@ def test_a_cancelled_pending_job_shows_no_pending_reason(
     fake_slurm.answer("squeue", stdout=pending + "\n")
     desc = sched.describe("12")
     assert desc is not None and desc.msg == "Resources"
+
+
+def test_every_replica_is_given_the_apps_handle_in_torchx_job_id(sched: SlurmScheduler) -> None:
+    info = sched.submit_dryrun(_app(2), {"job_dir": "/jobs/x"})
+    # the job's id is Slurm's, known when it runs: the script exports it (test_script.py)
+    assert [r.env["TORCHX_JOB_ID"] for r in info.request.replicas] == [
+        "slurm://me/\x00app_id\x00"
+    ] * 2

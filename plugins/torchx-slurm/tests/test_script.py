@@ -36,7 +36,7 @@ def _role(**kw: object) -> Role:
 
 
 def _request(*roles: Role, **kw: object):  # type: ignore[no-untyped-def]
-    args: dict[str, object] = dict(job_dir="/jobs/a", session="me", job_name="app-1234")
+    args: dict[str, object] = dict(job_dir="/jobs/a", job_name="app-1234")
     args.update(kw)
     return build_request(AppDef("app", list(roles) or [_role()]), **args)  # type: ignore[arg-type]
 
@@ -195,7 +195,7 @@ def test_a_dryrun_of_128_nodes_has_one_group_per_node() -> None:
     # how fast it is built is timed by the bench (slurm.dryrun_ddp_128x8, < 5 ms), not here:
     # an absolute threshold in a unit test fails on a loaded machine
     app = AppDef("big", [_role(num_replicas=128, args=["-c", "x", macros.replica_id])])
-    script = build_request(app, job_dir="/j", session="s", job_name="big-1").script
+    script = build_request(app, job_dir="/j", job_name="big-1").script
     names = [line for line in _header(script) if line.startswith("#SBATCH --job-name=")]
     assert names == [f"#SBATCH --job-name=big-1:trainer:{k}" for k in range(128)]
     assert _header(script).count("#SBATCH hetjob") == 127
@@ -300,7 +300,8 @@ def test_every_argument_reaches_the_program_verbatim(tmp_path: Path, run_script)
     role = _role(
         entrypoint=sys.executable,
         args=["-c", _PROG, *NASTY, f"id={macros.app_id}", macros.replica_id],
-        env={"MY_VAR": '"; rm -rf ~ $(id)'},
+        # TORCHX_JOB_ID as the submit pipeline gives it to every request
+        env={"MY_VAR": '"; rm -rf ~ $(id)', "TORCHX_JOB_ID": f"slurm://me/{macros.app_id}"},
         num_replicas=2,
     )
     req = _request(role, job_dir=str(job_dir))

@@ -372,7 +372,6 @@ def build_request(
     app: AppDef,
     *,
     app_id: str,
-    session: str,
     jobdir: str,
     queue: str | None = None,
     container_workdir: str | None = None,
@@ -415,7 +414,6 @@ def build_request(
         )
         env = {
             "TORCHX_APP_ID": app_id,
-            "TORCHX_JOB_ID": f"lsf://{session}/{app_id}",
             "TORCHX_ROLE_NAME": role.name,
             "TORCHX_REPLICA_ID": str(k),
         }

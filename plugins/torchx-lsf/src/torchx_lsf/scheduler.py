@@ -103,7 +103,6 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
         request = build_request(
             app,
             app_id=make_app_id(app.name),
-            session=self.session_name,
             jobdir=opts.job_directory(),
             queue=opts.lsf_queue or None,
             container_workdir=opts.container_workdir or None,

@@ -223,7 +223,6 @@ def build_request(
     app: AppDef,
     *,
     job_dir: str,
-    session: str,
     job_name: str,
     job_opts: Sequence[tuple[str, str]] = (),
     group_opts: Sequence[tuple[str, str]] = (),
@@ -290,7 +289,6 @@ def build_request(
         replicas,
         app_name=app.name,
         job_dir=job_dir,
-        session=session,
         job_name=job_name,
         job_opts=job_opts,
         max_retries=max_retries,
@@ -334,7 +332,7 @@ if ! {{ mkdir -p -- "$_state" && rm -f -- "$_state"/*.exit &&
   exit {unwritable}
 fi
 export {rank0}="$(scontrol show hostnames "${{SLURM_JOB_NODELIST_HET_GROUP_0:-$SLURM_JOB_NODELIST}}" | head -n 1)"
-export TORCHX_APP_ID="$_job" TORCHX_JOB_ID={handle_prefix}"$_job"
+export TORCHX_APP_ID="$_job"
 # this job's own rendezvous port, free on this node (the batch script runs on rank 0's):
 # dist.ddp's c10d store listens there, so jobs whose rank 0 share a node never share it
 _port=$(python3 -c '{free_port}' 2>/dev/null)
@@ -409,7 +407,6 @@ def _render(
     *,
     app_name: str,
     job_dir: str,
-    session: str,
     job_name: str,
     job_opts: Sequence[tuple[str, str]],
     max_retries: int,
@@ -450,7 +447,6 @@ def _render(
             state_dir=STATE_DIR,
             qdir=q(job_dir),
             rank0=RANK0_ENV,
-            handle_prefix=q(f"slurm://{session}/"),
             rdzv_port_env=RDZV_PORT_ENV,
             free_port=_FREE_PORT,
             unwritable=UNWRITABLE_EXIT,

@@ -123,7 +123,6 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             app,
             job_dir=opts.job_directory(submit_dir),
             run_dir=submit_dir,
-            session=self.session_name,
             job_name=make_app_id(app.name),
             job_opts=values["job"],
             group_opts=values["group"],

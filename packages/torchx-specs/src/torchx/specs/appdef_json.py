@@ -20,14 +20,33 @@ True
 
 from __future__ import annotations
 
+import copy
+
+import attrs
+
 from torchx.specs.api import AppDef
+from torchx.specs.handles import ENV_TORCHX_JOB_ID
 from torchx.specs.serialize import API_VERSION, dumps_json, loads_json
 
 __all__ = ["API_VERSION", "decode", "encode"]
 
 
 def encode(app: AppDef) -> str:
-    """``app`` as the JSON document ``dumps_json(app)`` writes (it is that call)."""
+    """``app`` as the JSON document ``dumps_json(app)`` writes, without ``TORCHX_JOB_ID``.
+
+    The submit pipeline gives every role of the request it makes ``TORCHX_JOB_ID`` (the
+    app's handle, :data:`torchx.specs.handles.ENV_TORCHX_JOB_ID`), replacing any value
+    the role had: it is not part of the AppDef that was submitted, so a scheduler that
+    keeps the AppDef of the request it was given keeps it without that variable.
+    """
+    if any(ENV_TORCHX_JOB_ID in role.env for role in app.roles):
+        app = copy.copy(app)
+        app.roles = [
+            attrs.evolve(role, env={k: v for k, v in role.env.items() if k != ENV_TORCHX_JOB_ID})
+            if ENV_TORCHX_JOB_ID in role.env
+            else role
+            for role in app.roles
+        ]
     return dumps_json(app)
 
 

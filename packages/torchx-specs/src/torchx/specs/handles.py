@@ -203,6 +203,11 @@ def _what_is_wrong(app_handle: str) -> str:
     return ""
 
 
+#: The environment variable in which every replica finds its app's handle: the submit
+#: pipeline of ``torchx.schedulers`` sets it on each role of the request it makes.
+ENV_TORCHX_JOB_ID = "TORCHX_JOB_ID"
+
+
 def make_app_handle(scheduler_backend: str, session_name: str, app_id: str) -> AppHandle:
     """Builds the handle ``{scheduler_backend}://{session_name}/{app_id}``.
 

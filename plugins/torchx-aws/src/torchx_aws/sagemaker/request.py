@@ -265,7 +265,6 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
         **(opts.environment or {}),
         **role.env,
         RANK0_ENV: RANK0_HOST,
-        "TORCHX_JOB_ID": app_id,
         "TORCHX_APP_NAME": app.name,
         "TORCHX_ROLE_NAME": role.name,
     }

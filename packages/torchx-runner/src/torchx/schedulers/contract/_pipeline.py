@@ -7,7 +7,8 @@ order, so that the contract's class stays its list of duties. The steps (see
 ``opts_class`` where it has one), copy the app, ``_pre_build_validate``, build or plan
 the workspace, ``_validate``, and make the request with ``_submit_dryrun`` (or a
 subclass's own ``submit_dryrun``, as upstream wrappers override it) and each role's
-``pre_proc``.
+``pre_proc``; every request made here gives each role ``TORCHX_JOB_ID``, the app's
+handle (:func:`with_job_id`).
 
 Only the Scheduler's methods call these functions (``prepare``, ``build_workspaces_of``
 and ``submit_dryrun``); a plugin never does (hence the ``_``). The module is imported
@@ -20,7 +21,17 @@ import copy
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from torchx.specs import AppDryRunInfo, CfgVal, InvalidRunConfigException, SpecError, Workspace
+import attrs
+
+from torchx.specs import (
+    AppDryRunInfo,
+    CfgVal,
+    InvalidRunConfigException,
+    SpecError,
+    Workspace,
+    macros,
+)
+from torchx.specs.handles import ENV_TORCHX_JOB_ID, make_app_handle
 from torchx.workspace.api import WorkspaceMixin
 
 if TYPE_CHECKING:
@@ -141,13 +152,34 @@ def dryrun_of_copy(
     ``_submit_dryrun`` gets ``typed`` (the ``opts_class`` instance of ``resolved``,
     made here when not given); ``info.cfg`` is ``resolved``, the plain dict.
     """
-    info = sched._submit_dryrun(app, typed if typed is not None else typed_opts(sched, resolved))
+    info = sched._submit_dryrun(
+        with_job_id(sched, app), typed if typed is not None else typed_opts(sched, resolved)
+    )
     for role in app.roles:
         info = role.pre_proc(sched.backend, info)
     info.app = app
     info.cfg = resolved
     info.scheduler = sched.backend
     return info
+
+
+def with_job_id(sched: Scheduler[Any], app: AppDef) -> AppDef:
+    """``app`` whose every role's env has ``TORCHX_JOB_ID``: the app's handle.
+
+    Its value is ``{scheduler}://{session}/${app_id}``: each scheduler substitutes the
+    ``app_id`` macro in the env as it does in the args, so every replica of every
+    scheduler learns the handle it is followed by, set here once rather than by each
+    plugin. It replaces a value the role's env gave (as upstream's Runner did). The roles
+    are new ones; ``app`` itself (what ``info.app`` is, the AppDef as submitted) is left
+    without it, and :func:`torchx.specs.appdef_json.encode` leaves it out of the AppDef a
+    scheduler keeps, so ``describe`` gives back the roles as they were submitted.
+    """
+    handle = make_app_handle(sched.backend, sched.session_name, macros.app_id)
+    sent = copy.copy(app)
+    sent.roles = [
+        attrs.evolve(role, env={**role.env, ENV_TORCHX_JOB_ID: handle}) for role in app.roles
+    ]
+    return sent
 
 
 def typed_opts(sched: Scheduler[Any], resolved: Mapping[str, CfgVal]) -> Mapping[str, CfgVal]:

@@ -25,7 +25,9 @@ What a scheduler must guarantee:
 * ``describe`` returns None for an app it does not know, and never blocks for long.
   Each replica's status carries its own exit code, not another replica's.
 * Every replica runs with its role's ``env`` (macros substituted), on top of what the
-  scheduler sets.
+  scheduler sets. The role's env reaches ``_submit_dryrun`` with ``TORCHX_JOB_ID`` set
+  to ``{scheduler}://{session}/${app_id}`` (the app's handle once the ``app_id`` macro
+  is substituted): a plugin sets nothing for it.
 * An app is SUCCEEDED only when every replica of every role exited 0. One replica that
   fails (exits non-zero, or dies not by ``cancel``) when its role has no retry left
   makes the app FAILED, however many others succeeded: the replicas still running are

@@ -175,15 +175,13 @@ def build_request(
     app: AppDef,
     cfg: Mapping[str, CfgVal],
     state_dir: str,
-    handle_prefix: str,
     image_provider: ImageProvider | None = None,
     extra_paths: Sequence[str] = (),
 ) -> LocalRequest:
     """The request that runs ``app`` under ``cfg``, with a new app id.
 
     ``state_dir`` is where its records go unless the ``state_dir`` run option says
-    otherwise; the app's handle (in its replicas' ``TORCHX_JOB_ID``) is
-    ``handle_prefix`` and the app id. ``image_provider``, if given, says where each role
+    otherwise. ``image_provider``, if given, says where each role
     runs and what (see :mod:`torchx.schedulers.local.images`); ``extra_paths`` go first
     on every replica's ``PATH``. Raises :class:`~torchx.specs.SpecError` or
     :class:`~torchx.specs.InvalidRunConfigException` (one line) for what cannot run.
@@ -205,7 +203,6 @@ def build_request(
         else os.path.join(state_dir, "apps", app_id, "logs")
     )
     launch_dir = os.getcwd()
-    handle = handle_prefix + app_id
     rdzv_port = free_port()
 
     gpus: list[str] = []
@@ -241,7 +238,6 @@ def build_request(
             env = {
                 RANK0_ENV: "localhost",
                 "TORCHX_APP_ID": app_id,
-                "TORCHX_JOB_ID": handle,
                 "TORCHX_ROLE_NAME": role.name,
                 "TORCHX_REPLICA_ID": str(k),
                 "PYTHONUNBUFFERED": "1",

@@ -199,9 +199,8 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
         from torchx.schedulers.local.request import build_request
 
-        prefix = f"{self.backend}://{self.session_name}/"
         provider = self.image_provider_class(cfg) if self.image_provider_class else None
-        request = build_request(app, cfg, self.state_dir, prefix, provider, self.extra_paths)
+        request = build_request(app, cfg, self.state_dir, provider, self.extra_paths)
         return AppDryRunInfo(request, str)
 
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
