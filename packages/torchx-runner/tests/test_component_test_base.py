@@ -207,3 +207,9 @@ def test_the_apps_are_python_modules_of_torchx_runner() -> None:
     for app in (metrics.tensorboard(logdir="/l"), serve.torchserve("/m.mar", "http://t:8081")):
         module = app.roles[0].args[1]
         assert importlib.util.find_spec(module) is not None, module
+
+
+def test_torchserve_has_upstreams_app_and_role_names() -> None:
+    # handles (torchx://.../torchx-torchserve-...) and `torchx log HANDLE/worker/0` as upstream's
+    app = serve.torchserve("/m.mar", "http://t:8081")
+    assert (app.name, [r.name for r in app.roles]) == ("torchx-torchserve", ["worker"])

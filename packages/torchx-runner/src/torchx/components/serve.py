@@ -12,8 +12,8 @@ the request instead of sending it.
 >>> app = torchserve(model_path="/models/resnet.mar", management_api="http://ts:8081",
 ...                  params={"initial_workers": "1"})
 >>> role = app.roles[0]
->>> role.name, role.port_map
-('torchx-serve-torchserve', {'model-download': 8222})
+>>> app.name, role.name, role.port_map
+('torchx-torchserve', 'worker', {'model-download': 8222})
 >>> role.args[-2:]
 ['--initial_workers', '1']
 """
@@ -45,7 +45,7 @@ def torchserve(
         port: the port the archive is served on while TorchServe downloads it
 
     Returns:
-        An AppDef with one role, ``torchx-serve-torchserve``.
+        An AppDef ``torchx-torchserve`` with one role, ``worker`` (upstream's names).
     """
     args = [
         "-m",
@@ -62,10 +62,10 @@ def torchserve(
     for key, value in (params or {}).items():
         args += [f"--{key}", str(value)]
     return AppDef(
-        name="torchx-serve-torchserve",
+        name="torchx-torchserve",
         roles=[
             Role(
-                name="torchx-serve-torchserve",
+                name="worker",
                 image=image,
                 entrypoint="python",
                 args=args,
