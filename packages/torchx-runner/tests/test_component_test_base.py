@@ -213,3 +213,45 @@ def test_torchserve_has_upstreams_app_and_role_names() -> None:
     # handles (torchx://.../torchx-torchserve-...) and `torchx log HANDLE/worker/0` as upstream's
     app = serve.torchserve("/m.mar", "http://t:8081")
     assert (app.name, [r.name for r in app.roles]) == ("torchx-torchserve", ["worker"])
+
+
+def test_scheduler_params_go_to_the_scheduler_factory_and_cfg_to_the_run(tmp_path: Path) -> None:
+    found: list[Any] = []
+
+    class MyComponentTest(ComponentTestCase):
+        def test_echo(self) -> None:
+            # upstream's: get_runner(**scheduler_params); the local scheduler's state_dir
+            status = self.run_component(
+                utils.echo,
+                {"msg": "hi"},
+                scheduler_params={"state_dir": str(tmp_path / "state")},
+                cfg={"log_dir": str(tmp_path / "logs")},
+            )
+            found.append(status)
+
+    result = _run(MyComponentTest, "test_echo")
+    assert result.errors == [] and result.failures == [], result.errors
+    assert found[0].state == AppState.SUCCEEDED
+    assert (tmp_path / "state" / "apps").is_dir()  # the factory's state_dir
+    assert any((tmp_path / "logs").iterdir())  # the run option log_dir
+
+
+def test_a_component_past_its_timeout_is_cancelled_and_fails_the_test(tmp_path: Path) -> None:
+    statuses: list[Any] = []
+
+    class SlowComponentTest(ComponentTestCase):
+        def test_slow(self) -> None:
+            params = {"state_dir": str(tmp_path)}
+            try:
+                self.run_component(utils.sh, ["sleep", "60"], params, timeout=0.5)
+            finally:
+                from torchx.runner import get_runner
+
+                with get_runner("torchx-test", state_dir=str(tmp_path)) as runner:
+                    for app in runner.list("local"):  # the cancel takes effect
+                        status = runner.wait(app.app_handle, wait_interval=0.1, timeout=30)
+                        statuses.append(status.state if status else None)
+
+    result = _run(SlowComponentTest, "test_slow")
+    assert len(result.errors) == 1 and "AppWaitTimeout" in result.errors[0][1]
+    assert statuses == [AppState.CANCELLED]

@@ -63,9 +63,11 @@ class ComponentTestCase(unittest.TestCase):
         self,
         component: Callable[..., AppDef],
         args: Mapping[str, Any] | Sequence[str] | None = None,
-        scheduler_params: Mapping[str, CfgVal] | None = None,
+        scheduler_params: Mapping[str, Any] | None = None,
         scheduler: str = "local",
         interval: float = 0.1,
+        timeout: float = 1200.0,
+        cfg: Mapping[str, CfgVal] | None = None,
     ) -> AppStatus | None:
         """Runs ``component`` on ``scheduler`` and waits for the app to end.
 
@@ -74,15 +76,22 @@ class ComponentTestCase(unittest.TestCase):
             args: its arguments, as keyword arguments (a mapping) or as the command
                 line ``torchx run`` would get (a list of strings, parsed by the
                 component's signature).
-            scheduler_params: run options of the scheduler (``-cfg``).
+            scheduler_params: keyword arguments of the schedulers' factories
+                (``get_runner(**scheduler_params)``, as upstream's), such as the local
+                scheduler's ``state_dir``.
             scheduler: the scheduler's name (default ``"local"``; upstream's
                 ``"local_cwd"`` is the same scheduler).
             interval: seconds between status polls.
+            timeout: seconds to wait for the app to end: past them it is cancelled and
+                :class:`~torchx.runner.api.AppWaitTimeout` (a ``TimeoutError``) raised,
+                so a hung component fails its test instead of hanging it.
+            cfg: the scheduler's run options (``-cfg``).
 
         Returns:
             The app's final status (None if the scheduler no longer knows it).
         """
         from torchx.runner import get_runner
+        from torchx.runner.api import AppWaitTimeout
         from torchx.specs.builders import materialize_appdef
 
         if args is None:
@@ -91,6 +100,10 @@ class ComponentTestCase(unittest.TestCase):
             app = component(**args)
         else:
             app = materialize_appdef(component, list(args))
-        with get_runner("torchx-test") as runner:
-            handle = runner.run(app, scheduler, dict(scheduler_params or {}))
-            return runner.wait(handle, wait_interval=interval)
+        with get_runner("torchx-test", **dict(scheduler_params or {})) as runner:
+            handle = runner.run(app, scheduler, dict(cfg or {}))
+            try:
+                return runner.wait(handle, wait_interval=interval, timeout=timeout)
+            except AppWaitTimeout:
+                runner.cancel(handle)  # not left running after the test
+                raise
