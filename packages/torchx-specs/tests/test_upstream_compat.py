@@ -20,6 +20,7 @@ import pytest
 
 import torchx.specs as specs
 from torchx.specs import AppDef, Role
+from torchx.specs.errors import ComponentArgError
 
 
 def _comp(
@@ -77,6 +78,26 @@ def test_materialize_appdef_from_torchx_specs_with_upstream_arguments() -> None:
     assert (app.name, role.num_replicas, role.args) == ("hi", 3, ["--lr", "1"])
     assert role.env == {"PATH": "/a:/b", "MODE": "fast"}
     assert app.metadata == {"tags": "x,y"}
+
+
+def test_materialize_appdef_ignores_defaults_the_component_does_not_take() -> None:
+    # upstream's: one [component:...] section may serve components of other signatures
+    app = specs.materialize_appdef(_comp, ["--name", "hi"], {"n": "2", "not_a_param": "x"})
+    assert app.roles[0].num_replicas == 2
+    with pytest.raises(ComponentArgError, match="unknown default 'not_a_param'"):
+        specs.materialize_appdef(
+            _comp, ["--name", "hi"], {"not_a_param": "x"}, strict_defaults=True
+        )
+
+
+def test_materialize_appdef_takes_typed_list_and_dict_defaults_as_given() -> None:
+    defaults = {"env": {"PATH": ["/a", "/b"]}, "tags": ["x", "y"], "n": 2}
+    app = specs.materialize_appdef(_comp, ["--name", "hi"], defaults)  # type: ignore[arg-type]
+    assert app.roles[0].env == {"PATH": "/a:/b"}
+    assert (app.metadata, app.roles[0].num_replicas) == ({"tags": "x,y"}, 2)
+    # the command line still wins over them
+    app = specs.materialize_appdef(_comp, ["--name", "hi", "--tags", "z"], defaults)  # type: ignore[arg-type]
+    assert app.metadata == {"tags": "z"}
 
 
 def test_builders_module_names_and_config_values() -> None:

@@ -29,5 +29,9 @@ def materialize_appdef(
     defaults: Mapping[str, str] | None = None,
     prog: str | None = None,
 ) -> AppDef:
-    """:func:`torchx.specs.builders.materialize_appdef` with ``defaults``/``prog`` keywords."""
-    return _materialize_appdef(fn, argv, defaults, prog=prog)
+    """:func:`torchx.specs.builders.materialize_appdef` with ``defaults``/``prog`` keywords.
+
+    Strict about ``defaults`` (``strict_defaults=True``): they come from
+    ``.torchxconfig``, where a mistyped name is refused in one line rather than ignored.
+    """
+    return _materialize_appdef(fn, argv, defaults, prog=prog, strict_defaults=True)

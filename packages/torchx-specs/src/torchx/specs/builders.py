@@ -36,8 +36,10 @@ The rules, shared with upstream TorchX so that its components parse the same:
   not an option; arguments after ``--`` are never options, so
   ``--script main.py -- --lr 0.1`` passes ``--lr 0.1`` to the program;
 * ``defaults`` (the ``[component:NAME]`` section of ``.torchxconfig``: strings)
-  replace the function's defaults; they are converted like command line values,
-  and a name the component does not take is an error.
+  replace the function's defaults; they are converted like command line values
+  (a value that is not a string, such as a list, is used as given), and a name the
+  component does not take is ignored, as upstream's (an error with
+  ``strict_defaults=True``, as ``torchx run`` reads them).
 
 Every mistake raises :class:`~torchx.specs.errors.ComponentArgError`, a
 one-line message with the component's usage in ``.usage``; ``--help`` raises
@@ -250,7 +252,7 @@ class _Compiled:
         self.defaults = defaults  # parameter -> converted default from the config
 
 
-def _default_text(param: _Param, config: Mapping[str, str]) -> str:
+def _default_text(param: _Param, config: Mapping[str, Any]) -> str:
     if param.name in config:
         return f"(default: {config[param.name]})"
     if param.is_vararg:
@@ -264,13 +266,19 @@ def _default_text(param: _Param, config: Mapping[str, str]) -> str:
 
 
 def _convert_defaults(
-    spec: _Spec, defaults: Mapping[str, str], prog: str, usage: Callable[[], str]
+    spec: _Spec,
+    defaults: Mapping[str, Any],
+    prog: str,
+    usage: Callable[[], str],
+    strict: bool,
 ) -> dict[str, Any]:
     from torchx.specs.errors import did_you_mean
 
     out: dict[str, Any] = {}
     for key, text in defaults.items():
         param = spec.by_name.get(key)
+        if param is None and not strict:
+            continue  # upstream's: a default the component does not take is ignored
         if param is None:
             names = [p.name for p in spec.params]
             raise ComponentDefaultError(
@@ -280,7 +288,8 @@ def _convert_defaults(
                 usage=usage(),
             )
         if not isinstance(text, str):
-            text = str(text)
+            out[key] = text  # already typed (a list, a dict, a number): used as given
+            continue
         try:
             if param.is_vararg:
                 import shlex
@@ -297,17 +306,25 @@ def _convert_defaults(
 
 def _compile(
     fn: Callable[..., Any],
-    defaults: Mapping[str, str] | None,
+    defaults: Mapping[str, Any] | None,
     prog: str | None,
     preset: frozenset[str] = frozenset(),
+    strict: bool = False,
 ) -> _Compiled:
-    items = tuple(sorted((str(k), str(v)) for k, v in defaults.items())) if defaults else ()
-    key = (fn, items, prog, preset)
+    # typed defaults (not strings) key the cache by their repr, kept apart from strings
+    items = (
+        tuple(
+            sorted((str(k), v if isinstance(v, str) else (repr(v),)) for k, v in defaults.items())
+        )
+        if defaults
+        else ()
+    )
+    key = (fn, items, prog, preset, strict)
     compiled = _PARSERS.get(key)
     if compiled is not None:
         return compiled
     spec = _spec_for(fn)
-    config = dict(items)
+    config = {str(k): v for k, v in defaults.items()} if defaults else {}
     parser = _Parser(
         prog=prog or spec.fn_name,
         description=spec.description,
@@ -315,7 +332,9 @@ def _compile(
         allow_abbrev=False,
         formatter_class=HelpFormatter,
     )
-    converted = _convert_defaults(spec, config, parser.prog, lambda: parser.format_usage().strip())
+    converted = _convert_defaults(
+        spec, config, parser.prog, lambda: parser.format_usage().strip(), strict
+    )
     if "help" not in spec.by_name:
         parser.add_argument("--help", action=_HelpAction)
     for param in spec.params:
@@ -367,7 +386,7 @@ def component_parser(
         defaults: parameter name to default value as a string (``.torchxconfig``).
         prog: the name shown in usage and errors (default: the function's name).
     """
-    return _compile(fn, defaults, prog).parser
+    return _compile(fn, defaults, prog, strict=True).parser
 
 
 # ---------------------------------------------------------------- materializing
@@ -379,19 +398,26 @@ def materialize_appdef(
     cmpnt_defaults: Mapping[str, str] | None = None,
     config: Mapping[str, Any] | None = None,
     prog: str | None = None,
+    *,
+    strict_defaults: bool = False,
 ) -> AppDef:
     """Parses ``cmpnt_args`` for component ``cmpnt_fn``, calls it and returns its AppDef.
 
     Args:
         cmpnt_fn: the component function.
         cmpnt_args: the component's command line (what follows its name).
-        cmpnt_defaults: parameter name to default value as a string, replacing the
-            function's defaults (the ``[component:NAME]`` section of ``.torchxconfig``).
+        cmpnt_defaults: parameter name to default value, replacing the function's
+            defaults (the ``[component:NAME]`` section of ``.torchxconfig``): a string
+            is converted as on the command line, any other value (a list, a dict) is
+            used as given; a name the component does not take is ignored, as upstream's.
         config: parameter name to value (a Python object, not parsed), replacing
             what the command line gave; a parameter it names is not required on
             the command line, and names the component does not take are ignored
             (upstream's ``config``).
         prog: the name shown in usage and errors (default: the function's name).
+        strict_defaults: refuse a default the component does not take (naming the
+            nearest parameter) instead of ignoring it: what ``torchx run`` does, where
+            the defaults come from a file the user may have mistyped.
 
     Returns:
         The AppDef returned by ``cmpnt_fn``.
@@ -406,7 +432,9 @@ def materialize_appdef(
             parameter type, ``**kwargs``) or did not return an AppDef.
     """
     fn = cmpnt_fn
-    compiled, _, args, kwargs = _parse(fn, cmpnt_args, cmpnt_defaults, config, prog)
+    compiled, _, args, kwargs = _parse(
+        fn, cmpnt_args, cmpnt_defaults, config, prog, strict=strict_defaults
+    )
     parser = compiled.parser
     try:
         app = fn(*args, **kwargs)
@@ -473,13 +501,15 @@ def parse_args(
 def _parse(
     fn: Callable[..., Any],
     argv: Sequence[str],
-    defaults: Mapping[str, str] | None,
+    defaults: Mapping[str, Any] | None,
     config: Mapping[str, Any] | None,
     prog: str | None,
+    *,
+    strict: bool = False,
 ) -> tuple[_Compiled, dict[str, Any], list[Any], dict[str, Any]]:
     """Parses ``argv``: the compiled parser, the values by name, the call's arguments."""
     preset = frozenset(config or ())
-    compiled = _compile(fn, defaults, prog, preset)
+    compiled = _compile(fn, defaults, prog, preset, strict)
     parser = compiled.parser
     spec = compiled.spec
     namespace, extras = parser.parse_known_args(_attach_dash_values(parser, argv))
