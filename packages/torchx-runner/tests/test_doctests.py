@@ -58,6 +58,7 @@ EXAMPLES = [
     "torchx.schedulers.helpers.retry",
     "torchx.schedulers.helpers.scriptroles",
     "torchx.schedulers.helpers.window",
+    "torchx.schedulers.local.classic",
     "torchx.schedulers.local.scheduler",
     "torchx.schedulers.testing.cli",
     "torchx.schedulers.testing.registration",

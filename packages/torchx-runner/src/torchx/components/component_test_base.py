@@ -84,7 +84,9 @@ class ComponentTestCase(unittest.TestCase):
             interval: seconds between status polls.
             timeout: seconds to wait for the app to end: past them it is cancelled and
                 :class:`~torchx.runner.api.AppWaitTimeout` (a ``TimeoutError``) raised,
-                so a hung component fails its test instead of hanging it.
+                so a hung component fails its test instead of hanging it. A SIGTERM or
+                SIGINT while waiting (a test run stopped) cancels it too, raising
+                :class:`~torchx.schedulers.local.classic.SignalException`.
             cfg: the scheduler's run options (``-cfg``).
 
         Returns:
@@ -92,6 +94,7 @@ class ComponentTestCase(unittest.TestCase):
         """
         from torchx.runner import get_runner
         from torchx.runner.api import AppWaitTimeout
+        from torchx.schedulers.local.classic import SignalException, termination_raises
         from torchx.specs.builders import materialize_appdef
 
         if args is None:
@@ -103,7 +106,8 @@ class ComponentTestCase(unittest.TestCase):
         with get_runner("torchx-test", **dict(scheduler_params or {})) as runner:
             handle = runner.run(app, scheduler, dict(cfg or {}))
             try:
-                return runner.wait(handle, wait_interval=interval, timeout=timeout)
-            except AppWaitTimeout:
+                with termination_raises():  # a test run killed (SIGTERM) cancels the app
+                    return runner.wait(handle, wait_interval=interval, timeout=timeout)
+            except (AppWaitTimeout, SignalException):
                 runner.cancel(handle)  # not left running after the test
                 raise

@@ -11,7 +11,10 @@ A provider is made from the run options (``provider_class(cfg)``) at each dry ru
 answers three questions per role: where the image is on this host (:meth:`fetch`,
 ``${img_root}``), which directory the replicas start in (:meth:`get_cwd`), and which
 program they run (:meth:`get_entrypoint`). It is only asked at dry run: the request
-then holds the answers, and the supervisor never sees the provider.
+then holds the answers, and the supervisor never sees the provider. The dry run asks
+through :meth:`ImageProvider.get_replica_param` (upstream's name), which puts the three
+answers together in a :class:`ReplicaParam`: a provider that overrides it decides each
+role's command, environment and working directory whole.
 
 Without a provider (the default), the local scheduler runs each replica in its image
 directory (the launch directory for an empty image) and runs the entrypoint as given
@@ -23,12 +26,32 @@ from __future__ import annotations
 import abc
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from torchx.specs import CfgVal, Role
 
-__all__ = ["CWDImageProvider", "ImageProvider", "LocalDirectoryImageProvider"]
+__all__ = ["CWDImageProvider", "ImageProvider", "LocalDirectoryImageProvider", "ReplicaParam"]
+
+
+@dataclass
+class ReplicaParam:
+    """What a role's replicas run (upstream's ``ReplicaParam``), before macros are substituted.
+
+    ``args`` is the command, program first; ``env`` the role's environment; ``cwd`` the
+    directory they start in (None: the image's). ``stdout``, ``stderr`` and ``combined``
+    are the log files upstream's scheduler wrote to: here each replica's logs are
+    ``stdout.log`` and ``stderr.log`` in its log directory, whatever these say, and the
+    combined view is made when read.
+    """
+
+    args: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    stdout: str | None = None
+    stderr: str | None = None
+    combined: str | None = None
+    cwd: str | None = None
 
 
 class ImageProvider(abc.ABC):
@@ -49,6 +72,29 @@ class ImageProvider(abc.ABC):
     def get_entrypoint(self, img_root: str, role: Role) -> str:
         """The program a replica of ``role`` runs; by default the entrypoint as given."""
         return role.entrypoint
+
+    def get_replica_param(
+        self,
+        img_root: str,
+        role: Role,
+        stdout: str | None = None,
+        stderr: str | None = None,
+        combined: str | None = None,
+    ) -> ReplicaParam:
+        """What ``role``'s replicas run from ``img_root`` (its fetched image).
+
+        :meth:`get_entrypoint` and the role's args, its env, and :meth:`get_cwd` of its
+        image. The dry run calls this once per role, then substitutes the macros of each
+        replica in the args and env it returns.
+        """
+        return ReplicaParam(
+            args=[self.get_entrypoint(img_root, role), *role.args],
+            env=dict(role.env),
+            stdout=stdout,
+            stderr=stderr,
+            combined=combined,
+            cwd=self.get_cwd(role.image),
+        )
 
 
 class CWDImageProvider(ImageProvider):

@@ -224,17 +224,23 @@ def build_request(
     for role in app.roles:
         if image_provider is None:
             img_root = cwd = os.path.abspath(role.image) if role.image else launch_dir
-            entrypoint = role.entrypoint
+            entrypoint, role_args, role_env = role.entrypoint, role.args, role.env
         else:
             img_root = image_provider.fetch_role(role)
-            cwd = image_provider.get_cwd(role.image) or img_root
-            entrypoint = image_provider.get_entrypoint(img_root, role)
+            param = image_provider.get_replica_param(img_root, role)
+            if not param.args:
+                raise SpecError(
+                    f"role {role.name!r}: {type(image_provider).__name__}.get_replica_param "
+                    "returned no command (args must start with the program)"
+                )
+            cwd = param.cwd or img_root
+            entrypoint, role_args, role_env = param.args[0], param.args[1:], param.env
         replicas = []
         for k in range(role.num_replicas):
             values = macros.Values(
                 img_root=img_root, app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
             )
-            args = [values.substitute(a) for a in role.args]
+            args = [values.substitute(a) for a in role_args]
             env = {
                 RANK0_ENV: "localhost",
                 "TORCHX_APP_ID": app_id,
@@ -244,7 +250,7 @@ def build_request(
             }
             if rdzv_port:  # one per app, unless the role's env gives its own
                 env[RDZV_PORT_ENV] = str(rdzv_port)
-            for key, v in role.env.items():
+            for key, v in role_env.items():
                 env[key] = values.substitute(v)
             if gpus and role.resource.gpu:
                 env["CUDA_VISIBLE_DEVICES"] = ",".join(

@@ -58,10 +58,10 @@ Guarantees:
   is created fresh and private (see ``torchx.schedulers.local.writing.make_log_dir``).
 
 Replica environment: the launcher's environment, then ``TORCHX_RANK0_HOST=localhost``
-(the ``rank0_env`` macro names it), ``TORCHX_APP_ID``, ``TORCHX_JOB_ID`` (the app
-handle), ``TORCHX_ROLE_NAME``, ``TORCHX_REPLICA_ID``, ``PYTHONUNBUFFERED=1``,
+(the ``rank0_env`` macro names it), ``TORCHX_APP_ID``, ``TORCHX_ROLE_NAME``, ``TORCHX_REPLICA_ID``, ``PYTHONUNBUFFERED=1``,
 ``TORCHX_RDZV_PORT`` (a free port of the app's own, for ``dist.ddp``'s rendezvous), then the
-role's own ``env`` (which wins), then ``TORCHELASTIC_ERROR_FILE`` (``error.json`` in the
+role's own ``env`` (which wins; the submit pipeline gives it ``TORCHX_JOB_ID``, the app's
+handle), then ``TORCHELASTIC_ERROR_FILE`` (``error.json`` in the
 replica's log directory, unless the role set it: read back as a failed replica's
 ``structured_error_msg``); the launching Python's ``bin`` directory is appended to
 ``PATH`` when missing, so the console scripts of a venv that was not activated
@@ -73,6 +73,12 @@ Refused at dryrun, before anything is written (``torchx.schedulers.local.checks`
 two roles with one name, an env key with ``=``, a NUL in an argument or env value, an
 argument that is not a string, a negative ``max_retries``, an image that is not a
 directory.
+
+Upstream's other names are here too: :class:`~torchx.schedulers.local.options.LocalOpts`
+(the run options), :class:`~torchx.schedulers.local.images.ReplicaParam` (what
+``ImageProvider.get_replica_param`` returns), and, imported on first use,
+``PopenRequest``, ``LogIterator`` and ``SignalException``
+(:mod:`torchx.schedulers.local.classic`).
 
 Linux only: it relies on ``/proc``, process groups, sessions and ``prctl``. On another
 platform ``schedule`` raises :class:`SchedulerError` saying so (dry runs work anywhere).
@@ -102,6 +108,7 @@ from torchx.schedulers.local.images import (
     CWDImageProvider,
     ImageProvider,
     LocalDirectoryImageProvider,
+    ReplicaParam,
 )
 from torchx.schedulers.local.launch import READY_TIMEOUT
 from torchx.schedulers.local.options import LocalOpts
@@ -114,10 +121,15 @@ __all__ = [
     "ImageProvider",
     "InvalidAppIdException",
     "LocalDirectoryImageProvider",
+    "LocalOpts",
     "LocalReplica",
     "LocalRequest",
     "LocalRole",
     "LocalScheduler",
+    "LogIterator",
+    "PopenRequest",
+    "ReplicaParam",
+    "SignalException",
     "create_scheduler",
     "default_state_dir",
 ]
@@ -401,3 +413,15 @@ if TYPE_CHECKING:  # the type checker proves the factory has the contract's shap
     from torchx.schedulers.contract.api import SchedulerFactory
 
     _FACTORY: SchedulerFactory = create_scheduler
+    from torchx.schedulers.local.classic import LogIterator, PopenRequest, SignalException
+
+#: Upstream's names that live in :mod:`torchx.schedulers.local.classic`, imported on first use.
+_CLASSIC = frozenset({"LogIterator", "PopenRequest", "SignalException"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLASSIC:
+        from torchx.schedulers.local import classic
+
+        return getattr(classic, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
