@@ -25,6 +25,7 @@ MODULES = [
 EXAMPLES = [
     "torchx.specs",
     "torchx.specs._converter",
+    "torchx.specs._dataclass_view",
     "torchx.specs._option_types",
     "torchx.specs._plain",
     "torchx.specs.api",

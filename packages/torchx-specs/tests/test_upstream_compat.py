@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 import pytest
+from attrs import asdict as attrs_asdict
 
 import torchx.specs as specs
 from torchx.specs import AppDef, Role
@@ -237,3 +238,55 @@ def test_torchx_version_is_torchx_specs_version() -> None:
 
     assert torchx.version.__version__ == specs.__version__
     assert isinstance(torchx.version.__version__, str) and torchx.version.__version__
+
+
+def test_dataclasses_calls_work_on_the_spec_types() -> None:
+    import dataclasses
+
+    role = Role("trainer", image="img", entrypoint="python", env={"A": "1"})
+    app = AppDef("app", [role], metadata={"k": "v"})
+    assert dataclasses.is_dataclass(app) and dataclasses.is_dataclass(specs.Resource)
+    # asdict recurses as upstream's did (enums stay enum members)
+    got = dataclasses.asdict(app)
+    assert got["roles"][0]["env"] == {"A": "1"} and got["metadata"] == {"k": "v"}
+    assert got["roles"][0]["resource"] == attrs_asdict(role.resource)
+    assert got["roles"][0]["retry_policy"] is specs.RetryPolicy.APPLICATION
+    # replace goes through the constructor: a new object, the old one unchanged
+    moved = dataclasses.replace(role, image="other", num_replicas=2)
+    assert (moved.image, moved.num_replicas, role.image) == ("other", 2, "img")
+    assert moved == Role(
+        "trainer", image="other", entrypoint="python", env={"A": "1"}, num_replicas=2
+    )
+    with pytest.raises(TypeError, match="nope"):
+        dataclasses.replace(role, nope=1)
+    names = [f.name for f in dataclasses.fields(specs.Resource)]
+    assert names == ["cpu", "gpu", "memMB", "capabilities", "devices", "tags"]
+    assert dataclasses.fields(role) == dataclasses.fields(Role)
+    status = specs.AppStatus(specs.AppState.RUNNING)
+    assert dataclasses.asdict(status)["state"] == specs.AppState.RUNNING
+    mount = specs.BindMount(src_path="/a", dst_path="/b")
+    assert dataclasses.replace(mount, read_only=True).read_only
+
+
+def test_a_subclass_gets_its_own_dataclass_fields() -> None:
+    import dataclasses
+
+    import attrs
+
+    @attrs.define(eq=True)
+    class MyRole(Role):
+        team: str = "ml"
+
+    names = [f.name for f in dataclasses.fields(MyRole)]
+    assert names[-1] == "team" and "team" not in [f.name for f in dataclasses.fields(Role)]
+
+
+def test_importing_torchx_specs_imports_no_dataclasses() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from torchx.specs import AppDef, Role, Resource; "
+        "assert 'dataclasses' not in sys.modules, 'dataclasses was imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

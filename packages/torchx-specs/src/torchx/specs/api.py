@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import attrs
 
 from torchx.specs import status as _status
+from torchx.specs._dataclass_view import expose as _expose_to_dataclasses
 from torchx.specs.errors import AppStatusError, SpecError
 from torchx.specs.mounts import BindMount, DeviceMount, VolumeMount
 from torchx.specs.workspace import Workspace
@@ -517,6 +518,21 @@ _ELSEWHERE = {
     "get_type_name": "torchx.specs.options",
     "MountType": "torchx.specs.mounts",
 }
+
+
+# dataclasses.fields / asdict / replace work on them, as on upstream's dataclasses
+_expose_to_dataclasses(
+    Resource,
+    Role,
+    AppDef,
+    ReplicaStatus,
+    RoleStatus,
+    AppStatus,
+    BindMount,
+    VolumeMount,
+    DeviceMount,
+    Workspace,
+)
 
 
 def __getattr__(name: str) -> Any:
