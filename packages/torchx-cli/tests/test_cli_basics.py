@@ -86,6 +86,20 @@ def test_bash_completion_completes_commands_and_options(tmp_path) -> None:  # ty
     assert "1:status" in out and "2:--dryrun" in out
 
 
+def test_bash_completion_offers_the_schedulers_run_option_keys_after_cfg(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / "torchx.bash"
+    script.write_text(torchx("completion", "bash", check_rc=0).stdout)
+    probe = (
+        f"source {script}\n"
+        'COMP_WORDS=(torchx run -cfg log_); COMP_CWORD=3; _torchx; echo "1:${COMPREPLY[*]}"\n'
+        "COMP_WORDS=(torchx run -s local -cfg log_dir=x,prep); COMP_CWORD=5; _torchx; "
+        'echo "2:${COMPREPLY[*]}"\n'
+    )
+    out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert "1:log_dir=\n" in out  # a key, not a component name
+    assert "2:log_dir=x,prepend_cwd=\n" in out  # after a K=V, the next key
+
+
 def test_zsh_completion_wraps_the_bash_function() -> None:
     out = torchx("completion", "zsh", check_rc=0).stdout
     assert out.startswith("#compdef torchx") and "bashcompinit" in out and "_torchx()" in out

@@ -339,14 +339,21 @@ def test_config_errors_name_the_file_and_the_section(cli: Cli) -> None:
 
     config.write_text("[component:utils.echo]\nmgs = x\n")
     proc = cli("run", "utils.echo", rc=2)
-    first = proc.stderr.splitlines()[-1]
+    (first,) = proc.stderr.splitlines()  # one line: no bare "usage:" before it (the file is wrong)
     assert first.startswith(f"torchx run: error: {config}: [component:utils.echo]: ")
     assert "unknown default 'mgs' (did you mean 'msg'?)" in first
 
     config.write_text("[component:utils.echo]\nnum_replicas = many\n")
-    first = cli("run", "utils.echo", rc=2).stderr.splitlines()[-1]
+    (first,) = cli("run", "utils.echo", rc=2).stderr.splitlines()
     assert first.startswith(f"torchx run: error: {config}: [component:utils.echo]: ")
     assert "--num_replicas" in first and "'many'" in first
+
+    config.write_text("[cli:run]\nscheduler = slrum\n")
+    (line,) = cli("run", "utils.echo", rc=2).stderr.splitlines()
+    assert line.startswith(f"torchx run: error: {config}: [cli:run]: scheduler: ")
+    assert "'slrum' (did you mean 'slurm'?)" in line or "unknown scheduler 'slrum'" in line
+    # a scheduler named on the command line is not blamed on the file
+    assert str(config) not in cli("run", "-s", "slrum", "utils.echo", rc=2).stderr
 
 
 def test_a_first_party_scheduler_not_installed_says_what_to_install(cli: Cli) -> None:

@@ -49,7 +49,7 @@ def test_a_raised_exception_is_the_failures_cause_in_wait_status_and_json(cli: C
     data = json.loads(cli("status", "--json", handle).stdout)["data"]["status"]
     rep = data["roles"][0]["replicas"][0]
     for error in (rep["structured_error_msg"], data["structured_error_msg"]):
-        message = json.loads(error)["message"]
+        message = error["message"]  # an object, not JSON in a string
         assert message["message"] == "ValueError: bad batch on rank 1"
         assert message["extraInfo"]["source"] == "stderr"
         assert message["extraInfo"]["location"] == "bad.py:5"

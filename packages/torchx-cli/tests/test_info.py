@@ -75,6 +75,22 @@ def test_runopts_every_scheduler_and_one(cli: Cli) -> None:
     assert "unknown scheduler 'lcoal'" in err and "did you mean 'local'" in err
 
 
+def test_runopts_wraps_its_help_to_the_terminal_as_argparse_does(cli: Cli) -> None:
+    wide = cli("runopts", "local", env={"COLUMNS": "400"}).stdout.splitlines()
+    narrow = cli("runopts", "local", env={"COLUMNS": "80"}).stdout.splitlines()
+    assert max(len(line) for line in wide) > 78  # the help runs on when there is room
+    assert max(len(line) for line in narrow) <= 78  # COLUMNS less 2, as argparse
+    assert " ".join(" ".join(narrow).split()) == " ".join(" ".join(wide).split())  # all kept
+    (grace,) = [i for i, line in enumerate(narrow) if line.split()[:1] == ["grace_period"]]
+    # too narrow beside the columns: the help goes under them, every line at one indent
+    assert narrow[grace].split() == ["grace_period", "float", "(default:", "10.0)"]
+    assert (
+        narrow[grace + 1]
+        == "        seconds between SIGTERM and SIGKILL when cancelling or restarting"
+    )
+    assert narrow[grace + 2] == "        replicas"
+
+
 def test_runopts_survives_a_broken_plugin(cli: Cli) -> None:
     env = {"PYTHONPATH": str(_plugin_dir(cli.root))}
     proc = cli("runopts", rc=1, env=env)

@@ -37,6 +37,6 @@ def test_the_error_file_is_the_cause_in_wait_status_and_json(cli: Cli) -> None:
     data = json.loads(cli("status", "--json", handle).stdout)["data"]["status"]
     rep = data["roles"][0]["replicas"][0]
     for error in (rep["structured_error_msg"], data["structured_error_msg"]):
-        message = json.loads(error)["message"]
+        message = error["message"]  # an object, not JSON in a string
         assert message["message"] == "ValueError: bad batch on rank 1"
         assert message["extraInfo"] == {"py_callstack": "Traceback ...", "timestamp": "1"}

@@ -250,7 +250,8 @@ def test_options_it_does_not_handle_go_the_full_path(
         ("log", "--streams", "both", "{h}"),
         ("log", "--since", "yesterday", "{h}"),
         ("status",),
-        ("status", "{h}", "{h}"),
+        # several handles (one of them unknown): the full command, which answers each
+        ("status", "{h}", "local://torchx/nope-0000000000"),
     ],
 )
 def test_errors_are_the_full_commands(both: Both, pair: str, args: tuple[str, ...]) -> None:

@@ -49,6 +49,20 @@ def test_completion_lines_work_on_a_fresh_home_from_bash(tmp_path: Path) -> None
     assert (home / ".zfunc/_torchx").read_text().startswith("#compdef torchx")
 
 
+def test_the_source_line_for_machines_without_bash_completion_works(tmp_path: Path) -> None:
+    (line,) = re.findall(r"`(source <\(torchx completion bash\))`", README.read_text())
+    env = {"HOME": str(tmp_path), "PATH": f"{Path(TORCHX).parent}:/usr/bin:/bin"}
+    out = subprocess.run(
+        ["bash", "-c", f"{line}; complete -p torchx"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert "-F _torchx torchx" in out.stdout
+
+
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
 def test_zsh_finds_the_script_where_the_readme_puts_it(tmp_path: Path) -> None:
     _, zsh_line = _block_after("### Shell completion")

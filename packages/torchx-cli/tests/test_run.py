@@ -291,7 +291,9 @@ def test_tracebacks_only_when_debugging(cli: Cli) -> None:
 
 
 def test_usage_errors_exit_2(cli: Cli) -> None:
-    assert "unrecognized arguments" in cli("status", "a", "b", rc=2).stderr
+    # (status and cancel take several handles; describe takes one)
+    assert "unrecognized arguments" in cli("describe", "a", "b", rc=2).stderr
+    assert "malformed app handle 'b'" in cli("status", "a", "b", rc=2).stderr
     assert "required" in cli("status", rc=2).stderr
     err = cli("log", "--streams", "both", "x://y/z", rc=2).stderr
     assert "unknown choice 'both'; choose from stdout, stderr, combined" in err

@@ -116,7 +116,7 @@ def test_the_status_of_run_wait_masks_a_run_options_secret(cli: Cli, env: dict[s
     proc = cli(*RUN, "--wait", "--json", "utils.sh", "true", env=env, rc=1)
     assert "login with" in proc.stderr  # the failure is told, its secret is not
     assert SECRET not in proc.stderr + proc.stdout
-    doc = json.loads(proc.stdout[proc.stdout.rindex('{\n  "formatVersion"') :])
+    doc = json.loads(proc.stdout.splitlines()[-1])  # one document per line
     assert doc["kind"] == "AppStatus"
     assert "****" in doc["data"]["status"]["msg"]
     shown = cli(*RUN, "--wait", "--show-secrets", "utils.sh", "true", env=env, rc=1)

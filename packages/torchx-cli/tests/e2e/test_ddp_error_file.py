@@ -43,7 +43,7 @@ def test_a_recorded_workers_error_file_is_the_cause(cli: Cli) -> None:
     data = json.loads(cli("status", "--json", handle).stdout)["data"]["status"]
     rep = data["roles"][0]["replicas"][0]
     for error in (rep["structured_error_msg"], data["structured_error_msg"]):
-        message = json.loads(error)["message"]
+        message = error["message"]  # an object, not JSON in a string
         assert message["message"] == "ValueError: bad batch on rank 1"
         # torch's record, not the stderr fallback's
         assert "source" not in message["extraInfo"], message

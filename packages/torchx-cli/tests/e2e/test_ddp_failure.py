@@ -40,7 +40,7 @@ def test_ddp_rank_raising_is_the_cause_in_wait_status_and_json(
     assert "error=ValueError: bad batch on rank 1" in status
     assert "error=====" not in status
     data = json.loads(cli("status", "--json", handle).stdout)["data"]["status"]
-    message = json.loads(data["structured_error_msg"])["message"]
+    message = data["structured_error_msg"]["message"]  # an object, not JSON in a string
     assert message["message"] == "ValueError: bad batch on rank 1"
     assert message["extraInfo"]["location"] == "bad.py:5"
     assert message["extraInfo"]["rank"] == "1"  # read from torchrun's Root Cause block

@@ -5,6 +5,7 @@ plugins add are completed too. Regenerate it after installing a plugin.
 
     mkdir -p ~/.local/share/bash-completion/completions && torchx completion bash > ~/.local/share/bash-completion/completions/torchx
     mkdir -p ~/.zfunc && torchx completion zsh > ~/.zfunc/_torchx   # fpath=(~/.zfunc $fpath) in ~/.zshrc
+    source <(torchx completion bash)   # in ~/.bashrc, without the bash-completion package
 """
 
 from __future__ import annotations
@@ -23,6 +24,19 @@ _torchx() {{
     case $prev in
         -s|--scheduler|--schedulers) COMPREPLY=($(compgen -W "{schedulers}" -- "$cur")); return ;;
         --log_level) COMPREPLY=($(compgen -W "DEBUG INFO WARNING ERROR" -- "$cur")); return ;;
+        -cfg|--scheduler_args)
+            # the run option keys of the scheduler of -s (default: local), after any K=V,
+            local sched=local head="" j keys=""
+            for ((j = 1; j < COMP_CWORD - 1; j++)); do
+                case ${{COMP_WORDS[j]}} in -s|--scheduler) sched=${{COMP_WORDS[j+1]}} ;; esac
+            done
+            case $sched in
+{cfg_cases}
+            esac
+            [[ $cur == *,* ]] && head=${{cur%,*}},
+            COMPREPLY=($(compgen -P "$head" -S = -W "$keys" -- "${{cur##*,}}"))
+            compopt -o nospace 2>/dev/null
+            return ;;
     esac
     if [[ -z $cmd ]]; then
         COMPREPLY=($(compgen -W "{commands} --help --version --log_level" -- "$cur"))
@@ -68,13 +82,16 @@ def script(
     parser: argparse.ArgumentParser,
     schedulers: list[str] | None = None,
     components: list[str] | None = None,
+    run_opts: dict[str, list[str]] | None = None,
 ) -> str:
     """The completion script for ``shell`` ("bash" or "zsh") from ``parser``'s subcommands.
 
     Options are completed per command; ``-s`` with the installed schedulers, the
     first word after ``run`` (or ``builtins --print``) with the installed components,
     and the handle of ``status``, ``log``, ``cancel``, ``describe`` and ``delete`` with
-    the apps ``torchx list`` prints, asked only when such a word is completed.
+    the apps ``torchx list`` prints, asked only when such a word is completed. After
+    ``-cfg``, the run option keys (``run_opts``: per scheduler) of the scheduler ``-s``
+    names, or of ``local``.
     """
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     cases = []
@@ -82,8 +99,13 @@ def script(
         opts = sorted({o for a in sp._actions for o in a.option_strings})
         words = " ".join(opts)
         cases.append(f'            {name}) COMPREPLY=($(compgen -W "{words}" -- "$cur")) ;;')
+    cfg_cases = [
+        f'                {name}) keys="{" ".join(keys)}" ;;'
+        for name, keys in sorted((run_opts or {}).items())
+    ]
     bash = _BASH.format(
         cases="\n".join(cases),
+        cfg_cases="\n".join(cfg_cases),
         commands=" ".join(sorted(sub.choices)),
         schedulers=" ".join(schedulers or []),
         components=" ".join(sorted(components or [])),
@@ -109,5 +131,22 @@ class CompletionCommand:
         except Exception:  # a broken component plugin: complete the rest anyway
             components = []
         parser = build_parser(load_commands(debug=False))
-        print(script(args.shell, parser, sorted(registry.schedulers), components), end="")
+        schedulers = sorted(registry.schedulers)
+        run_opts = _run_option_keys(schedulers)
+        print(script(args.shell, parser, schedulers, components, run_opts), end="")
         return 0
+
+
+def _run_option_keys(schedulers: list[str]) -> dict[str, list[str]]:
+    """Each scheduler's run option keys (``-cfg``), for the script; a scheduler that
+    cannot be made here (its plugin broken) is left out, the others completed."""
+    from torchx.cli._runtime import get_runner
+
+    runner = get_runner()
+    keys: dict[str, list[str]] = {}
+    for name in schedulers:
+        try:
+            keys[name] = [key for key, _ in runner.scheduler_run_opts(name)]
+        except Exception:
+            continue
+    return keys

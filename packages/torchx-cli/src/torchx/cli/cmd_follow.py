@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
 HANDLE_HELP = "app handle printed by 'torchx run', e.g. local://torchx/echo-k3x9q2m7bw"
 
@@ -11,7 +13,12 @@ class StatusCommand:
     help = "show an app's state and the state of each replica"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("app_handle", help=HANDLE_HELP)
+        parser.add_argument(
+            "app_handles",
+            nargs="+",
+            metavar="HANDLE",
+            help=HANDLE_HELP + " (several: one block each, or one JSON document per line)",
+        )
         parser.add_argument("--roles", help="comma-separated roles to show (default: all)")
         parser.add_argument("--json", action="store_true", help="print as JSON")
         parser.add_argument(
@@ -19,9 +26,26 @@ class StatusCommand:
         )
 
     def run(self, args: argparse.Namespace) -> int:
-        from torchx.cli._runtime import get_runner, require_status, require_status_and_envs
+        from torchx.cli._runtime import get_runner
 
         runner = get_runner(one_shot=True)
+        handles = list(dict.fromkeys(args.app_handles))
+        if len(handles) == 1:  # its error is the command's, as always
+            return self._one(runner, args, handles[0], compact=False)
+        return each_handle(
+            "status",
+            handles,
+            lambda h: self._one(
+                runner, args, h, compact=True, blank=not args.json and h != handles[0]
+            ),
+        )
+
+    def _one(
+        self, runner: Any, args: argparse.Namespace, handle: str, compact: bool, blank: bool = False
+    ) -> int:
+        from torchx.cli._runtime import require_status, require_status_and_envs
+
+        args.app_handle = handle
         envs = None
         if args.show_secrets:
             status = require_status(runner, args.app_handle)
@@ -45,7 +69,8 @@ class StatusCommand:
             from torchx.cli.output import print_json, status_payload
 
             buf = io.StringIO()
-            print_json("AppStatus", status_payload(args.app_handle, status, roles), out=buf)
+            payload = status_payload(args.app_handle, status, roles)
+            print_json("AppStatus", payload, out=buf, compact=compact)
             text = buf.getvalue()
         else:
             from torchx.cli.failures import more_hint
@@ -60,8 +85,24 @@ class StatusCommand:
 
             remember_secrets(envs)
             text = mask(text)
-        print(text, end="")
+        print(("\n" if blank else "") + text, end="")
         return 0
+
+
+def each_handle(command: str, handles: list[str], act: Any) -> int:
+    """Runs ``act(handle)`` for each handle, going on after one that fails: its error is
+    one line on stderr, as a command's own (``torchx.cli._report``). The exit status is the
+    worst of them (0 when every one did what was asked)."""
+    from torchx.cli._report import report
+
+    worst = 0
+    for handle in handles:
+        try:
+            code = int(act(handle) or 0)
+        except Exception as e:
+            code = report(command, e)
+        worst = max(worst, code)
+    return worst
 
 
 class DescribeCommand:
@@ -156,31 +197,129 @@ section of .torchxconfig. No default is assumed for an option not given.
 
 
 class CancelCommand:
-    help = "cancel a running app (its processes are stopped; an app that ended is left as is)"
+    help = "cancel running apps (their processes are stopped; an app that ended is left as is)"
+    description = """\
+Cancel apps: by handle, or every app of a scheduler in some states.
+
+  torchx cancel HANDLE [HANDLE ...]
+  torchx cancel --state running -s local [--yes]
+
+Each handle gets its own line (or, with --json, its own object); one that fails is
+told on stderr and the others are still cancelled. The exit status is the worst of
+them: 0 when every app was cancelled or had already ended. --state asks how many apps
+it would cancel before it does, unless --yes (without a terminal, --yes is needed).
+"""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("app_handle", help=HANDLE_HELP)
+        from torchx.cli.cmd_run import add_cfg_argument
+
+        parser.add_argument("app_handles", nargs="*", metavar="HANDLE", help=HANDLE_HELP)
+        parser.add_argument(
+            "--state",
+            metavar="STATE[,STATE]",
+            help="cancel every app of the scheduler in these states, e.g. running,pending",
+        )
+        parser.add_argument("-s", "--scheduler", help="scheduler of --state (default: local)")
+        add_cfg_argument(parser, "run options that say where to look (with --state)")
+        parser.add_argument(
+            "-y", "--yes", action="store_true", help="cancel without asking (with --state)"
+        )
+        parser.add_argument("--json", action="store_true", help="print the results as JSON")
 
     def run(self, args: argparse.Namespace) -> int:
-        from torchx.cli._runtime import get_runner, require_status
+        from torchx.cli._runtime import get_runner
+        from torchx.cli.errors import CliError
 
         runner = get_runner(one_shot=True)
-        before = require_status(runner, args.app_handle)
-        if before.is_terminal():  # nothing to stop: say so, rather than "cancelled"
-            print(f"{args.app_handle} had already ended: {before.state.name}; nothing to cancel")
-            return 0
-        from torchx.specs import NONE
+        if args.state is not None:
+            if args.app_handles:
+                raise CliError("give handles or --state, not both")
+            handles = _handles_in_states(runner, args)
+            if not handles:
+                print("no app to cancel", file=sys.stderr)
+                if args.json:
+                    _print_results("CancelResults", [])
+                return 0
+            _confirm(f"cancel {len(handles)} app{'s' if len(handles) != 1 else ''}", args.yes)
+        elif not args.app_handles:
+            raise CliError(
+                "nothing to cancel: give app handles (see 'torchx list') or --state running"
+            )
+        else:
+            handles = list(dict.fromkeys(args.app_handles))
+        results: list[dict[str, Any]] = []
 
-        runner.cancel(args.app_handle)
-        print(f"cancelled {args.app_handle}")
-        after = runner.status(args.app_handle)
-        if (
-            after is not None
-            and after.state.name == "CANCELLED"
-            and after.msg not in ("", NONE, "cancelled")
-        ):
-            print(after.msg)  # what was done, when it was more than asking the app to stop
-        return 0
+        def cancel(handle: str) -> int:
+            results.append(_cancel_one(runner, handle, quiet=args.json))
+            return 0
+
+        if len(handles) == 1 and not args.json:  # its error is the command's, as always
+            return cancel(handles[0])
+        code = each_handle("cancel", handles, cancel)
+        if args.json:
+            done = {r["handle"] for r in results}
+            results += [{"handle": h, "result": "error"} for h in handles if h not in done]
+            _print_results("CancelResults", results)
+        return code
+
+
+def _cancel_one(runner: Any, handle: str, quiet: bool) -> dict[str, Any]:
+    """Cancels one app (an app that ended is left as is); what was done, as JSON has it."""
+    from torchx.cli._runtime import require_status
+
+    before = require_status(runner, handle)
+    if before.is_terminal():  # nothing to stop: say so, rather than "cancelled"
+        if not quiet:
+            print(f"{handle} had already ended: {before.state.name}; nothing to cancel")
+        return {"handle": handle, "result": "ended", "state": before.state.name, "message": None}
+    from torchx.specs import NONE
+
+    runner.cancel(handle)
+    if not quiet:
+        print(f"cancelled {handle}")
+    after = runner.status(handle)
+    message = None
+    if (
+        after is not None
+        and after.state.name == "CANCELLED"
+        and after.msg not in ("", NONE, "cancelled")
+    ):
+        message = after.msg  # what was done, when it was more than asking the app to stop
+        if not quiet:
+            print(after.msg)
+    state = after.state.name if after is not None else None
+    return {"handle": handle, "result": "cancelled", "state": state, "message": message}
+
+
+def _handles_in_states(runner: Any, args: argparse.Namespace) -> list[str]:
+    """The handles of the scheduler's apps in ``--state`` (as ``torchx list`` finds them)."""
+    from torchx.cli._runtime import default_scheduler, scheduler_cfg
+    from torchx.cli.output import parse_states
+
+    states = parse_states(args.state)
+    scheduler = args.scheduler or default_scheduler()
+    apps = runner.list(scheduler, scheduler_cfg(runner, scheduler, args.cfg))
+    return [a.app_handle for a in apps if str(a.state) in states]
+
+
+def _confirm(what: str, yes: bool) -> None:
+    """Asks before acting on many apps; ``--yes`` (needed without a terminal) skips it."""
+    from torchx.cli.errors import CliError
+
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise CliError(f"would {what}: pass --yes to do it without a terminal to ask on")
+    sys.stderr.write(f"{what}? [y/N] ")
+    sys.stderr.flush()
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        raise CliError(f"not confirmed: did not {what}")
+
+
+def _print_results(kind: str, results: list[dict[str, Any]]) -> None:
+    from torchx.cli.output import print_json
+
+    print_json(kind, results)
 
 
 class DeleteCommand:
@@ -209,6 +348,7 @@ of .torchxconfig: each app then prunes the older finished ones once it has ended
             help="delete every finished app that ended longer ago than this, e.g. 7d, 12h",
         )
         parser.add_argument("-s", "--scheduler", help="scheduler of --older-than (default: local)")
+        parser.add_argument("--json", action="store_true", help="print the apps deleted as JSON")
 
     def run(self, args: argparse.Namespace) -> int:
         from torchx.cli._runtime import get_runner
@@ -218,17 +358,21 @@ of .torchxconfig: each app then prunes the older finished ones once it has ended
         if args.older_than is not None:
             if args.app_handles:
                 raise CliError("give handles or --older-than, not both")
-            return _delete_older_than(runner, args.older_than, args.scheduler)
-        if not args.app_handles:
+            deleted = _delete_older_than(runner, args.older_than, args.scheduler, args.json)
+        elif not args.app_handles:
             raise CliError(
                 "nothing to delete: give app handles (see 'torchx list') or --older-than 7d"
             )
-        return _delete_handles(runner, args.app_handles, args.force)
+        else:
+            deleted = _delete_handles(runner, args.app_handles, args.force, args.json)
+        if args.json:
+            _print_results("Deleted", [{"handle": h} for h in deleted])
+        return 0
 
 
-def _delete_handles(runner: object, handles: list[str], force: bool) -> int:
-    """Deletes the apps; every handle is checked before any app is touched."""
-    from typing import Any
+def _delete_handles(runner: object, handles: list[str], force: bool, quiet: bool) -> list[str]:
+    """Deletes the apps; every handle is checked before any app is touched. The handles
+    deleted (``quiet``: printed by the caller, as JSON)."""
 
     from torchx.cli._runtime import require_status
     from torchx.cli.errors import CliError
@@ -250,13 +394,16 @@ def _delete_handles(runner: object, handles: list[str], force: bool) -> int:
         r.wait(handle, wait_interval=0.1, timeout=60)
     for handle in dict.fromkeys(handles):
         r.delete(handle)
-        print(f"deleted {handle}")
-    return 0
+        if not quiet:
+            print(f"deleted {handle}")
+    return list(dict.fromkeys(handles))
 
 
-def _delete_older_than(runner: object, older_than: str, scheduler: str | None) -> int:
-    """Prunes through the scheduler's ``prune(older_than=...)`` (the local scheduler has it)."""
-    from typing import Any
+def _delete_older_than(
+    runner: object, older_than: str, scheduler: str | None, quiet: bool
+) -> list[str]:
+    """Prunes through the scheduler's ``prune(older_than=...)`` (the local scheduler has
+    it); the handles deleted."""
 
     from torchx.cli._runtime import default_scheduler
     from torchx.cli.errors import CliError
@@ -283,8 +430,10 @@ def _delete_older_than(runner: object, older_than: str, scheduler: str | None) -
         removed = prune(older_than=older_than)
     finally:
         sched.close()
-    for app_id in removed:
-        print(f"deleted {name}://{r.session_name}/{app_id}")
-    if not removed:
-        print(f"no finished app older than {older_than}")
-    return 0
+    deleted = [f"{name}://{r.session_name}/{app_id}" for app_id in removed]
+    if not quiet:
+        for handle in deleted:
+            print(f"deleted {handle}")
+        if not removed:
+            print(f"no finished app older than {older_than}")
+    return deleted

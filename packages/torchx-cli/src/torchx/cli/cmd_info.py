@@ -12,6 +12,7 @@ class RunoptsCommand:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("scheduler", nargs="?", help="only this scheduler")
+        parser.add_argument("--json", action="store_true", help="print as JSON")
 
     def run(self, args: argparse.Namespace) -> int:
         from torchx.cli._runtime import get_runner
@@ -19,6 +20,12 @@ class RunoptsCommand:
         runner = get_runner()
         names = [args.scheduler] if args.scheduler else runner.scheduler_backends()
         status = 0
+        schema: dict[str, list[dict[str, Any]]] = {}
+        import shutil
+
+        from torchx.specs.options_text import table
+
+        width = shutil.get_terminal_size().columns - 2  # as argparse wraps its help
         for name in names:
             try:
                 opts = runner.scheduler_run_opts(name)
@@ -28,8 +35,31 @@ class RunoptsCommand:
                 print(f"{name}:\n    (could not load: {type(e).__name__}: {e})\n", file=sys.stderr)
                 status = 1
                 continue
-            print(f"{name}:\n{opts}\n")
+            if args.json:
+                schema[name] = _options_json(opts)
+            else:
+                print(f"{name}:\n{table(opts, width)}\n")
+        if args.json:
+            from torchx.cli.output import print_json
+
+            print_json("RunOpts", schema)
         return status
+
+
+def _options_json(opts: Any) -> list[dict[str, Any]]:
+    """A scheduler's run options as ``runopts --json`` has them: one object per option."""
+    from torchx.specs.options import type_name
+
+    return [
+        {
+            "name": name,
+            "type": type_name(opt.opt_type),
+            "required": opt.is_required,
+            "default": opt.default,
+            "help": opt.help,
+        }
+        for name, opt in opts
+    ]
 
 
 class BuiltinsCommand:
@@ -42,6 +72,7 @@ class BuiltinsCommand:
             help="print component NAME as a file to edit and run "
             "(torchx builtins --print dist.ddp > ddp.py; torchx run ddp.py:ddp ...)",
         )
+        parser.add_argument("--json", action="store_true", help="print as JSON")
 
     def run(self, args: argparse.Namespace) -> int:
         from torchx.components.finder import get_component, list_components
@@ -52,6 +83,17 @@ class BuiltinsCommand:
             print(standalone_source(args.print, get_component(args.print).fn), end="")
             return 0
         comps = list_components()
+        if args.json:
+            from torchx.cli.output import print_json
+
+            print_json(
+                "Components",
+                [
+                    {"name": name, "description": comp.description or None}
+                    for name, comp in sorted(comps.items())
+                ],
+            )
+            return 0
         print(f"Found {len(comps)} components:")
         for i, (name, comp) in enumerate(sorted(comps.items()), 1):
             print(

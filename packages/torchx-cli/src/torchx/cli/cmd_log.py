@@ -23,7 +23,15 @@ class LogCommand:
         parser.add_argument("--regex", help="only lines matching this regex")
         parser.add_argument("--since", help=f"only lines written since this time: {TIME_HELP}")
         parser.add_argument("--until", help="only lines written until this time (same forms)")
-        parser.add_argument("-t", "--tail", action="store_true", help="follow until the app ends")
+        parser.add_argument(
+            "-t",
+            "--tail",
+            "-f",
+            "--follow",
+            dest="tail",
+            action="store_true",
+            help="follow until the app ends (-f/--follow too, as tail, docker and kubectl have it)",
+        )
         parser.add_argument(
             "--timestamps",
             action="store_true",
@@ -34,6 +42,12 @@ class LogCommand:
             "--streams",
             choices=["stdout", "stderr", "combined"],
             help="which output (default: combined)",
+        )
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help="one JSON document per line: role, replica, stream, time (seconds since "
+            "the epoch, null where the scheduler keeps none) and the line",
         )
         add_color_argument(parser)
 
@@ -63,6 +77,10 @@ class LogCommand:
             runner = get_runner(one_shot=True)
             status = require_status(runner, handle)
             pairs = replicas_of(status, handle.role, handle.replica_ids)
+            if args.json:
+                from torchx.cli.log_json import print_lines
+
+                return 1 if print_lines(runner, handle, pairs, **_json_options(options)) else 0
             return stream(runner, handle, pairs, **options).exit_status
         # following is a long wait: it rides out an outage like run --wait, and goes on
         # until the app ends, across its attempts
@@ -73,5 +91,15 @@ class LogCommand:
             runner = get_runner()
             status = require_status(runner, handle)
             pairs = replicas_of(status, handle.role, handle.replica_ids)
+            if args.json:  # each line as it comes (this attempt's logs: no marker line)
+                from torchx.cli.log_json import follow_lines
+
+                failed = follow_lines(runner, handle, pairs, **_json_options(options))
+                return 1 if failed else 0
             unread = follow(runner, handle, pairs, status, **options)
         return unread.exit_status
+
+
+def _json_options(options: dict[str, Any]) -> dict[str, Any]:
+    """What ``--json`` uses of the options (it has no prefix to color or stamp)."""
+    return {k: options[k] for k in ("regex", "since", "until", "streams")}

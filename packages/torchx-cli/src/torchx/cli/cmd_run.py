@@ -71,7 +71,9 @@ class RunCommand:
         parser.add_argument(
             "--json",
             action="store_true",
-            help="print the handle or dryrun as JSON (with --wait/--log, the final status too)",
+            help="stdout is JSON only, one document per line: the handle (or the dryrun), "
+            "then with --wait/--log the final status (as 'status --json' has it); the "
+            "replicas' log lines and the status text go to stderr",
         )
         parser.add_argument(
             "--show-secrets", action="store_true", help="do not mask secret env values"
@@ -114,6 +116,8 @@ class RunCommand:
                 _check_workspace(workspace, "the workspace of [cli:run] in .torchxconfig")
         runner = get_runner()
         scheduler = args.scheduler or defaults.get("scheduler") or "local"
+        if not args.scheduler and defaults.get("scheduler"):
+            _check_default_scheduler(runner, scheduler)
         cfg = scheduler_cfg(runner, scheduler, args.cfg)
         if component.endswith(_APPDEF_SUFFIXES):
             from torchx.specs.serialize import load_appdef_file
@@ -161,7 +165,7 @@ class RunCommand:
         if args.json:
             from torchx.cli.output import print_json
 
-            print_json("AppHandle", {"handle": handle})
+            print_json("AppHandle", {"handle": handle}, compact=True)
         else:
             print(handle)
         sys.stdout.flush()
@@ -173,6 +177,21 @@ class RunCommand:
             return _follow(
                 runner, handle, log=args.log, app=info.app, as_json=args.json, color=args.color
             )
+
+
+def _check_default_scheduler(runner: Runner, scheduler: str) -> None:
+    """A scheduler named by ``[cli:run]`` that is not installed is the file's mistake:
+    the error names the file and section (the scheduler is made now, as the dry run would)."""
+    from torchx.specs.errors import UnknownSchedulerError
+
+    try:
+        runner.scheduler_run_opts(scheduler)
+    except UnknownSchedulerError as e:
+        from torchx.cli.errors import CliError
+        from torchx.runner.config import source_of
+
+        where = source_of("cli:run", "scheduler") or ".torchxconfig: [cli:run]"
+        raise CliError(f"{where}: scheduler: {e.args[0]}") from None
 
 
 def _check_workspace(workspace: str, where: str) -> None:
@@ -233,6 +252,7 @@ def _print_dryrun(info: AppDryRunInfo[Any], args: argparse.Namespace) -> int:
         print_json(
             "DryRun",
             {"scheduler": info.scheduler, "app": to_document(shown), "request": request},
+            compact=True,
         )
         return 0
     print("=== APPLICATION ===")
@@ -253,7 +273,8 @@ def _follow(
     """Streams the logs (``log``), waits for the end, prints the final status.
 
     The status goes to stderr for a person (the logs own stdout); with ``as_json`` it
-    also ends stdout as an ``AppStatus`` document, as ``torchx status --json`` prints it.
+    also ends stdout as an ``AppStatus`` document on one line, as ``torchx status --json``
+    has it, and the logs go to stderr: stdout is then JSON only.
     """
     from torchx.cli.errors import EXIT_APP_FAILED
 
@@ -268,7 +289,7 @@ def _follow(
                 from torchx.cli.logs import replicas_of
 
                 pairs = replicas_of(require_status(runner, handle), None, None)
-            follow(runner, handle, pairs, None, color=color)
+            follow(runner, handle, pairs, None, color=color, out=sys.stderr if as_json else None)
         status = _wait(runner, handle)
     except KeyboardInterrupt:
         sys.stdout.flush()
@@ -294,7 +315,7 @@ def _follow(
     if as_json:
         from torchx.cli.output import print_json, status_payload
 
-        print_json("AppStatus", status_payload(handle, status))
+        print_json("AppStatus", status_payload(handle, status), compact=True)
     return 0 if status.state.name == "SUCCEEDED" else EXIT_APP_FAILED
 
 

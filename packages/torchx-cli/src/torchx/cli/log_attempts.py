@@ -59,8 +59,9 @@ def follow(
             for rep in r.replicas
             if (r.role, rep.id) in wanted and rep.state.name != "SUCCEEDED"
         ] or pairs
-        sys.stdout.write(marker(handle, restarts) + "\n")
-        sys.stdout.flush()
+        out = options.get("out") or sys.stdout  # where the logs go (run --json: stderr)
+        out.write(marker(handle, restarts) + "\n")
+        out.flush()
 
 
 def _next_attempt(runner: Runner, handle: str, restarts: int) -> AppStatus | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from torchx.specs.status import STATES, format_duration, format_time
+from torchx.specs.status import NONE, STATES, format_duration, format_time
 from torchx.specs.status import format_status as status_text
 
 TYPE_CHECKING = False  # typing costs milliseconds: the quick path imports this module
@@ -260,13 +260,19 @@ def app_list_json(rows: Iterable[AppRow]) -> list[dict[str, Any]]:
             "name": name,
             "start_time": start,
             "end_time": end,
-            "duration_s": _duration(start, end),
+            "duration_s": _duration(start, end, state),
         }
         for handle, state, name, start, end in rows
     ]
 
 
-def _duration(start: float | None, end: float | None) -> float | None:
+def _duration(start: float | None, end: float | None, state: str) -> float | None:
+    """Seconds from start to end; for a RUNNING app, to now (its elapsed time); None
+    when the start is unknown, or the app is not running and has no end."""
+    if end is None and state == "RUNNING":
+        import time
+
+        end = time.time()
     return None if start is None or end is None else round(max(end - start, 0.0), 3)
 
 
@@ -284,8 +290,8 @@ def format_app_list(apps: Iterable[AppRow]) -> str:
 
     One function for the full command and the quick path, so they cannot drift apart.
     The handle column is as wide as its widest handle up to :data:`HANDLE_COLUMN_MAX`;
-    STARTED is local time to the second, DURATION from start to end (``-`` when unknown
-    or not ended).
+    STARTED is local time to the second, DURATION from start to end, or to now while
+    the app runs (``-`` when unknown).
     """
     rows = list(apps)
     if not rows:
@@ -294,7 +300,7 @@ def format_app_list(apps: Iterable[AppRow]) -> str:
     out = [f"{'APP HANDLE':<{width}}  {'STATE':<10}  {'STARTED':<19}  {'DURATION':<8}  NAME"]
     for handle, state, name, start, end in rows:
         started = format_time(start) if start is not None else "-"
-        took = _duration(start, end)
+        took = _duration(start, end, state)
         duration = format_duration(took) if took is not None else "-"
         out.append(f"{handle:<{width}}  {state:<10}  {started:<19}  {duration:<8}  {_cut(name)}")
     return "\n".join(out) + "\n"
@@ -365,22 +371,57 @@ def status_payload(handle: str, status: Any, roles: list[str] | None = None) -> 
     """
     from torchx.specs.serialize import unstructure
 
-    data: Any = unstructure(status)
+    data: Any = _plain(unstructure(status))
     if roles and isinstance(data, dict):
         data["roles"] = [r for r in data.get("roles", []) if r.get("role") in roles]
     # start_time/end_time are in the status (seconds since the epoch); the duration beside it
     return {
         "handle": handle,
         "status": data,
-        "duration_s": _duration(status.start_time, status.end_time),
+        "duration_s": _duration(status.start_time, status.end_time, status.state.name),
     }
 
 
-def print_json(kind: str, payload: Any, out: Any = None) -> None:
+def _plain(value: Any, key: str = "") -> Any:
+    """A status as JSON has it: an empty field (the specs' ``<NONE>``) is ``null``, and a
+    ``structured_error_msg`` is the object it holds, not JSON inside a string (text that
+    is not a JSON object becomes ``{"message": text}``).
+
+    >>> _plain({"msg": "<NONE>", "structured_error_msg": '{"message": {"message": "boom"}}'})
+    {'msg': None, 'structured_error_msg': {'message': {'message': 'boom'}}}
+    >>> _plain({"roles": [{"structured_error_msg": "disk full"}]})
+    {'roles': [{'structured_error_msg': {'message': 'disk full'}}]}
+    """
+    if isinstance(value, dict):
+        return {k: _plain(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if value == NONE:
+        return None
+    if key == "structured_error_msg" and isinstance(value, str):
+        import json
+
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = None
+        return parsed if isinstance(parsed, dict) else {"message": value}
+    return value
+
+
+def print_json(kind: str, payload: Any, out: Any = None, compact: bool = False) -> None:
     """Prints ``payload`` as ``{"formatVersion": ..., "kind": kind, "data": payload}``,
-    with the secrets this command has seen masked (:func:`mask`)."""
+    with the secrets this command has seen masked (:func:`mask`).
+
+    ``compact``: on one line, for a command that prints one document after another
+    (``run --json --wait``, ``log --json``): each line is one document a script reads
+    on its own.
+    """
     import json
 
     out = out or sys.stdout
     doc = {"formatVersion": JSON_FORMAT_VERSION, "kind": kind, "data": payload}
-    out.write(mask(json.dumps(doc, indent=2, sort_keys=False, default=str)) + "\n")
+    text = json.dumps(
+        doc, default=str, **({"separators": (",", ":")} if compact else {"indent": 2})
+    )
+    out.write(mask(text) + "\n")

@@ -159,7 +159,8 @@ class Submitting(RunnerBase):
                 where = self._default_source(e.key, component, component_def.name)
                 if where is None:
                     raise
-                raise ComponentArgError(f"{where}: {e}", usage=e.usage) from e
+                # the file is what to fix, not the command line: no usage line with it
+                raise ComponentArgError(f"{where}: {e}") from e
         if not isinstance(app, AppDef):
             raise InvalidAppError(
                 f"component '{component}' returned {type(app).__name__}, expected an AppDef"

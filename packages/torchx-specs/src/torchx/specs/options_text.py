@@ -112,8 +112,21 @@ def cfg_to_str(cfg: Mapping[str, CfgVal]) -> str:
     return ",".join(parts)
 
 
-def table(opts: runopts) -> str:
-    """The schema as ``torchx runopts`` prints it: name, type, default or (required), help."""
+def table(opts: runopts, width: int | None = None) -> str:
+    """The schema as ``torchx runopts`` prints it: name, type, default or (required), help.
+
+    ``width`` (a terminal's columns): each help is wrapped to fit, its next lines under
+    its first, as argparse wraps an option's help; where the help column would be narrower
+    than 24 characters, the help starts on the next line instead. None: one line each.
+
+    >>> from torchx.specs.options import runopts
+    >>> opts = runopts()
+    >>> opts.add("queue", type_=str, help="the queue to submit to, named as the cluster names it")
+    >>> print(table(opts, width=40))
+        queue    str
+            the queue to submit to, named as
+            the cluster names it
+    """
     rows = []
     for name, opt in opts:
         if opt.is_required:
@@ -126,7 +139,26 @@ def table(opts: runopts) -> str:
     if not rows:
         return "    (no options)"
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    return "\n".join(
+    lines = [
         f"    {n:<{widths[0]}}    {t:<{widths[1]}}  {s:<{widths[2]}}  {h}".rstrip()
         for n, t, s, h in rows
-    )
+    ]
+    if width is None or all(len(line) <= width for line in lines):
+        return "\n".join(lines)
+    import textwrap
+
+    column = 4 + widths[0] + 4 + widths[1] + 2 + widths[2] + 2
+    below = width - column < 24  # too narrow beside the columns: under them instead
+    indent = " " * (8 if below else column)
+    out = []
+    for line, (_, _, _, help_) in zip(lines, rows, strict=True):
+        if len(line) <= width or not help_:
+            out.append(line)
+            continue
+        head = line[: len(line) - len(help_)].rstrip()
+        wrapped = textwrap.wrap(help_, max(width - len(indent), 20))
+        if below:
+            out.extend([head, *(indent + w for w in wrapped)])
+        else:
+            out.extend([head.ljust(column) + wrapped[0], *(indent + w for w in wrapped[1:])])
+    return "\n".join(out)

@@ -70,6 +70,8 @@ _FLAGS: dict[str, dict[str, str | None]] = {
         "--until": "value",
         "-t": None,
         "--tail": None,
+        "-f": None,
+        "--follow": None,
         "--color": "value",
     },
     "cancel": {},

@@ -75,7 +75,7 @@ def app_list(options: dict[str, Any]) -> Callable[[], int]:
 
 def log(handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
     """``torchx log HANDLE[/ROLE[/N,M]]`` of a local app, with ``--streams``, ``--since``,
-    ``--until``, ``-t``/``--tail`` and ``--color``."""
+    ``--until``, ``-t``/``--tail`` (``-f``/``--follow``) and ``--color``."""
     from torchx.cli._quick.standins import OpenedLogs, Roles, log_options
     from torchx.cli.logs import check_selection, parse_time, replicas_of, stream
     from torchx.schedulers.local import view as local_view
@@ -84,7 +84,7 @@ def log(handle: Handle, options: dict[str, Any]) -> Callable[[], int]:
     since = parse_time(options["--since"]) if "--since" in options else None
     until = parse_time(options["--until"]) if "--until" in options else None
     check_selection(None, since, until)
-    tail = bool(options.get("-t") or options.get("--tail"))
+    tail = any(options.get(flag) for flag in ("-t", "--tail", "-f", "--follow"))
     app_id = handle.app_id
     pairs = replicas_of(Roles(local_view.status(app_id)["roles"]), handle.role, handle.replica_ids)
     opened = {
