@@ -45,12 +45,11 @@ class StatusCommand:
     ) -> int:
         from torchx.cli._runtime import require_status, require_status_and_envs
 
-        args.app_handle = handle
         envs = None
         if args.show_secrets:
-            status = require_status(runner, args.app_handle)
+            status = require_status(runner, handle)
         else:  # masking needs the app's envs: one question to the scheduler for both
-            status, envs = require_status_and_envs(runner, args.app_handle)
+            status, envs = require_status_and_envs(runner, handle)
         roles = args.roles.split(",") if args.roles and args.roles != "*" else None
         if roles:
             from torchx.cli.errors import CliError
@@ -60,7 +59,7 @@ class StatusCommand:
             for role in roles:
                 if role not in known:
                     raise CliError(
-                        f"no role {role!r} in {args.app_handle}{did_you_mean(role, known)}; "
+                        f"no role {role!r} in {handle}{did_you_mean(role, known)}; "
                         f"its roles: {', '.join(known)}"
                     )
         if args.json:
@@ -69,15 +68,15 @@ class StatusCommand:
             from torchx.cli.output import print_json, status_payload
 
             buf = io.StringIO()
-            payload = status_payload(args.app_handle, status, roles)
+            payload = status_payload(handle, status, roles)
             print_json("AppStatus", payload, out=buf, compact=compact)
             text = buf.getvalue()
         else:
             from torchx.cli.failures import more_hint
             from torchx.cli.output import format_status
 
-            text = f"AppHandle: {args.app_handle}\n{format_status(status, roles)}\n"
-            hint = more_hint(args.app_handle, status)
+            text = f"AppHandle: {handle}\n{format_status(status, roles)}\n"
+            hint = more_hint(handle, status)
             if hint:
                 text += hint + "\n"
         if envs is not None:
