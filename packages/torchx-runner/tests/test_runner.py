@@ -53,6 +53,7 @@ from torchx.specs import (
     runopts,
 )
 from torchx.specs.errors import SpecError
+from torchx.specs.handles import ENV_TORCHX_JOB_ID
 from torchx.workspace.api import WorkspaceMixin
 
 HERE = Path(__file__).resolve()
@@ -158,7 +159,9 @@ class FakeScheduler(Scheduler[Mapping[str, CfgVal]]):
                 image=r["image"],
                 entrypoint=r["entrypoint"],
                 args=r["args"],
-                env=r["env"],
+                # as a plugin's kept AppDef (appdef_json.encode): without the handle the
+                # submit pipeline gave every replica
+                env={k: v for k, v in r["env"].items() if k != ENV_TORCHX_JOB_ID},
             )
             for r in rec["request"]["roles"]
         ]
