@@ -180,7 +180,7 @@ def test_credentials_that_expire_during_run_wait_leave_the_state_unknown(
     """Exit 4 (state unknown) in one line, never 1 (the app failed): the app runs on."""
     cmd = ["run", "--wait", "-s", "aws_batch", "-cfg", f"queue={queue}", "utils.sh"]
     run = subprocess.Popen(
-        [*TORCHX, *cmd, "--image", busybox(), "sleep 5 && echo done"],
+        [*TORCHX, *cmd, "--image", busybox(), "sleep", "5"],  # utils.sh: a command, word by word
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
