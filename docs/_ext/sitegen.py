@@ -55,10 +55,11 @@ def distributions(root: Path = ROOT) -> dict[str, Path]:
 
 #: Packages whose modules are not all API although none is ``_``-named, each with the
 #: modules that are: the local scheduler's folder is one scheduler's own code, of which
-#: only the scheduler, its run options, its view and its warm start are public (see its
+#: only the scheduler, its run options, its view, its warm start and upstream's classic names
+#: (LogIterator, PopenRequest, SignalException) are public (see its
 #: docstring).
 API_OF_PACKAGE: dict[str, tuple[str, ...]] = {
-    "torchx.schedulers.local": ("scheduler", "options", "view", "warmup"),
+    "torchx.schedulers.local": ("scheduler", "options", "view", "warmup", "classic"),
 }
 
 

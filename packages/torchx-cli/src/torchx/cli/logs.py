@@ -92,7 +92,7 @@ class Unread(int):
     """What :func:`stream` returns: how many replicas' logs could not be read (each said
     on stderr), ``outages`` of them because the backend could not be asked.
 
-    :attr:`exit_status` is the command's: 0 when every log was read, 4 (the app's state
+    ``exit_status`` is the command's: 0 when every log was read, 4 (the app's state
     is unknown, as ``status`` says in an outage) when only an outage kept some unread,
     else 1.
     """
@@ -287,7 +287,7 @@ def stream(
 
     Returns how many replicas' logs could not be read (each is reported on stderr,
     and the others keep streaming), so the caller can exit non-zero
-    (:attr:`Unread.exit_status`). ``color`` is
+    (``Unread.exit_status``). ``color`` is
     ``auto`` (the default), ``always`` or ``never``. When ``regex``, ``since`` or
     ``until`` left nothing to print, a note on stderr says so. ``timestamps`` puts the
     time each line was written after its prefix (see ``_stamped``).

@@ -4,7 +4,7 @@ Code written against upstream's ``torchx.schedulers.local_scheduler`` imports th
 three from it (this module's names are reachable there, imported on first use):
 
 * :class:`PopenRequest`: upstream's request shape (the replicas' :class:`ReplicaParam`
-  per role, their log directories), made from this scheduler's :class:`LocalRequest`
+  per role, their log directories), made from this scheduler's own request (``LocalRequest``)
   with :meth:`PopenRequest.of` (``PopenRequest.of(info.request)`` after a dry run);
 * :class:`LogIterator`: the lines of one log file, followed while the app runs
   (:func:`torchx.schedulers.helpers.follow.follow_file`, asking the scheduler whether the
