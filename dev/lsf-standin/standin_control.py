@@ -18,9 +18,49 @@ from standin_rules import requeue
 from standin_state import ENDED, all_jobs, die, locked, name_matches, save, signal_group
 from standin_supervisor import spawn_supervisor
 
+TYPE_CHECKING = False  # not the typing module: every command would pay for its import
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 _SIGNALS = {"INT": signal.SIGINT, "TERM": signal.SIGTERM, "KILL": signal.SIGKILL,
             "STOP": signal.SIGSTOP, "CONT": signal.SIGCONT, "HUP": signal.SIGHUP,
             "USR1": signal.SIGUSR1, "USR2": signal.SIGUSR2}  # fmt: skip
+
+
+def _named(
+    name: str | None,
+    ids: list[str],
+    default: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+) -> tuple[list[dict[str, Any]], bool]:
+    """The jobs a ``bkill`` or ``brequeue`` names, of the user's (held locked): those
+    matching ``-J``, narrowed to ``ids`` (``0``: all of them; none given: ``default`` of
+    them); and whether one named no job (said on stderr in IBM's words)."""
+    user = getpass.getuser()
+    jobs = [j for j in all_jobs() if j["user"] == user]
+    if name is not None:
+        jobs = [j for j in jobs if name_matches(j["name"], name)]
+    failed = False
+    if ids and ids != ["0"]:
+        targets = []
+        for raw in ids:
+            found = [j for j in jobs if str(j["id"]) == raw]
+            if not found:
+                print(f"Job <{raw}>: No matching job found", file=sys.stderr)
+                failed = True
+            targets += found
+    else:
+        targets = jobs if ids == ["0"] else default(jobs)
+    if not targets and not failed:
+        print("No matching job found", file=sys.stderr)
+        failed = True
+    return targets, failed
+
+
+def _most_recent_live(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """bkill without a job id: the most recent pending or running job, else the most recent."""
+    live = [j for j in jobs if j["stat"] in ("PEND", "RUN")]
+    return live[-1:] if live else jobs[-1:]
 
 
 def bkill(argv: list[str]) -> None:
@@ -48,31 +88,8 @@ def bkill(argv: list[str]) -> None:
         else:
             ids.append(arg)
             i += 1
-    failed = False
-    user = getpass.getuser()
     with locked():
-        jobs = [j for j in all_jobs() if j["user"] == user]
-        if name is not None:
-            pattern = name
-            matches = [j for j in jobs if name_matches(j["name"], pattern)]
-        else:
-            matches = jobs
-        if ids and ids != ["0"]:
-            targets = []
-            for raw in ids:
-                found = [j for j in matches if str(j["id"]) == raw]
-                if not found:
-                    print(f"Job <{raw}>: No matching job found", file=sys.stderr)
-                    failed = True
-                targets += found
-        elif ids == ["0"]:
-            targets = matches
-        else:  # no id: the most recent matching job
-            live = [j for j in matches if j["stat"] in ("PEND", "RUN")]
-            targets = live[-1:] if live else matches[-1:]
-        if not targets and not failed:
-            print("No matching job found", file=sys.stderr)
-            failed = True
+        targets, failed = _named(name, ids, _most_recent_live)
         for job in targets:
             if job["stat"] in ENDED:
                 print(f"Job <{job['id']}>: Job has already finished", file=sys.stderr)
@@ -120,26 +137,9 @@ def brequeue(argv: list[str]) -> None:
             ids.append(arg)
             i += 1
     states = states or {"RUN"}
-    failed = False
-    user = getpass.getuser()
     spawn: list[tuple[int, int]] = []
     with locked():
-        jobs = [j for j in all_jobs() if j["user"] == user]
-        if name is not None:
-            jobs = [j for j in jobs if name_matches(j["name"], name)]
-        if ids and ids != ["0"]:
-            targets = []
-            for raw in ids:
-                found = [j for j in jobs if str(j["id"]) == raw]
-                if not found:
-                    print(f"Job <{raw}>: No matching job found", file=sys.stderr)
-                    failed = True
-                targets += found
-        else:
-            targets = jobs if ids == ["0"] else jobs[-1:]
-        if not targets and not failed:
-            print("No matching job found", file=sys.stderr)
-            failed = True
+        targets, failed = _named(name, ids, lambda jobs: jobs[-1:])
         for job in targets:
             if job["stat"] not in states:
                 print(f"Job <{job['id']}>: Job is {job['stat']}: not requeued", file=sys.stderr)
