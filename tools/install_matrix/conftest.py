@@ -35,6 +35,9 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 FIXTURES = HERE / "fixtures"
+#: utils.echo with an image: a container scheduler refuses the components' default "."
+#: at dry run, before anything a test of it looks at
+ECHO = ("utils.echo", "--msg", "hi", "--image", "busybox:1")
 
 #: Project folders by distribution name: the repository's, the vendor plugin, the fixtures.
 PROJECTS: dict[str, Path] = {}

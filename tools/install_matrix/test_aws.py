@@ -13,7 +13,7 @@ import re
 import shlex
 
 import pytest
-from conftest import REPO, Env, MakeEnv
+from conftest import ECHO, REPO, Env, MakeEnv
 
 _LOADED = (
     "import sys, runpy; sys.argv = ['torchx', *{argv!r}];\n"
@@ -23,10 +23,6 @@ _LOADED = (
     "    pass\n"
     "print('LOADED=' + ','.join(m for m in ('boto3', 'botocore') if m in sys.modules))\n"
 )
-
-
-#: a container scheduler refuses the components' default image "." at dry run
-ECHO = ("utils.echo", "--msg", "hi", "--image", "busybox:1")
 
 
 @pytest.fixture(scope="module")

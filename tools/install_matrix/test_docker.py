@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import Env, MakeEnv
+from conftest import ECHO, Env, MakeEnv
 
 _LOADED = (
     "import sys, runpy; sys.argv = ['torchx', *{argv!r}];\n"
@@ -20,10 +20,6 @@ _LOADED = (
     "    pass\n"
     "print('LOADED=' + ','.join(m for m in ('docker', 'requests') if m in sys.modules))\n"
 )
-
-
-#: a container scheduler refuses the components' default image "." at dry run
-ECHO = ("utils.echo", "--msg", "hi", "--image", "busybox:1")
 
 
 @pytest.fixture(scope="module")

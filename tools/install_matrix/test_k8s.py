@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 
 import pytest
-from conftest import Env, MakeEnv
+from conftest import ECHO, Env, MakeEnv
 
 _LOADED = (
     "import sys, runpy; sys.argv = ['torchx', *{argv!r}];\n"
@@ -21,10 +21,6 @@ _LOADED = (
     "    pass\n"
     "print('LOADED=' + ','.join(m for m in ('kubernetes', 'urllib3') if m in sys.modules))\n"
 )
-
-
-#: a container scheduler refuses the components' default image "." at dry run
-ECHO = ("utils.echo", "--msg", "hi", "--image", "busybox:1")
 
 
 @pytest.fixture(scope="module")
