@@ -84,7 +84,9 @@ class ComponentTestCase(unittest.TestCase):
             interval: seconds between status polls.
             timeout: seconds to wait for the app to end: past them it is cancelled and
                 :class:`~torchx.runner.api.AppWaitTimeout` (a ``TimeoutError``) raised,
-                so a hung component fails its test instead of hanging it. A SIGTERM or
+                so a hung component fails its test instead of hanging it. (Upstream
+                0.7.0 defaults to 1 s and polls until the app ends however long, the
+                1 s being only the least time it polls.) A SIGTERM or
                 SIGINT while waiting (a test run stopped) cancels it too, raising
                 :class:`~torchx.schedulers.local.classic.SignalException`.
             cfg: the scheduler's run options (``-cfg``).
