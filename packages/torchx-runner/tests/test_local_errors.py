@@ -40,11 +40,16 @@ RECORD = {"message": {"message": "ValueError: bad batch on rank 1", "extraInfo":
 
 
 def test_each_replica_gets_its_own_error_file_which_describe_reads(
-    sched: LocalScheduler,
+    sched: LocalScheduler, tmp_path: Path
 ) -> None:
-    # what torchrun (or @record) does: write the exception to $TORCHELASTIC_ERROR_FILE
+    # what torchrun (or @record) does: write the exception to $TORCHELASTIC_ERROR_FILE.
+    # Replica 1 fails only once 0 and 2 have printed their paths (each touches a marker
+    # after its echo): its failure ends the app and stops them, which under load could
+    # otherwise come before they printed anything.
     script = (
-        f'echo "$TORCHELASTIC_ERROR_FILE" ; if [ "$TORCHX_REPLICA_ID" = 1 ]; then '
+        f'echo "$TORCHELASTIC_ERROR_FILE" ; touch {tmp_path}/"$TORCHX_REPLICA_ID" ; '
+        f'if [ "$TORCHX_REPLICA_ID" = 1 ]; then '
+        f"while [ ! -e {tmp_path}/0 ] || [ ! -e {tmp_path}/2 ]; do sleep 0.01; done ; "
         f"printf '%s' '{json.dumps(RECORD)}' > \"$TORCHELASTIC_ERROR_FILE\"; exit 1; fi"
     )
     app_id = run(sched, sh("w", script, replicas=3))
