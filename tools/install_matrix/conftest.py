@@ -204,6 +204,41 @@ def ok(proc: subprocess.CompletedProcess[str]) -> str:
     return proc.stdout
 
 
+#: Runs ``torchx *argv`` in-process, then says which of ``modules`` it imported and how it exited.
+_LOADED = (
+    "import sys, runpy\n"
+    "sys.argv = ['torchx', *{argv!r}]\n"
+    "code = 0\n"
+    "try:\n"
+    "    runpy.run_module('torchx.cli.main', run_name='__main__')\n"
+    "except SystemExit as e:\n"
+    "    code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)\n"
+    "print()\n"
+    "print('LOADED=' + ','.join(m for m in {modules!r} if m in sys.modules))\n"
+    "print(f'EXIT={{code}}')\n"
+)
+
+
+def loaded(env: Env, modules: Sequence[str], *argv: str) -> str:
+    """Which of ``modules`` (an SDK's) ``torchx *argv`` imported, comma-separated ("": none).
+
+    The command runs in ``env``'s interpreter, as the console script would run it, and
+    must succeed (exit status 0, no traceback): a command refused before it got to the
+    SDK (a mistyped option, a dry run that fails) imports nothing, and must not pass a
+    "never imports the SDK" check for it.
+    """
+    proc = env.python_code(_LOADED.format(argv=list(argv), modules=tuple(modules)))
+    lines = proc.stdout.splitlines()
+    said = [x for x in lines if x.startswith(("LOADED=", "EXIT="))]
+    assert len(said) == 2, f"torchx {' '.join(argv)}: no report\n{proc.stdout}\n{proc.stderr}"
+    assert said[1] == "EXIT=0" and proc.returncode == 0, (
+        f"torchx {' '.join(argv)} exited {said[1].removeprefix('EXIT=')}\n"
+        f"{proc.stdout}\n{proc.stderr}"
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return said[0].removeprefix("LOADED=")
+
+
 def stop_acme_tasks(env: Env) -> None:
     """Kills any Acme Batch task still running in ``env`` (tests stop what they start)."""
     for pid_file in (env.work / "acme-batch").glob("*/*/*/pid"):

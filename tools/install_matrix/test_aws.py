@@ -13,16 +13,10 @@ import re
 import shlex
 
 import pytest
-from conftest import ECHO, REPO, Env, MakeEnv
+from conftest import ECHO, REPO, Env, MakeEnv, loaded
 
-_LOADED = (
-    "import sys, runpy; sys.argv = ['torchx', *{argv!r}];\n"
-    "try:\n"
-    "    runpy.run_module('torchx.cli.main', run_name='__main__')\n"
-    "except SystemExit:\n"
-    "    pass\n"
-    "print('LOADED=' + ','.join(m for m in ('boto3', 'botocore') if m in sys.modules))\n"
-)
+#: boto3 and botocore: never imported by what these tests run
+SDK = ("boto3", "botocore")
 
 
 @pytest.fixture(scope="module")
@@ -31,9 +25,8 @@ def env(make_env: MakeEnv) -> Env:
 
 
 def _loaded(env: Env, *argv: str) -> str:
-    proc = env.python_code(_LOADED.format(argv=list(argv)))
-    [line] = [x for x in proc.stdout.splitlines() if x.startswith("LOADED=")]
-    return line.removeprefix("LOADED=")
+    """Which of :data:`SDK` ``torchx *argv`` imported; the command must succeed."""
+    return loaded(env, SDK, *argv)
 
 
 def test_boto3_is_installed_with_the_plugin(env: Env) -> None:

@@ -10,16 +10,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ECHO, Env, MakeEnv
+from conftest import ECHO, Env, MakeEnv, loaded
 
-_LOADED = (
-    "import sys, runpy; sys.argv = ['torchx', *{argv!r}];\n"
-    "try:\n"
-    "    runpy.run_module('torchx.cli.main', run_name='__main__')\n"
-    "except SystemExit:\n"
-    "    pass\n"
-    "print('LOADED=' + ','.join(m for m in ('docker', 'requests') if m in sys.modules))\n"
-)
+#: the docker SDK and what it brings: never imported by what these tests run
+SDK = ("docker", "requests")
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +22,8 @@ def env(make_env: MakeEnv) -> Env:
 
 
 def _loaded(env: Env, *argv: str) -> str:
-    proc = env.python_code(_LOADED.format(argv=list(argv)))
-    [line] = [x for x in proc.stdout.splitlines() if x.startswith("LOADED=")]
-    return line.removeprefix("LOADED=")
+    """Which of :data:`SDK` ``torchx *argv`` imported; the command must succeed."""
+    return loaded(env, SDK, *argv)
 
 
 def test_the_sdk_is_installed_with_the_plugin(env: Env) -> None:
@@ -50,6 +43,15 @@ def test_help_local_runs_and_docker_dry_runs_never_import_the_sdk(env: Env) -> N
     assert _loaded(env, "run", "-s", "local", "--wait", "utils.echo", "--msg", "hi") == ""
     assert _loaded(env, "runopts", "docker") == ""
     assert _loaded(env, "run", "-s", "docker", "--dryrun", *ECHO) == ""
+
+
+def test_a_refused_command_fails_the_never_imports_check(env: Env) -> None:
+    # refused (a mistyped option; the default image a container scheduler refuses):
+    # nothing imported, which proves nothing
+    with pytest.raises(AssertionError, match="exited 2"):
+        _loaded(env, "run", "-s", "docker", "--no-such-option", *ECHO)
+    with pytest.raises(AssertionError, match="exited 2"):
+        _loaded(env, "run", "-s", "docker", "--dryrun", "utils.echo", "--msg", "hi")
 
 
 def test_a_dry_run_prints_the_containers(env: Env) -> None:

@@ -170,6 +170,10 @@ RUN_BY: dict[tuple[str, str], str] = {
     ): "packages/torchx-cli/tests/test_readme_commands.py::test_zsh_finds_the_script_where_the_readme_puts_it",
     (
         "packages/torchx-cli/README.md",
+        "mkdir -p ~/.config/fish/completions",
+    ): "packages/torchx-cli/tests/test_readme_commands.py::test_fish_finds_the_script_where_the_readme_puts_it",
+    (
+        "packages/torchx-cli/README.md",
         "pip install ./packages/torchx-specs ./packages/torchx-runner ./packages/torchx-cli",
     ): "tools/install_matrix/test_readme_install.py::test_each_install_form_works_verbatim",
     # the runner README's transcript

@@ -180,6 +180,23 @@ def test_list_is_the_same_and_quick(both: Both, cli: Cli, pair: str) -> None:
     both.same("list", "--scheduler", "local")
 
 
+def test_list_gives_each_app_the_handle_it_was_submitted_with(both: Both, cli: Cli) -> None:
+    # local_cwd is another name of the local scheduler: its apps keep that name in list
+    cwd = recorded(cli, cli("run", "--wait", "-s", "local_cwd", "utils.echo").stdout.split()[0])
+    local = recorded(cli, cli("run", "--wait", "-s", "local", "utils.echo").stdout.split()[0])
+    assert cwd.startswith("local_cwd://torchx/") and local.startswith("local://torchx/")
+    for args in [("list",), ("list", "-s", "local")]:
+        out = both.same(*args).stdout.splitlines()
+        assert [line.split()[0] for line in out[1:]] == [local, cwd]
+    # the other name, and --json, are the full path's: the same handles
+    out = both.same("list", "-s", "local_cwd", taken=False).stdout.splitlines()
+    assert [line.split()[0] for line in out[1:]] == [local, cwd]
+    doc = json.loads(both.same("list", "--json", taken=False).stdout)
+    assert [app["handle"] for app in doc["data"]] == [local, cwd]
+    assert "State: SUCCEEDED" in both.same("status", local).stdout
+    assert "State: SUCCEEDED" in both.same("status", cwd, taken=False).stdout
+
+
 def test_list_of_no_apps(both: Both) -> None:
     assert both.same("list").stdout == "no apps\n"
 

@@ -35,7 +35,7 @@ def _bash(line: str, home: Path) -> None:
 
 
 def test_completion_lines_work_on_a_fresh_home_from_bash(tmp_path: Path) -> None:
-    bash_line, zsh_line = _block_after("### Shell completion")
+    bash_line, zsh_line, fish_line = _block_after("### Shell completion")
     home = tmp_path / "home"
     home.mkdir()
     _bash(bash_line, home)
@@ -47,6 +47,10 @@ def test_completion_lines_work_on_a_fresh_home_from_bash(tmp_path: Path) -> None
     _bash(zsh_line, home)  # typed into bash: nothing may land outside HOME
     assert not Path("/_torchx").exists()
     assert (home / ".zfunc/_torchx").read_text().startswith("#compdef torchx")
+
+    _bash(fish_line, home)
+    fish = home / ".config/fish/completions/torchx.fish"
+    assert "complete -c torchx" in fish.read_text()
 
 
 def test_the_source_line_for_machines_without_bash_completion_works(tmp_path: Path) -> None:
@@ -65,7 +69,7 @@ def test_the_source_line_for_machines_without_bash_completion_works(tmp_path: Pa
 
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
 def test_zsh_finds_the_script_where_the_readme_puts_it(tmp_path: Path) -> None:
-    _, zsh_line = _block_after("### Shell completion")
+    _, zsh_line, _ = _block_after("### Shell completion")
     home = tmp_path / "home"
     home.mkdir()
     _bash(zsh_line, home)
@@ -82,6 +86,40 @@ def test_zsh_finds_the_script_where_the_readme_puts_it(tmp_path: Path) -> None:
         check=True,
     )
     assert out.stdout.strip() == "_torchx"
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
+def test_fish_finds_the_script_where_the_readme_puts_it(tmp_path: Path) -> None:
+    *_, fish_line = _block_after("### Shell completion")
+    home = tmp_path / "home"
+    home.mkdir()
+    _bash(fish_line, home)
+    # fish's own lookup: ~/.config/fish/completions/torchx.fish, loaded on first use
+    out = subprocess.run(
+        ["fish", "-c", "complete -C 'torchx runo'"],  # the fresh HOME has no config of its own
+        # fish loads a command's completions once the command is found on PATH
+        env={"HOME": str(home), "PATH": f"{Path(TORCHX).parent}:/usr/bin:/bin"},
+        cwd=home,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.split() == ["runopts"]
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
+def test_the_fish_source_line_works(tmp_path: Path) -> None:
+    (line,) = re.findall(r"`(torchx completion fish \| source)`", README.read_text())
+    env = {"HOME": str(tmp_path), "PATH": f"{Path(TORCHX).parent}:/usr/bin:/bin"}
+    out = subprocess.run(
+        ["fish", "--no-config", "-c", f"{line}; complete -C 'torchx runo'"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert out.stdout.split() == ["runopts"]
 
 
 REPO = Path(__file__).resolve().parents[3]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import shlex
 import shutil
 import signal
 import subprocess
@@ -116,6 +117,86 @@ def test_bash_completes_schedulers_and_components(cli: Cli, tmp_path: Path) -> N
     assert got["sched"] == ["local", "local_cwd"]
     assert got["comp"] == ["dist.ddp", "dist.spmd"]
     assert got["runopts"] == ["local", "local_cwd"]
+
+
+_COMPONENT_PROBES = (
+    'COMP_WORDS=(torchx run utils.echo --); COMP_CWORD=3; _torchx; echo "echo:${COMPREPLY[*]}"; '
+    "COMP_WORDS=(torchx run -s local dist.ddp --r); COMP_CWORD=5; _torchx; "
+    'echo "ddp:${COMPREPLY[*]}"; '
+    "COMP_WORDS=(torchx run -cfg a=1 --wait utils.echo --msg hi --n); COMP_CWORD=8; _torchx; "
+    'echo "later:${COMPREPLY[*]}"; '
+    'COMP_WORDS=(torchx run --w); COMP_CWORD=2; _torchx; echo "before:${COMPREPLY[*]}"; '
+    'COMP_WORDS=(torchx run my.py:fn --); COMP_CWORD=3; _torchx; echo "file:${COMPREPLY[*]}"'
+)
+
+
+def test_bash_completes_a_components_own_options_after_it(cli: Cli, tmp_path: Path) -> None:
+    script = tmp_path / "c.bash"
+    script.write_text(cli("completion", "bash").stdout)
+    out = subprocess.run(
+        ["bash", "-c", f"source {script}; {_COMPONENT_PROBES}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    got = _probe_lines(out)
+    # the component's parameters, not run's options (no --wait, no --dryrun)
+    assert got["echo"] == ["--help", "--image", "--msg", "--num_replicas"]
+    assert got["ddp"] == ["--rdzv_backend", "--rdzv_conf", "--rdzv_port"]
+    assert got["later"] == ["--num_replicas"]  # run's valued options skipped to find it
+    assert got["before"] == ["--wait", "--workspace"]  # no component yet: run's own
+    assert got["file"] == ["--help"]  # a component file is not known to the script
+
+
+#: fish's own completion of each line (``complete -C``), the candidates it would offer.
+_FISH_LINES = {
+    "cmds": "torchx ru",
+    "runopt": "torchx run --dr",
+    "sched": "torchx run -s lo",
+    "comp": "torchx run dist.",
+    "runopts": "torchx runopts l",
+    "cfg": "torchx run -s local -cfg a=1,grace",
+    "echo": "torchx run utils.echo --",
+    "ddp": "torchx run -s local dist.ddp --r",
+    "file": "torchx run my.py:fn --",
+    "shells": "torchx completion ",
+    "listopt": "torchx list --st",
+}
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
+def test_fish_completion_completes_as_bash_does(cli: Cli, tmp_path: Path) -> None:
+    script = tmp_path / "torchx.fish"
+    script.write_text(cli("completion", "fish").stdout)
+    handles = [cli("run", "--wait", "utils.echo").stdout.strip() for _ in range(2)]
+    probes = "; ".join(
+        f"for c in (complete -C {shlex.quote(line)}); echo {key}:(string split -f1 \\t -- $c); end"
+        for key, line in [*_FISH_LINES.items(), ("handles", f"{TORCHX} status local://torchx/")]
+    )
+    out = subprocess.run(
+        ["fish", "--no-config", "-c", f"source {script}; complete -c {TORCHX} -w torchx; {probes}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **cli.env},
+        cwd=cli.work,
+    ).stdout
+    got: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        key, _, word = line.partition(":")
+        got.setdefault(key, []).append(word)
+    assert got["cmds"] == ["run", "runopts"]
+    assert got["runopt"] == ["--dryrun"]
+    assert got["sched"] == ["local", "local_cwd"]
+    assert got["comp"] == ["dist.ddp", "dist.spmd"]
+    assert got["runopts"] == ["local", "local_cwd"]
+    assert got["cfg"] == ["a=1,grace_period="]
+    assert got["echo"] == ["--help", "--image", "--msg", "--num_replicas"]
+    assert got["ddp"] == ["--rdzv_backend", "--rdzv_conf", "--rdzv_port"]
+    assert got["file"] == ["--help"]
+    assert got["shells"] == ["bash", "fish", "zsh"]
+    assert got["listopt"] == ["--state"]
+    assert sorted(got["handles"]) == sorted(handles)
 
 
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")

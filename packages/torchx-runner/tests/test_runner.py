@@ -1236,6 +1236,61 @@ def test_config_of_a_schedulers_other_name_applies_to_it(
         assert r.dryrun(one, "local", cfg={"grace_period": 5.0}).request.grace_period == 5.0
 
 
+def test_list_gives_each_local_app_the_name_it_was_submitted_under(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # local_cwd is another name of the local scheduler: each app's record keeps the name
+    # it was submitted under, whichever name lists it; a record from before reads local
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "nohome"))
+    monkeypatch.setenv("TORCHX_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("TORCHXCONFIG", raising=False)
+    one = AppDef("a", [Role("r", image=str(tmp_path), entrypoint="true")])
+    with get_runner() as r:
+        cwd = r.run(one, "local_cwd")
+        local = r.run(one, "local")
+        assert cwd.startswith("local_cwd://torchx/") and local.startswith("local://torchx/")
+        for name in ("local", "local_cwd"):
+            assert {a.app_handle for a in r.list(name)} == {cwd, local}
+        state = tmp_path / "state" / "apps" / cwd.rsplit("/", 1)[1] / "state.json"
+        record = json.loads(state.read_text())
+        assert record["scheduler"] == "local_cwd"
+        for older in (None, "../x", 3):  # written before the field, or not a name: local
+            if older is None:
+                record.pop("scheduler")
+            else:
+                record["scheduler"] = older
+            state.write_text(json.dumps(record))
+            handles = {a.app_handle for a in r.list("local_cwd")}
+            assert handles == {local, cwd.replace("local_cwd://", "local://")}
+
+
+class _OtherFake(FakeScheduler):
+    """Another scheduler (another class), with the fake's backend name."""
+
+
+def test_list_ignores_a_handle_a_scheduler_gives_of_another_scheduler(
+    factories: Factories, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = Factories(tmp_path / "other.json", cls=_OtherFake).make()
+    with Runner(
+        "sess",
+        {"fake": factories.make(), "fake_alias": factories.make(), "other": other},
+        backoff=FAST,
+    ) as runner:
+        app_id = runner.run(app(), "fake").rsplit("/", 1)[1]
+        reported = [ListAppResponse(app_id=app_id, state=AppState.RUNNING)]
+        monkeypatch.setattr(FakeScheduler, "list", lambda self, cfg=None: reported)
+        for given, listed in [
+            ("fake_alias://x/y", "fake_alias"),  # another name of the same scheduler: kept
+            ("other://x/y", "fake"),  # another scheduler: the name asked for
+            ("nope://x/y", "fake"),  # no scheduler of that name
+            ("<NOT_SET>", "fake"),
+        ]:
+            reported[0].app_handle = given
+            assert [a.app_handle for a in runner.list("fake")] == [f"{listed}://sess/{app_id}"]
+
+
 def test_module_importable_by_path() -> None:
     # the fresh-process test loads this file by path: keep that working
     spec = importlib.util.spec_from_file_location("runner_test_mod_check", HERE)

@@ -32,10 +32,12 @@ from torchx.specs.handles import AppHandle, Handle, make_app_handle, parse_handl
 
 if TYPE_CHECKING:
     from datetime import datetime
+    from typing import Any
 
     from torchx.schedulers.contract.api import (
         DescribeAppResponse,
         ListAppResponse,
+        Scheduler,
         Stream,
     )
     from torchx.specs.api import AppDef, AppStatus
@@ -291,9 +293,11 @@ class Following(RunnerBase):
         apps: list[ListAppResponse] = self._retrying(
             sched, f"list apps of scheduler '{scheduler}'", lambda: sched.list(given or None)
         )
+        aliases: dict[str, bool] = {}
         for app in apps:
+            name = self._submitted_as(app.app_handle, scheduler, sched, aliases)
             try:
-                app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
+                app.app_handle = make_app_handle(name, self._name, app.app_id)
             except SpecError as e:
                 from torchx.schedulers.contract.errors import SchedulerError
 
@@ -302,3 +306,27 @@ class Following(RunnerBase):
                     f"can carry (a scheduler's app ids have no '/' and no whitespace): {e}"
                 ) from None
         return apps
+
+    def _submitted_as(
+        self, reported: str, scheduler: str, sched: Scheduler[Any], aliases: dict[str, bool]
+    ) -> str:
+        """The scheduler name a listed app's handle carries: the one it was submitted under.
+
+        ``scheduler`` (the name listed), unless the scheduler's own ``app_handle`` names
+        another installed name of the same scheduler (an alias such as ``local_cwd`` for
+        ``local``, whose records keep the name each app was submitted under): then that
+        one, so that ``torchx list`` gives back the handle the user was given. Any other
+        scheme a scheduler reports is ignored. ``aliases`` caches the answers of one list.
+        """
+        given, sep, _ = reported.partition("://")
+        if not sep or given == scheduler or given not in self._factories:
+            return scheduler
+        same = aliases.get(given)
+        if same is None:
+            try:
+                other = self._scheduler(given)
+                same = type(other) is type(sched) and other.backend == sched.backend
+            except Exception:  # a broken plugin under that name: not this scheduler
+                same = False
+            aliases[given] = same
+        return given if same else scheduler

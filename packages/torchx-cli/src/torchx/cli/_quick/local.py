@@ -61,14 +61,8 @@ def app_list(options: dict[str, Any]) -> Callable[[], int]:
     # a bad filter raises: the full command says so, in its words
     states = parse_states(options["--state"]) if "--state" in options else None
     limit = parse_limit(options["--limit"]) if "--limit" in options else None
-    rows = select_apps(
-        (
-            (f"{SCHEDULER}://{SESSION}/{app_id}", state, name, start, end)
-            for app_id, state, name, start, end in local_view.list_apps_with_times()
-        ),
-        states,
-        limit,
-    )
+    # each handle names the scheduler the app was submitted under (local or local_cwd)
+    rows = select_apps(local_view.list_apps_with_handles(SESSION), states, limit)
     text = format_app_list(rows)
     return lambda: print_text(text)
 

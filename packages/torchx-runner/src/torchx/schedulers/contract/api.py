@@ -212,7 +212,11 @@ class DescribeAppResponse:
 class ListAppResponse:
     """One app in the answer of ``Scheduler.list()`` / ``Runner.list()``.
 
-    ``app_handle`` is filled in by the Runner (``{scheduler}://{session}/{app_id}``).
+    ``app_handle`` is filled in by the Runner (``{scheduler}://{session}/{app_id}``,
+    ``scheduler`` the name listed). A scheduler registered under several names that
+    records the one each app was submitted under (the local scheduler: ``local``,
+    ``local_cwd``) may fill it in itself: the Runner keeps that name when it is another
+    installed name of the same scheduler, and ignores any other.
     ``start_time``/``end_time`` as in :class:`DescribeAppResponse` (None where unknown).
     """
 

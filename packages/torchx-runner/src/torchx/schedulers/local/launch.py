@@ -31,8 +31,11 @@ def _same_dir(a: str, b: str) -> bool:
     return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
 
 
-def schedule(request: LocalRequest, app: AppDef) -> None:
+def schedule(request: LocalRequest, app: AppDef, scheduler: str = "local") -> None:
     """Writes the app's records and starts its supervisor; returns once it runs.
+
+    ``scheduler`` is the name the app was submitted under, kept in its record (see
+    :func:`~torchx.schedulers.local.writing.write_records`).
 
     The app id is checked by the caller. Raises :class:`SchedulerError` (one line) for
     a state or log directory that cannot be used, or a supervisor that did not start,
@@ -73,7 +76,7 @@ def schedule(request: LocalRequest, app: AppDef) -> None:
     own_log_dir = False
     try:
         own_log_dir = make_log_dir(request.log_dir, app_dir)
-        write_records(app_dir, request, app)
+        write_records(app_dir, request, app, scheduler)
         if not _same_dir(request.state_dir, _st.default_state_dir()):
             link = write_link(app_id, request.state_dir)
         _start_supervisor(app_dir, cgroup=request.cgroup)

@@ -235,6 +235,25 @@ def times(state: dict[str, Any]) -> tuple[float | None, float | None]:
     return start, (float(finished) if ended and finished is not None else None)
 
 
+def submitted_as(state: dict[str, Any]) -> str:
+    """The scheduler name the app was submitted under, as its handle carries it.
+
+    ``local``, or ``local_cwd`` (upstream's name for the same scheduler), as
+    state.json's ``scheduler`` says. Records written before it was kept (same
+    ``apiVersion``: the field is optional, and older releases ignore it) and anything
+    that is not a plain name read as ``local``.
+    """
+    name = state.get("scheduler")
+    if (
+        isinstance(name, str)
+        and name.isascii()
+        and name[:1].isalpha()
+        and name.replace("_", "").replace("-", "").isalnum()
+    ):
+        return name
+    return "local"
+
+
 def list_states(
     state_dir: str, settle: Callable[[str, dict[str, Any]], dict[str, Any] | None]
 ) -> list[tuple[str, str, str]]:
@@ -243,14 +262,21 @@ def list_states(
     Each record goes through ``settle`` (:func:`settle`, or a reader's refusal to
     settle); one this version cannot read is listed as ``UNKNOWN``.
     """
-    return [row[:3] for row in list_records(state_dir, settle)]
+    return [row[:3] for row in list_rows(state_dir, settle)]
 
 
 def list_records(
     state_dir: str, settle: Callable[[str, dict[str, Any]], dict[str, Any] | None]
 ) -> list[tuple[str, str, str, float | None, float | None]]:
     """:func:`list_states` with each app's start and end (see :func:`times`)."""
-    found: list[tuple[float, str, str, str, float | None, float | None]] = []
+    return [row[:5] for row in list_rows(state_dir, settle)]
+
+
+def list_rows(
+    state_dir: str, settle: Callable[[str, dict[str, Any]], dict[str, Any] | None]
+) -> list[tuple[str, str, str, float | None, float | None, str]]:
+    """:func:`list_records` with the name each app was submitted under (:func:`submitted_as`)."""
+    found: list[tuple[float, str, str, str, float | None, float | None, str]] = []
     seen: set[str] = set()
     for app_id, found_dir in app_dirs(state_dir):
         if app_id in seen:
@@ -271,7 +297,8 @@ def list_records(
                 str(state["state"]),
                 str(state.get("app_name", "")),
                 *times(state),
+                submitted_as(state),
             )
         )
     found.sort(key=lambda item: item[0], reverse=True)
-    return [(app_id, st, name, start, end) for _, app_id, st, name, start, end in found]
+    return [row[1:] for row in found]

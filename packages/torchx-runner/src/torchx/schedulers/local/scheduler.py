@@ -216,12 +216,21 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
         return AppDryRunInfo(request, str)
 
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
-        """Starts the app's supervisor and returns the app id once it has reported in."""
+        """Starts the app's supervisor and returns the app id once it has reported in.
+
+        The record keeps the name the app was submitted under (``dryrun_info.scheduler``:
+        ``local_cwd`` when the Runner was asked for that name), so that :meth:`list`
+        gives back the handle its user was given.
+        """
         from torchx.schedulers.local.launch import schedule
 
         request: LocalRequest = dryrun_info.request
         app_id = _check_app_id(request.app_id)
-        schedule(request, dryrun_info.app)
+        try:
+            submitted_as = dryrun_info.scheduler
+        except SpecError:  # an info not made by a dry run: the launch refuses it anyway
+            submitted_as = self.backend
+        schedule(request, dryrun_info.app, submitted_as)
         return app_id
 
     # -- reading records --------------------------------------------------------------------
@@ -263,6 +272,10 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
         """Every app in the state directory (and the ones linked from it), newest first.
 
+        Each ``app_handle`` names the scheduler the app was submitted under (``local``
+        or ``local_cwd``: one scheduler, two names), as recorded at :meth:`schedule`;
+        apps recorded before that was kept are ``local``.
+
         The ``state_dir`` run option, if given (``torchx list -s local -cfg
         state_dir=DIR``), names another state directory to list: the apps run there.
         An app whose record this version cannot read is listed as UNKNOWN.
@@ -273,12 +286,14 @@ class LocalScheduler(Scheduler[Mapping[str, CfgVal]]):
             ListAppResponse(
                 app_id=app_id,
                 state=to_app_state(state, _APP_STATES),
-                app_handle=f"{self.backend}://{self.session_name}/{app_id}",
+                app_handle=f"{submitted_as}://{self.session_name}/{app_id}",
                 name=name,
                 start_time=start,
                 end_time=end,
             )
-            for app_id, state, name, start, end in _rec.list_records(state_dir, _rec.settle)
+            for app_id, state, name, start, end, submitted_as in _rec.list_rows(
+                state_dir, _rec.settle
+            )
         ]
 
     def _app_dirs(self) -> Iterable[tuple[str, str]]:

@@ -45,6 +45,7 @@ __all__ = [
     "FACTORY",
     "Unsure",
     "list_apps",
+    "list_apps_with_handles",
     "list_apps_with_times",
     "log_lines",
     "role_envs",
@@ -173,6 +174,28 @@ def list_apps_with_times(
         raise Unsure(str(e)) from e
     _check_states(app[1] for app in apps)
     return apps
+
+
+def list_apps_with_handles(
+    session: str, state_dir: str | None = None
+) -> list[tuple[str, str, str, float | None, float | None]]:
+    """:func:`list_apps_with_times` with each app's handle in place of its id.
+
+    The handle is ``{scheduler}://{session}/{app_id}``, ``scheduler`` being the name the
+    app was submitted under (``local`` or ``local_cwd``), as ``LocalScheduler.list``
+    and the Runner give it.
+    """
+    try:
+        apps = _rec.list_rows(_state_dir(state_dir), _refuse_to_settle)
+    except Unsure:
+        raise
+    except Exception as e:
+        raise Unsure(str(e)) from e
+    _check_states(app[1] for app in apps)
+    return [
+        (f"{scheduler}://{session}/{app_id}", state, name, start, end)
+        for app_id, state, name, start, end, scheduler in apps
+    ]
 
 
 def log_lines(

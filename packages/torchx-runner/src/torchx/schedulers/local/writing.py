@@ -138,8 +138,14 @@ def write_link(app_id: str, state_dir: str) -> str:
     return path
 
 
-def write_records(app_dir: str, request: LocalRequest, app: AppDef) -> None:
+def write_records(
+    app_dir: str, request: LocalRequest, app: AppDef, scheduler: str = "local"
+) -> None:
     """Writes request.json, the AppDef cache (appdef.pickle) and the first state.json.
+
+    ``scheduler`` is the name the app was submitted under (``local``, or its other name
+    ``local_cwd``): state.json keeps it, so that ``list`` gives back the handle the user
+    was given (see :func:`torchx.schedulers.local.records.submitted_as`).
 
     The AppDef's JSON document (the lasting record, read by any release) needs the
     serializer and json, whose imports are milliseconds of a first ``schedule``: of
@@ -183,6 +189,7 @@ def write_records(app_dir: str, request: LocalRequest, app: AppDef) -> None:
             "kind": "LocalAppState",
             "app_id": request.app_id,
             "app_name": request.app_name,
+            "scheduler": scheduler,
             "state": "SUBMITTED",
             "msg": "",
             "num_restarts": 0,
