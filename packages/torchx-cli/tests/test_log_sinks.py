@@ -10,7 +10,9 @@ noted, and an attempt of a replica ends once both its streams were (no clock inv
 
 from __future__ import annotations
 
+import io
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -205,4 +207,40 @@ def test_credentials_refused_while_following_a_log_exit_4_in_one_line(
         f"torchx log: error reading the log of w/{k}: AuthenticationError: the backend did "
         "not accept the credentials: ExpiredToken"
         for k in (0, 1)
+    ]
+
+
+def test_a_refusal_while_following_ends_the_cut_line_and_ends_the_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """In the reader itself: followed, the first refusal of the credentials is raised (for
+    the command's one line), after the line it cut is ended; read once, it is one
+    replica's error among others."""
+    from torchx.cli import logs
+    from torchx.schedulers.contract.errors import AuthenticationError
+
+    class Cut:  # a log in blocks that cannot be polled: a thread each
+        def blocks(self, size: int) -> Iterator[str]:
+            yield "half a line"
+            raise AuthenticationError("expired")
+
+        def __iter__(self) -> Iterator[str]:
+            return self.blocks(1)
+
+    class Source:
+        def log_lines(self, app_handle: str, role_name: str, k: int = 0, **kw: Any) -> Cut:
+            return Cut()
+
+    pairs = [("w", 0), ("w", 1)]
+    out = io.StringIO()
+    with pytest.raises(AuthenticationError, match=r"^expired$"):
+        logs.stream(Source(), "x://s/app", pairs, out=out, tail=True)
+    assert out.getvalue() in ("w/0 half a line\n", "w/1 half a line\n")
+    assert capsys.readouterr().err == ""
+    out = io.StringIO()
+    unread = logs.stream(Source(), "x://s/app", pairs, out=out)
+    assert unread == 2 and unread.exit_status == 1
+    assert sorted(out.getvalue().splitlines()) == ["w/0 half a line", "w/1 half a line"]
+    assert sorted(capsys.readouterr().err.splitlines()) == [
+        f"torchx log: error reading the log of w/{k}: AuthenticationError: expired" for k in (0, 1)
     ]
