@@ -46,8 +46,10 @@ class LogCommand:
         parser.add_argument(
             "--json",
             action="store_true",
-            help="one JSON document per line: role, replica, stream, time (seconds since "
-            "the epoch, null where the scheduler keeps none) and the line",
+            help="one JSON document per line: a LogLine per log line (role, replica, "
+            "stream, time in seconds since the epoch or null where the scheduler keeps "
+            "none, line); with -t, a LogAttempt (handle, restarts, attempt, line) where "
+            "the text form prints its marker line between two attempts",
         )
         add_color_argument(parser)
 
@@ -80,7 +82,7 @@ class LogCommand:
             if args.json:
                 from torchx.cli.log_json import print_lines
 
-                return 1 if print_lines(runner, handle, pairs, **_json_options(options)) else 0
+                return print_lines(runner, handle, pairs, **_json_options(options)).exit_status
             return stream(runner, handle, pairs, **options).exit_status
         # following is a long wait: it rides out an outage like run --wait, and goes on
         # until the app ends, across its attempts
@@ -91,12 +93,12 @@ class LogCommand:
             runner = get_runner()
             status = require_status(runner, handle)
             pairs = replicas_of(status, handle.role, handle.replica_ids)
-            if args.json:  # each line as it comes (this attempt's logs: no marker line)
-                from torchx.cli.log_json import follow_lines
-
-                failed = follow_lines(runner, handle, pairs, **_json_options(options))
-                return 1 if failed else 0
-            unread = follow(runner, handle, pairs, status, **options)
+            if args.json:  # each line as it comes, a LogAttempt document between attempts
+                unread = follow(
+                    runner, handle, pairs, status, as_json=True, **_json_options(options)
+                )
+            else:
+                unread = follow(runner, handle, pairs, status, **options)
         return unread.exit_status
 
 

@@ -36,16 +36,24 @@ def follow(
     handle: str,
     pairs: list[tuple[str, int]],
     status: AppStatus | None,
+    as_json: bool = False,
     **options: Any,
 ) -> Unread:
     """Streams the ``pairs``' logs (``stream``'s ``options``, following) attempt after
     attempt until the app ends; returns how many replicas' logs could not be read (it
-    stops at the first attempt with such an error), as ``stream`` does."""
+    stops at the first attempt with such an error), as ``stream`` does. ``as_json``:
+    through the JSON sink (``torchx.cli.log_json``, its ``options``), a ``LogAttempt``
+    document between two attempts."""
     from torchx.cli.logs import Unread, stream
 
     restarts = status.num_restarts if status is not None else 0
     while True:
-        failed = stream(runner, handle, pairs, tail=True, **options)
+        if as_json:
+            from torchx.cli.log_json import print_lines
+
+            failed = print_lines(runner, handle, pairs, tail=True, **options)
+        else:
+            failed = stream(runner, handle, pairs, tail=True, **options)
         if failed:
             return failed
         status = _next_attempt(runner, handle, restarts)
@@ -59,6 +67,11 @@ def follow(
             for rep in r.replicas
             if (r.role, rep.id) in wanted and rep.state.name != "SUCCEEDED"
         ] or pairs
+        if as_json:
+            from torchx.cli.log_json import print_attempt
+
+            print_attempt(handle, restarts)
+            continue
         out = options.get("out") or sys.stdout  # where the logs go (run --json: stderr)
         out.write(marker(handle, restarts) + "\n")
         out.flush()

@@ -1,4 +1,12 @@
-"""Streaming the logs of many replicas at once, each line prefixed ``role/N``.
+"""The one reader of ``torchx log`` (:func:`read`), and its text sink: the logs of many
+replicas at once, each line prefixed ``role/N`` (:func:`stream`).
+
+:func:`read` yields records: text of a source (a replica, or one stream of it) with
+the time it was seen where asked for, a source read to its end, a source that could
+not be read (an outage or not), and pauses (nothing new: flush). Two sinks print them:
+:func:`stream` as text, ``torchx.cli.log_json`` as ``LogLine`` documents; so both have
+the same errors, exit statuses (:class:`Unread`) and, through
+``torchx.cli.log_attempts``, the same following across a retried app's attempts.
 
 Lines of one replica stay in order and lines of different replicas never interleave
 mid-line. Prefixes are colored when stdout is a terminal, unless ``NO_COLOR`` is set
@@ -9,18 +17,23 @@ so, rather than a silence that looks like an empty log.
 Text moves in blocks, not lines: when a scheduler's log iterable offers ``blocks(size)``
 (the optional protocol ``torchx.runner.logs.BlockLog``/``PolledLog``, which the local and
 Slurm schedulers' logs and any ``torchx.schedulers.helpers.polling.Polled`` keep: the same text
-in blocks of whole lines), each block is
-prefixed with one ``str.replace`` and written at once, so a million-line log prints in
-a fraction of a second. Other schedulers' iterables are read line by line.
+in blocks of whole lines), each block is one record, prefixed with one ``str.replace``
+and written at once, so a million-line log prints in a fraction of a second. Other
+schedulers' iterables are read line by line.
 
-One replica is read on the calling thread. Several replicas whose iterables can be
+One source is read on the calling thread. Several sources whose iterables can be
 polled without waiting (``poll(size)``, which yields ``""`` when nothing is new) are
 all read on the calling thread too, in turn, which sleeps only
 when none had anything (20 ms, doubling up to 100 ms while all stay quiet): following
-128 replicas costs one thread, not 128 polling threads. Other schedulers' replicas are
-read by one thread each, feeding a bounded queue the calling thread prints from. A line
-delivered in pieces (a very long one) stays whole: the turn stays with its replica (or,
-with threads, it is queued under a lock that the other readers wait for).
+128 replicas costs one thread, not 128 polling threads. Other sources (and any read
+with times) are read by one thread each, feeding a bounded queue the calling thread
+yields from. A line delivered in pieces (a very long one) stays whole: the turn stays
+with its source (or, with threads, it is queued under a lock that the other readers
+wait for).
+
+Following (``tail``), credentials the backend refuses while a log is read end the
+command (``torchx.cli._runtime.following``: the app's state is unknown, exit 4, one
+line), as they do when its status is asked: every other log would be refused too.
 """
 
 from __future__ import annotations
@@ -73,44 +86,6 @@ _TURN = 8
 
 _COLORS = ["\033[32m", "\033[34m", "\033[35m", "\033[36m", "\033[33m", "\033[31m"]
 _RESET = "\033[0m"
-_DONE = object()
-
-
-class _Failed(str):
-    """A reader's error line: it goes to stderr (never among the log lines on stdout),
-    and counts as a failure; ``outage``: the backend could not be asked."""
-
-    outage: bool
-
-    def __new__(cls, text: str, outage: bool = False) -> _Failed:
-        self = super().__new__(cls, text)
-        self.outage = outage
-        return self
-
-
-class Unread(int):
-    """What :func:`stream` returns: how many replicas' logs could not be read (each said
-    on stderr), ``outages`` of them because the backend could not be asked.
-
-    ``exit_status`` is the command's: 0 when every log was read, 4 (the app's state
-    is unknown, as ``status`` says in an outage) when only an outage kept some unread,
-    else 1.
-    """
-
-    outages: int
-
-    def __new__(cls, count: int = 0, outages: int = 0) -> Unread:
-        self = super().__new__(cls, count)
-        self.outages = outages
-        return self
-
-    @property
-    def exit_status(self) -> int:
-        from torchx.cli.errors import EXIT_APP_FAILED, EXIT_UNKNOWN
-
-        if not self:
-            return 0
-        return EXIT_UNKNOWN if self.outages == self else EXIT_APP_FAILED
 
 
 def use_color(mode: str | None, out: Any) -> bool:
@@ -175,63 +150,333 @@ def _texts(lines: Iterable[str], size: int) -> Iterator[str]:
         yield line if line.endswith("\n") else line + "\n"
 
 
-def _stamped(lines: Iterable[str], size: int, matcher: Any = None) -> Iterator[str]:
-    """Text of a log iterable with the time each line was written at its start.
+# --- the reader: records of every source, for a sink (text here, JSON in log_json) ---
 
-    ``2026-11-25 09:15:00.123 the line``, local time to the millisecond, from the log's
-    ``timed(size)`` (the optional protocol of the local scheduler's logs: text blocks
-    with the time they were seen). ``matcher`` (a compiled ``--regex``) keeps only the
-    lines it finds something in. A log without times cannot be stamped: that is a
-    ``CliError`` naming the option, reported in the replica's place.
+
+class Text:
+    """A record of :func:`read`: text of source number ``source`` (a block of whole
+    lines, or a piece of one: a line may come in pieces), seen at ``time`` (seconds since
+    the epoch, where times were asked for and the log keeps them, else None)."""
+
+    __slots__ = ("source", "text", "time")
+
+    def __init__(self, source: int, time: float | None, text: str) -> None:
+        self.source = source
+        self.time = time
+        self.text = text
+
+
+class Ended:
+    """A record of :func:`read`: source number ``source`` was read to its end."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: int) -> None:
+        self.source = source
+
+
+class Failure:
+    """A record of :func:`read`: source number ``source`` could not be read (on); no
+    record of it follows. ``line`` says so (for stderr), ``outage``: the backend could not
+    be asked (:func:`torchx.cli.errors.is_outage`). ``fatal``: the error that ends the
+    command instead (credentials refused while following: the app's state is unknown,
+    and every other log would be refused too), else None."""
+
+    __slots__ = ("fatal", "line", "outage", "source")
+
+    def __init__(
+        self, source: int, line: str, outage: bool, fatal: BaseException | None = None
+    ) -> None:
+        self.source = source
+        self.line = line
+        self.outage = outage
+        self.fatal = fatal
+
+
+#: A record of :func:`read`: nothing more for now (the reader waits): a sink flushes.
+PAUSE = object()
+
+
+class Unread(int):
+    """What a sink returns: how many replicas' logs could not be read (each said on
+    stderr), ``outages`` of them because the backend could not be asked.
+
+    ``exit_status`` is the command's: 0 when every log was read, 4 (the app's state
+    is unknown, as ``status`` says in an outage) when only an outage kept some unread,
+    else 1.
     """
-    from datetime import datetime
 
-    timed = getattr(lines, "timed", None)
-    if not callable(timed):
+    outages: int
+
+    def __new__(cls, count: int = 0, outages: int = 0) -> Unread:
+        self = super().__new__(cls, count)
+        self.outages = outages
+        return self
+
+    @property
+    def exit_status(self) -> int:
+        from torchx.cli.errors import EXIT_APP_FAILED, EXIT_UNKNOWN
+
+        if not self:
+            return 0
+        return EXIT_UNKNOWN if self.outages == self else EXIT_APP_FAILED
+
+
+def read(
+    runner: LogSource,
+    handle: str,
+    sources: Sequence[tuple[str, int, Stream | None]],
+    *,
+    regex: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    tail: bool = False,
+    times: str = "none",
+) -> Iterator[object]:
+    """The one reader of ``torchx log``: the records of every source's log until each is
+    read to its end (or could not be read), for a sink to print (text: :func:`stream`;
+    JSON: ``torchx.cli.log_json``).
+
+    A source is ``(role, replica id, streams)``. The records are :class:`Text`,
+    :class:`Ended`, :class:`Failure` and :data:`PAUSE`; the text of one source comes in
+    order, and a line in pieces is never split by another source's text. ``times``:
+    ``"none"`` (no times, text read in blocks), ``"kept"`` (each text with its time
+    where the log keeps times, ``timed(size)``) or ``"required"`` (``--timestamps``:
+    a log without times is a ``CliError``, up front if the first one has none). A
+    source that fails is a :class:`Failure` and the others go on; under ``tail`` a
+    refusal of the credentials is ``fatal``. How the sources are read: see the module.
+    """
+    # bytes read at a time per source: 64 KiB for one, less for many (bounded memory)
+    block = max(4096, min(1 << 16, (1 << 20) // max(len(sources), 1)))
+
+    def open_log(i: int) -> Iterable[str]:
+        role, k, streams = sources[i]
+        return runner.log_lines(
+            handle,
+            role,
+            k,
+            regex=regex,
+            since=since,
+            until=until,
+            should_tail=tail,
+            streams=streams,
+        )
+
+    def failure(i: int, e: Exception) -> Failure:
+        from torchx.cli.errors import is_outage
+
+        role, k, _ = sources[i]
+        line = f"torchx log: error reading the log of {role}/{k}: {type(e).__name__}: {e}\n"
+        fatal = None
+        if tail:  # following: the app runs on, its state unknown (torchx.cli._runtime)
+            from torchx.schedulers.contract.errors import AuthenticationError
+
+            fatal = e if isinstance(e, AuthenticationError) else None
+        return Failure(i, line, is_outage(e), fatal)
+
+    def texts(log: Iterable[str]) -> Iterator[tuple[float | None, str]]:
+        timed = getattr(log, "timed", None) if times != "none" else None
+        if callable(timed):
+            yield from timed(block)
+            return
+        if times == "required":
+            from torchx.cli.errors import CliError
+
+            raise CliError(
+                "--timestamps: this scheduler's logs carry no times (the local scheduler's do)"
+            )
+        for text in _texts(log, block):
+            yield None, text
+
+    # the first source's log, opened once for every path below (an error opening it is
+    # a Failure, whichever way the logs are read)
+    try:
+        first: Iterable[str] | Exception = open_log(0)
+    except Exception as e:
+        first = e
+    if (
+        times == "required"
+        and not isinstance(first, Exception)
+        and not callable(getattr(first, "timed", None))
+    ):
+        # a scheduler whose logs hold no times: said once, up front, not per replica
         from torchx.cli.errors import CliError
 
         raise CliError(
-            "--timestamps: this scheduler's logs carry no times (the local scheduler's do)"
+            f"--timestamps: the logs of {handle} carry no times (its scheduler keeps "
+            "none: the local scheduler's logs do); leave out --timestamps"
         )
-    at_start = True
-    pending = ""  # with a matcher: the start of a line whose end is still to come
-    stamp = ""
-    for t, text in timed(size):
-        stamp = datetime.fromtimestamp(t).isoformat(" ", "milliseconds") + " "
-        if matcher is not None:  # whole lines only, to match them
-            whole, nl, pending = (pending + text).rpartition("\n")
-            kept = [line for line in whole.split("\n") if matcher.search(line)] if nl else []
-            if kept:
-                yield "".join(f"{stamp}{line}\n" for line in kept)
-            continue
+
+    if len(sources) == 1:  # no thread, no queue
+        try:
+            if isinstance(first, Exception):
+                raise first
+            for t, text in texts(first):
+                yield Text(0, t, text)
+                if tail:
+                    yield PAUSE
+        except Exception as e:  # after what was read
+            yield failure(0, e)
+            return
+        yield Ended(0)
+        return
+
+    # several sources: polled in turn by this thread if their logs allow it
+    if callable(getattr(first, "poll", None)) and times == "none":
+        logs: list[Iterable[str] | Exception] = [first]
+        for i in range(1, len(sources)):
+            try:
+                logs.append(open_log(i))
+            except Exception as e:
+                logs.append(e)
+        if all(isinstance(x, Exception) or callable(getattr(x, "poll", None)) for x in logs):
+            yield from _in_turn(logs, block, failure)
+            return
+
+    names = [f"log-{r}-{k}" + (f"-{s.value}" if s is not None else "") for r, k, s in sources]
+    yield from _threads(first, names, open_log, texts, failure)
+
+
+def _in_turn(
+    logs: list[Iterable[str] | Exception],
+    block: int,
+    failure: Callable[[int, Exception], Failure],
+) -> Iterator[object]:
+    """The records of the polled logs, read by this one thread source after source; see
+    the module."""
+    import time
+
+    readers: list[tuple[int, Iterator[str]]] = []
+    for i, log in enumerate(logs):
+        if isinstance(log, Exception):
+            yield failure(i, log)
+        else:
+            readers.append((i, log.poll(block)))  # type: ignore[attr-defined]
+    pause = _POLL_MIN
+    while readers:
+        wrote = False
+        for reader in list(readers):
+            i, texts = reader
+            turn = 0
+            ends = True  # a turn starts at the start of a line
+            try:
+                for text in texts:
+                    if text:
+                        yield Text(i, None, text)
+                        wrote = True
+                        turn += 1
+                        ends = text.endswith("\n")
+                        if ends and turn >= _TURN:
+                            break
+                    elif ends:
+                        break  # nothing new here: the next source's turn
+                    else:  # quiet in the middle of a line: it stays whole, so we wait
+                        yield PAUSE
+                        time.sleep(_POLL_MIN)
+                else:
+                    readers.remove(reader)  # read to its end
+                    yield Ended(i)
+            except Exception as e:  # the other sources go on
+                readers.remove(reader)
+                yield failure(i, e)
+        if wrote:
+            yield PAUSE
+            pause = _POLL_MIN
+        elif readers:
+            time.sleep(pause)
+            pause = min(pause * 2, _POLL_MAX)
+
+
+def _threads(
+    first: Iterable[str] | Exception,
+    names: list[str],
+    open_log: Callable[[int], Iterable[str]],
+    texts: Callable[[Iterable[str]], Iterator[tuple[float | None, str]]],
+    failure: Callable[[int, Exception], Failure],
+) -> Iterator[object]:
+    """The records of the sources read by one thread each (named ``names``),
+    through a bounded queue; see the module."""
+    import queue
+    import threading
+
+    count = len(names)
+    q: queue.Queue[object] = queue.Queue(maxsize=32)
+    whole_line = threading.Lock()  # held by a reader while it queues a line in pieces
+
+    def run(i: int) -> None:
+        held = False
+        end: object
+        try:
+            log = open_log(i) if i else first
+            if isinstance(log, Exception):
+                raise log
+            for t, text in texts(log):
+                if not held:
+                    whole_line.acquire()
+                    held = True
+                q.put(Text(i, t, text))
+                if text.endswith("\n"):
+                    whole_line.release()
+                    held = False
+            end = Ended(i)
+        except Exception as e:  # the other sources go on
+            end = failure(i, e)
+        try:
+            if not held:
+                whole_line.acquire()
+                held = True
+            q.put(end)  # right after this source's cut line, if it was cut
+        finally:
+            whole_line.release()
+
+    threads = [
+        threading.Thread(target=run, args=(i,), daemon=True, name=names[i]) for i in range(count)
+    ]
+    for t in threads:
+        t.start()
+    remaining = count
+    while remaining:
+        item = q.get()
+        if type(item) is not Text:
+            remaining -= 1
+        yield item
+        if q.empty():
+            yield PAUSE
+
+
+class _Stamper:
+    """``--timestamps`` of one source: its text with the time each line was written at
+    its start (``2026-11-25 09:15:00.123 the line``, local time to the millisecond), and
+    with a ``matcher`` (a compiled ``--regex``) only the lines it finds something in."""
+
+    def __init__(self, matcher: Any) -> None:
+        self.matcher = matcher
+        self.at_start = True
+        self.pending = ""  # with a matcher: the start of a line whose end is still to come
+        self.stamp = ""
+
+    def __call__(self, t: float | None, text: str) -> str:
+        from datetime import datetime
+
+        stamp = self.stamp = datetime.fromtimestamp(t or 0).isoformat(" ", "milliseconds") + " "
+        if self.matcher is not None:  # whole lines only, to match them
+            whole, nl, self.pending = (self.pending + text).rpartition("\n")
+            if not nl:
+                return ""
+            return "".join(
+                f"{stamp}{line}\n" for line in whole.split("\n") if self.matcher.search(line)
+            )
         body = text.replace("\n", "\n" + stamp)
         if text.endswith("\n"):
             body = body[: len(body) - len(stamp)]
-        yield (stamp + body) if at_start else body
-        at_start = text.endswith("\n")
-    if pending and matcher is not None and matcher.search(pending):
-        yield f"{stamp}{pending}\n"
+        at_start, self.at_start = self.at_start, text.endswith("\n")
+        return (stamp + body) if at_start else body
 
-
-def _prefixed(texts: Iterable[str], prefix: str, idle: bool = False) -> Iterator[tuple[str, bool]]:
-    """Each text with ``prefix`` at the start of each of its lines; and whether it ends one.
-
-    An empty text (a polled log with nothing new) is skipped, or passed on as ``""``
-    with ``idle``: then its flag says whether the text so far ended a line.
-    """
-    at_start = True
-    nl_prefix = "\n" + prefix
-    for text in texts:
-        if not text:
-            if idle:
-                yield "", at_start
-            continue
-        body = text.replace("\n", nl_prefix)
-        ends = text.endswith("\n")
-        if ends:
-            body = body[: len(body) - len(prefix)]
-        yield (prefix + body if at_start else body), ends
-        at_start = ends
+    def end(self) -> str:
+        """The last line, kept for its end that never came, if the matcher keeps it."""
+        if self.pending and self.matcher is not None and self.matcher.search(self.pending):
+            return f"{self.stamp}{self.pending}\n"
+        return ""
 
 
 class _Counting:
@@ -328,14 +573,14 @@ def _stream(
     color: str | None,
     timestamps: bool = False,
 ) -> Unread:
+    """The text sink of :func:`read`: each source's text with its ``role/N`` prefix at
+    the start of each line (colored, stamped), errors on stderr."""
     colored = use_color(color, out)
     matcher = None
     if timestamps and regex is not None:  # the lines are filtered here, once timed
         import re
 
         matcher, regex = re.compile(regex), None
-    # bytes read at a time per replica: 64 KiB for one, less for many (bounded memory)
-    block = max(4096, min(1 << 16, (1 << 20) // max(len(pairs), 1)))
     width = max((len(f"{r}/{k}") for r, k in pairs), default=0)
 
     def prefix_of(i: int, role: str, k: int) -> str:
@@ -344,203 +589,54 @@ def _stream(
             prefix = f"{_COLORS[i % len(_COLORS)]}{prefix}{_RESET}"
         return prefix + " "
 
-    def open_log(role: str, k: int) -> Iterable[str]:
-        return runner.log_lines(
-            handle,
-            role,
-            k,
-            regex=regex,
-            since=since,
-            until=until,
-            should_tail=tail,
-            streams=streams,
-        )
-
-    # the first replica's log, opened once for every path below (an error opening it is
-    # reported on stderr, by whichever way the logs are read)
-    try:
-        first: Iterable[str] | Exception = open_log(*pairs[0])
-    except Exception as e:
-        first = e
-    if (
-        timestamps
-        and not isinstance(first, Exception)
-        and not callable(getattr(first, "timed", None))
-    ):
-        # a scheduler whose logs hold no times: said once, up front, not per replica
-        from torchx.cli.errors import CliError
-
-        raise CliError(
-            f"--timestamps: the logs of {handle} carry no times (its scheduler keeps "
-            "none: the local scheduler's logs do); leave out --timestamps"
-        )
-
-    def texts(
-        role: str, k: int, prefix: str, lines: Iterable[str] | None = None
-    ) -> Iterator[tuple[str, bool]]:
-        if lines is None:
-            lines = open_log(role, k)
-        if timestamps:
-            return _prefixed(_stamped(lines, block, matcher), prefix)
-        return _prefixed(_texts(lines, block), prefix)
-
-    names = {prefix_of(i, r, k): f"{r}/{k}" for i, (r, k) in enumerate(pairs)}
-
-    def failure(prefix: str, e: Exception) -> _Failed:
-        from torchx.cli.errors import is_outage
-
-        what = f"{type(e).__name__}: {e}"
-        text = f"torchx log: error reading the log of {names[prefix]}: {what}\n"
-        return _Failed(text, is_outage(e))
-
-    if len(pairs) == 1:  # no thread, no queue
-        role, k = pairs[0]
-        prefix = prefix_of(0, role, k)
-        at_start = True  # where a failure's line goes
-        try:
-            if isinstance(first, Exception):
-                raise first
-            for text, ends in texts(role, k, prefix, first):
-                out.write(text)
-                at_start = ends
-                if tail:
-                    out.flush()
-        except BrokenPipeError:  # the reader of our output went away (torchx log | head)
-            raise
-        except Exception as e:  # reported on stderr, after what was read
-            line = failure(prefix, e)
-            _fail(out, line, not at_start)
-            return Unread(1, int(line.outage))
-        out.flush()
-        return Unread()
-
-    # several replicas: polled in turn by this thread if their logs allow it
-    if callable(getattr(first, "poll", None)) and not timestamps:
-        logs: list[Iterable[str] | Exception] = [first]
-        for role, k in pairs[1:]:
-            try:
-                logs.append(open_log(role, k))
-            except Exception as e:
-                logs.append(e)
-        if all(isinstance(x, Exception) or callable(getattr(x, "poll", None)) for x in logs):
-            prefixes = [prefix_of(i, r, k) for i, (r, k) in enumerate(pairs)]
-            return _poll_in_turn(list(zip(prefixes, logs)), block, out, failure)
-
-    import queue  # else: one reader thread each
-    import threading
-
-    q: queue.Queue[Any] = queue.Queue(maxsize=32)
-    whole_line = threading.Lock()  # held by a reader while it queues a line in pieces
-
-    def read(i: int, role: str, k: int) -> None:
-        prefix = prefix_of(i, role, k)
-        held = False
-        ends = True
-        try:
-            if i == 0 and isinstance(first, Exception):
-                raise first
-            opened = first if i == 0 and not isinstance(first, Exception) else None
-            for text, ends in texts(role, k, prefix, opened):
-                if not held:
-                    whole_line.acquire()
-                    held = True
-                q.put(text)
-                if ends:
-                    whole_line.release()
-                    held = False
-        except Exception as e:  # reported, and the other replicas keep streaming
-            if not held:
-                whole_line.acquire()
-                held = True
-            line = failure(prefix, e)
-            q.put(_Failed(("" if ends else "\n") + line, line.outage))  # \n: for stdout
-        finally:
-            if held:
-                whole_line.release()
-            q.put(_DONE)
-
-    threads = [
-        threading.Thread(target=read, args=(i, r, k), daemon=True, name=f"log-{r}-{k}")
-        for i, (r, k) in enumerate(pairs)
-    ]
-    for t in threads:
-        t.start()
-    remaining = len(threads)
+    prefixes = [prefix_of(i, r, k) for i, (r, k) in enumerate(pairs)]
+    nl_prefixes = ["\n" + p for p in prefixes]
+    at_start = [True] * len(pairs)  # whether what was printed of each ends a line
+    stampers = [_Stamper(matcher) for _ in pairs] if timestamps else None
     failed = outages = 0
-    while remaining:
-        item = q.get()
-        if item is _DONE:
-            remaining -= 1
-            continue
-        if isinstance(item, _Failed):
-            failed += 1
-            outages += item.outage
-            mid_line = item.startswith("\n")
-            _fail(out, item[1:] if mid_line else item, mid_line)
-            continue
-        out.write(item)
-        if q.empty():
+    records = read(
+        runner,
+        handle,
+        [(r, k, streams) for r, k in pairs],
+        regex=regex,
+        since=since,
+        until=until,
+        tail=tail,
+        times="required" if timestamps else "none",
+    )
+    for record in records:
+        if type(record) is Text:  # (type, not isinstance: once per block, cheaply)
+            i, text = record.source, record.text
+            if stampers is not None:
+                text = stampers[i](record.time, text)
+        elif type(record) is Ended and stampers is not None:
+            i = record.source
+            text = stampers[i].end()  # the last line, kept for a newline that never came
+        else:
+            text = ""
+        if text:
+            prefix = prefixes[i]
+            body = text.replace("\n", nl_prefixes[i])
+            ends = text.endswith("\n")
+            if ends:
+                body = body[: len(body) - len(prefix)]
+            out.write(prefix + body if at_start[i] else body)
+            at_start[i] = ends
+        elif record is PAUSE:
             out.flush()
+        elif isinstance(record, Failure):
+            cut = not at_start[record.source]
+            at_start[record.source] = True
+            if record.fatal is not None:  # the command says it, in one line
+                if cut:
+                    out.write("\n")
+                out.flush()
+                raise record.fatal
+            failed += 1
+            outages += record.outage
+            _fail(out, record.line, cut)
     out.flush()
     return Unread(failed, outages)
-
-
-def _poll_in_turn(
-    logs: list[tuple[str, Iterable[str] | Exception]],
-    block: int,
-    out: IO[str],
-    failure: Callable[[str, Exception], _Failed],
-) -> Unread:
-    """Prints the polled logs from this one thread, replica after replica; see the module.
-
-    Returns how many could not be read.
-    """
-    import time
-
-    failed: list[_Failed] = []
-    readers: list[tuple[str, Iterator[tuple[str, bool]]]] = []
-    for prefix, lines in logs:
-        if isinstance(lines, Exception):
-            failed.append(failure(prefix, lines))
-            _fail(out, failed[-1], False)
-        else:
-            readers.append((prefix, _prefixed(lines.poll(block), prefix, idle=True)))  # type: ignore[attr-defined]
-    pause = _POLL_MIN
-    while readers:
-        wrote = False
-        for reader in list(readers):
-            prefix, texts = reader
-            turn = 0
-            ends = True
-            try:
-                for text, ends in texts:
-                    if text:
-                        out.write(text)
-                        wrote = True
-                        turn += 1
-                        if ends and turn >= _TURN:
-                            break
-                    elif ends:
-                        break  # nothing new here: the next replica's turn
-                    else:  # quiet in the middle of a line: it stays whole, so we wait
-                        out.flush()
-                        time.sleep(_POLL_MIN)
-                else:
-                    readers.remove(reader)  # read to its end
-            except BrokenPipeError:  # the reader of our output went away
-                raise
-            except Exception as e:  # reported, and the other replicas keep streaming
-                failed.append(failure(prefix, e))
-                _fail(out, failed[-1], not ends)
-                readers.remove(reader)
-        if wrote:
-            out.flush()
-            pause = _POLL_MIN
-        elif readers:
-            time.sleep(pause)
-            pause = min(pause * 2, _POLL_MAX)
-    out.flush()
-    return Unread(len(failed), sum(line.outage for line in failed))
 
 
 def check_selection(regex: str | None, since: datetime | None, until: datetime | None) -> None:
