@@ -16,6 +16,7 @@ import docker.errors
 import pytest
 from dockercmd import busybox
 
+from torchx.cli.errors import EXIT_APP_FAILED
 from torchx.schedulers.testing.cli import TorchxCli
 
 LABEL = "torchx.pytorch.org/app-id"
@@ -32,6 +33,25 @@ def test_no_engine_at_submit_is_one_line(cli: TorchxCli, tmp_path: Path) -> None
     proc = cli("run", "-s", "docker", "utils.echo", "--image", busybox(), rc=1)
     [line] = proc.stderr.strip().splitlines()
     assert f"cannot reach the Docker engine at unix://{tmp_path}/no-engine.sock" in line
+
+
+@pytest.mark.parametrize(
+    "command", [("status", "docker://torchx/no-such-app-0"), ("list", "-s", "docker")]
+)
+def test_no_engine_at_all_is_one_line_at_once(cli: TorchxCli, command: tuple[str, ...]) -> None:
+    """A socket that was never there is no engine, not an outage: one line, at once, no
+    retries (they took 8 s and ended in "state unknown")."""
+    address = "unix:///nonexistent/docker.sock"
+    cli.env["DOCKER_HOST"] = address
+    start = time.monotonic()
+    proc = cli(*command, rc=EXIT_APP_FAILED)  # a backend error, not EXIT_UNKNOWN (outage)
+    took = time.monotonic() - start
+    [line] = proc.stderr.strip().splitlines()
+    assert f"no Docker engine answers at {address}" in line, line
+    assert "start dockerd" in line and "DOCKER_HOST" in line
+    assert "Traceback" not in proc.stderr and "retrying" not in proc.stderr
+    assert proc.stdout == ""
+    assert took < 2, took
 
 
 def test_a_missing_image_is_one_line_and_leaves_nothing(cli: TorchxCli, api: Any) -> None:
