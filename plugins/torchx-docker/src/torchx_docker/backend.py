@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from torchx.schedulers.contract.errors import (
@@ -29,7 +29,7 @@ from torchx.schedulers.contract.errors import (
 )
 from torchx.specs.errors import SpecError
 from torchx_docker import labels, wire
-from torchx_docker.logs import engine_log, follow_to_the_end
+from torchx_docker.logs import engine_log, follow_container
 from torchx_docker.pull import Puller, PullError
 
 if TYPE_CHECKING:
@@ -315,7 +315,11 @@ class DockerBackend:
             )
         except docker.errors.NotFound:
             return None
-        return _to_the_end(chunks, api, name, stdout, stderr) if follow else chunks
+        if not follow:
+            return chunks
+        return follow_container(
+            chunks, api, name, stdout, stderr, self.classify_error, ENGINE_TIMEOUT
+        )
 
     # -- restarts, cancel and delete -------------------------------------------------------------
 
@@ -423,39 +427,6 @@ def submit_error(e: BaseException, request: DockerRequest) -> BaseException:
             "submit again (a new app id), or remove the old container"
         )
     return SchedulerError(f"the Docker engine refused app {request.app_id}: {reason}")
-
-
-def _to_the_end(
-    chunks: Iterator[bytes], api: docker.APIClient, name: str, stdout: bool, stderr: bool
-) -> Iterator[bytes]:
-    """A followed log, then what the engine had not sent yet (it may end one early)."""
-    return follow_to_the_end(
-        _then_wait(chunks, api, name),
-        lambda after: engine_log(
-            api,
-            name,
-            stdout=stdout,
-            stderr=stderr,
-            follow=False,
-            since=after,
-            until=None,
-            timeout=ENGINE_TIMEOUT,
-        ),
-    )
-
-
-def _then_wait(chunks: Iterable[bytes], api: docker.APIClient, name: str) -> Iterator[bytes]:
-    """The followed log, ended only once the engine has the container stopped.
-
-    The engine closes a followed log when the container's output ends, a moment before
-    it records the container as exited: waiting for that (the engine's own wait call,
-    not a poll) makes a follower that ends see the app ended too.
-    """
-    yield from chunks
-    try:
-        api.wait(name, timeout=ENGINE_TIMEOUT, condition="not-running")
-    except Exception:
-        pass  # removed meanwhile, or the engine went away: the log ended anyway
 
 
 def parallel(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T | BaseException]:
