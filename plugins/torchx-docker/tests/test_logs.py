@@ -277,3 +277,42 @@ def test_a_broken_connection_asks_whether_the_container_stopped() -> None:
     got = b"".join(follow_resuming(breaking(), lambda: True, lambda s: [], rest))
     assert got == b"".join(lines)
     assert asked == [pytest.approx(1_800_000_000.0 - 1e-6)]
+
+
+def test_an_engine_that_fails_every_wait_is_not_asked_in_a_tight_loop(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """follow_container: each outage is a warning and a new follow; outages within a
+    minute of each other wait longer and longer before the next (an engine that lets a
+    follow open but fails its wait would otherwise be asked in a loop)."""
+    import time
+
+    import torchx_docker.logs as logs
+
+    from torchx.schedulers.contract.errors import TransientSchedulerError
+
+    lines = _log([1_800_000_000.0, 1_800_000_001.0])
+    reads: list[tuple[float | None, bool]] = []
+
+    def engine_log(api: object, name: str, *, follow: bool, since: float | None, **kw: object):  # type: ignore[no-untyped-def]
+        reads.append((since, follow))
+        return iter(lines if not follow else [])
+
+    class Engine:
+        waits = 0
+
+        def wait(self, name: str, **kw: object) -> None:
+            self.waits += 1
+            if self.waits <= 3:
+                raise ConnectionRefusedError("no engine")
+
+    slept: list[float] = []
+    monkeypatch.setattr(logs, "engine_log", engine_log)
+    monkeypatch.setattr(time, "sleep", slept.append)
+    classify = lambda e: TransientSchedulerError(str(e))  # noqa: E731
+    out = logs.follow_container(iter([lines[0]]), Engine(), "c", True, True, classify, 5)  # type: ignore[arg-type]
+    with caplog.at_level("WARNING", logger="torchx_docker"):
+        assert b"".join(out) == b"".join(lines)
+    assert len([r for r in caplog.records if "following it again" in r.message]) == 3
+    assert slept == [0.25, 0.5]  # the first outage at once, then backing off
+    assert [f for _, f in reads] == [True, True, True, False]  # three follows, then the rest

@@ -445,10 +445,14 @@ def follow_container(
             timeout=timeout,
         )
 
+    outages: list[float] = []  # when the recent ones began (monotonic)
+
     def stopped() -> bool:
         try:
             api.wait(name, timeout=timeout, condition="not-running")
         except Exception as e:
+            import time
+
             from torchx.schedulers.helpers.retry import is_transient
 
             err = classify(e) or e
@@ -456,6 +460,12 @@ def follow_container(
                 _log().warning(
                     "log of %s: %s; following it again once the engine answers", name, err
                 )
+                now = time.monotonic()
+                outages[:] = [t for t in outages if now - t < 60]
+                if outages:  # again within a minute: an engine that lets a follow open
+                    # but fails its wait would otherwise be asked in a tight loop
+                    time.sleep(min(0.25 * 2 ** (len(outages) - 1), 5.0))
+                outages.append(now)
                 return False
         return True  # stopped, removed meanwhile, or refused: the log ended
 

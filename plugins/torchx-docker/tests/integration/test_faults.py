@@ -215,12 +215,15 @@ def _restart_dockerd(api: Any) -> None:
     _until("dockerd stopped", lambda: not Path(f"/proc/{pid}").exists())
     args = (_state() / "etc" / "dockerd.args").read_text().split("\n")
     with (_state() / "log" / "dockerd.log").open("a") as log:
-        subprocess.Popen(
-            ["dockerd", *filter(None, args)],
+        # setsid -f: started in a session of its own and not this process's child (a child
+        # that exits stays in /proc as a zombie, and the next restart would wait for it)
+        subprocess.run(
+            ["setsid", "-f", "dockerd", *filter(None, args)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
-            start_new_session=True,  # not this test's child to wait for: dev/docker's daemon
+            check=True,
+            timeout=30,
         )
     _until("dockerd answering", lambda: _dockerd_pid_or_none() not in (None, pid) and api.ping())
 
@@ -274,3 +277,34 @@ def test_a_followed_log_rides_out_an_engine_restart_every_line_once(
     # none lost, none twice, in order
     assert numbers == list(range(1, count + 1)), (numbers, engine, err)
     assert "SUCCEEDED" in cli("status", handle).stdout
+
+
+def test_run_wait_rides_out_an_engine_restart(cli: TorchxCli, api: Any, live_restore: None) -> None:
+    """dockerd removes its socket while it restarts: `run --wait`, which reached the
+    engine before, takes that for an outage (retried), never for "no engine"; it ends
+    with the app."""
+    waiting = subprocess.Popen(
+        [cli.command, "run", "-s", "docker", "--wait", "utils.sh", "--image", busybox(),
+         "sh", "-c", "sleep 8; echo done"],
+        cwd=cli.work, env=cli.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert waiting.stdout is not None and waiting.stderr is not None
+        handle = waiting.stdout.readline().strip()  # printed once submitted
+        assert handle.startswith("docker://"), (handle, waiting.stderr.read())
+        cli.started.append(handle)  # deleted at the end
+        _restart_dockerd(api)
+        app_id = handle.rsplit("/", 1)[1]
+        assert api.inspect_container(f"{app_id}-sh-0")["State"]["Running"]  # still waiting
+        watchdog = threading.Timer(120, waiting.kill)
+        watchdog.start()
+        out, err = waiting.stdout.read(), waiting.stderr.read()
+        watchdog.cancel()
+        waiting.wait(timeout=10)
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.wait()
+    assert waiting.returncode == 0, (out, err)  # run --wait: 0 only for a SUCCEEDED app
+    assert "no Docker engine answers" not in err and "Traceback" not in err, err
+    assert cli.status(handle)["state"] == "SUCCEEDED"
