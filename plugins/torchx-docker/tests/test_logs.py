@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from torchx_docker.logs import dechunk, demux
@@ -178,3 +181,138 @@ def test_a_failing_second_read_ends_the_log_where_the_follow_did() -> None:
 
     lines = _log([1_800_000_000.0, 1_800_000_001.5])
     assert b"".join(follow_to_the_end(lines, rest)) == b"".join(lines)
+
+
+def _pieces(data: bytes, sizes: list[int]) -> list[bytes]:
+    out, pos, i = [], 0, 0
+    while pos < len(data):
+        out.append(data[pos : pos + sizes[i % len(sizes)]])
+        pos, i = pos + sizes[i % len(sizes)], i + 1
+    return out
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=5), min_size=1, max_size=60),
+    st.lists(st.integers(min_value=0, max_value=10_000), max_size=4),
+    st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=10),
+)
+def test_a_follow_broken_by_outages_anywhere_gives_every_line_once(
+    gaps: list[int], breaks: list[int], sizes: list[int]
+) -> None:
+    """Issue 35: the engine goes away (dockerd restarting) at any byte of the followed
+    log, any number of times; each time the log is followed again from the last line's
+    time. Whatever was cut where, every line comes out once, in order."""
+    from torchx_docker.logs import follow_resuming
+
+    times, t = [], 1_800_000_000.0
+    for g in gaps:  # several lines may share one instant (g == 0)
+        t += g * 0.25
+        times.append(t)
+    lines = _log(times)
+    whole = b"".join(lines)
+    cuts = sorted({b % (len(whole) + 1) for b in breaks})
+    follows: list[float | None] = [None]  # the since of each follow (None: the first)
+    ends = iter([False] * len(cuts) + [True])  # the engine away at each cut, then stopped
+
+    def from_(since: float | None) -> bytes:
+        return b"".join(
+            x for x, at in zip(lines, times, strict=True) if since is None or at >= since
+        )
+
+    def follow(since: float | None) -> list[bytes]:
+        """What a follow from ``since`` shows before the next cut (the engine's log offset
+        by the lines before ``since``, cut where the whole log is cut)."""
+        shown = from_(since)
+        skipped = len(whole) - len(shown)
+        n = len(follows) - 1  # the follow's number: it ends at cut n
+        end = cuts[n] - skipped if n < len(cuts) else len(shown)
+        return _pieces(shown[: max(end, 0)], sizes)
+
+    def reopen(since: float) -> list[bytes]:
+        follows.append(since)
+        return follow(since)
+
+    got = b"".join(follow_resuming(follow(None), lambda: next(ends), reopen, lambda s: [from_(s)]))
+    assert got == whole
+    assert len(follows) == len(cuts) + 1  # followed again once per outage
+
+
+def test_a_follow_that_cannot_be_opened_again_raises_its_error() -> None:
+    """The engine never came back: the caller's retries gave up; the log says so (an
+    outage, exit "state unknown"), it does not end as if complete."""
+    from torchx_docker.logs import follow_resuming
+
+    lines = _log([1_800_000_000.0, 1_800_000_001.0])
+
+    def reopen(since: float) -> list[bytes]:
+        raise TimeoutError("the engine did not come back")
+
+    out = follow_resuming(lines[:1], lambda: False, reopen, lambda since: lines)
+    assert next(out) == lines[0]
+    try:
+        next(out)
+    except TimeoutError as e:
+        assert "did not come back" in str(e)
+    else:
+        raise AssertionError("the log ended as if complete")
+
+
+def test_a_broken_connection_asks_whether_the_container_stopped() -> None:
+    """A follow that breaks (an OSError while reading) is a follow that ended: once the
+    container has stopped, the rest is read again from the last line's time."""
+    from torchx_docker.logs import follow_resuming
+
+    lines = _log([1_800_000_000.0, 1_800_000_001.0, 1_800_000_002.0])
+
+    def breaking() -> Iterator[bytes]:
+        yield lines[0] + lines[1][:10]
+        raise ConnectionResetError("the engine closed the connection")
+
+    asked: list[float] = []
+
+    def rest(since: float) -> list[bytes]:
+        asked.append(since)
+        return lines
+
+    got = b"".join(follow_resuming(breaking(), lambda: True, lambda s: [], rest))
+    assert got == b"".join(lines)
+    assert asked == [pytest.approx(1_800_000_000.0 - 1e-6)]
+
+
+def test_an_engine_that_fails_every_wait_is_not_asked_in_a_tight_loop(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """follow_container: each outage is a warning and a new follow; outages within a
+    minute of each other wait longer and longer before the next (an engine that lets a
+    follow open but fails its wait would otherwise be asked in a loop)."""
+    import time
+
+    import torchx_docker.logs as logs
+
+    from torchx.schedulers.contract.errors import TransientSchedulerError
+
+    lines = _log([1_800_000_000.0, 1_800_000_001.0])
+    reads: list[tuple[float | None, bool]] = []
+
+    def engine_log(api: object, name: str, *, follow: bool, since: float | None, **kw: object):  # type: ignore[no-untyped-def]
+        reads.append((since, follow))
+        return iter(lines if not follow else [])
+
+    class Engine:
+        waits = 0
+
+        def wait(self, name: str, **kw: object) -> None:
+            self.waits += 1
+            if self.waits <= 3:
+                raise ConnectionRefusedError("no engine")
+
+    slept: list[float] = []
+    monkeypatch.setattr(logs, "engine_log", engine_log)
+    monkeypatch.setattr(time, "sleep", slept.append)
+    classify = lambda e: TransientSchedulerError(str(e))  # noqa: E731
+    out = logs.follow_container(iter([lines[0]]), Engine(), "c", True, True, classify, 5)  # type: ignore[arg-type]
+    with caplog.at_level("WARNING", logger="torchx_docker"):
+        assert b"".join(out) == b"".join(lines)
+    assert len([r for r in caplog.records if "following it again" in r.message]) == 3
+    assert slept == [0.25, 0.5]  # the first outage at once, then backing off
+    assert [f for _, f in reads] == [True, True, True, False]  # three follows, then the rest

@@ -16,7 +16,7 @@ from typing import Any
 import docker.errors
 import pytest
 import requests
-from torchx_docker import labels
+from torchx_docker import labels, wire
 from torchx_docker.backend import DockerBackend
 from torchx_docker.pull import split_image
 from torchx_docker.scheduler import DockerScheduler
@@ -159,7 +159,13 @@ def test_a_missing_image_is_pulled_once_and_a_failed_pull_is_one_line() -> None:
     assert [c for c in api.calls if c[0] == "pull"] == [("pull", "reg/img:2")]
 
 
-def test_engine_errors_while_following_are_outages_or_one_line() -> None:
+def test_engine_errors_while_following_are_outages_or_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # an engine this process reached (a socket missing now went away: see test_wire's
+    # tests of a socket never there)
+    monkeypatch.setenv("DOCKER_HOST", "unix:///run/torchx-test-engine.sock")
+    monkeypatch.setattr(wire, "seen_sockets", {"/run/torchx-test-engine.sock"})
     sched = DockerScheduler("t", backend=DockerBackend(client=FakeAPI()))  # type: ignore[arg-type]
     assert isinstance(
         sched.classify_error(requests.exceptions.ConnectionError("x")), TransientSchedulerError

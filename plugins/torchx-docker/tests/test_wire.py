@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
+import socket
 import socketserver
 import subprocess
 import sys
@@ -17,9 +19,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torchx_docker import wire
+from torchx_docker.backend import DockerBackend
 from torchx_docker.options import DockerOpts
 from torchx_docker.request import make_request
 
+from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
 from torchx.specs import (
     AppDef,
     BindMount,
@@ -409,3 +413,80 @@ def test_a_filtered_list_asks_for_the_urllib_encoded_query(tmp_path: Path) -> No
     assert wire.Wire(path=path, timeout=10).containers(all=True, filters=filters) == []
     query = urllib.parse.urlencode({"all": "1", "filters": json.dumps(filters)})
     assert requests[0].split(b"\r\n", 1)[0] == f"GET /containers/json?{query} HTTP/1.1".encode()
+
+
+# -- a missing socket: no engine, or an engine that went away (backend.classify_error) -------
+
+
+@pytest.fixture
+def fresh_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No socket seen yet, as in a new process (the record is process-wide)."""
+    monkeypatch.setattr(wire, "seen_sockets", set())
+
+
+def test_a_socket_never_there_is_no_engine_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_process: None
+) -> None:
+    address = f"unix://{tmp_path}/no-engine.sock"
+    monkeypatch.setenv("DOCKER_HOST", address)
+    backend = DockerBackend()
+    with pytest.raises(OSError) as info:
+        backend.containers(None)
+    err = backend.classify_error(info.value)
+    assert type(err) is SchedulerError and not isinstance(err, TransientSchedulerError)
+    text = str(err)
+    assert text.startswith(f"no Docker engine answers at {address}: ")
+    assert "start dockerd" in text and "DOCKER_HOST" in text and "restarting" in text
+    assert "\n" not in text
+
+
+def test_a_socket_that_went_away_is_an_outage(
+    stand_in: tuple[_Engine, wire.Wire],
+    monkeypatch: pytest.MonkeyPatch,
+    fresh_process: None,
+) -> None:
+    """dockerd removes its socket while it restarts: a follower that reached it rides
+    that out (transient); a new process in that moment is told there is no engine."""
+    server, w = stand_in
+    assert w.path is not None
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{w.path}")
+    server.answers[("GET", "/containers/json")] = (200, [])
+    backend = DockerBackend()
+    assert backend.containers(None) == []  # the engine answered this process
+    server.shutdown()
+    server.server_close()
+    os.unlink(w.path)  # dockerd restarting: no socket for a moment
+    with pytest.raises(OSError) as info:
+        backend.containers(None)
+    assert isinstance(backend.classify_error(info.value), TransientSchedulerError)
+    wire.seen_sockets.clear()  # a new process, started in that moment
+    err = DockerBackend().classify_error(info.value)
+    assert type(err) is SchedulerError and "no Docker engine answers at" in str(err)
+
+
+def test_a_socket_there_but_refusing_is_an_outage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_process: None
+) -> None:
+    """A socket file nobody listens on (a dockerd killed, or starting): it was there,
+    so it is an outage even on the first call."""
+    path = str(tmp_path / "stale.sock")
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(path)  # bound, never listening: connecting is refused
+    try:
+        monkeypatch.setenv("DOCKER_HOST", f"unix://{path}")
+        backend = DockerBackend()
+        with pytest.raises(ConnectionRefusedError) as info:
+            backend.containers(None)
+        err = backend.classify_error(info.value)
+        assert isinstance(err, TransientSchedulerError)
+        assert "cannot reach the Docker engine" in str(err)
+    finally:
+        stale.close()
+
+
+def test_a_tcp_engine_that_refuses_is_an_outage(
+    monkeypatch: pytest.MonkeyPatch, fresh_process: None
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+    err = DockerBackend().classify_error(ConnectionRefusedError(111, "refused"))
+    assert isinstance(err, TransientSchedulerError)

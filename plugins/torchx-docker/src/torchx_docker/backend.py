@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from torchx.schedulers.contract.errors import (
@@ -29,7 +29,7 @@ from torchx.schedulers.contract.errors import (
 )
 from torchx.specs.errors import SpecError
 from torchx_docker import labels, wire
-from torchx_docker.logs import engine_log, follow_to_the_end
+from torchx_docker.logs import engine_log, follow_container
 from torchx_docker.pull import Puller, PullError
 
 if TYPE_CHECKING:
@@ -56,6 +56,36 @@ MAX_EXIT_WAITS = 16
 def engine_address() -> str:
     """The engine's address: ``DOCKER_HOST``, else the local socket."""
     return os.environ.get("DOCKER_HOST") or DEFAULT_ENGINE
+
+
+def engine_socket() -> str | None:
+    """The path of the engine's Unix socket, or None when it is not reached through one."""
+    address = engine_address()
+    return address[len("unix://") :] if address.startswith("unix://") else None
+
+
+def note_socket() -> None:
+    """Records that the engine's socket exists now, if it does (see ``classify_error``)."""
+    path = engine_socket()
+    if path and os.path.exists(path):
+        wire.seen_sockets.add(path)
+
+
+def missing_engine() -> str | None:
+    """The one line for an engine whose socket does not exist and never did in this
+    process, or None (a TCP address, a socket that exists or was seen: see
+    :meth:`DockerBackend.classify_error`)."""
+    path = engine_socket()
+    if path is None or path in wire.seen_sockets:
+        return None
+    if os.path.exists(path):
+        wire.seen_sockets.add(path)
+        return None
+    return (
+        f"no Docker engine answers at {engine_address()}: the socket {path} does not exist; "
+        "start dockerd, or set DOCKER_HOST to the engine's address (a dockerd that is "
+        "restarting has no socket for a moment: then try again)"
+    )
 
 
 def engine_on_this_machine() -> bool:
@@ -92,6 +122,7 @@ class DockerBackend:
             from docker.utils import kwargs_from_env
 
             self._client = docker.APIClient(timeout=ENGINE_TIMEOUT, **kwargs_from_env())
+            note_socket()  # it asked the engine for its API version: the engine answered
         return self._client
 
     def engine(self) -> Any:
@@ -101,6 +132,7 @@ class DockerBackend:
             return self.api()
         if self._wire is None:
             self._wire = wire.for_address(engine_address(), os.environ) or False
+            note_socket()
         return self._wire if isinstance(self._wire, wire.Wire) else self.api()
 
     def _waits_api(self) -> Any:
@@ -136,11 +168,26 @@ class DockerBackend:
     def classify_error(self, e: BaseException) -> SchedulerError | None:
         """Engine errors in contract terms: unreachable, or an answer the one HTTP rule calls
         transient (:func:`~torchx.schedulers.contract.errors.transient_http_status`: 408, 429, 5xx
-        but 501 and 505) is an outage; any other refusal is one line."""
+        but 501 and 505) is an outage; any other refusal is one line.
+
+        One exception to "unreachable is an outage": an engine on a Unix socket that does
+        not exist, and never existed in this process (no connection made to it, no client
+        made while it was there), is no engine at all: a one-line ``SchedulerError`` at
+        once (:func:`missing_engine`), not minutes of retries ending in "state unknown".
+        A socket that was there earlier in the process and is missing now went away:
+        dockerd removes its socket while it restarts, and ``run --wait`` or ``log -t``
+        ride that out (an outage, retried). So a command started while dockerd restarts
+        (``status`` in a new shell, in the moment without a socket) is told there is no
+        engine, and the line says to try again if dockerd is restarting. A socket that
+        exists but refuses, a TCP engine, a timeout: always outages.
+        """
         if isinstance(e, SchedulerError):
             return e
         text = _unreachable(e)
         if text is not None:
+            missing = missing_engine()
+            if missing is not None:
+                return SchedulerError(missing)
             return TransientSchedulerError(text)
         if isinstance(e, refusals()):
             code = getattr(e, "status_code", None) or 0
@@ -268,7 +315,11 @@ class DockerBackend:
             )
         except docker.errors.NotFound:
             return None
-        return _to_the_end(chunks, api, name, stdout, stderr) if follow else chunks
+        if not follow:
+            return chunks
+        return follow_container(
+            chunks, api, name, stdout, stderr, self.classify_error, ENGINE_TIMEOUT
+        )
 
     # -- restarts, cancel and delete -------------------------------------------------------------
 
@@ -376,39 +427,6 @@ def submit_error(e: BaseException, request: DockerRequest) -> BaseException:
             "submit again (a new app id), or remove the old container"
         )
     return SchedulerError(f"the Docker engine refused app {request.app_id}: {reason}")
-
-
-def _to_the_end(
-    chunks: Iterator[bytes], api: docker.APIClient, name: str, stdout: bool, stderr: bool
-) -> Iterator[bytes]:
-    """A followed log, then what the engine had not sent yet (it may end one early)."""
-    return follow_to_the_end(
-        _then_wait(chunks, api, name),
-        lambda after: engine_log(
-            api,
-            name,
-            stdout=stdout,
-            stderr=stderr,
-            follow=False,
-            since=after,
-            until=None,
-            timeout=ENGINE_TIMEOUT,
-        ),
-    )
-
-
-def _then_wait(chunks: Iterable[bytes], api: docker.APIClient, name: str) -> Iterator[bytes]:
-    """The followed log, ended only once the engine has the container stopped.
-
-    The engine closes a followed log when the container's output ends, a moment before
-    it records the container as exited: waiting for that (the engine's own wait call,
-    not a poll) makes a follower that ends see the app ended too.
-    """
-    yield from chunks
-    try:
-        api.wait(name, timeout=ENGINE_TIMEOUT, condition="not-running")
-    except Exception:
-        pass  # removed meanwhile, or the engine went away: the log ended anyway
 
 
 def parallel(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T | BaseException]:

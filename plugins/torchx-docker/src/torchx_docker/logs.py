@@ -16,6 +16,10 @@ piece that does not end its line is held until the rest of the line has come (th
 timestamps of the later pieces dropped), so every line comes back whole, once, with
 the time it began at, even when the other stream's lines come in between.
 
+A followed log outlives the engine going away (dockerd restarting: issue 35):
+:func:`follow_container` follows it again from the last line's time, and
+:func:`follow_resuming` drops the lines already passed on, so each comes once.
+
 >>> def frame(stream: int, data: bytes) -> bytes:
 ...     return bytes([stream, 0, 0, 0]) + len(data).to_bytes(4, "big") + data
 >>> sent = frame(1, b"out\\n") + frame(2, b"err\\n")
@@ -34,6 +38,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import logging
+
     import docker
 
 #: How much one read may take from the engine's answer.
@@ -280,50 +286,204 @@ def follow_to_the_end(
     at that very time, those beyond as many as were seen. Lines are passed on whole. The
     second read costs little when nothing was lost (the log's last instant); if it fails
     (the container removed meanwhile, the engine gone), the log ends where the follow did.
+    :func:`follow_resuming` with a container always stopped when a follow ends.
 
     >>> seen = [b"2026-01-01T00:00:01Z a\\n2026-01-01T00:00:02.5Z b\\n"]
     >>> later = [b"2026-01-01T00:00:02.5Z b\\n2026-01-01T00:00:03Z c\\n"]
     >>> b"".join(follow_to_the_end(seen, lambda since: later)).decode().split()[1::2]
     ['a', 'b', 'c']
     """
-    last: tuple[int, int] | None = None
-    at_last = 0  # lines passed on with the time ``last``
-    pending = b""  # the start of a line still to come
-    for chunk in followed:
-        lines = (pending + chunk).split(b"\n")
-        pending = lines.pop()
-        for line in lines:
-            stamp = _stamp(line)
-            if stamp is None:
-                continue
-            if stamp == last:
-                at_last += 1
-            else:
-                last, at_last = stamp, 1
-        if lines:
-            yield b"\n".join(lines) + b"\n"
-    since = 0.0 if last is None else max(last[0] + last[1] / 1e9 - 1e-6, 0.0)
-    skip, tail, more = at_last, b"", False
+    return follow_resuming(followed, lambda: True, lambda since: (), rest)
+
+
+def follow_resuming(
+    followed: Iterable[bytes],
+    stopped: Callable[[], bool],
+    reopen: Callable[[float], Iterable[bytes]],
+    rest: Callable[[float], Iterable[bytes]],
+    broken: tuple[type[BaseException], ...] = (OSError,),
+) -> Iterator[bytes]:
+    """A followed log that outlives the engine going away, every line once.
+
+    When a follow ends (or breaks: one of ``broken`` raised while reading it), ``stopped()`` says
+    why: True, the container stopped (or is gone), so its log is complete but for what
+    the engine held back (:func:`follow_to_the_end`: ``rest(since)`` reads it once more,
+    a failure of that read ending the log where it is); False, the engine went away
+    (dockerd restarting, with live-restore the container runs on and its lines are kept),
+    so ``reopen(since)`` follows the log again (the caller retries it until the engine
+    answers, or raises). Either read starts at the last line's time a microsecond early
+    (``since``: the engine takes seconds with microseconds, its times have nanoseconds),
+    and drops the lines already passed on: those before that time, and as many of those
+    at that very time as were passed on. A line the break cut off before its end is
+    dropped and comes again whole with the next read.
+
+    >>> a = b"2026-01-01T00:00:01Z a\\n"
+    >>> b = b"2026-01-01T00:00:02Z b\\n"
+    >>> c = b"2026-01-01T00:00:03Z c\\n"
+    >>> answers = iter([False, True])  # the engine went away once, then the app stopped
+    >>> out = follow_resuming([a, b"2026-01-01T00:00:02Z"], lambda: next(answers),
+    ...                       lambda since: [a, b], lambda since: [b, c])
+    >>> b"".join(out).decode().split()[1::2]
+    ['a', 'b', 'c']
+    """
+    passed = _Passed()
+    chunks: Iterable[bytes] = followed
+    while True:
+        try:
+            for chunk in chunks:
+                out = passed.new(chunk)
+                if out:
+                    yield out
+        except broken:
+            pass  # the connection broke: stopped() tells whether the engine went away
+        if stopped():
+            break
+        chunks = reopen(passed.again())
+    pending = passed.pending
+    since = passed.again()
+    more = False
     try:
         for chunk in rest(since):
-            lines = (tail + chunk).split(b"\n")
-            tail = lines.pop()
-            out = []
-            for line in lines:
-                stamp = _stamp(line)
-                if last is not None and stamp is not None:
-                    if stamp < last:
-                        continue
-                    if stamp == last and skip > 0:
-                        skip -= 1
-                        continue
-                out.append(line + b"\n")
+            out = passed.new(chunk)
             if out:
                 more = True
-                yield b"".join(out)
+                yield out
     except Exception:
-        tail = b""  # the second read is a best effort: the log ends where the follow did
-    if tail:
-        yield tail
+        passed.pending = b""  # the last read is a best effort: the log ends where it is
+    if passed.pending:
+        yield passed.pending
     elif pending and not more:
         yield pending
+
+
+class _Passed:
+    """The lines of a log passed on so far, told by the time of the last (see
+    :func:`follow_resuming`): what to read again from, and what to drop when it comes."""
+
+    def __init__(self) -> None:
+        #: the latest time passed on, and how many lines at it
+        self.last: tuple[int, int] | None = None
+        self.at_last = 0
+        #: lines at ``last`` still to drop from a read made again
+        self.skip = 0
+        #: reading again: lines before ``last`` were passed on already
+        self.again_from: tuple[int, int] | None = None
+        #: the start of a line still to come
+        self.pending = b""
+
+    def again(self) -> float:
+        """The log is read again: ``since`` for it (0 when no line was passed on)."""
+        self.skip, self.again_from, self.pending = self.at_last, self.last, b""
+        if self.last is None:
+            return 0.0
+        return max(self.last[0] + self.last[1] / 1e9 - 1e-6, 0.0)
+
+    def new(self, chunk: bytes) -> bytes:
+        """The whole lines of ``chunk`` (after ``pending``) not passed on yet."""
+        lines = (self.pending + chunk).split(b"\n")
+        self.pending = lines.pop()
+        out = []
+        for line in lines:
+            stamp = _stamp(line)
+            if stamp is not None and self.again_from is not None:
+                if stamp < self.again_from:
+                    continue
+                if stamp == self.again_from and self.skip > 0:
+                    self.skip -= 1
+                    continue
+                if stamp > self.again_from:
+                    self.again_from = None  # beyond what was passed on: all is new
+            if stamp is not None:
+                if self.last is not None and stamp == self.last:
+                    self.at_last += 1
+                elif self.last is None or stamp > self.last:
+                    self.last, self.at_last = stamp, 1
+            out.append(line)
+        return b"\n".join(out) + b"\n" if out else b""
+
+
+def follow_container(
+    chunks: Iterator[bytes],
+    api: docker.APIClient,
+    name: str,
+    stdout: bool,
+    stderr: bool,
+    classify: Callable[[BaseException], BaseException | None],
+    timeout: float,
+) -> Iterator[bytes]:
+    """A followed log, to the container's stop, across the engine going away, every line once.
+
+    :func:`~torchx_docker.logs.follow_resuming` does the bookkeeping; here is what its
+    three questions ask the engine:
+
+    * has the container stopped, now that the follow ended? The engine closes a followed
+      log when the container's output ends, a moment before it records the container as
+      exited: its own wait call (``condition=not-running``, not a poll) returns then, so a
+      follower that ends sees the app ended too. A container removed meanwhile, or any
+      answer that is not an outage: the log ended. An outage (``classify`` says
+      transient: dockerd restarting, its socket gone) is "not stopped": a warning on
+      stderr, and the log is followed again.
+    * follow again from ``since``: retried (:func:`~torchx.schedulers.helpers.retry.call_with_retries`,
+      the Runner's budget) until the engine answers; when it never does, the retries'
+      error ends the log (an outage: ``torchx log`` exits "state unknown").
+    * the rest after the stop (dockerd may end a follow early: ``follow_to_the_end``).
+
+    ``chunks`` is the follow already opened (its errors were the opener's to raise);
+    ``timeout`` bounds each other call to the engine (not the follow's own reads).
+    """
+    import urllib3.exceptions
+
+    def read(since: float | None, follow: bool) -> Iterator[bytes]:
+        return engine_log(
+            api,
+            name,
+            stdout=stdout,
+            stderr=stderr,
+            follow=follow,
+            since=since,
+            until=None,
+            timeout=timeout,
+        )
+
+    outages: list[float] = []  # when the recent ones began (monotonic)
+
+    def stopped() -> bool:
+        try:
+            api.wait(name, timeout=timeout, condition="not-running")
+        except Exception as e:
+            import time
+
+            from torchx.schedulers.helpers.retry import is_transient
+
+            err = classify(e) or e
+            if is_transient(err):
+                _log().warning(
+                    "log of %s: %s; following it again once the engine answers", name, err
+                )
+                now = time.monotonic()
+                outages[:] = [t for t in outages if now - t < 60]
+                if outages:  # again within a minute: an engine that lets a follow open
+                    # but fails its wait would otherwise be asked in a tight loop
+                    time.sleep(min(0.25 * 2 ** (len(outages) - 1), 5.0))
+                outages.append(now)
+                return False
+        return True  # stopped, removed meanwhile, or refused: the log ended
+
+    def reopen(since: float) -> Iterable[bytes]:
+        from torchx.schedulers.helpers.retry import call_with_retries
+
+        return call_with_retries(lambda: read(since, True), f"log of {name}", classify=classify)
+
+    return follow_resuming(
+        chunks,
+        stopped,
+        reopen,
+        lambda since: read(since, False),
+        broken=(OSError, urllib3.exceptions.HTTPError),
+    )
+
+
+def _log() -> logging.Logger:
+    import logging  # only when something is logged
+
+    return logging.getLogger("torchx_docker")

@@ -36,6 +36,11 @@ from typing import Any
 
 from torchx_docker.logs import BLOCK, dechunk
 
+#: The Unix sockets of engines that were there in this process: connected to here, or
+#: seen by :mod:`torchx_docker.backend` as its clients were made. A socket missing later
+#: went away (dockerd restarting), which ``classify_error`` tells from one never there.
+seen_sockets: set[str] = set()
+
 #: Lower-cased words of the engine's 404 answers that mean "no such image" (the SDK's).
 _IMAGE_MISSING = (
     "no such image",
@@ -180,6 +185,7 @@ class Wire:
         except BaseException:
             sock.close()
             raise
+        seen_sockets.add(self.path)
         return sock
 
     def _call(
