@@ -328,7 +328,7 @@ def install_matrix(session: nox.Session) -> None:
     The tests in tools/install_matrix build each wheel once, make one ``uv venv``
     per row and use what is installed: torchx-specs alone, torchx-runner alone,
     torchx-cli, torchx-runner + torchx-slurm and torchx-runner + torchx-lsf (submitting from
-    Python, no CLI), and the
+    Python, no CLI), torchx-ui (its page served from the wheel), and the
     example vendor plugin beside torchx-cli (with fixture plugins: one broken, one with
     upstream's legacy entry points only, one clashing).
     ``TORCHX_MATRIX_WHEELS=dist`` installs the wheels ``nox -s build`` left there.
