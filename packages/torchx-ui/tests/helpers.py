@@ -86,6 +86,7 @@ class Server:
         host: str | None = None,
         headers: Mapping[str, str] | None = None,
         method: str = "GET",
+        body: bytes | None = None,
     ) -> tuple[int, http.client.HTTPMessage, bytes]:
         """One request; ``token`` goes in the ``X-TorchX-Token`` header when given."""
         conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
@@ -93,11 +94,12 @@ class Server:
         if token is not None:
             sent["X-TorchX-Token"] = token
         try:
-            conn.request(method, path, headers=sent)
+            conn.request(method, path, body=body, headers=sent)
             resp = conn.getresponse()
             # an event stream answers with a first event and stays open: read one chunk
-            body = resp.read1(65536) if resp.status == 200 and "events" in path else resp.read()
-            return resp.status, resp.headers, body
+            streamed = resp.status == 200 and path.startswith(("/api/events", "/api/log"))
+            got = resp.read1(65536) if streamed else resp.read()
+            return resp.status, resp.headers, got
         finally:
             conn.close()
 
@@ -108,8 +110,8 @@ class Server:
         return doc
 
     @contextmanager
-    def events(self) -> Iterator[EventStream]:
-        stream = EventStream(self)
+    def events(self, path: str = "/api/events") -> Iterator[EventStream]:
+        stream = EventStream(self, path)
         try:
             yield stream
         finally:
@@ -119,11 +121,11 @@ class Server:
 class EventStream:
     """The server's event stream, read event by event (comments skipped)."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Server, path: str = "/api/events") -> None:
         self.conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
         self.conn.request(
             "GET",
-            "/api/events",
+            path,
             headers={"Host": f"127.0.0.1:{server.port}", "X-TorchX-Token": server.token},
         )
         self.resp = self.conn.getresponse()

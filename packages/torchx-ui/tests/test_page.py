@@ -46,4 +46,5 @@ def test_the_page_needs_nothing_from_elsewhere_and_no_inline_script() -> None:
 
 def test_the_script_asks_only_its_own_server() -> None:
     js = static_text("app.js")
-    assert re.findall(r"""(?:fetch|EventSource)\(\s*["']([^"']+)""", js) == ["/api/events"]
+    urls = re.findall(r"""(?:fetch|EventSource)\(\s*[`"']([^`"'$]+)""", js)
+    assert sorted(urls) == ["/api/app?handle=", "/api/cancel", "/api/events", "/api/log?"]

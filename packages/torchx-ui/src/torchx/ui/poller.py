@@ -110,6 +110,16 @@ class Poller:
             thread.join(timeout)
 
     @property
+    def schedulers(self) -> list[str]:
+        """The schedulers listed, in the order given."""
+        return [feed.source.scheduler for feed in self._feeds]
+
+    @property
+    def runner_factory(self) -> Callable[[], Runner]:
+        """What makes the Runners asked (the app page asks with the same kind)."""
+        return self._runner_factory
+
+    @property
     def generation(self) -> int:
         """How many changes there were: the page compares it to skip a stale document."""
         with self._lock:

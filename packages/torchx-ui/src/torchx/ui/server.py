@@ -7,7 +7,16 @@ Routes, every one behind the checks of :mod:`torchx.ui.security` (Host, then tok
 * ``GET /api/apps`` the apps of every scheduler (:meth:`torchx.ui.poller.Poller.snapshot`);
 * ``GET /api/events`` server-sent events: an ``apps`` event with that document at once,
   then one at every change (within the poll interval), and a comment line every
-  :data:`KEEPALIVE_S` seconds so that proxies and the browser keep the stream open.
+  :data:`KEEPALIVE_S` seconds so that proxies and the browser keep the stream open;
+* ``GET /api/app?handle=H`` one app's status and AppDef (:func:`torchx.ui.apps.describe`:
+  one describe, asked only for the app the page shows);
+* ``GET /api/log?handle=H&role=R&replica=N`` server-sent events: ``lines`` events (a
+  batch of a replica's log lines, followed live) and one ``end`` event;
+* ``POST /api/cancel`` (``{"handle": H}``) cancels an app. A state change needs the token
+  in the ``X-TorchX-Token`` header: the cookie alone, which the browser would attach to
+  a forged form post too, is not enough.
+
+A handle of a scheduler the page does not show is refused (404).
 
 Every answer forbids framing and inline scripts (Content-Security-Policy) and sends no
 Referer (the URL holds the token); none carries a CORS header.
@@ -129,6 +138,10 @@ class UiServer:
         app.router.add_get("/static/{name}", self._static)
         app.router.add_get("/api/apps", self._apps)
         app.router.add_get("/api/events", self._events)
+        app.router.add_get("/favicon.ico", self._no_icon)
+        app.router.add_get("/api/app", self._app)
+        app.router.add_get("/api/log", self._log)
+        app.router.add_post("/api/cancel", self._cancel)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         self._sock.listen(128)
@@ -147,11 +160,14 @@ class UiServer:
         """Host first (a rebound name learns nothing), then the token; headers on every answer."""
         if not security.host_allowed(request.headers.get("Host"), self._allowed):
             return _refuse(403, "this server answers only to its own address (Host header)")
-        given = (
-            request.query.get("token")
-            or request.headers.get(security.TOKEN_HEADER)
-            or request.cookies.get(security.cookie_name(self.port))
-        )
+        if request.method in ("GET", "HEAD"):
+            given = (
+                request.query.get("token")
+                or request.headers.get(security.TOKEN_HEADER)
+                or request.cookies.get(security.cookie_name(self.port))
+            )
+        else:  # a state change: the header only (a forged form post cannot set one)
+            given = request.headers.get(security.TOKEN_HEADER)
         if given is None:
             return _refuse(401, "a token is needed: open the URL torchx ui printed")
         if not security.token_matches(given, self.token):
@@ -169,7 +185,14 @@ class UiServer:
         return response
 
     async def _page(self, request: web.Request) -> web.StreamResponse:
-        return web.Response(text=static_text("index.html"), content_type="text/html")
+        # the page's script sends the token in a header with its POSTs (the cookie is
+        # HttpOnly): only someone who already holds the token is served this page
+        page = static_text("index.html").replace("__TORCHX_UI_TOKEN__", self.token)
+        return web.Response(text=page, content_type="text/html")
+
+    async def _no_icon(self, request: web.Request) -> web.StreamResponse:
+        """No icon (a 404 would be an error in the browser's console)."""
+        return web.Response(status=204)
 
     async def _static(self, request: web.Request) -> web.StreamResponse:
         name = request.match_info["name"]
@@ -195,6 +218,116 @@ class UiServer:
             while not await self._hub.wait_newer(seen, KEEPALIVE_S):
                 await response.write(b": keep-alive\n\n")
         return response
+
+    def _handle(self, text: str | None) -> str:
+        """A handle of a scheduler this page shows, else an HTTP error."""
+        if not text or "://" not in text:
+            raise web.HTTPBadRequest(text="a handle is needed: SCHEDULER://SESSION/APP_ID\n")
+        if text.split("://", 1)[0] not in self.poller.schedulers:
+            raise web.HTTPNotFound(text="not an app of a scheduler this page shows\n")
+        return text
+
+    async def _app(self, request: web.Request) -> web.StreamResponse:
+        from torchx.ui.apps import NoSuchApp, describe
+
+        handle = self._handle(request.query.get("handle"))
+
+        def ask() -> dict[str, Any]:
+            with self.poller.runner_factory() as runner:
+                return describe(runner, handle)[0]
+
+        try:
+            doc = await asyncio.to_thread(ask)
+        except NoSuchApp as e:
+            raise web.HTTPNotFound(text=f"{e}\n") from None
+        except Exception as e:
+            return _refuse(502, _reason(e))
+        return web.json_response(doc)
+
+    async def _log(self, request: web.Request) -> web.StreamResponse:
+        from torchx.ui.apps import LogFollower, NoSuchApp, describe
+
+        handle = self._handle(request.query.get("handle"))
+        role = request.query.get("role", "")
+        try:
+            replica = int(request.query.get("replica", "0"))
+        except ValueError:
+            raise web.HTTPBadRequest(text="replica: expected a number, e.g. 0\n") from None
+
+        def envs() -> list[dict[str, str]]:
+            with self.poller.runner_factory() as runner:
+                return describe(runner, handle)[1]
+
+        try:
+            app_envs = await asyncio.to_thread(envs)
+        except NoSuchApp as e:
+            raise web.HTTPNotFound(text=f"{e}\n") from None
+        except Exception as e:
+            return _refuse(502, _reason(e))
+        loop = asyncio.get_running_loop()
+        arrived = asyncio.Event()
+
+        def wake() -> None:  # called from the follower's thread
+            loop.call_soon_threadsafe(arrived.set)
+
+        follower = LogFollower(
+            self.poller.runner_factory,
+            handle,
+            role,
+            replica,
+            app_envs,
+            wake,
+        )
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
+        )
+        response.headers.update(_HEADERS)
+        await response.prepare(request)
+        follower.start()
+        try:
+            while not self._closing.is_set():
+                try:
+                    await asyncio.wait_for(arrived.wait(), KEEPALIVE_S)
+                except TimeoutError:
+                    await response.write(b": keep-alive\n\n")
+                    continue
+                arrived.clear()
+                lines, dropped, done = follower.take()
+                if lines or dropped:
+                    await response.write(_event("lines", {"lines": lines, "dropped": dropped}))
+                if done:
+                    await response.write(_event("end", {"error": follower.error}))
+                    break
+        finally:
+            follower.stop()
+        return response
+
+    async def _cancel(self, request: web.Request) -> web.StreamResponse:
+        from torchx.ui.apps import cancel
+
+        try:
+            body = await request.json()
+        except ValueError:
+            raise web.HTTPBadRequest(text='expected JSON: {"handle": "..."}\n') from None
+        handle = self._handle(body.get("handle") if isinstance(body, dict) else None)
+
+        def ask() -> None:
+            with self.poller.runner_factory() as runner:
+                cancel(runner, handle)
+
+        try:
+            await asyncio.to_thread(ask)
+        except Exception as e:
+            return _refuse(502, _reason(e))
+        return web.json_response({"handle": handle, "result": "cancelled"})
+
+
+def _reason(error: BaseException) -> str:
+    """An error of the scheduler as one masked line (see :func:`torchx.ui.poller.one_line`)."""
+    from torchx.cli.output import mask
+    from torchx.ui.poller import one_line
+
+    return mask(one_line(error))
 
 
 def _event(name: str, doc: Any) -> bytes:

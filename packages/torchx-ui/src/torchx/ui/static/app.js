@@ -1,12 +1,17 @@
-// torchx ui: the list page. Every value from the server is put in the page as text
-// (textContent, createElement), never as markup: an app named "<img src=x onerror=...>"
-// shows as those characters. The token reaches the server as a cookie set when the page
-// was opened with ?token=..., so fetch() and EventSource carry it without code here.
+// torchx ui: the list of apps (#) and one app's page (#app=HANDLE). Every value from the
+// server is put in the page as text (textContent, createElement), never as markup: an
+// app named "<img src=x onerror=...>" or a log line "<script>" shows as those characters.
+// The token reaches the server as a cookie set when the page was opened with ?token=...,
+// so fetch() and EventSource carry it without code here; a POST (cancel) sends it in the
+// X-TorchX-Token header, from the page's meta tag, as the server requires.
 "use strict";
 
 const STATES = ["UNSUBMITTED", "SUBMITTED", "PENDING", "RUNNING", "SUCCEEDED", "FAILED",
   "CANCELLED", "UNKNOWN"];
+const ENDED = ["SUCCEEDED", "FAILED", "CANCELLED"];
+const LOG_KEEP = 5000; // lines of a followed log the page holds (older ones are dropped)
 let latest = null; // the newest UiApps document
+let shownApp = null; // {handle, listed: the list row last seen, log: EventSource}
 
 function el(tag, text, className) {
   const node = document.createElement(tag);
@@ -86,6 +91,7 @@ function render() {
         !app.handle.toLowerCase().includes(name)) continue;
     const tr = el("tr");
     tr.dataset.handle = app.handle;
+    tr.addEventListener("click", () => { window.location.hash = appHash(app.handle); });
     tr.append(el("td", app.handle, "handle"), el("td", app.name, "name"),
       el("td", app.state, `state state-${app.state}`), el("td", formatTime(app.start_time)),
       el("td", formatDuration(duration(app)), "duration"));
@@ -103,6 +109,130 @@ function receive(doc) {
   fillSelect(document.getElementById("filter-scheduler"),
     doc.data.schedulers.map((feed) => feed.scheduler));
   render();
+  if (shownApp !== null) {
+    // the app page asks again (one describe) only when the list says the app changed
+    const row = findApp(shownApp.handle);
+    const key = row === null ? null : `${row.state} ${row.end_time}`;
+    if (key !== shownApp.listed) {
+      shownApp.listed = key;
+      loadApp(shownApp.handle);
+    }
+  }
+}
+
+function findApp(handle) {
+  if (latest === null) return null;
+  for (const feed of latest.data.schedulers) {
+    for (const app of feed.apps) if (app.handle === handle) return app;
+  }
+  return null;
+}
+
+function appHash(handle) { return `#app=${encodeURIComponent(handle)}`; }
+
+function token() {
+  return document.querySelector('meta[name="torchx-ui-token"]').getAttribute("content");
+}
+
+async function loadApp(handle) {
+  const response = await fetch(`/api/app?handle=${encodeURIComponent(handle)}`);
+  if (shownApp === null || shownApp.handle !== handle) return;
+  const message = document.getElementById("app-message");
+  if (!response.ok) {
+    message.textContent = (await response.text()).trim();
+    return;
+  }
+  const doc = await response.json();
+  const status = doc.data.status;
+  document.getElementById("app-title").textContent = `${doc.data.app.spec.name}: ${handle}`;
+  document.getElementById("app-summary").textContent =
+    `${status.state}, started ${formatTime(status.start_time)}, ` +
+    `duration ${formatDuration(doc.data.duration_s)}, restarts ${status.num_restarts}`;
+  message.textContent = status.msg ?? "";
+  document.getElementById("cancel").hidden = ENDED.includes(status.state);
+  const rows = [];
+  for (const role of status.roles) {
+    for (const replica of role.replicas) {
+      const tr = el("tr");
+      const error = replica.structured_error_msg === null ? ""
+        : JSON.stringify(replica.structured_error_msg);
+      tr.append(el("td", `${role.role}/${replica.id}`),
+        el("td", replica.state, `state state-${replica.state}`),
+        el("td", replica.exit_code ?? "-"), el("td", replica.hostname ?? "-"), el("td", error));
+      const td = el("td");
+      const button = el("button", "follow");
+      button.type = "button";
+      button.addEventListener("click", () => followLog(handle, role.role, replica.id));
+      td.append(button);
+      tr.append(td);
+      rows.push(tr);
+    }
+  }
+  document.getElementById("replica-rows").replaceChildren(...rows);
+  document.getElementById("appdef").textContent = JSON.stringify(doc.data.app, null, 2);
+}
+
+function followLog(handle, role, replica) {
+  if (shownApp.log) shownApp.log.close();
+  const pre = document.getElementById("log");
+  const status = document.getElementById("log-status");
+  pre.replaceChildren();
+  document.getElementById("log-section").hidden = false;
+  document.getElementById("log-title").textContent = `log of ${role}/${replica}`;
+  status.textContent = "following…";
+  const query = new URLSearchParams({handle, role, replica: String(replica)});
+  const events = new EventSource(`/api/log?${query}`);
+  shownApp.log = events;
+  let dropped = 0, held = 0;
+  const sizes = []; // lines in each text node of the log, oldest first
+  events.addEventListener("lines", (e) => {
+    const batch = JSON.parse(e.data);
+    dropped += batch.dropped;
+    const text = batch.lines.map((line) => `${role}/${replica} ${line}\n`).join("");
+    pre.append(document.createTextNode(text));
+    sizes.push(batch.lines.length);
+    held += batch.lines.length;
+    while (sizes.length > 1 && held - sizes[0] >= LOG_KEEP) { // whole batches, oldest first
+      held -= sizes.shift();
+      pre.removeChild(pre.firstChild);
+    }
+    if (dropped) status.textContent = `following (${dropped} lines skipped to keep up)`;
+    pre.scrollTop = pre.scrollHeight;
+  });
+  events.addEventListener("end", (e) => {
+    const end = JSON.parse(e.data);
+    status.textContent = end.error === null ? "the log ended" : `the log broke off: ${end.error}`;
+    events.close();
+  });
+}
+
+async function cancelShown() {
+  const handle = shownApp.handle;
+  if (!window.confirm(`Cancel ${handle}?`)) return;
+  const result = document.getElementById("action-result");
+  const response = await fetch("/api/cancel", {
+    method: "POST",
+    headers: {"Content-Type": "application/json", "X-TorchX-Token": token()},
+    body: JSON.stringify({handle}),
+  });
+  result.textContent = response.ok ? "cancel requested" : (await response.text()).trim();
+}
+
+function route() {
+  const match = window.location.hash.match(/^#app=(.+)$/);
+  if (shownApp !== null && shownApp.log) shownApp.log.close();
+  shownApp = null;
+  document.getElementById("list-view").hidden = match !== null;
+  document.getElementById("app-view").hidden = match === null;
+  if (match === null) return;
+  const handle = decodeURIComponent(match[1]);
+  shownApp = {handle, listed: null, log: null};
+  for (const id of ["app-title", "app-summary", "app-message", "action-result", "appdef"]) {
+    document.getElementById(id).textContent = "";
+  }
+  document.getElementById("replica-rows").replaceChildren();
+  document.getElementById("log-section").hidden = true;
+  loadApp(handle);
 }
 
 function connect() {
@@ -124,8 +254,13 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const id of ["filter-name", "filter-state", "filter-scheduler"]) {
     document.getElementById(id).addEventListener("input", render);
   }
+  document.getElementById("cancel").addEventListener("click", cancelShown);
   // the token stays out of the address bar (and the history) once its cookie is set
-  if (window.location.search.includes("token=")) window.history.replaceState(null, "", "/");
+  if (window.location.search.includes("token=")) {
+    window.history.replaceState(null, "", `/${window.location.hash}`);
+  }
+  window.addEventListener("hashchange", route);
+  route();
   connect();
   window.setInterval(render, 1000); // running apps' durations
 });
