@@ -35,6 +35,9 @@ def test_a_wrong_token_is_refused(server: Server, path: str) -> None:
 def test_with_the_token_every_path_answers(server: Server, path: str) -> None:
     status, _, body = server.request(path, token=server.token)
     assert status == 200, body
+    sep = "&" if "?" in path else "?"
+    status, _, body = server.request(f"{path}{sep}token={server.token}")
+    assert status == 200, body
 
 
 def test_the_printed_url_sets_a_strict_cookie_that_then_suffices(server: Server) -> None:
@@ -98,7 +101,7 @@ def test_no_cors_header_ever(server: Server) -> None:
 
 
 def test_the_page_may_not_run_inline_script_nor_be_framed(server: Server) -> None:
-    for path in PATHS[:4]:
+    for path in [*PATHS, "/api/nope", "/api/app", "/api/app?handle=slurm://x/y"]:
         _, headers, _ = server.request(path, token=server.token)
         csp = headers["Content-Security-Policy"]
         assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp

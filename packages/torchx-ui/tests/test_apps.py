@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
+import pytest
 from helpers import FLAKY, all_apps, feed, make_runner, running_server
 
 from torchx.cli.output import JSON_FORMAT_VERSION, app_list_json
@@ -148,3 +150,20 @@ def test_the_server_lists_and_does_not_describe(world: Path) -> None:
         events.wait_for(lambda d: len(feed(d, "flaky")["apps"]) == 3)
         assert FLAKY.calls >= 1
         assert FLAKY.describes == 0
+
+
+def test_a_page_that_went_away_is_no_error(caplog: pytest.LogCaptureFixture) -> None:
+    """A closed event stream (a tab closed or reloaded) is let go when the next change is
+    written to it: no error logged, the other streams served."""
+    caplog.set_level(logging.DEBUG)
+    with running_server() as server:
+        with server.events() as gone:
+            gone.next()
+        with make_runner() as runner:
+            handle = runner.run(echo_app(), "local")
+            runner.wait(handle, wait_interval=0.05)
+        with server.events() as events:
+            events.wait_for(lambda d: all_apps(d).get(handle, {}).get("state") == "SUCCEEDED")
+    # the server has stopped: every handler has ended, the gone one included
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not errors, [r.getMessage() for r in errors]

@@ -71,12 +71,22 @@ class UiCommand:
         import signal
 
         from torchx.cli.output import remember_secrets, secrets_written, start_masking
+        from torchx.runner.config import load_layers
         from torchx.ui import security
         from torchx.ui.poller import Poller, default_runner
         from torchx.ui.server import UiServer
 
+        # the secrets of run options as written (-cfg, and each scheduler's section of
+        # .torchxconfig), as the CLI gathers them: masked in every reason the page shows
+        written = [
+            f"{key}={value}"
+            for layer in load_layers()
+            for section, values in layer.sections.items()
+            if ":" not in section
+            for key, value in values.items()
+        ]
         start_masking(False)
-        remember_secrets(secrets_written(args.cfg or []))
+        remember_secrets(secrets_written([*written, *(args.cfg or [])]))
         with default_runner() as runner:
             sources = sources_for(runner, args.schedulers, args.cfg or [])
         if not security.is_loopback(args.host):

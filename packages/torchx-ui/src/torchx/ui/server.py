@@ -172,7 +172,13 @@ class UiServer:
             return _refuse(401, "a token is needed: open the URL torchx ui printed")
         if not security.token_matches(given, self.token):
             return _refuse(403, "wrong token: open the URL torchx ui printed")
-        response = await handler(request)
+        try:
+            response = await handler(request)
+        except web.HTTPException as e:  # 400, 404, 405: the same headers as any answer
+            e.headers.update(_HEADERS)
+            raise
+        if response.prepared:  # an event stream: its headers went out when it started
+            return response
         response.headers.update(_HEADERS)
         if request.query.get("token"):
             response.set_cookie(
@@ -211,12 +217,15 @@ class UiServer:
         response.headers.update(_HEADERS)
         await response.prepare(request)
         seen = -1
-        while not self._closing.is_set():
-            doc = self.poller.snapshot()
-            seen = max(seen, doc["data"]["generation"], self._hub.generation)
-            await response.write(_event("apps", doc))
-            while not await self._hub.wait_newer(seen, KEEPALIVE_S):
-                await response.write(b": keep-alive\n\n")
+        try:
+            while not self._closing.is_set():
+                doc = self.poller.snapshot()
+                seen = max(seen, doc["data"]["generation"], self._hub.generation)
+                await response.write(_event("apps", doc))
+                while not await self._hub.wait_newer(seen, KEEPALIVE_S):
+                    await response.write(b": keep-alive\n\n")
+        except ConnectionResetError:
+            pass  # the page went away (closed, reloaded): nothing to say, nobody to say it to
         return response
 
     def _handle(self, text: str | None) -> str:
@@ -298,6 +307,8 @@ class UiServer:
                 if done:
                     await response.write(_event("end", {"error": follower.error}))
                     break
+        except ConnectionResetError:
+            pass  # the page went away: the follower is stopped below
         finally:
             follower.stop()
         return response
