@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+if os.environ.get("TORCHX_UI_BROWSER") != "1":
+    # the page in Chromium: only `nox -s ui_browser` collects it (it installs Chromium)
+    collect_ignore_glob = ["browser/*"]
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache_dir() -> Iterator[str]:

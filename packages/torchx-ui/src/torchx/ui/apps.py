@@ -62,7 +62,7 @@ class LogFollower:
     """Follows one replica's log in a thread of its own, gathering lines for a reader.
 
     The reader takes what has arrived with :meth:`take` as often as it likes; lines
-    beyond :attr:`limit` not yet taken are dropped, oldest first, and counted, so a
+    beyond ``limit`` not yet taken are dropped, oldest first, and counted, so a
     replica printing faster than the page reads costs bounded memory.
     """
 

@@ -1,7 +1,7 @@
 """``torchx ui``: the command (argument parsing, the schedulers to show, the URL).
 
 Imported by ``torchx --help`` and ``torchx ui --help``: it imports nothing heavy at
-import time. The server library is imported by :meth:`UiCommand.run` only.
+import time. The server library is imported by ``UiCommand.run`` only.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ class _Hub:
 class UiServer:
     """The page and its API over ``poller``, listening on ``host:port`` (0: a free port).
 
-    ``start`` binds the socket (so :attr:`port` and :attr:`url` are known) and starts
+    ``start`` binds the socket (so ``port`` and :attr:`url` are known) and starts
     the poller; ``stop`` ends the event streams, the server and the poller.
     """
 
