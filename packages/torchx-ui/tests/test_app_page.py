@@ -176,3 +176,32 @@ def test_the_page_carries_the_token_for_its_posts(server: Server) -> None:
     status, _, body = server.request("/", token=server.token)
     assert status == 200
     assert f'<meta name="torchx-ui-token" content="{server.token}">'.encode() in body
+
+
+def test_delete_removes_an_ended_app_and_is_refused_for_a_running_one(
+    server: Server, world: Path
+) -> None:
+    go = world / "go"
+    json_type = {"Content-Type": "application/json"}
+    with make_runner() as runner:
+        handle = runner.run(talking_app(go), "local")
+        body = json.dumps({"handle": handle}).encode()
+        cookie = {"Cookie": f"torchx-ui-token-{server.port}={server.token}"}
+        assert server.request("/api/delete", method="POST", body=body, headers=cookie)[0] == 401
+        # the local scheduler will not delete a live app: its reason, and the app stays
+        status, _, answer = server.request(
+            "/api/delete", method="POST", body=body, token=server.token, headers=json_type
+        )
+        assert status == 409, answer
+        assert b"cancel" in answer and alive(runner, handle)
+        go.touch()
+        runner.wait(handle, wait_interval=0.05)
+        with server.events() as events:
+            events.wait_for(lambda d: all_apps(d).get(handle, {}).get("state") == "SUCCEEDED")
+            status, _, answer = server.request(
+                "/api/delete", method="POST", body=body, token=server.token, headers=json_type
+            )
+            assert status == 200, answer
+            assert json.loads(answer) == {"handle": handle, "result": "deleted"}
+            events.wait_for(lambda d: handle not in all_apps(d))
+        assert runner.status(handle) is None

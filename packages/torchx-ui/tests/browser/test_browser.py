@@ -3,7 +3,8 @@
 Run by ``nox -s ui_browser`` only (``TORCHX_UI_BROWSER=1``), with the harness of the docs
 check (tools/docs_browser/cdp.py) on the path. As a person would: start ``torchx ui``,
 open the printed URL, run an app from the CLI and see it appear, open it, follow a
-replica's log while it prints, cancel it from the page (asked once), see CANCELLED.
+replica's log while it prints, cancel it from the page (asked once), see CANCELLED,
+delete it (asked once) and see it gone from the list.
 The hostile app name and log line stay text (no element, no dialog), and a request
 without the token is refused. Every wait is on the page's own state (a DOM condition),
 never a sleep.
@@ -89,7 +90,7 @@ def js(value: str) -> str:
     return json.dumps(value)
 
 
-def test_a_person_sees_follows_and_cancels_an_app(
+def test_a_person_sees_follows_cancels_and_deletes_an_app(
     ui: str, page: Page, env: dict[str, str], tmp_path: Path
 ) -> None:
     page.browser.send("Page.navigate", page.session, url=ui)
@@ -129,6 +130,13 @@ def test_a_person_sees_follows_and_cancels_an_app(
         )
         assert page.evaluate("window.__asked") == [f"Cancel {handle}?"]
         page.wait_until("document.getElementById('cancel').hidden")
+
+        # delete, asked once: back to the list, without the app
+        page.wait_until("!document.getElementById('delete').hidden")
+        page.evaluate("document.getElementById('delete').click()")
+        page.wait_until("!document.getElementById('list-view').hidden")
+        page.wait_until(f"{row} === null")
+        assert page.evaluate("window.__asked") == [f"Cancel {handle}?", f"Delete {handle}?"]
     finally:
         go.touch()
 

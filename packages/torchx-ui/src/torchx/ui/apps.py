@@ -1,4 +1,4 @@
-"""What the app page asks of one app: its status and AppDef, a replica's log, cancel.
+"""What the app page asks of one app: its status and AppDef, a replica's log, cancel, delete.
 
 Each function is blocking (the server runs it in a worker thread) and takes the Runner
 to ask. The documents are the CLI's: the status is the ``data.status`` of ``torchx
@@ -133,3 +133,9 @@ class LogFollower:
 def cancel(runner: Runner, handle: str) -> None:
     """Asks the scheduler to stop the app (nothing for one that has ended)."""
     runner.cancel(handle)
+
+
+def delete(runner: Runner, handle: str) -> None:
+    """Removes the app and its records. A running app is the scheduler's choice (the local
+    scheduler refuses it: cancel it first); the refusal is the error shown."""
+    runner.delete(handle)

@@ -12,7 +12,8 @@ Routes, every one behind the checks of :mod:`torchx.ui.security` (Host, then tok
   one describe, asked only for the app the page shows);
 * ``GET /api/log?handle=H&role=R&replica=N`` server-sent events: ``lines`` events (a
   batch of a replica's log lines, followed live) and one ``end`` event;
-* ``POST /api/cancel`` (``{"handle": H}``) cancels an app. A state change needs the token
+* ``POST /api/cancel`` and ``POST /api/delete`` (``{"handle": H}``) cancel or delete an
+  app (409 with the scheduler's reason when it refuses). A state change needs the token
   in the ``X-TorchX-Token`` header: the cookie alone, which the browser would attach to
   a forged form post too, is not enough.
 
@@ -33,12 +34,15 @@ import socket
 import threading
 from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from torchx.ui import security
 from torchx.ui.poller import Poller
+
+if TYPE_CHECKING:
+    from torchx.runner import Runner
 
 #: Seconds between two keep-alive comments of an idle event stream.
 KEEPALIVE_S = 15.0
@@ -142,6 +146,7 @@ class UiServer:
         app.router.add_get("/api/app", self._app)
         app.router.add_get("/api/log", self._log)
         app.router.add_post("/api/cancel", self._cancel)
+        app.router.add_post("/api/delete", self._delete)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         self._sock.listen(128)
@@ -316,6 +321,18 @@ class UiServer:
     async def _cancel(self, request: web.Request) -> web.StreamResponse:
         from torchx.ui.apps import cancel
 
+        return await self._act(request, cancel, "cancelled")
+
+    async def _delete(self, request: web.Request) -> web.StreamResponse:
+        from torchx.ui.apps import delete
+
+        return await self._act(request, delete, "deleted")
+
+    async def _act(
+        self, request: web.Request, action: Callable[[Runner, str], None], done: str
+    ) -> web.StreamResponse:
+        """A POST of ``{"handle": H}``: ``action`` on that app; what the scheduler said
+        when it refused (409: an app the local scheduler will not delete while it runs)."""
         try:
             body = await request.json()
         except ValueError:
@@ -324,13 +341,13 @@ class UiServer:
 
         def ask() -> None:
             with self.poller.runner_factory() as runner:
-                cancel(runner, handle)
+                action(runner, handle)
 
         try:
             await asyncio.to_thread(ask)
         except Exception as e:
-            return _refuse(502, _reason(e))
-        return web.json_response({"handle": handle, "result": "cancelled"})
+            return _refuse(409, _reason(e))
+        return web.json_response({"handle": handle, "result": done})
 
 
 def _reason(error: BaseException) -> str:

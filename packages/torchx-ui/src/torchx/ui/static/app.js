@@ -2,7 +2,7 @@
 // server is put in the page as text (textContent, createElement), never as markup: an
 // app named "<img src=x onerror=...>" or a log line "<script>" shows as those characters.
 // The token reaches the server as a cookie set when the page was opened with ?token=...,
-// so fetch() and EventSource carry it without code here; a POST (cancel) sends it in the
+// so fetch() and EventSource carry it without code here; a POST (cancel, delete) sends it in the
 // X-TorchX-Token header, from the page's meta tag, as the server requires.
 "use strict";
 
@@ -150,6 +150,7 @@ async function loadApp(handle) {
     `duration ${formatDuration(doc.data.duration_s)}, restarts ${status.num_restarts}`;
   message.textContent = status.msg ?? "";
   document.getElementById("cancel").hidden = ENDED.includes(status.state);
+  document.getElementById("delete").hidden = !ENDED.includes(status.state);
   const rows = [];
   for (const role of status.roles) {
     for (const replica of role.replicas) {
@@ -206,16 +207,24 @@ function followLog(handle, role, replica) {
   });
 }
 
-async function cancelShown() {
+// cancel or delete the app shown, after asking once; the answer (or the scheduler's
+// refusal) is shown beside the buttons
+async function act(action) {
   const handle = shownApp.handle;
-  if (!window.confirm(`Cancel ${handle}?`)) return;
+  if (!window.confirm(`${action === "cancel" ? "Cancel" : "Delete"} ${handle}?`)) return;
   const result = document.getElementById("action-result");
-  const response = await fetch("/api/cancel", {
+  const response = await fetch(`/api/${action}`, {
     method: "POST",
     headers: {"Content-Type": "application/json", "X-TorchX-Token": token()},
     body: JSON.stringify({handle}),
   });
-  result.textContent = response.ok ? "cancel requested" : (await response.text()).trim();
+  if (!response.ok) {
+    result.textContent = (await response.text()).trim();
+  } else if (action === "delete") {
+    window.location.hash = "";
+  } else {
+    result.textContent = "cancel requested";
+  }
 }
 
 function route() {
@@ -254,7 +263,8 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const id of ["filter-name", "filter-state", "filter-scheduler"]) {
     document.getElementById(id).addEventListener("input", render);
   }
-  document.getElementById("cancel").addEventListener("click", cancelShown);
+  document.getElementById("cancel").addEventListener("click", () => act("cancel"));
+  document.getElementById("delete").addEventListener("click", () => act("delete"));
   // the token stays out of the address bar (and the history) once its cookie is set
   if (window.location.search.includes("token=")) {
     window.history.replaceState(null, "", `/${window.location.hash}`);
