@@ -205,3 +205,28 @@ def test_delete_removes_an_ended_app_and_is_refused_for_a_running_one(
             assert json.loads(answer) == {"handle": handle, "result": "deleted"}
             events.wait_for(lambda d: handle not in all_apps(d))
         assert runner.status(handle) is None
+
+
+def test_a_regex_narrows_the_followed_log_and_a_bad_one_is_refused(
+    server: Server, world: Path
+) -> None:
+    go = world / "go"
+    with make_runner() as runner:
+        handle = runner.run(talking_app(go), "local")
+        try:
+            bad = f"/api/log?{app_query(handle, role='talk', replica='0', regex='(')}"
+            status, _, body = server.request(bad, token=server.token)
+            assert status == 400 and b"bad regex" in body
+            go.touch()
+            path = f"/api/log?{app_query(handle, role='talk', replica='0', regex='^(key|bye)')}"
+            with server.events(path) as log:
+                lines: list[str] = []
+                name, doc = log.next()
+                while name == "lines":
+                    lines += doc["lines"]
+                    name, doc = log.next()
+            assert name == "end"
+            assert lines == ["key=****", "bye"]
+        finally:
+            go.touch()
+            runner.wait(handle, wait_interval=0.05)

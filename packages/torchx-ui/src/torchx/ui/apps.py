@@ -61,6 +61,8 @@ def describe(runner: Runner, handle: str) -> tuple[dict[str, Any], list[dict[str
 class LogFollower:
     """Follows one replica's log in a thread of its own, gathering lines for a reader.
 
+    ``regex``: only the lines it matches (``re.search``, as ``torchx log --regex``).
+
     The reader takes what has arrived with :meth:`take` as often as it likes; lines
     beyond ``limit`` not yet taken are dropped, oldest first, and counted, so a
     replica printing faster than the page reads costs bounded memory.
@@ -75,9 +77,11 @@ class LogFollower:
         envs: list[dict[str, str]],
         on_lines: Callable[[], None],
         limit: int = 10_000,
+        regex: str | None = None,
     ) -> None:
         self._runner_factory = runner_factory
         self._args = (handle, role, replica)
+        self._regex = regex
         self._envs = envs
         self._on_lines = on_lines
         self._limit = limit
@@ -109,7 +113,9 @@ class LogFollower:
         handle, role, replica = self._args
         try:
             with self._runner_factory() as runner:
-                lines: Iterable[str] = runner.log_lines(handle, role, replica, should_tail=True)
+                lines: Iterable[str] = runner.log_lines(
+                    handle, role, replica, regex=self._regex, should_tail=True
+                )
                 for line in lines:
                     if self._stop.is_set():
                         break

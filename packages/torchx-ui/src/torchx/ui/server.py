@@ -10,8 +10,9 @@ Routes, every one behind the checks of :mod:`torchx.ui.security` (Host, then tok
   :data:`KEEPALIVE_S` seconds so that proxies and the browser keep the stream open;
 * ``GET /api/app?handle=H`` one app's status and AppDef (:func:`torchx.ui.apps.describe`:
   one describe, asked only for the app the page shows);
-* ``GET /api/log?handle=H&role=R&replica=N`` server-sent events: ``lines`` events (a
-  batch of a replica's log lines, followed live) and one ``end`` event;
+* ``GET /api/log?handle=H&role=R&replica=N[&regex=RE]`` server-sent events: ``lines``
+  events (a batch of a replica's log lines, followed live; only those ``RE`` matches)
+  and one ``end`` event;
 * ``POST /api/cancel`` and ``POST /api/delete`` (``{"handle": H}``) cancel or delete an
   app (409 with the scheduler's reason when it refuses). A state change needs the token
   in the ``X-TorchX-Token`` header: the cookie alone, which the browser would attach to
@@ -267,6 +268,14 @@ class UiServer:
             replica = int(request.query.get("replica", "0"))
         except ValueError:
             raise web.HTTPBadRequest(text="replica: expected a number, e.g. 0\n") from None
+        regex = request.query.get("regex") or None
+        if regex is not None:
+            import re
+
+            try:
+                re.compile(regex)
+            except re.error as e:
+                raise web.HTTPBadRequest(text=f"bad regex {regex!r}: {e}\n") from None
 
         def envs() -> list[dict[str, str]]:
             with self.poller.runner_factory() as runner:
@@ -291,6 +300,7 @@ class UiServer:
             replica,
             app_envs,
             wake,
+            regex=regex,
         )
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}

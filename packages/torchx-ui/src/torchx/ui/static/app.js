@@ -175,6 +175,8 @@ async function loadApp(handle) {
 
 function followLog(handle, role, replica) {
   if (shownApp.log) shownApp.log.close();
+  shownApp.following = {role, replica};
+  const regex = document.getElementById("log-regex").value;
   const pre = document.getElementById("log");
   const status = document.getElementById("log-status");
   pre.replaceChildren();
@@ -182,6 +184,7 @@ function followLog(handle, role, replica) {
   document.getElementById("log-title").textContent = `log of ${role}/${replica}`;
   status.textContent = "following…";
   const query = new URLSearchParams({handle, role, replica: String(replica)});
+  if (regex) query.set("regex", regex);
   const events = new EventSource(`/api/log?${query}`);
   shownApp.log = events;
   let dropped = 0, held = 0;
@@ -199,6 +202,12 @@ function followLog(handle, role, replica) {
     }
     if (dropped) status.textContent = `following (${dropped} lines skipped to keep up)`;
     pre.scrollTop = pre.scrollHeight;
+  });
+  events.addEventListener("error", () => {
+    // a refused request (a regex the server cannot compile) closes the stream for good
+    if (events.readyState === EventSource.CLOSED) {
+      status.textContent = "the log could not be followed (is the regex valid?)";
+    }
   });
   events.addEventListener("end", (e) => {
     const end = JSON.parse(e.data);
@@ -235,7 +244,7 @@ function route() {
   document.getElementById("app-view").hidden = match === null;
   if (match === null) return;
   const handle = decodeURIComponent(match[1]);
-  shownApp = {handle, listed: null, log: null};
+  shownApp = {handle, listed: null, log: null, following: null};
   for (const id of ["app-title", "app-summary", "app-message", "action-result", "appdef"]) {
     document.getElementById(id).textContent = "";
   }
@@ -263,6 +272,11 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const id of ["filter-name", "filter-state", "filter-scheduler"]) {
     document.getElementById(id).addEventListener("input", render);
   }
+  document.getElementById("log-regex").addEventListener("change", () => {
+    if (shownApp !== null && shownApp.following !== null) {
+      followLog(shownApp.handle, shownApp.following.role, shownApp.following.replica);
+    }
+  });
   document.getElementById("cancel").addEventListener("click", () => act("cancel"));
   document.getElementById("delete").addEventListener("click", () => act("delete"));
   // the token stays out of the address bar (and the history) once its cookie is set
