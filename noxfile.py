@@ -27,9 +27,12 @@ Run by name only:
 * ``stress``: the long stress tests of torchx-runner (marked ``stress``).
 * ``docs_browser``: the documentation site in Debian's headless Chromium (installs it when
   missing, as root): home page, search, an API page, no console errors (tools/docs_browser).
+* ``ui_browser``: ``torchx ui`` in the same Chromium: an app appears, its log follows, it
+  is cancelled from the page; hostile names stay text (packages/torchx-ui/tests/browser).
 * ``integration_<backend>``: root, Debian packages, a real backend started from dev/.
 
-CI (``bash .ci/run``) runs the default sessions, ``build``, ``install_matrix``, ``docs``, ``stress``
+CI (``bash .ci/run``) runs the default sessions, ``build``, ``install_matrix``, ``docs``,
+``docs_browser``, ``ui_browser``, ``stress``
 and every session named in ``INTEGRATION_SESSIONS``, then checks nox's ``--report`` that
 each one of them ran and passed (tools/ci_sessions.py). Adding an integration session
 touches this file alone: define ``integration_<backend>`` and add its name to
@@ -322,13 +325,29 @@ def docs_browser(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def ui_browser(session: nox.Session) -> None:
+    """``torchx ui`` in Debian's headless Chromium (packages/torchx-ui/tests/browser).
+
+    Installs Chromium when missing (as root), torchx-ui from its folder, and drives the
+    page over the DevTools protocol with the docs check's harness (tools/docs_browser):
+    an app run from the CLI appears, its log follows, cancel from the page ends it, a
+    hostile name and log line stay text, a request without the token is refused.
+    """
+    _ensure_chromium(session)
+    install_dist(session, "torchx-ui")
+    session.chdir(DISTS["torchx-ui"] / "tests")
+    env = {"TORCHX_UI_BROWSER": "1", "PYTHONPATH": str(ROOT / "tools" / "docs_browser")}
+    run_pytest(session, "browser", *session.posargs, env=env)
+
+
+@nox.session(python=PYTHON)
 def install_matrix(session: nox.Session) -> None:
     """Fresh environments holding only built wheels and their PyPI dependencies.
 
     The tests in tools/install_matrix build each wheel once, make one ``uv venv``
     per row and use what is installed: torchx-specs alone, torchx-runner alone,
     torchx-cli, torchx-runner + torchx-slurm and torchx-runner + torchx-lsf (submitting from
-    Python, no CLI), and the
+    Python, no CLI), torchx-ui (its page served from the wheel), and the
     example vendor plugin beside torchx-cli (with fixture plugins: one broken, one with
     upstream's legacy entry points only, one clashing).
     ``TORCHX_MATRIX_WHEELS=dist`` installs the wheels ``nox -s build`` left there.

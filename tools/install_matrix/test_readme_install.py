@@ -86,6 +86,7 @@ def test_each_install_form_works_verbatim(form: str, tmp_path: Path) -> None:
 #: installs torchx-cli; the line is in that README).
 CLI_CHECKS = {
     "packages/torchx-cli/README.md": "torchx run --log utils.echo --msg hello --num_replicas 2",
+    "packages/torchx-ui/README.md": "torchx ui --help",
     "plugins/torchx-slurm/README.md": "torchx runopts slurm",
     "plugins/torchx-docker/README.md": "torchx runopts docker",
     "plugins/torchx-aws/README.md": "torchx runopts aws_batch",

@@ -154,6 +154,10 @@ def _ci_repo(tmp_path: Path, integration: str) -> Path:
         def docs_browser(session):
             import os
             session.log("browser on " + os.environ.get("TORCHX_DOCS_SITE", "no site"))
+
+        @nox.session(venv_backend="none")
+        def ui_browser(session):
+            session.log("ui in the browser")
         """
     _noxfile(root, textwrap.dedent(packaging) + textwrap.dedent(integration))
     return root
@@ -230,7 +234,8 @@ def test_ci_passes_when_every_expected_session_ran(tmp_path: Path) -> None:
     assert "1 sessions ran and passed: docs" in proc.stdout
     # then that site in the browser, not a second build
     assert f"browser on {root / 'build' / 'site'}" in proc.stderr
-    assert "1 sessions ran and passed: docs_browser" in proc.stdout
+    assert "2 sessions ran and passed: docs_browser ui_browser" in proc.stdout
+    assert "ui in the browser" in proc.stderr  # torchx ui's page in the browser too
 
 
 @pytest.mark.parametrize("present", [True, False])

@@ -93,6 +93,7 @@ RUN_BY: dict[tuple[str, str], str] = {
         for doc in (
             "packages/torchx-runner/README.md",
             "packages/torchx-specs/README.md",
+            "packages/torchx-ui/README.md",
             "plugins/torchx-slurm/README.md",
             "plugins/torchx-docker/README.md",
             "plugins/torchx-aws/README.md",
@@ -176,6 +177,11 @@ RUN_BY: dict[tuple[str, str], str] = {
         "packages/torchx-cli/README.md",
         "pip install ./packages/torchx-specs ./packages/torchx-runner ./packages/torchx-cli",
     ): "tools/install_matrix/test_readme_install.py::test_each_install_form_works_verbatim",
+    # the ui README: each `torchx ui` line served, asked with its token, stopped
+    (
+        "packages/torchx-ui/README.md",
+        "torchx ui",
+    ): "packages/torchx-ui/tests/test_readme.py::test_the_readmes_commands_serve_the_page",
     # the runner README's transcript
     (
         "packages/torchx-runner/README.md",

@@ -1,0 +1,290 @@
+// torchx ui: the list of apps (#) and one app's page (#app=HANDLE). Every value from the
+// server is put in the page as text (textContent, createElement), never as markup: an
+// app named "<img src=x onerror=...>" or a log line "<script>" shows as those characters.
+// The token reaches the server as a cookie set when the page was opened with ?token=...,
+// so fetch() and EventSource carry it without code here; a POST (cancel, delete) sends it in the
+// X-TorchX-Token header, from the page's meta tag, as the server requires.
+"use strict";
+
+const STATES = ["UNSUBMITTED", "SUBMITTED", "PENDING", "RUNNING", "SUCCEEDED", "FAILED",
+  "CANCELLED", "UNKNOWN"];
+const ENDED = ["SUCCEEDED", "FAILED", "CANCELLED"];
+const LOG_KEEP = 5000; // lines of a followed log the page holds (older ones are dropped)
+let latest = null; // the newest UiApps document
+let shownApp = null; // {handle, listed: the list row last seen, log: EventSource}
+
+function el(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (className) node.className = className;
+  return node;
+}
+
+function pad(n) { return String(n).padStart(2, "0"); }
+
+// Local time to the second, as `torchx list` prints STARTED.
+function formatTime(epoch) {
+  if (epoch === null || epoch === undefined) return "-";
+  const d = new Date(epoch * 1000);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+// As the CLI's DURATION column (torchx.specs.status.format_duration): "42.2s" under a
+// minute, then whole seconds in the two largest units: "5m3s", "1h30m", "1d12h".
+function formatDuration(seconds) {
+  if (seconds === null || seconds === undefined) return "-";
+  if (seconds < 60) return `${Math.max(seconds, 0).toFixed(1)}s`;
+  let rest = Math.floor(seconds);
+  const parts = [];
+  for (const [unit, size] of [["d", 86400], ["h", 3600], ["m", 60], ["s", 1]]) {
+    const count = Math.floor(rest / size);
+    rest -= count * size;
+    if (count || parts.length) parts.push([count, unit]);
+  }
+  return parts.slice(0, 2).filter(([count]) => count).map(([c, u]) => `${c}${u}`).join("");
+}
+
+// A running app's duration grows by itself: counted here from its start, to now.
+function duration(app) {
+  if (app.state === "RUNNING" && app.start_time !== null && app.end_time === null) {
+    return Math.max(Date.now() / 1000 - app.start_time, 0);
+  }
+  return app.duration_s;
+}
+
+function fillSelect(select, values) {
+  const chosen = select.value;
+  while (select.options.length > 1) select.remove(1);
+  for (const v of values) select.add(new Option(v, v));
+  select.value = values.includes(chosen) ? chosen : "";
+}
+
+function render() {
+  if (latest === null) return;
+  const name = document.getElementById("filter-name").value.toLowerCase();
+  const state = document.getElementById("filter-state").value;
+  const scheduler = document.getElementById("filter-scheduler").value;
+  const tbody = document.getElementById("rows");
+  const rows = [];
+  const apps = [];
+  for (const feed of latest.data.schedulers) {
+    if (scheduler && feed.scheduler !== scheduler) continue;
+    if (feed.error !== null) {
+      const tr = el("tr", null, "scheduler-error");
+      tr.dataset.scheduler = feed.scheduler;
+      const td = el("td", `${feed.scheduler}: cannot list its apps: ${feed.error}`);
+      td.colSpan = 5;
+      const stale = feed.listed_at === null ? " (never listed)"
+        : ` (its apps as of ${formatTime(feed.listed_at)})`;
+      td.append(el("span", stale, "stale"));
+      tr.append(td);
+      rows.push(tr);
+    }
+    for (const app of feed.apps) apps.push(app);
+  }
+  apps.sort((a, b) => (b.start_time ?? 0) - (a.start_time ?? 0));
+  let shown = 0;
+  for (const app of apps) {
+    if (state && app.state !== state) continue;
+    if (name && !app.name.toLowerCase().includes(name) &&
+        !app.handle.toLowerCase().includes(name)) continue;
+    const tr = el("tr");
+    tr.dataset.handle = app.handle;
+    tr.addEventListener("click", () => { window.location.hash = appHash(app.handle); });
+    tr.append(el("td", app.handle, "handle"), el("td", app.name, "name"),
+      el("td", app.state, `state state-${app.state}`), el("td", formatTime(app.start_time)),
+      el("td", formatDuration(duration(app)), "duration"));
+    rows.push(tr);
+    shown += 1;
+  }
+  tbody.replaceChildren(...rows);
+  document.getElementById("empty").hidden = shown > 0;
+  document.getElementById("count").textContent = `${shown} of ${apps.length} apps`;
+}
+
+function receive(doc) {
+  if (latest !== null && doc.data.generation < latest.data.generation) return;
+  latest = doc;
+  fillSelect(document.getElementById("filter-scheduler"),
+    doc.data.schedulers.map((feed) => feed.scheduler));
+  render();
+  if (shownApp !== null) {
+    // the app page asks again (one describe) only when the list says the app changed
+    const row = findApp(shownApp.handle);
+    const key = row === null ? null : `${row.state} ${row.end_time}`;
+    if (key !== shownApp.listed) {
+      shownApp.listed = key;
+      loadApp(shownApp.handle);
+    }
+  }
+}
+
+function findApp(handle) {
+  if (latest === null) return null;
+  for (const feed of latest.data.schedulers) {
+    for (const app of feed.apps) if (app.handle === handle) return app;
+  }
+  return null;
+}
+
+function appHash(handle) { return `#app=${encodeURIComponent(handle)}`; }
+
+function token() {
+  return document.querySelector('meta[name="torchx-ui-token"]').getAttribute("content");
+}
+
+async function loadApp(handle) {
+  const response = await fetch(`/api/app?handle=${encodeURIComponent(handle)}`);
+  if (shownApp === null || shownApp.handle !== handle) return;
+  const message = document.getElementById("app-message");
+  if (!response.ok) {
+    message.textContent = (await response.text()).trim();
+    return;
+  }
+  const doc = await response.json();
+  const status = doc.data.status;
+  document.getElementById("app-title").textContent = `${doc.data.app.spec.name}: ${handle}`;
+  document.getElementById("app-summary").textContent =
+    `${status.state}, started ${formatTime(status.start_time)}, ` +
+    `duration ${formatDuration(doc.data.duration_s)}, restarts ${status.num_restarts}`;
+  message.textContent = status.msg ?? "";
+  document.getElementById("cancel").hidden = ENDED.includes(status.state);
+  document.getElementById("delete").hidden = !ENDED.includes(status.state);
+  const rows = [];
+  for (const role of status.roles) {
+    for (const replica of role.replicas) {
+      const tr = el("tr");
+      const error = replica.structured_error_msg === null ? ""
+        : JSON.stringify(replica.structured_error_msg);
+      tr.append(el("td", `${role.role}/${replica.id}`),
+        el("td", replica.state, `state state-${replica.state}`),
+        el("td", replica.exit_code ?? "-"), el("td", replica.hostname ?? "-"), el("td", error));
+      const td = el("td");
+      const button = el("button", "follow");
+      button.type = "button";
+      button.addEventListener("click", () => followLog(handle, role.role, replica.id));
+      td.append(button);
+      tr.append(td);
+      rows.push(tr);
+    }
+  }
+  document.getElementById("replica-rows").replaceChildren(...rows);
+  document.getElementById("appdef").textContent = JSON.stringify(doc.data.app, null, 2);
+}
+
+function followLog(handle, role, replica) {
+  if (shownApp.log) shownApp.log.close();
+  shownApp.following = {role, replica};
+  const regex = document.getElementById("log-regex").value;
+  const pre = document.getElementById("log");
+  const status = document.getElementById("log-status");
+  pre.replaceChildren();
+  document.getElementById("log-section").hidden = false;
+  document.getElementById("log-title").textContent = `log of ${role}/${replica}`;
+  status.textContent = "following…";
+  const query = new URLSearchParams({handle, role, replica: String(replica)});
+  if (regex) query.set("regex", regex);
+  const events = new EventSource(`/api/log?${query}`);
+  shownApp.log = events;
+  let dropped = 0, held = 0;
+  const sizes = []; // lines in each text node of the log, oldest first
+  events.addEventListener("lines", (e) => {
+    const batch = JSON.parse(e.data);
+    dropped += batch.dropped;
+    const text = batch.lines.map((line) => `${role}/${replica} ${line}\n`).join("");
+    pre.append(document.createTextNode(text));
+    sizes.push(batch.lines.length);
+    held += batch.lines.length;
+    while (sizes.length > 1 && held - sizes[0] >= LOG_KEEP) { // whole batches, oldest first
+      held -= sizes.shift();
+      pre.removeChild(pre.firstChild);
+    }
+    if (dropped) status.textContent = `following (${dropped} lines skipped to keep up)`;
+    pre.scrollTop = pre.scrollHeight;
+  });
+  events.addEventListener("error", () => {
+    // a refused request (a regex the server cannot compile) closes the stream for good
+    if (events.readyState === EventSource.CLOSED) {
+      status.textContent = "the log could not be followed (is the regex valid?)";
+    }
+  });
+  events.addEventListener("end", (e) => {
+    const end = JSON.parse(e.data);
+    status.textContent = end.error === null ? "the log ended" : `the log broke off: ${end.error}`;
+    events.close();
+  });
+}
+
+// cancel or delete the app shown, after asking once; the answer (or the scheduler's
+// refusal) is shown beside the buttons
+async function act(action) {
+  const handle = shownApp.handle;
+  if (!window.confirm(`${action === "cancel" ? "Cancel" : "Delete"} ${handle}?`)) return;
+  const result = document.getElementById("action-result");
+  const response = await fetch(`/api/${action}`, {
+    method: "POST",
+    headers: {"Content-Type": "application/json", "X-TorchX-Token": token()},
+    body: JSON.stringify({handle}),
+  });
+  if (!response.ok) {
+    result.textContent = (await response.text()).trim();
+  } else if (action === "delete") {
+    window.location.hash = "";
+  } else {
+    result.textContent = "cancel requested";
+  }
+}
+
+function route() {
+  const match = window.location.hash.match(/^#app=(.+)$/);
+  if (shownApp !== null && shownApp.log) shownApp.log.close();
+  shownApp = null;
+  document.getElementById("list-view").hidden = match !== null;
+  document.getElementById("app-view").hidden = match === null;
+  if (match === null) return;
+  const handle = decodeURIComponent(match[1]);
+  shownApp = {handle, listed: null, log: null, following: null};
+  for (const id of ["app-title", "app-summary", "app-message", "action-result", "appdef"]) {
+    document.getElementById(id).textContent = "";
+  }
+  document.getElementById("replica-rows").replaceChildren();
+  document.getElementById("log-section").hidden = true;
+  loadApp(handle);
+}
+
+function connect() {
+  const status = document.getElementById("connection");
+  const events = new EventSource("/api/events");
+  events.addEventListener("open", () => {
+    status.textContent = "live";
+    status.className = "connection live";
+  });
+  events.addEventListener("apps", (e) => receive(JSON.parse(e.data)));
+  events.addEventListener("error", () => {
+    status.textContent = "connection lost: retrying";
+    status.className = "connection lost";
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  fillSelect(document.getElementById("filter-state"), STATES);
+  for (const id of ["filter-name", "filter-state", "filter-scheduler"]) {
+    document.getElementById(id).addEventListener("input", render);
+  }
+  document.getElementById("log-regex").addEventListener("change", () => {
+    if (shownApp !== null && shownApp.following !== null) {
+      followLog(shownApp.handle, shownApp.following.role, shownApp.following.replica);
+    }
+  });
+  document.getElementById("cancel").addEventListener("click", () => act("cancel"));
+  document.getElementById("delete").addEventListener("click", () => act("delete"));
+  // the token stays out of the address bar (and the history) once its cookie is set
+  if (window.location.search.includes("token=")) {
+    window.history.replaceState(null, "", `/${window.location.hash}`);
+  }
+  window.addEventListener("hashchange", route);
+  route();
+  connect();
+  window.setInterval(render, 1000); // running apps' durations
+});

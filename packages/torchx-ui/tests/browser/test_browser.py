@@ -1,0 +1,152 @@
+"""``torchx ui`` in a real browser: Debian's headless Chromium over the DevTools protocol.
+
+Run by ``nox -s ui_browser`` only (``TORCHX_UI_BROWSER=1``), with the harness of the docs
+check (tools/docs_browser/cdp.py) on the path. As a person would: start ``torchx ui``,
+open the printed URL, run an app from the CLI and see it appear, open it, follow a
+replica's log while it prints, cancel it from the page (asked once), see CANCELLED,
+delete it (asked once) and see it gone from the list.
+The hostile app name and log line stay text (no element, no dialog), and a request
+without the token is refused. Every wait is on the page's own state (a DOM condition),
+never a sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cdp import Browser, Page, find_chromium
+
+TORCHX = str(Path(sys.executable).parent / "torchx")
+HOSTILE_NAME = "<img src=x onerror=alert(1)>"
+HOSTILE_LINE = "<script>window.__pwned = 1</script>"
+
+
+@pytest.fixture
+def env(world: Path) -> dict[str, str]:
+    """The environment of this test's own torchx world (conftest: TORCHX_HOME, HOME)."""
+    return dict(os.environ)
+
+
+@pytest.fixture
+def ui(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    """``torchx ui`` running; its printed URL."""
+    proc = subprocess.Popen(
+        [TORCHX, "ui", "--interval", "0.5"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), proc.stderr.read() if proc.stderr else ""
+        yield url
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+
+
+@pytest.fixture
+def page() -> Iterator[Page]:
+    chromium = os.environ.get("TORCHX_CHROMIUM") or find_chromium()
+    assert chromium, "no Chromium: nox -s ui_browser installs Debian's"
+    with Browser(chromium) as browser:
+        # a dialog the page did not expect (an alert) would block it: every later wait
+        # would fail; the page's own confirm() is replaced below, and counted
+        yield browser.new_page()
+
+
+def run_hostile_app(env: dict[str, str], tmp_path: Path, go: Path) -> str:
+    """From the CLI, an AppDef file: a hostile name, a replica printing a hostile line
+    until ``go`` exists. Its handle."""
+    script = f"while [ ! -e '{go}' ]; do echo '{HOSTILE_LINE}'; sleep 0.1; done"
+    doc = {
+        "apiVersion": "torchx.specs/v1",
+        "kind": "AppDef",
+        "spec": {
+            "name": HOSTILE_NAME,
+            "roles": [{"name": "talk", "image": ".", "entrypoint": "sh", "args": ["-c", script]}],
+        },
+    }
+    app = tmp_path / "app.json"
+    app.write_text(json.dumps(doc))
+    proc = subprocess.run(
+        [TORCHX, "run", str(app)], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1]
+
+
+def js(value: str) -> str:
+    return json.dumps(value)
+
+
+def test_a_person_sees_follows_cancels_and_deletes_an_app(
+    ui: str, page: Page, env: dict[str, str], tmp_path: Path
+) -> None:
+    page.browser.send("Page.navigate", page.session, url=ui)
+    page.wait_until("document.getElementById('connection').textContent === 'live'")
+    # the token left the address bar once its cookie was set
+    assert page.evaluate("location.search") == ""
+
+    go = tmp_path / "go"
+    try:
+        handle = run_hostile_app(env, tmp_path, go)
+        row = f"document.querySelector('tr[data-handle=' + {js(json.dumps(handle))} + ']')"
+        page.wait_until(f"{row} !== null")
+        assert page.evaluate(f"{row}.querySelector('.name').textContent") == HOSTILE_NAME
+        page.wait_until(f"{row}.querySelector('.state').textContent === 'RUNNING'")
+
+        # its page: the replica, then its log followed while it prints
+        page.evaluate(f"{row}.click()")
+        page.wait_until("document.querySelectorAll('#replica-rows tr').length === 1")
+        assert page.evaluate("document.getElementById('app-title').textContent").startswith(
+            HOSTILE_NAME
+        )
+        page.evaluate("document.querySelector('#replica-rows button').click()")
+        page.wait_until("document.getElementById('log').textContent.split('\\n').length > 3")
+        first = page.evaluate("document.getElementById('log').textContent.split('\\n')[0]")
+        assert first == f"talk/0 {HOSTILE_LINE}"
+        # lines keep arriving while it runs
+        count = page.evaluate("document.getElementById('log').textContent.length")
+        page.wait_until(f"document.getElementById('log').textContent.length > {count}")
+
+        # cancel, asked once
+        page.evaluate(
+            "window.__asked = []; window.confirm = (q) => { __asked.push(q); return true; }"
+        )
+        page.evaluate("document.getElementById('cancel').click()")
+        page.wait_until(
+            "document.getElementById('app-summary').textContent.startsWith('CANCELLED')"
+        )
+        assert page.evaluate("window.__asked") == [f"Cancel {handle}?"]
+        page.wait_until("document.getElementById('cancel').hidden")
+
+        # delete, asked once: back to the list, without the app
+        page.wait_until("!document.getElementById('delete').hidden")
+        page.evaluate("document.getElementById('delete').click()")
+        page.wait_until("!document.getElementById('list-view').hidden")
+        page.wait_until(f"{row} === null")
+        assert page.evaluate("window.__asked") == [f"Cancel {handle}?", f"Delete {handle}?"]
+    finally:
+        go.touch()
+
+    # nothing hostile ran or became an element
+    assert page.evaluate("document.querySelectorAll('img').length") == 0
+    assert page.evaluate("document.scripts.length") == 1
+    assert page.evaluate("window.__pwned === undefined")
+    page.drain()
+    assert not page.errors, [str(e) for e in page.errors]
+
+    # without the token (no cookie, no header) the server refuses, from the page too
+    status = page.evaluate("fetch('/api/apps', {credentials: 'omit'}).then((r) => r.status)")
+    assert status == 401
