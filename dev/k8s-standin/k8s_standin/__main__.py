@@ -18,7 +18,7 @@ from pathlib import Path
 from . import appwrapper as aw_mod
 from .api import Api, ApiError, Obj
 from .appwrapper import AppWrapperController
-from .jobset import JobController, JobSetController
+from .jobset import JobController, JobSetController, owner_jobset
 from .runtime import Informer, WorkQueue, run_workers, start_thread
 from .util import controller_uid
 
@@ -49,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     jobsets = Informer(api, "/apis/jobset.x-k8s.io/v1alpha2/jobsets", "jobsets")
     jobs = Informer(api, "/apis/batch/v1/jobs", "jobs")
     aws = Informer(api, f"/apis/{aw_mod.V1BETA2}/appwrappers", "appwrappers")
+    # JobSet owns the headless Services it makes: a change (a deletion) of one is its event
+    services = Informer(api, "/api/v1/services", "services")
     q_jobset, q_job, q_aw = WorkQueue("jobset"), WorkQueue("job"), WorkQueue("appwrapper")
 
     def node() -> Obj | None:
@@ -98,11 +100,17 @@ def run(args: argparse.Namespace) -> int:
             ):
                 q_job.add(f"{ns}/{j['metadata']['name']}")
 
+    def on_service(key: str, new: Obj | None, old: Obj | None) -> None:
+        owner = owner_jobset(new or old or {"metadata": {}})
+        if owner:
+            q_jobset.add(owner)
+
     pods.on_change(on_pod)
+    services.on_change(on_service)
     jobsets.on_change(on_jobset)
     jobs.on_change(on_job)
     aws.on_change(lambda key, new, old: q_aw.add(key))
-    informers = (pods, jobsets, jobs, aws)
+    informers = (pods, jobsets, jobs, aws, services)
     for inf in informers:
         start_thread(inf.run, f"informer-{inf.name}")
     for inf in informers:

@@ -745,7 +745,9 @@ class AppWrapperController:
             set_condition(status, "Unhealthy", True, "FoundFailedPods")
             since = _ts((find_condition(status, "Unhealthy") or {}).get("lastTransitionTime"))
             deadline = since + self._duration(aw, "failureGracePeriodDuration")
-            if _now() < deadline and not terminal:
+            # a terminal exit code decides what comes after the grace period (Failed, no
+            # reset), not whether the controller waits it out
+            if _now() < deadline:
                 self._later(aw, deadline - _now() + 0.2)
             else:
                 self._reset_or_fail(aw, status, terminal, 1)

@@ -4,10 +4,13 @@ JobSet: one batch/v1 Job per replica of each replicated job, named
 `<jobset>-<replicatedJob>-<jobIndex>`, with JobSet's labels and annotations
 (jobset.sigs.k8s.io/jobset-name, replicatedjob-name, replicatedjob-replicas, job-index,
 job-global-index, job-key, restart-attempt, jobset-uid) on the Job and its pod template; a
-headless Service named after the subdomain (network.subdomain, default the JobSet's name)
-and the subdomain on every pod, so each pod is
-`<jobset>-<replicatedJob>-<jobIndex>-<podIndex>.<subdomain>`; the failure policy
-(maxRestarts: all Jobs are recreated, restarts counted; then Failed), the success policy
+headless Service named after the subdomain (network.subdomain, default the JobSet's name),
+made when missing (also after someone deleted it: JobSet owns its Services and reconciles
+on their deletion; one of that name it did not make is used as it is), and the subdomain
+on every pod, so each pod is `<jobset>-<replicatedJob>-<jobIndex>-<podIndex>.<subdomain>`;
+the failure policy (maxRestarts: all Jobs are recreated, each once its predecessor is gone,
+or all at once with restartStrategy BlockingRecreate, restarts counted; then Failed,
+naming the first failed Job), the success policy
 (All or Any of the target replicated jobs' Jobs complete), conditions Completed/Failed,
 terminalState and replicatedJobsStatus as JobSet writes them.
 
@@ -38,6 +41,7 @@ P = "jobset.sigs.k8s.io/"
 JOBSET_NAME = P + "jobset-name"
 RJOB_NAME = P + "replicatedjob-name"
 RJOB_REPLICAS = P + "replicatedjob-replicas"
+GLOBAL_REPLICAS = P + "global-replicas"
 JOB_INDEX = P + "job-index"
 JOB_GLOBAL_INDEX = P + "job-global-index"
 JOB_KEY = P + "job-key"
@@ -51,6 +55,22 @@ def _cond(job: Obj, typ: str) -> bool:
         c.get("type") == typ and c.get("status") == "True"
         for c in (job.get("status") or {}).get("conditions") or []
     )
+
+
+def _failed_at(job: Obj) -> str:
+    """When a Job failed (its Failed condition's time; RFC 3339 sorts as text)."""
+    for c in (job.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Failed" and c.get("status") == "True":
+            return str(c.get("lastTransitionTime") or "")
+    return ""
+
+
+def owner_jobset(obj: Obj) -> str | None:
+    """``namespace/name`` of the JobSet controlling ``obj`` (a Service it made), if any."""
+    for ref in obj["metadata"].get("ownerReferences") or []:
+        if ref.get("controller") and ref.get("kind") == "JobSet" and ref.get("apiVersion") == GV:
+            return f"{obj['metadata']['namespace']}/{ref['name']}"
+    return None
 
 
 def subdomain(js: Obj) -> str:
@@ -84,7 +104,10 @@ class JobSetController:
             return
         if spec.get("suspend"):
             # JobSet suspends its Jobs, whose controller then removes their pods (1.20's
-            # batch/v1 has no suspend field: JobController reads the JobSet's).
+            # batch/v1 has no suspend field: JobController reads the JobSet's). JobSet
+            # makes the headless Service of a suspended JobSet too.
+            if dns_hostnames(js):
+                self._service(js)
             conds = [c for c in status.get("conditions") or [] if c.get("type") != "Suspended"]
             conds.append({"type": "Suspended", "status": "True", "reason": "SuspendedJobs",
                           "message": "jobset is suspended", "lastTransitionTime": now()})  # fmt: skip
@@ -102,19 +125,21 @@ class JobSetController:
                  "lastTransitionTime": now()} if c.get("type") == "Suspended" else c
                 for c in status["conditions"]
             ]  # fmt: skip
-        if dns_hostnames(js):
-            self._service(js)
         current = [
             j for j in children if (j["metadata"].get("labels") or {}).get(RESTART) == str(restarts)
         ]
         stale = [j for j in children if j not in current]
         for j in stale:
             self._delete_job(j)
-        failed = [j for j in current if _cond(j, "Failed")]
+        failed = sorted(
+            (j for j in current if _cond(j, "Failed")),
+            key=lambda j: (_failed_at(j), j["metadata"]["name"]),
+        )
         if failed:
             policy = spec.get("failurePolicy")
             max_restarts = int((policy or {}).get("maxRestarts") or 0)
-            if policy is not None and restarts < max_restarts:
+            counted = int(status.get("restartsCountTowardsMax") or 0)
+            if policy is not None and counted < max_restarts:
                 status["restarts"] = restarts + 1
                 status["restartsCountTowardsMax"] = (
                     int(status.get("restartsCountTowardsMax") or 0) + 1
@@ -133,7 +158,9 @@ class JobSetController:
                     if policy is not None
                     else ("FailedJobs", "jobset failed due to one or more job failures")
                 )
-                self._terminal(status, "Failed", reason, msg)
+                # JobSet names the Job that failed first (by its Failed condition's time)
+                first = failed[0]["metadata"]["name"]
+                self._terminal(status, "Failed", reason, f"{msg} (first failed job: {first})")
                 for j in current:
                     if not (_cond(j, "Complete") or _cond(j, "Failed")):
                         self._delete_job(j)
@@ -146,7 +173,14 @@ class JobSetController:
                     self._delete_job(j)
             self._write(js, status, children)
             return
-        if not stale:  # Jobs of an earlier attempt still go: the new ones take their names
+        # the headless Service, made again if it was deleted (JobSet owns it: its deletion
+        # is an event of the JobSet's, see __main__), once the policies have had their say
+        if dns_hostnames(js):
+            self._service(js)
+        # Recreate (the default): a Job is made again once its predecessor of an earlier
+        # attempt is gone (it had the same name); BlockingRecreate: once all of them are
+        blocking = (spec.get("failurePolicy") or {}).get("restartStrategy") == "BlockingRecreate"
+        if not (stale and blocking):
             names = {j["metadata"]["name"] for j in children}
             gindex = 0
             for rjob in spec.get("replicatedJobs") or []:
@@ -193,6 +227,9 @@ class JobSetController:
             JOBSET_NAME: jsname,
             RJOB_NAME: rjob["name"],
             RJOB_REPLICAS: str(rjob.get("replicas", 1)),
+            GLOBAL_REPLICAS: str(
+                sum(int(r.get("replicas", 1)) for r in js["spec"].get("replicatedJobs") or [])
+            ),
             JOB_INDEX: str(index),
             JOB_GLOBAL_INDEX: str(gindex),
             RESTART: str(restarts),

@@ -183,3 +183,27 @@ def test_v1beta2_resets_up_to_the_retry_limit_then_fails(cluster: Cluster, ns: s
     assert (deployed["status"], deployed["message"]) == (
         "False", "Resources deleted for failed AppWrapper")  # fmt: skip
     cluster.wait_gone(PODS.format(ns=ns), "flaky-0", timeout=30)
+
+
+def test_v1beta2_a_terminal_exit_code_fails_it_after_the_grace_without_a_reset(
+    cluster: Cluster, ns: str
+) -> None:
+    aw = v1beta2("term", [pod("term-0", "exit 7", ns)], terminalExitCodes="7",
+                 failureGracePeriodDuration="4s", retryPausePeriodDuration="1s")  # fmt: skip
+    cluster.api.create(V2.format(ns=ns), aw)
+    got = cluster.wait(V2.format(ns=ns), "term",
+                       lambda a: phase(a) == "Failed"
+                       and cond(a, "QuotaReserved")["status"] == "False", 90)  # fmt: skip
+    assert not got["status"].get("resettingCount"), got["status"]  # no reset: terminal
+    unhealthy = cond(got, "Unhealthy")
+    assert unhealthy["reason"] == "FoundFailedPods"
+    # the failure grace period was waited out first (times have second precision)
+    found, failed = (_ts(unhealthy["lastTransitionTime"]),
+                     _ts(cond(got, "QuotaReserved")["lastTransitionTime"]))  # fmt: skip
+    assert failed - found >= 3, (unhealthy, cond(got, "QuotaReserved"))
+
+
+def _ts(text: str) -> float:
+    import datetime as dt
+
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()

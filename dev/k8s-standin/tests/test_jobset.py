@@ -1,6 +1,8 @@
 """JobSet's controller and the Indexed Job controller under it, driven by raw JobSets: pods
 meeting by their DNS host names through the JobSet's headless Service, JobSet's labels,
-status and conditions, restarts up to maxRestarts, the failed pod's exit code."""
+status and conditions, restarts up to maxRestarts, the failed pod's exit code; the
+headless Service as JobSet keeps it: made again once deleted, named after
+``network.subdomain`` (made when missing), one of that name it did not make used as it is."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 from conftest import Cluster, container
 
 JS = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/{ns}/jobsets"
+SVC = "/api/v1/namespaces/{ns}/services"
 
 Obj = dict[str, Any]
 
@@ -60,6 +63,69 @@ def test_jobset_restarts_up_to_max_restarts_then_fails(cluster: Cluster, ns: str
     assert (st["terminalState"], st["restarts"]) == ("Failed", 1)
     cond = next(c for c in st["conditions"] if c["type"] == "Failed")
     assert cond["reason"] == "ReachedMaxRestarts"
+    # JobSet names the Job that failed first
+    assert cond["message"] == (
+        "jobset failed due to reaching max number of restarts (first failed job: fail-w-0)"
+    )
     pod = cluster.pods(ns, "jobset.sigs.k8s.io/jobset-name=fail")[-1]
     assert pod["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] == "1"
     assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 7
+
+
+def _suspended(js: Obj) -> bool:
+    return any(
+        c["type"] == "Suspended" and c["status"] == "True"
+        for c in (js.get("status") or {}).get("conditions") or []
+    )
+
+
+def test_a_deleted_headless_service_is_made_again(cluster: Cluster, ns: str) -> None:
+    # suspended: no pods needed; JobSet keeps the Service of a suspended JobSet too
+    js = cluster.api.create(JS.format(ns=ns), _jobset("svc", 2, "true", suspend=True))
+    first = cluster.wait(SVC.format(ns=ns), "svc", lambda s: True)
+    assert first["spec"]["clusterIP"] == "None"
+    assert first["spec"]["selector"] == {"jobset.sigs.k8s.io/jobset-name": "svc"}
+    assert first["spec"]["publishNotReadyAddresses"] is True
+    [owner] = first["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["uid"], owner["controller"]) == (
+        "JobSet",
+        js["metadata"]["uid"],
+        True,
+    )
+    cluster.api.delete(f"{SVC.format(ns=ns)}/svc")
+    # JobSet owns it: its deletion is an event of the JobSet's, which makes it again
+    again = cluster.wait(
+        SVC.format(ns=ns), "svc", lambda s: s["metadata"]["uid"] != first["metadata"]["uid"]
+    )
+    assert again["spec"]["selector"] == first["spec"]["selector"]
+    assert again["metadata"]["ownerReferences"][0]["uid"] == js["metadata"]["uid"]
+
+
+def test_the_service_is_named_after_network_subdomain(cluster: Cluster, ns: str) -> None:
+    """A subdomain naming no Service: JobSet makes one of that name (none of its own name)."""
+    cmd = 'echo "host=$(hostname)"'
+    network = {"enableDNSHostnames": True, "subdomain": "elsewhere"}
+    cluster.api.create(JS.format(ns=ns), _jobset("named", 2, cmd, network=network))
+    svc = cluster.wait(SVC.format(ns=ns), "elsewhere", lambda s: True)
+    assert svc["spec"]["selector"] == {"jobset.sigs.k8s.io/jobset-name": "named"}
+    cluster.wait(JS.format(ns=ns), "named", _terminal)
+    names = [s["metadata"]["name"] for s in cluster.api.get(SVC.format(ns=ns))["items"]]
+    assert names == ["elsewhere"], names
+    pods = cluster.pods(ns, "jobset.sigs.k8s.io/jobset-name=named")
+    assert {p["spec"]["subdomain"] for p in pods} == {"elsewhere"}
+    assert [p["spec"]["hostname"] for p in pods] == ["named-w-0-0", "named-w-1-0"]
+    labels = pods[0]["metadata"]["labels"]
+    assert labels["jobset.sigs.k8s.io/global-replicas"] == "2", labels
+
+
+def test_a_service_of_that_name_it_did_not_make_is_used_as_it_is(cluster: Cluster, ns: str) -> None:
+    mine = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "taken"},
+            "spec": {"clusterIP": "None", "selector": {"app": "nothing"}}}  # fmt: skip
+    made = cluster.api.create(SVC.format(ns=ns), mine)
+    network = {"subdomain": "taken"}
+    cluster.api.create(JS.format(ns=ns), _jobset("user", 1, "true", network=network, suspend=True))
+    cluster.wait(JS.format(ns=ns), "user", _suspended)  # the controller has been through it
+    svc = cluster.api.get(f"{SVC.format(ns=ns)}/taken")
+    assert svc["metadata"]["uid"] == made["metadata"]["uid"]
+    assert svc["spec"]["selector"] == {"app": "nothing"}  # not adopted, not changed
+    assert not svc["metadata"].get("ownerReferences")

@@ -113,6 +113,19 @@ class FakeApi(ApiClient):
         self.fail_call: dict[int, ApiException] = {}
         #: pod spec fields a dry run drops (a server older than fieldValidation=Strict)
         self.unknown_pod_fields: set[str] = set()
+        #: path -> the errors its next calls raise, one each (RBAC's 403, an outage's 503)
+        self.refuse: dict[str, list[ApiException]] = {}
+
+    def add_secret(self, namespace: str, name: str, data: dict[str, str]) -> None:
+        """A Secret as the API keeps it (``data`` base64-encoded)."""
+        import base64
+
+        self.objects[f"/api/v1/namespaces/{namespace}/secrets/{name}"] = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name, "namespace": namespace},
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()},
+        }
 
     def call_api(
         self,
@@ -133,6 +146,8 @@ class FakeApi(ApiClient):
             raise self.fail_next.pop(0)
         if len(self.calls) in self.fail_call:
             raise self.fail_call.pop(len(self.calls))
+        if self.refuse.get(path):
+            raise self.refuse[path].pop(0)
         raw = kw.get("_preload_content") is False
         if path.endswith("/log"):
             name = path.split("/")[-2]
@@ -176,7 +191,8 @@ class FakeApi(ApiClient):
             return body
         base = path.removesuffix("/status")
         if method == "GET" and base in self.objects:
-            return self.objects[base]
+            found = self.objects[base]
+            return Raw(json.dumps(found).encode()) if raw else found
         if method == "GET" and path.split("/")[-1] not in ("jobs", "jobsets", "appwrappers"):
             raise api_error(404, "not found")
         if method == "GET":

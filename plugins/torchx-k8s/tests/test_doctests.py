@@ -14,6 +14,7 @@ class TestExamples(DocstringExamples):
         "torchx_k8s.names",
         "torchx_k8s.options",
         "torchx_k8s.pod",
+        "torchx_k8s.podenv",
         "torchx_k8s.rbac",
         "torchx_k8s.status",
         "torchx_k8s.yamltext",

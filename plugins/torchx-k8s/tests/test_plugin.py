@@ -66,6 +66,8 @@ def test_rbac_prints_a_role() -> None:
     assert rules[("", "pods/log")] == ["get"]
     assert "patch" in rules[("workload.codeflare.dev", "appwrappers")]
     assert "deletecollection" in rules[("", "pods")]
+    # a failed app's status reads the Secrets of secret_env, to mask their values
+    assert rules[("", "secrets")] == ["get"]
 
 
 @pytest.mark.parametrize("scheduler", ["kubernetes", "kubernetes_mcad"])

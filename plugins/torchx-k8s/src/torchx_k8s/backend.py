@@ -4,7 +4,8 @@
 first use, closed by ``close()``), says what the client's errors mean in the Scheduler
 contract's terms (:meth:`K8sBackend.classify_error`), and makes every call the
 ``kubernetes`` and ``kubernetes_mcad`` schedulers send: the app's custom object (create,
-get, list, patch, delete), its pods (list, a server-side dry run, the log). The
+get, list, patch, delete), its pods (list, a server-side dry run, the log), the Secrets
+its pods read (get: values for ``torchx status`` to mask). The
 schedulers decide which calls an operation makes (:mod:`torchx_k8s.scheduler`,
 :mod:`torchx_k8s.mcad`); this module only sends them.
 
@@ -28,6 +29,7 @@ run, ``torchx runopts kubernetes`` and ``torchx --help`` never import it.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -47,6 +49,7 @@ from torchx.schedulers.helpers.retry import (
     parse_retry_after,
 )
 from torchx_k8s.names import AppRef
+from torchx_k8s.podenv import decode_secret
 from torchx_k8s.request import KINDS, K8sRequest
 
 if TYPE_CHECKING:
@@ -199,6 +202,34 @@ class K8sBackend:
         except ApiException:
             return None
         return dict(obj)
+
+    def secret(self, ref: AppRef, name: str) -> dict[str, str] | None:
+        """The decoded data of Secret ``name`` in ``ref``'s namespace (one GET); None when
+        it cannot be read: refused (403: no ``get`` on ``secrets``) or gone (404). It only
+        lets ``describe`` report values for masking (:mod:`torchx_k8s.podenv`), so either
+        is a debug line, never an error; other failures (throttling, an outage) are
+        raised, as any call's."""
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            answer = self._core(ref.context).read_namespaced_secret(
+                name, ref.namespace, _preload_content=False, _request_timeout=API_TIMEOUT
+            )
+        except ApiException as e:
+            if e.status in (403, 404):
+                logging.getLogger(__name__).debug(
+                    "Secret %s/%s not read (%s: %s): its values are not masked",
+                    ref.namespace,
+                    name,
+                    e.status,
+                    reason(e),
+                )
+                return None
+            raise
+        try:
+            return decode_secret(json.loads(answer.data))
+        finally:
+            answer.release_conn()
 
     def list_objects(
         self, namespace: str, context: str | None, flavour: str, selector: str

@@ -24,14 +24,24 @@ codeflare.dev)                                                         (cancel: 
 ``pods/log`` (core)              get                                   log
 ``podgroups`` (scheduling.       get                                   status of a pending Volcano
 volcano.sh)                                                            job (why it is not placed)
+``secrets`` (core)               get                                   status of a failed app: the
+                                                                       values of the Secrets its
+                                                                       pods read (``secret_env``),
+                                                                       to mask them
 ================================ ===================================== ============================
+
+``get`` on ``secrets`` gives the submitter nothing new: whoever may create pods (or the
+Volcano Jobs, JobSets and AppWrappers that make them) in a namespace can already read
+any of its Secrets through a pod that mounts it. Without it everything works, and
+``torchx status`` cannot mask a ``secret_env`` value a failed app printed (a debug line
+says which Secret it could not read): an administrator who grants less drops that rule.
 
 ``python -m torchx_k8s rbac --namespace team-a`` prints it as YAML, to apply with
 ``kubectl apply -f -`` and bind to the users (or service account) who submit:
 
 >>> role = role_manifest("team-a")
 >>> role["kind"], role["metadata"]["namespace"], len(role["rules"])
-('Role', 'team-a', 7)
+('Role', 'team-a', 8)
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ RULES: list[tuple[str, str, list[str]]] = [
     ("", "pods", ["list", "create", "deletecollection"]),
     ("", "pods/log", ["get"]),
     ("scheduling.volcano.sh", "podgroups", ["get"]),
+    ("", "secrets", ["get"]),
 ]
 
 

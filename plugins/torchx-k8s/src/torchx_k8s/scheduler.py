@@ -14,7 +14,12 @@ How the contract maps onto the API:
   transiently is looked up by its (unique) name before it is tried again, so it is
   never made twice; the object is all a submit creates (the controller makes the pods).
 * ``describe``: two calls whatever the replica count: the object, then one pod list by
-  label selector (:mod:`torchx_k8s.status` turns both into the answer).
+  label selector (:mod:`torchx_k8s.status` turns both into the answer). Its ``env`` is
+  the env of the pods the app's object describes (:mod:`torchx_k8s.podenv`), for
+  ``torchx status`` to mask; for a FAILED app (whose message quotes the failed
+  replica's stderr) it holds the values of the Secrets the pods read too
+  (``secret_env``), one GET per Secret, reported as secret whatever the variable's
+  name. A Secret that cannot be read (no ``get`` on ``secrets``, or gone) is left out.
 * ``list``: one list of the objects this plugin made (label selector) per flavour, in
   the ``namespace`` (and ``context``) of the run options given to it, and one list of
   their running pods (an app whose controller has not yet written RUNNING is RUNNING
@@ -63,7 +68,7 @@ from torchx.specs import NONE, AppDef, AppDryRunInfo, AppState, CfgVal
 from torchx.specs.errors import SpecError
 from torchx.specs.structured_opts import StructuredOpts
 from torchx.workspace.pushed_image import PushedImageWorkspaceMixin
-from torchx_k8s import labels, names, status
+from torchx_k8s import labels, names, podenv, status
 from torchx_k8s.backend import K8sBackend, api_status, reason
 from torchx_k8s.logs import replica_log
 from torchx_k8s.names import AppRef, parse_app_id
@@ -226,6 +231,7 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
             view.msg = status.podgroup_problem(self._k8s.podgroup(ref))
         return DescribeAppResponse(
             app_id=app_id,
+            env=self._env(ref, obj, pods, view.state),
             state=view.state,
             num_restarts=view.num_restarts,
             msg=view.msg or NONE,
@@ -236,6 +242,24 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
             start_time=view.start_time,
             end_time=view.end_time,
         )
+
+    def _env(
+        self,
+        ref: AppRef,
+        obj: dict[str, Any],
+        pods: builtins.list[dict[str, Any]],
+        state: AppState,
+    ) -> dict[str, str]:
+        """The env ``describe`` reports (see the module docstring): the pods' plain values,
+        and for a FAILED app the values of the Secrets they read, under names that say
+        they are secret. Secrets are read only then: a FAILED app's message is the one
+        that quotes what the app printed (the end of its stderr); reading them for every
+        status of a running app (``run --wait`` polls) would cost calls for nothing."""
+        env = podenv.pod_env(obj, pods)
+        out = dict(env.values)
+        if state == AppState.FAILED and env.secrets():
+            out.update(podenv.secret_values(env, partial(self._k8s.secret, ref)))
+        return out
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> builtins.list[ListAppResponse]:
         opts = K8sOpts.from_cfg(self.run_opts_once().resolve(dict(cfg or {})))

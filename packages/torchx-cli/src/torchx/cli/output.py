@@ -35,7 +35,14 @@ _secret: Any = None
 
 
 def is_secret_name(name: str) -> bool:
-    """True for env names that look like they hold a secret (``API_KEY``, ``HF_TOKEN``, ...)."""
+    """True for env names that look like they hold a secret (``API_KEY``, ``HF_TOKEN``, ...).
+
+    A scheduler reports a value it knows to be secret under a name starting with
+    ``secret:`` (``DescribeAppResponse.env``), whatever the variable's name:
+
+    >>> is_secret_name("HF_TOKEN"), is_secret_name("secret:db-creds/url"), is_secret_name("DB_URL")
+    (True, True, False)
+    """
     global _secret
     if _secret is None:
         import re

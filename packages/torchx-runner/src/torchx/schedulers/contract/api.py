@@ -176,7 +176,10 @@ class DescribeAppResponse:
     SageMaker's ``environment``); empty where the backend cannot tell. ``torchx status``
     masks the values of its secret-looking names wherever they show (a failed app's
     stderr quoted in its message), as it masks the roles' env
-    (``Runner.status_and_envs``).
+    (``Runner.status_and_envs``). A value that is secret whatever its variable's name
+    (the kubernetes schedulers' values read from a Secret for ``secret_env``) is
+    reported under a name that starts with ``secret:`` (``secret:hf-creds/token``), which
+    every masker that goes by names treats as secret: no field of its own is needed.
     """
 
     app_id: str = "<NOT_SET>"
