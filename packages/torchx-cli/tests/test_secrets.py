@@ -54,6 +54,8 @@ class Vault(Scheduler):
     def describe(self, app_id):
         with open(os.environ["VAULT_APP"]) as f:
             env = json.load(f)
+        if os.environ.get("VAULT_STORED"):  # a value from the backend's own secret store
+            env["secret:vault/db"] = os.environ["VAULT_STORED"]
         # the app printed its env on stderr, and the scheduler tells it as the failure;
         # it knows the env the app ran with (as docker's inspect does)
         return DescribeAppResponse(
@@ -121,6 +123,27 @@ def test_the_status_of_run_wait_masks_a_run_options_secret(cli: Cli, env: dict[s
     assert "****" in doc["data"]["status"]["msg"]
     shown = cli(*RUN, "--wait", "--show-secrets", "utils.sh", "true", env=env, rc=1)
     assert SECRET in shown.stderr
+
+
+def test_the_status_of_run_wait_masks_a_secret_only_the_scheduler_knows(
+    cli: Cli, env: dict[str, str]
+) -> None:
+    """A value the scheduler reads from its own store (k8s ``secret_env``) was never in
+    a run option or the AppDef: ``run --wait``'s final status masks it too, as a later
+    ``torchx status`` does."""
+    stored = "s3cr3t-from-the-store"
+    proc = cli(
+        "run",
+        "-s",
+        "vault",
+        "--wait",
+        "utils.sh",
+        "true",
+        env={**env, "VAULT_STORED": stored},
+        rc=1,
+    )
+    assert "login with" in proc.stderr and "****" in proc.stderr
+    assert stored not in proc.stderr + proc.stdout
 
 
 def test_status_of_a_later_process_masks_the_env_the_scheduler_tells(

@@ -291,6 +291,8 @@ def _follow(
                 pairs = replicas_of(require_status(runner, handle), None, None)
             follow(runner, handle, pairs, None, color=color, out=sys.stderr if as_json else None)
         status = _wait(runner, handle)
+        if status is not None and status.state.name != "SUCCEEDED":
+            status = _with_backend_secrets(runner, handle, status)
     except KeyboardInterrupt:
         sys.stdout.flush()
         print(
@@ -317,6 +319,24 @@ def _follow(
 
         print_json("AppStatus", status_payload(handle, status), compact=True)
     return 0 if status.state.name == "SUCCEEDED" else EXIT_APP_FAILED
+
+
+def _with_backend_secrets(runner: Runner, handle: str, status: AppStatus) -> AppStatus:
+    """The final status, once more with the envs the scheduler tells: a failure's message
+    may quote a secret only the scheduler knows (a value it read from its own store, as
+    Kubernetes' ``secret_env``), which :func:`~torchx.cli.output.mask` then hides, as
+    ``torchx status`` does. Only for an app that did not succeed (the message that quotes
+    stderr); if that question fails, the status already read stands."""
+    from torchx.cli.output import remember_secrets
+
+    try:
+        both = runner.status_and_envs(handle)
+    except Exception:
+        return status
+    if both is None or not both[0].is_terminal():
+        return status
+    remember_secrets(both[1])
+    return both[0]
 
 
 def _wait(runner: Runner, handle: str) -> AppStatus | None:
