@@ -245,8 +245,35 @@ write_node_args() {
 }
 
 api_ok() { api GET "$1" -f -o /dev/null; }
+# node_ready: the node is Ready, and says so since the kubelet this `up` started (its
+# Ready condition's heartbeat no older than KUBELET_SINCE, epoch seconds; 0 for a kubelet
+# that was already running). etcd keeps the Node of an earlier `up` as Ready until the
+# controller manager sees its heartbeats stop (40 s): without the heartbeat's time, a
+# kubelet that died at its start read as a Ready node, and every pod stayed Pending.
 node_ready() {
-  api GET "/api/v1/nodes/$NODE_NAME" 2>/dev/null | tr -d ' \n' | grep -q '"type":"Ready","status":"True"'
+  api GET "/api/v1/nodes/$NODE_NAME" 2>/dev/null | python3 -c '
+import datetime, json, sys
+since = int(sys.argv[1])
+for c in json.load(sys.stdin).get("status", {}).get("conditions", []):
+    if c.get("type") == "Ready":
+        beat = datetime.datetime.fromisoformat(c["lastHeartbeatTime"].replace("Z", "+00:00"))
+        sys.exit(0 if c.get("status") == "True" and beat.timestamp() >= since - 1 else 1)
+sys.exit(1)
+' "${KUBELET_SINCE:-0}"
+}
+
+# wait_node_ready: waits for node_ready; a kubelet that exits while starting is started
+# once more (seen once: its pod-resources socket refused with "invalid cross-device
+# link" right after a warm `up`, and the next start worked), its fatal line said.
+wait_node_ready() {
+  if (wait_for "$TIMEOUT" "the node (Ready)" "$RUN/kubelet.pid" "$LOG/kubelet.log" node_ready); then
+    return 0
+  fi
+  alive "$RUN/kubelet.pid" && exit 1 # not Ready in time while running: said by wait_for
+  say "the kubelet exited while starting ($(grep '^F' "$LOG/kubelet.log" | tail -n1 | cut -c1-240)); starting it once more"
+  KUBELET_SINCE=$(date -u +%s)
+  start_daemon kubelet "$CACHE/$SRC_VERSION/kubelet" ns
+  wait_for "$TIMEOUT" "the node (Ready)" "$RUN/kubelet.pid" "$LOG/kubelet.log" node_ready
 }
 webhook_registered() {
   api GET /apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/webhook-jobs-mutate -f -o /dev/null
@@ -261,6 +288,8 @@ start_node() {
   start_node_dockerd
   pause_image
   copy_images
+  KUBELET_SINCE=0
+  alive "$RUN/kubelet.pid" || KUBELET_SINCE=$(date -u +%s)
   start_daemon kubelet "$CACHE/$SRC_VERSION/kubelet" ns
   start_daemon kube-scheduler "$CACHE/$SRC_VERSION/kube-scheduler"
   start_daemon kube-controller-manager "$CACHE/$SRC_VERSION/kube-controller-manager"
@@ -272,7 +301,7 @@ start_node() {
     rm -f "$NODE/dns.ready"
     (cd "$STANDIN_SRC" && start_daemon dns "$(command -v python3)")
   fi
-  wait_for "$TIMEOUT" "the node (Ready)" "$RUN/kubelet.pid" "$LOG/kubelet.log" node_ready
+  wait_node_ready
   wait_for "$TIMEOUT" "Volcano's webhook" "$RUN/vc-webhook-manager.pid" "$LOG/vc-webhook-manager.log" webhook_registered
   wait_for "$TIMEOUT" "Volcano's default queue" "$RUN/vc-scheduler.pid" "$LOG/vc-scheduler.log" queue_exists
   wait_for "$TIMEOUT" "the DNS syncer" "$RUN/dns.pid" "$LOG/dns.log" dns_ready
