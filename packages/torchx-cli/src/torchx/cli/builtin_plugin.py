@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 from torchx.specs.hookspecs import hookimpl
 
 if TYPE_CHECKING:  # the type checker proves each built-in command has the Command shape
-    from torchx.cli import cmd_completion, cmd_follow, cmd_info, cmd_log, cmd_run
+    from torchx.cli import cmd_completion, cmd_follow, cmd_info, cmd_log, cmd_run, cmd_sweep
     from torchx.cli.command import Command
 
     _SHAPES: list[Command] = [
         cmd_run.RunCommand(),
+        cmd_sweep.SweepCommand(),
         cmd_follow.StatusCommand(),
         cmd_follow.DescribeCommand(),
         cmd_follow.ListCommand(),
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # the type checker proves each built-in command has the Comma
 
 _COMMANDS = {
     "run": "torchx.cli.cmd_run:RunCommand",
+    "sweep": "torchx.cli.cmd_sweep:SweepCommand",
     "status": "torchx.cli.cmd_follow:StatusCommand",
     "describe": "torchx.cli.cmd_follow:DescribeCommand",
     "list": "torchx.cli.cmd_follow:ListCommand",

@@ -6,7 +6,10 @@ import argparse
 import sys
 from typing import Any
 
-HANDLE_HELP = "app handle printed by 'torchx run', e.g. local://torchx/echo-k3x9q2m7bw"
+HANDLE_HELP = (
+    "app handle printed by 'torchx run', e.g. local://torchx/echo-k3x9q2m7bw "
+    "(or a sweep's, sweep://sw-...)"
+)
 
 
 class StatusCommand:
@@ -44,6 +47,12 @@ class StatusCommand:
         self, runner: Any, args: argparse.Namespace, handle: str, compact: bool, blank: bool = False
     ) -> int:
         from torchx.cli._runtime import require_status, require_status_and_envs
+        from torchx.cli.cmd_sweep import is_sweep
+
+        if is_sweep(handle):  # a sweep's table of trials (torchx.cli.cmd_sweep)
+            from torchx.cli.cmd_sweep import status as sweep_status
+
+            return sweep_status(handle, args.json, compact, blank)
 
         envs = None
         if args.show_secrets:
@@ -167,10 +176,18 @@ section of .torchxconfig. No default is assumed for an option not given.
             help="only apps in these states, e.g. running or failed,cancelled",
         )
         parser.add_argument("--limit", metavar="N", help="only the newest N apps (after --state)")
+        parser.add_argument(
+            "--sweeps",
+            action="store_true",
+            help="list the sweeps ('torchx sweep') instead: a line each, with its trials' states",
+        )
         parser.add_argument("--json", action="store_true", help="print as JSON")
 
     def run(self, args: argparse.Namespace) -> int:
         from torchx.cli._runtime import default_scheduler, get_runner, scheduler_cfg
+
+        if args.sweeps:
+            return _list_sweeps(args)
         from torchx.cli.output import parse_limit, parse_states, select_apps
 
         # the filters are checked before the scheduler is asked
@@ -193,6 +210,25 @@ section of .torchxconfig. No default is assumed for an option not given.
 
         print(format_app_list(rows), end="")
         return 0
+
+
+def _list_sweeps(args: argparse.Namespace) -> int:
+    """``torchx list --sweeps``: every sweep recorded here, newest first."""
+    from torchx.cli.errors import CliError
+    from torchx.sweeps import list_sweeps
+
+    if args.state or args.limit or args.scheduler or args.cfg:
+        raise CliError("--sweeps lists every sweep: it takes no -s, -cfg, --state or --limit")
+    docs = list_sweeps()
+    if args.json:
+        from torchx.cli.output import print_json
+
+        print_json("SweepList", docs)
+        return 0
+    from torchx.cli.cmd_sweep import format_sweep_list
+
+    print(format_sweep_list(docs), end="")
+    return 0
 
 
 class CancelCommand:
@@ -265,6 +301,12 @@ it would cancel before it does, unless --yes (without a terminal, --yes is neede
 def _cancel_one(runner: Any, handle: str, quiet: bool) -> dict[str, Any]:
     """Cancels one app (an app that ended is left as is); what was done, as JSON has it."""
     from torchx.cli._runtime import require_status
+    from torchx.cli.cmd_sweep import is_sweep
+
+    if is_sweep(handle):  # its pending and running trials (torchx.cli.cmd_sweep)
+        from torchx.cli.cmd_sweep import cancel
+
+        return cancel(handle, quiet)
 
     before = require_status(runner, handle)
     if before.is_terminal():  # nothing to stop: say so, rather than "cancelled"
