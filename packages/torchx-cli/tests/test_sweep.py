@@ -194,3 +194,31 @@ def test_bad_sweep_arguments_are_one_line(cli: Cli) -> None:
         assert word in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
     proc = cli("status", "sweep://sw-nosuchsweep", rc=2)
     assert "no sweep sweep://sw-nosuchsweep" in proc.stderr
+
+
+def test_an_option_the_component_has_too_is_the_components(cli: Cli) -> None:
+    """``--out`` style: a trainer's own ``--seed`` after COMPONENT is the trainer's; the
+    sweep's ``--seed`` (with ``--random``) is given before COMPONENT."""
+    out = _component(cli)
+    (cli.work / "comp.py").write_text(
+        COMPONENT.replace("hold: bool = False", 'hold: bool = False, seed: str = "0"')
+    )
+    proc = cli(
+        "sweep",
+        "--random",
+        "1",
+        "--seed",
+        "5",
+        "comp.py:trial",
+        "--seed",
+        "9",
+        "--grid",
+        "a=1,2",
+        "--out",
+        str(out),
+        "--wait",
+        timeout=120,
+    )
+    data = _status(cli, proc.stdout.splitlines()[0])
+    assert data["seed"] == 5 and len(data["trials"]) == 1
+    assert data["trials"][0]["args"][:2] == ["--seed", "9"]

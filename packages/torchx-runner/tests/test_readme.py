@@ -103,3 +103,14 @@ def test_the_error_messages_the_readme_quotes_are_the_codes(tmp_path: Path) -> N
     assert str(error.value).startswith(
         f"{tmp_path / '.torchxconfig'}: {shown.group(1)}; valid keys: "
     )
+
+
+def test_sweep_example_runs_four_trials(tmp_path: Path) -> None:
+    """The torchx.sweeps example: the API starts, waits for and reports a real sweep."""
+    block = next(b for b in _blocks("python") if "from torchx.sweeps import" in b)
+    try:
+        out = _run(tmp_path, block)
+    finally:
+        _wait_all(tmp_path)
+    assert out.startswith("SUCCEEDED ") and out.count("'SUCCEEDED'") == 4, out
+    assert "{'num_replicas': '2', 'cpu': '1'}" in out

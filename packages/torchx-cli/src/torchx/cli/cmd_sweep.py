@@ -16,7 +16,8 @@ Run a component once per point of a grid of its parameters, at most K at once.
 Each trial is 'torchx run COMPONENT ARGS --lr 1e-3 --batch 32': a grid's NAME is a
 parameter of the component (an unknown one is refused before anything runs). --random N
 runs N trials drawn from the grid with the seed --seed S. The sweep's options may come
-before COMPONENT or among its arguments; after '--', everything is the component's.
+before COMPONENT or among its arguments, except one the component also has (its
+--seed): that one is the component's; after '--', everything is the component's.
 
 The command prints the sweep's handle (sweep://sw-...) and returns; a detached
 supervisor submits the trials, the next when one ends, until all have ended. A trial
@@ -85,9 +86,9 @@ class SweepCommand:
     def run(self, args: argparse.Namespace) -> int:
         from torchx.cli._runtime import default_scheduler, get_runner, scheduler_cfg
         from torchx.cli.errors import CliError
-        from torchx.sweeps import sweep
+        from torchx.sweeps import component_parameters, sweep
 
-        component_args = _take_own(args)
+        component_args = _take_own(args, set(component_parameters(args.component)))
         if args.seed is not None and args.random is None:
             raise CliError("--seed is for --random N: without it every trial runs")
         runner = get_runner(one_shot=True)
@@ -120,9 +121,11 @@ class SweepCommand:
         return 0 if doc["state"] == "SUCCEEDED" else 1
 
 
-def _take_own(args: argparse.Namespace) -> list[str]:
+def _take_own(args: argparse.Namespace, params: set[str]) -> list[str]:
     """The component's arguments, the sweep's own options taken out of them into ``args``
-    (up to a ``--``, after which every word is the component's)."""
+    (up to a ``--``, after which every word is the component's). An option that is also
+    a parameter of the component (``params``: a ``--seed`` of a trainer) is the
+    component's: the sweep's own is then given before COMPONENT."""
     from torchx.cli.errors import CliError
 
     rest: list[str] = list(args.component_args)
@@ -134,7 +137,7 @@ def _take_own(args: argparse.Namespace) -> list[str]:
             out += rest[i + 1 :]
             break
         name, eq, inline = word.partition("=")
-        if name in _OWN and (eq == "" or _OWN[name]):
+        if name in _OWN and (eq == "" or _OWN[name]) and name.lstrip("-") not in params:
             if _OWN[name]:
                 if eq:
                     value = inline

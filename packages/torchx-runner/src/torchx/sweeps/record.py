@@ -94,7 +94,7 @@ def load(sid: str) -> dict[str, Any]:
 def save(doc: dict[str, Any]) -> None:
     """Replaces the sweep's record atomically."""
     path = os.path.join(sweep_dir(doc["id"]), "sweep.json")
-    write_private_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n", fsync=False)
+    write_private_atomic(path, json.dumps(doc, indent=1) + "\n", fsync=False)
 
 
 def cancel_requested(sid: str) -> bool:
