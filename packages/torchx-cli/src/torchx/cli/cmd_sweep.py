@@ -218,9 +218,10 @@ def format_sweep(doc: dict[str, Any]) -> str:
 
 def _print_status(doc: dict[str, Any], as_json: bool, compact: bool = False) -> None:
     if as_json:
-        from torchx.cli.output import print_json
+        from torchx.cli.output import masked_cfg, print_json
 
-        print_json("SweepStatus", doc, compact=compact)
+        # secret values of run options (env NAME:VALUE) are masked, as 'describe' does
+        print_json("SweepStatus", {**doc, "cfg": masked_cfg(doc["cfg"])}, compact=compact)
     else:
         print(format_sweep(doc), end="")
 
