@@ -24,7 +24,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from torchx.sweeps.expand import SweepError, expand, parse_grid
+from torchx.sweeps.grid import SweepError, expand, parse_grid
 from torchx.sweeps.record import SCHEME, TERMINAL
 
 __all__ = [

@@ -24,7 +24,7 @@ from typing import Any
 
 from torchx.schedulers.helpers.files import write_private_atomic
 from torchx.schedulers.local.state import default_state_dir, ensure_private_dir
-from torchx.sweeps.expand import SweepError
+from torchx.sweeps.grid import SweepError
 
 #: The version of ``sweep.json``; a reader refuses another.
 FORMAT_VERSION = "torchx.sweep/v1"
