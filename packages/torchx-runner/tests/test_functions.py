@@ -184,6 +184,18 @@ def test_the_trivial_call_overhead(fh: Any) -> None:
     assert time.monotonic() - start < 5.0
 
 
+def test_importing_the_runner_does_not_import_functions() -> None:
+    code = (
+        "import sys, torchx.runner\n"
+        "with torchx.runner.get_runner() as r: r.scheduler_backends()\n"
+        "print(sorted(m for m in sys.modules if m.startswith('torchx.functions')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT, check=True
+    )
+    assert done.stdout.strip() == "[]"
+
+
 def worker(job_dir: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "torchx.functions._worker", str(job_dir)],

@@ -44,6 +44,7 @@ __all__ = [
     "NoResult",
     "RemoteLoadError",
     "RemoteTraceback",
+    "UnexpectedRemoteError",
     "UnsupportedSchedulerError",
     "submit",
 ]
@@ -274,7 +275,7 @@ def submit(
     this interpreter (``sys.executable``) in the current directory, with this process's
     ``sys.path`` put first on its own, so whatever imports here imports there.
 
-    ``scheduler``/``cfg`` are as for :meth:`torchx.runner.Runner.run`; ``resource`` is
+    ``scheduler``/``cfg`` are as for :meth:`torchx.runner.api.Runner.run`; ``resource`` is
     the replica's :class:`~torchx.specs.Resource`; ``image`` is ignored on ``local``;
     ``name`` is the app's name (default: the function's). Raises
     :class:`UnsupportedSchedulerError` for a scheduler other than ``local``.
