@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 
 
 class Boom(ValueError):
@@ -51,3 +52,17 @@ def exit_early(code: int) -> None:
 
 def nothing() -> None:
     return None
+
+
+def timed(x: int) -> tuple[int, float, float]:
+    """Works for 0.3 s (the workload, not a synchronisation) and says when it ran."""
+    start = time.time()
+    time.sleep(0.3)
+    return x * 10, start, time.time()
+
+
+def block_on(item: str) -> None:
+    """Prints its item, then waits for a signal forever (the test cancels it)."""
+    print(f"item {item}", flush=True)
+    while True:
+        signal.pause()

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import torchx.functions as functions
-from torchx.functions import NoResult, RemoteLoadError, RemoteTraceback, submit
+from torchx.functions import NoResult, RemoteLoadError, RemoteTraceback, map_array, submit
 from torchx.runner import get_runner
 
 HERE = Path(__file__).resolve().parent
@@ -136,6 +136,7 @@ def test_the_job_directory_is_removed_once_settled(fh: Any) -> None:
     future = submit(fh.add, 2, 2)
     assert future.job_dir.is_dir() or future.done()
     assert future.result(timeout=TIMEOUT) == 4
+    assert future._watcher is not None and future.job_dir is not None
     future._watcher.join(TIMEOUT)
     assert not future.job_dir.exists()
 
@@ -204,6 +205,43 @@ def worker(job_dir: Path) -> subprocess.CompletedProcess[str]:
         timeout=TIMEOUT,
         check=False,
     )
+
+
+def max_overlap(spans: list[tuple[float, float]]) -> int:
+    """The most spans open at one instant (an end before a start at the same time)."""
+    events = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
+    running = peak = 0
+    for _, step in events:
+        running += step
+        peak = max(peak, running)
+    return peak
+
+
+def test_map_array_runs_at_most_parallelism_at_once_in_order(fh: Any) -> None:
+    futures = map_array(fh.timed, range(6), parallelism=2, name="timed")
+    results = [f.result(timeout=TIMEOUT) for f in futures]
+    assert [r[0] for r in results] == [0, 10, 20, 30, 40, 50]
+    assert max_overlap([(r[1], r[2]) for r in results]) <= 2
+    handles = [f.handle for f in futures]
+    assert all(h is not None and f"/timed-{i}-" in h for i, h in enumerate(handles))
+
+
+def test_map_array_cancels_a_call_before_its_turn(fh: Any) -> None:
+    futures = map_array(fh.block_on, ["a", "b"], parallelism=1, cfg={"grace_period": 1.0})
+    assert futures[1].handle is None  # the first blocks forever: the second waits
+    assert futures[1].cancel() and futures[1].cancelled()
+    with pytest.raises(concurrent.futures.CancelledError):
+        futures[1].result(timeout=0)
+    assert futures[0].cancel()
+    with pytest.raises(concurrent.futures.CancelledError):
+        futures[0].result(timeout=TIMEOUT)
+
+
+def test_map_array_checks_before_starting(fh: Any) -> None:
+    with pytest.raises(ValueError, match="parallelism must be"):
+        map_array(fh.add, [1], parallelism=0)
+    with pytest.raises(functions.UnsupportedSchedulerError):
+        map_array(fh.nothing, [1], parallelism=1, scheduler="kubernetes")
 
 
 def test_the_worker_refuses_another_python_in_one_line(tmp_path: Path) -> None:

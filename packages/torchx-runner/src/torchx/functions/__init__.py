@@ -12,7 +12,8 @@
 Runner and returns an :class:`AppFuture`, a :class:`concurrent.futures.Future` that
 also carries the app's handle. The call and its result travel through a job directory
 the submitter and the replica share (see the torchx-runner README, "Python functions
-as apps"); in this version only the local scheduler has one.
+as apps"); in this version only the local scheduler has one. :func:`map_array` runs one
+call per item, at most ``parallelism`` at once.
 
 Importing :mod:`torchx.runner` does not import this module.
 """
@@ -28,7 +29,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -46,6 +47,7 @@ __all__ = [
     "RemoteTraceback",
     "UnexpectedRemoteError",
     "UnsupportedSchedulerError",
+    "map_array",
     "submit",
 ]
 
@@ -173,14 +175,21 @@ class AppFuture(concurrent.futures.Future[T]):
     :meth:`cancel` cancels the app. ``running()`` is true until the app has ended.
     """
 
-    def __init__(self, handle: str, job_dir: Path) -> None:
+    def __init__(self, handle: str | None, job_dir: Path | None) -> None:
         super().__init__()
+        #: the app's handle; None while a :func:`map_array` call waits for its turn
         self.handle = handle
         self.job_dir = job_dir
         self._settle_lock = threading.RLock()
+        self._on_end: Callable[[], None] | None = None
+        self._watcher: threading.Thread | None = None
+
+    def _start(self) -> None:
+        """Starts the thread that follows the app (once it has a handle)."""
         self._watcher = threading.Thread(
-            target=self._watch, name=f"torchx.functions {handle}", daemon=True
+            target=self._watch, name=f"torchx.functions {self.handle}", daemon=True
         )
+        self._watcher.start()
 
     def __repr__(self) -> str:
         return f"<AppFuture {self.handle} {self._state.lower()}>"
@@ -199,6 +208,8 @@ class AppFuture(concurrent.futures.Future[T]):
         with self._settle_lock:
             if self.done():
                 return self.cancelled()
+            if self.handle is None:  # a map_array call not started yet: it never will be
+                return super().cancel()
             with get_runner() as runner:
                 status = runner.status(self.handle)
                 if status is not None and status.is_terminal():
@@ -209,7 +220,9 @@ class AppFuture(concurrent.futures.Future[T]):
     def _watch(self) -> None:
         from torchx.runner.api import get_runner
 
+        assert self.handle is not None and self.job_dir is not None
         try:
+            # after cancel() too: the app has ended only when the scheduler says so
             with get_runner() as runner:
                 status = runner.wait(self.handle, wait_interval=_WAIT_INTERVAL)
             self._settle(status)
@@ -219,9 +232,12 @@ class AppFuture(concurrent.futures.Future[T]):
                     self.set_exception(e)
         finally:
             shutil.rmtree(self.job_dir, ignore_errors=True)
+            if self._on_end is not None:
+                self._on_end()
 
     def _settle(self, status: AppStatus | None) -> None:
         """Sets the outcome from ``result.pkl``, else :class:`NoResult` from ``status``."""
+        assert self.handle is not None and self.job_dir is not None
         with self._settle_lock:
             if self.done():  # cancelled meanwhile
                 return
@@ -280,16 +296,89 @@ def submit(
     ``name`` is the app's name (default: the function's). Raises
     :class:`UnsupportedSchedulerError` for a scheduler other than ``local``.
     """
+    _check_scheduler(scheduler)
+    if not callable(fn):
+        raise TypeError(f"submit() needs a callable, got {type(fn).__name__}")
+    data = _payload(fn, args, kwargs)
+    handle, job_dir = _launch(data, _app_name(fn, name), scheduler, cfg, resource)
+    future: AppFuture[T] = AppFuture(handle, job_dir)
+    future._start()
+    return future
+
+
+def map_array(
+    fn: Callable[[Any], T],
+    iterable: Iterable[Any],
+    parallelism: int,
+    *,
+    scheduler: str = "local",
+    cfg: Mapping[str, CfgVal] | None = None,
+    resource: Resource | None = None,
+    image: str | None = None,
+    name: str | None = None,
+) -> list[AppFuture[T]]:
+    """Runs ``fn(item)`` for each item as its own app, at most ``parallelism`` at once.
+
+    Returns one :class:`AppFuture` per item, in the items' order, at once: every call is
+    pickled first (a function that cannot travel is refused before anything starts), then
+    a background thread starts the apps in order, the next one when a running app has
+    ended (as its scheduler reports it, cancelled ones included). A future whose app has
+    not started yet has ``handle`` None; cancelling it means its app never starts.
+    On ``local`` these are N apps named ``NAME-0`` ... ``NAME-{N-1}``; the other options
+    are :func:`submit`'s.
+    """
+    _check_scheduler(scheduler)
+    if not callable(fn):
+        raise TypeError(f"map_array() needs a callable, got {type(fn).__name__}")
+    if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 1:
+        raise ValueError(f"parallelism must be an int >= 1, got {parallelism!r}")
+    payloads = [_payload(fn, (item,), {}) for item in iterable]
+    base = _app_name(fn, name)
+    futures: list[AppFuture[T]] = [AppFuture(None, None) for _ in payloads]
+    slots = threading.BoundedSemaphore(parallelism)
+
+    def dispatch() -> None:
+        for index, (future, data) in enumerate(zip(futures, payloads, strict=True)):
+            slots.acquire()  # blocks until a running app has ended: no polling
+            with future._settle_lock:
+                if future.done():  # cancelled before its turn
+                    slots.release()
+                    continue
+                try:
+                    future.handle, future.job_dir = _launch(
+                        data, f"{base}-{index}", scheduler, cfg, resource
+                    )
+                except BaseException as e:
+                    future.set_exception(e)
+                    slots.release()
+                    continue
+                future._on_end = slots.release
+                future._start()
+
+    threading.Thread(target=dispatch, name=f"torchx.functions map {base}", daemon=True).start()
+    return futures
+
+
+def _check_scheduler(scheduler: str) -> None:
     if scheduler not in _SHARED_DIR_SCHEDULERS:
         raise UnsupportedSchedulerError(
             f"submit() supports the local scheduler in this version, not {scheduler!r}:"
             " slurm and lsf (a shared job directory) come next, then schedulers without"
             " a shared disk"
         )
-    if not callable(fn):
-        raise TypeError(f"submit() needs a callable, got {type(fn).__name__}")
-    data = _payload(fn, args, kwargs)
 
+
+def _launch(
+    data: bytes,
+    app_name: str,
+    scheduler: str,
+    cfg: Mapping[str, CfgVal] | None,
+    resource: Resource | None,
+) -> tuple[str, Path]:
+    """Writes a job directory for ``data`` and submits its app: ``(handle, job_dir)``.
+
+    The directory is removed again when the submit fails.
+    """
     from torchx.runner.api import get_runner
     from torchx.specs import AppDef, Role
 
@@ -306,15 +395,13 @@ def submit(
         )
         if resource is not None:
             role.resource = resource
-        app = AppDef(name=_app_name(fn, name), roles=[role])
+        app = AppDef(name=app_name, roles=[role])
         with get_runner() as runner:
             handle = _run(runner, app, scheduler, cfg)
     except BaseException:
         shutil.rmtree(job_dir, ignore_errors=True)
         raise
-    future: AppFuture[T] = AppFuture(handle, job_dir)
-    future._watcher.start()
-    return future
+    return handle, job_dir
 
 
 def _run(runner: Runner, app: Any, scheduler: str, cfg: Mapping[str, CfgVal] | None) -> str:
