@@ -136,9 +136,30 @@ def test_the_job_directory_is_removed_once_settled(fh: Any) -> None:
     future = submit(fh.add, 2, 2)
     assert future.job_dir.is_dir() or future.done()
     assert future.result(timeout=TIMEOUT) == 4
-    assert future._watcher is not None and future.job_dir is not None
-    future._watcher.join(TIMEOUT)
-    assert not future.job_dir.exists()
+    # removed before the result is set: a script that exits right after result() leaves
+    # nothing behind in the temporary directory
+    assert future.job_dir is not None and not future.job_dir.exists()
+
+
+def test_a_script_that_exits_after_result_leaves_no_job_directory(tmp_path: Path) -> None:
+    code = (
+        "import sys, tempfile; sys.path.insert(0, sys.argv[1])\n"
+        "import fn_helpers_torchx_functions as fh\n"
+        "from torchx.functions import submit\n"
+        "print(submit(fh.add, 20, 22).result(timeout=60))\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(HERE)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "42"
+    assert list(tmp_path.glob("torchx-fn-*")) == []
 
 
 def test_a_lambda_without_cloudpickle_is_refused_before_submitting(

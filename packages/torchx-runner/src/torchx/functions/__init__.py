@@ -242,10 +242,13 @@ class AppFuture(concurrent.futures.Future[T]):
             if self.done():  # cancelled meanwhile
                 return
             path = self.job_dir / RESULT
-            if not path.exists():
+            data = path.read_bytes() if path.exists() else None
+            # gone before the caller hears: a script may exit as soon as result() returns
+            shutil.rmtree(self.job_dir, ignore_errors=True)
+            if data is None:
                 self.set_exception(_no_result(self.handle, status))
                 return
-            outcome = pickle.loads(path.read_bytes())
+            outcome = pickle.loads(data)
             kind = outcome[0]
             if kind == "ok":
                 self.set_result(outcome[1])
