@@ -113,20 +113,15 @@ def print_lines(
     return Unread(len(failed), sum(failed.values()))
 
 
-def print_attempt(handle: str, restarts: int) -> None:
+def print_attempt(handle: str, restarts: int, line: str) -> None:
     """The ``LogAttempt`` document between two attempts of a followed app: ``handle``,
     ``restarts`` (how many times the app has restarted), ``attempt`` (the number of the
-    attempt whose lines follow, from 1) and ``line`` (the text form's marker line)."""
+    attempt whose lines follow, from 1) and ``line`` (the text form's marker line, which
+    the caller, :mod:`torchx.cli.log_attempts`, makes)."""
     import sys
 
-    from torchx.cli.log_attempts import marker
     from torchx.cli.output import print_json
 
-    data = {
-        "handle": str(handle),
-        "restarts": restarts,
-        "attempt": restarts + 1,
-        "line": marker(handle, restarts),
-    }
+    data = {"handle": str(handle), "restarts": restarts, "attempt": restarts + 1, "line": line}
     print_json("LogAttempt", data, compact=True)
     sys.stdout.flush()
