@@ -212,7 +212,7 @@ function followLog(handle, role, replica) {
     pre.append(document.createTextNode(text));
     nodes.push({replica: batch.replica, first: batch.first, count: batch.lines.length});
     held += batch.lines.length;
-    while (nodes.length > 1 && held - nodes[0].count >= LOG_KEEP) { // whole batches
+    while (nodes.length > 1 && held > LOG_KEEP) { // whole batches: at most LOG_KEEP held
       const gone = nodes.shift();
       held -= gone.count;
       pre.removeChild(pre.firstChild);
