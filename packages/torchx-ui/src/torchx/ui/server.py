@@ -10,9 +10,12 @@ Routes, every one behind the checks of :mod:`torchx.ui.security` (Host, then tok
   :data:`KEEPALIVE_S` seconds so that proxies and the browser keep the stream open;
 * ``GET /api/app?handle=H`` one app's status and AppDef (:func:`torchx.ui.apps.describe`:
   one describe, asked only for the app the page shows);
-* ``GET /api/log?handle=H&role=R&replica=N[&regex=RE]`` server-sent events: ``lines``
-  events (a batch of a replica's log lines, followed live; only those ``RE`` matches)
-  and one ``end`` event;
+* ``GET /api/log?handle=H[&role=R&replica=N][&regex=RE]`` server-sent events: ``lines``
+  events (a batch of up to :data:`BATCH_LINES` of a replica's log lines, gathered for
+  :data:`BATCH_S`, followed live; only those ``RE`` matches; without ``role`` every
+  replica's, merged) and one ``end`` event;
+* ``GET /api/log/page?handle=H&role=R&replica=N&offset=I&limit=L[&regex=RE]`` earlier
+  lines of one replica's log (JSON), for the page's "load earlier";
 * ``POST /api/cancel`` and ``POST /api/delete`` (``{"handle": H}``) cancel or delete an
   app (409 with the scheduler's reason when it refuses). A state change needs the token
   in the ``X-TorchX-Token`` header: the cookie alone, which the browser would attach to
@@ -47,6 +50,15 @@ if TYPE_CHECKING:
 
 #: Seconds between two keep-alive comments of an idle event stream.
 KEEPALIVE_S = 15.0
+
+#: A log stream gathers lines this long before it sends them (one message per batch).
+BATCH_S = 0.05
+
+#: The most lines in one ``lines`` event.
+BATCH_LINES = 1_000
+
+#: The most lines a log stream holds untaken, over all the replicas it follows.
+LOG_HELD = 10_000
 
 #: The page's files: name -> content type. Nothing else is served from the package.
 STATIC = {
@@ -146,6 +158,7 @@ class UiServer:
         app.router.add_get("/favicon.ico", self._no_icon)
         app.router.add_get("/api/app", self._app)
         app.router.add_get("/api/log", self._log)
+        app.router.add_get("/api/log/page", self._log_page)
         app.router.add_post("/api/cancel", self._cancel)
         app.router.add_post("/api/delete", self._delete)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
@@ -259,9 +272,8 @@ class UiServer:
             return _refuse(502, _reason(e))
         return web.json_response(doc)
 
-    async def _log(self, request: web.Request) -> web.StreamResponse:
-        from torchx.ui.apps import LogFollower, NoSuchApp, describe
-
+    def _log_query(self, request: web.Request) -> tuple[str, str, int, str | None]:
+        """(handle, role, replica, regex) of a log request; ``role`` "" means every replica."""
         handle = self._handle(request.query.get("handle"))
         role = request.query.get("role", "")
         try:
@@ -276,57 +288,109 @@ class UiServer:
                 re.compile(regex)
             except re.error as e:
                 raise web.HTTPBadRequest(text=f"bad regex {regex!r}: {e}\n") from None
+        return handle, role, replica, regex
 
-        def envs() -> list[dict[str, str]]:
+    async def _described(self, handle: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+        """One describe of the app (in a worker thread), else the HTTP error to answer."""
+        from torchx.ui.apps import NoSuchApp, describe
+
+        def ask() -> tuple[dict[str, Any], list[dict[str, str]]]:
             with self.poller.runner_factory() as runner:
-                return describe(runner, handle)[1]
+                return describe(runner, handle)
 
         try:
-            app_envs = await asyncio.to_thread(envs)
+            return await asyncio.to_thread(ask)
         except NoSuchApp as e:
             raise web.HTTPNotFound(text=f"{e}\n") from None
         except Exception as e:
-            return _refuse(502, _reason(e))
+            raise web.HTTPBadGateway(text=_reason(e) + "\n") from None
+
+    async def _log(self, request: web.Request) -> web.StreamResponse:
+        from torchx.ui.apps import LogFollower, replicas_of
+
+        handle, role, replica, regex = self._log_query(request)
+        doc, app_envs = await self._described(handle)
+        replicas = replicas_of(doc) if not role else [(role, replica)]
         loop = asyncio.get_running_loop()
         arrived = asyncio.Event()
 
-        def wake() -> None:  # called from the follower's thread
+        def wake() -> None:  # called from the followers' threads
             loop.call_soon_threadsafe(arrived.set)
 
-        follower = LogFollower(
-            self.poller.runner_factory,
-            handle,
-            role,
-            replica,
-            app_envs,
-            wake,
-            regex=regex,
-        )
+        # a merged view holds fewer lines per replica: the bound is on the sum
+        limit = max(LOG_HELD // len(replicas), BATCH_LINES) if replicas else LOG_HELD
+        followers = [
+            LogFollower(
+                self.poller.runner_factory, handle, r, k, app_envs, wake, limit=limit, regex=regex
+            )
+            for r, k in replicas
+        ]
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
         )
         response.headers.update(_HEADERS)
         await response.prepare(request)
-        follower.start()
+        for follower in followers:
+            follower.start()
+        live = list(followers)
         try:
-            while not self._closing.is_set():
+            while live and not self._closing.is_set():
                 try:
                     await asyncio.wait_for(arrived.wait(), KEEPALIVE_S)
                 except TimeoutError:
                     await response.write(b": keep-alive\n\n")
                     continue
+                # gather for a moment: one message per batch of lines, not one per line
+                await asyncio.sleep(BATCH_S)
                 arrived.clear()
-                lines, dropped, done = follower.take()
-                if lines or dropped:
-                    await response.write(_event("lines", {"lines": lines, "dropped": dropped}))
-                if done:
-                    await response.write(_event("end", {"error": follower.error}))
-                    break
+                for follower in list(live):
+                    lines, first, done = follower.take()
+                    for at in range(0, len(lines), BATCH_LINES):
+                        batch = {
+                            "replica": follower.label,
+                            "first": first + at,
+                            "lines": lines[at : at + BATCH_LINES],
+                        }
+                        await response.write(_event("lines", batch))
+                    if done:
+                        live.remove(follower)
+            if not live:
+                errors = [f"{f.label}: {f.error}" for f in followers if f.error is not None]
+                error = followers[0].error if len(followers) == 1 else "; ".join(errors) or None
+                await response.write(_event("end", {"error": error}))
         except ConnectionResetError:
-            pass  # the page went away: the follower is stopped below
+            pass  # the page went away: the followers are stopped below
         finally:
-            follower.stop()
+            for follower in followers:
+                follower.stop()
         return response
+
+    async def _log_page(self, request: web.Request) -> web.StreamResponse:
+        """Earlier lines of one replica's log: ``offset`` (an index the ``lines`` events
+        gave) and ``limit`` (at most :data:`torchx.ui.apps.PAGE_MAX`)."""
+        from torchx.ui.apps import PAGE_MAX, log_page
+
+        handle, role, replica, regex = self._log_query(request)
+        if not role:
+            raise web.HTTPBadRequest(text="role: a page is of one replica's log\n")
+        try:
+            offset = int(request.query.get("offset", "0"))
+            limit = int(request.query.get("limit", str(PAGE_MAX)))
+        except ValueError:
+            raise web.HTTPBadRequest(text="offset, limit: expected numbers\n") from None
+        if offset < 0 or limit < 1:
+            raise web.HTTPBadRequest(text="offset >= 0 and limit >= 1 expected\n")
+        _, app_envs = await self._described(handle)
+
+        def read() -> list[str]:
+            with self.poller.runner_factory() as runner:
+                return log_page(runner, handle, role, replica, app_envs, offset, limit, regex)
+
+        try:
+            lines = await asyncio.to_thread(read)
+        except Exception as e:
+            return _refuse(502, _reason(e))
+        return web.json_response({"replica": f"{role}/{replica}", "first": offset, "lines": lines})
 
     async def _cancel(self, request: web.Request) -> web.StreamResponse:
         from torchx.ui.apps import cancel
