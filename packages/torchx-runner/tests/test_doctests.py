@@ -9,11 +9,18 @@ import pkgutil
 import pytest
 
 import torchx.components
+import torchx.functions
 import torchx.runner
 import torchx.schedulers
 import torchx.workspace
 
-PACKAGES = (torchx.runner, torchx.schedulers, torchx.components, torchx.workspace)
+PACKAGES = (
+    torchx.runner,
+    torchx.schedulers,
+    torchx.components,
+    torchx.workspace,
+    torchx.functions,
+)
 MODULES = sorted(
     [pkg.__name__ for pkg in PACKAGES]
     + [

@@ -97,7 +97,7 @@ class Server:
             conn.request(method, path, body=body, headers=sent)
             resp = conn.getresponse()
             # an event stream answers with a first event and stays open: read one chunk
-            streamed = resp.status == 200 and path.startswith(("/api/events", "/api/log"))
+            streamed = resp.status == 200 and path.startswith(("/api/events", "/api/log?"))
             got = resp.read1(65536) if streamed else resp.read()
             return resp.status, resp.headers, got
         finally:

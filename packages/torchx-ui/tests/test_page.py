@@ -47,5 +47,11 @@ def test_the_page_needs_nothing_from_elsewhere_and_no_inline_script() -> None:
 def test_the_script_asks_only_its_own_server() -> None:
     js = static_text("app.js")
     urls = re.findall(r"""(?:fetch|EventSource)\(\s*[`"']([^`"'$]+)""", js)
-    assert sorted(urls) == ["/api/", "/api/app?handle=", "/api/events", "/api/log?"]
+    assert sorted(urls) == [
+        "/api/",
+        "/api/app?handle=",
+        "/api/events",
+        "/api/log/page?",
+        "/api/log?",
+    ]
     assert "fetch(`/api/${action}`" in js and '"cancel"' in js and '"delete"' in js

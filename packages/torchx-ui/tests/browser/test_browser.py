@@ -150,3 +150,65 @@ def test_a_person_sees_follows_cancels_and_deletes_an_app(
     # without the token (no cookie, no header) the server refuses, from the page too
     status = page.evaluate("fetch('/api/apps', {credentials: 'omit'}).then((r) => r.status)")
     assert status == 401
+
+
+def test_the_merged_log_keeps_the_newest_lines_and_loads_earlier_ones(
+    ui: str, page: Page, env: dict[str, str], tmp_path: Path
+) -> None:
+    # two replicas of 6,000 lines each: more than the 5,000 the page keeps
+    doc = {
+        "apiVersion": "torchx.specs/v1",
+        "kind": "AppDef",
+        "spec": {
+            "name": "counter",
+            "roles": [
+                {
+                    "name": "count",
+                    "image": ".",
+                    "entrypoint": "seq",
+                    "args": ["-f", "n=%g", "1", "6000"],
+                    "num_replicas": 2,
+                }
+            ],
+        },
+    }
+    app = tmp_path / "counter.json"
+    app.write_text(json.dumps(doc))
+    proc = subprocess.run(
+        [TORCHX, "run", str(app)], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    handle = proc.stdout.strip().splitlines()[-1]
+    page.browser.send("Page.navigate", page.session, url=ui)
+    page.wait_until("document.getElementById('connection').textContent === 'live'")
+    page.evaluate(f"location.hash = '#app=' + encodeURIComponent({js(handle)})")
+    page.wait_until("document.querySelectorAll('#replica-rows tr').length === 2")
+    page.evaluate("document.getElementById('follow-all').click()")
+    page.wait_until("document.getElementById('log-status').textContent === 'the log ended'")
+    live = page.evaluate("document.getElementById('log').textContent.trimEnd().split('\\n')")
+    # at most 5,000 lines kept (whole batches of at most 1,000 dropped), the newest
+    assert 4000 <= len(live) <= 5000, len(live)
+    for label in ("count/0", "count/1"):
+        assert f"{label} n=6000" in live
+    assert not page.evaluate("document.getElementById('log-more').hidden")
+
+    def first_n(lines: list[str], label: str) -> int | None:
+        found = [int(line.split("n=")[1]) for line in lines if line.startswith(label + " ")]
+        return min(found) if found else None
+
+    oldest = {label: first_n(live, label) or 6001 for label in ("count/0", "count/1")}
+    assert min(oldest.values()) > 1  # something was dropped
+    page.evaluate("document.getElementById('log-more').click()")
+    page.wait_until("!document.getElementById('log-earlier').hidden")
+    earlier = page.evaluate(
+        "document.getElementById('log-earlier').textContent.trimEnd().split('\\n')"
+    )
+    for label, first in oldest.items():
+        mine = [int(line.split("n=")[1]) for line in earlier if line.startswith(label + " ")]
+        if first == 1:
+            assert mine == []
+            continue
+        # the lines just before the oldest kept, in order, ending right before it
+        assert mine and mine == list(range(mine[0], first)), (label, mine[:3], first)
+    page.drain()
+    assert not page.errors, [str(e) for e in page.errors]

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PodEnv", "decode_secret", "pod_env", "secret_name", "secret_values"]
+__all__ = ["PodEnv", "decode_secret", "pod_env", "reported_env", "secret_name", "secret_values"]
 
 #: ``$$`` as Kubernetes reads it in an env value: one ``$``.
 _ESCAPED = re.compile(r"\$\$")
@@ -137,4 +137,20 @@ def secret_values(env: PodEnv, read: Callable[[str], Mapping[str, str] | None]) 
         for key, value in data.items():
             if secret in env.whole or (secret, key) in env.refs:
                 out[secret_name(secret, key)] = value
+    return out
+
+
+def reported_env(
+    failed: bool, read: Callable[[str], Mapping[str, str] | None], *objects: Any
+) -> dict[str, str]:
+    """The env ``describe`` reports: the pods' plain values (:func:`pod_env` of
+    ``objects``), and for a ``failed`` app the values of the Secrets they read
+    (:func:`secret_values` through ``read``). Secrets are read only then: a FAILED app's
+    message is the one that quotes what the app printed (the end of its stderr); reading
+    them for every status of a running app (``run --wait`` polls) would cost calls for
+    nothing."""
+    env = pod_env(*objects)
+    out = dict(env.values)
+    if failed and env.secrets():
+        out.update(secret_values(env, read))
     return out

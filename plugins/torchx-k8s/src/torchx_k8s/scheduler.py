@@ -143,7 +143,7 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
         request = dryrun_info.request
         try:
             if request.validate_spec:
-                self._validate_pods(request)
+                _validate_pods(self._k8s, request)
             self._k8s.create(request)
         except SpecError:
             raise
@@ -172,41 +172,6 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
             return " (-cfg flavour=jobset for clusters without Volcano)"
         return ""
 
-    def _validate_pods(self, request: K8sRequest) -> None:
-        """A server-side dry run of the first pod of each role: an invalid pod is one line."""
-        appdef = appdef_from(request.resource)
-        for index, template in enumerate(request.samples):
-            pod = {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {**template["metadata"], "name": f"{request.name}-check-{index}"},
-                "spec": template["spec"],
-            }
-            role = appdef.roles[index].name if appdef is not None else str(index)
-            try:
-                stored = self._k8s.call(
-                    partial(self._k8s.dry_run_pod, request.namespace, request.context, pod),
-                    f"checking the pods of role {role!r}",
-                )
-            except SchedulerError as e:
-                cause = e.__cause__
-                # 422: invalid; 400: an unknown field under fieldValidation=Strict
-                if cause is not None and api_status(cause) in (400, 422):
-                    raise SpecError(
-                        f"role {role!r}: the Kubernetes API server refuses its pod: "
-                        f"{reason(cause)} (-cfg validate_spec=False skips this check)"
-                    ) from None
-                raise
-            # a server older than fieldValidation drops unknown fields: refused all the same
-            dropped = dropped_fields(pod, stored)
-            if dropped:
-                raise SpecError(
-                    f"role {role!r}: the Kubernetes API server does not know the pod "
-                    f"field{'s' if len(dropped) > 1 else ''} {', '.join(dropped)} (misspelt, "
-                    "or newer than the server: it would drop them) (-cfg validate_spec=False "
-                    "skips this check)"
-                )
-
     # -- following -----------------------------------------------------------------------
 
     def exists(self, app_id: str) -> bool:
@@ -220,10 +185,11 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
         pods = self._k8s.pods(ref, labels.pod_selector(ref.name))
         obj, pods = self._settle(ref, obj, pods)
         appdef = appdef_from(obj)
-        if appdef is not None:
-            roles = [(r.name, r.num_replicas) for r in appdef.roles]
-        else:
-            roles = status.roles_from_pods(pods)
+        roles = (
+            [(r.name, r.num_replicas) for r in appdef.roles]
+            if appdef is not None
+            else status.roles_from_pods(pods)
+        )
         view, role_statuses = status.app_status(ref.flavour, obj, pods, roles)
         if ref.flavour == names.VOLCANO and view.state == AppState.PENDING and not view.msg:
             # Volcano's scheduler says why it does not place a job on its PodGroup only
@@ -231,7 +197,9 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
             view.msg = status.podgroup_problem(self._k8s.podgroup(ref))
         return DescribeAppResponse(
             app_id=app_id,
-            env=self._env(ref, obj, pods, view.state),
+            env=podenv.reported_env(
+                view.state == AppState.FAILED, partial(self._k8s.secret, ref), obj, pods
+            ),
             state=view.state,
             num_restarts=view.num_restarts,
             msg=view.msg or NONE,
@@ -242,24 +210,6 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
             start_time=view.start_time,
             end_time=view.end_time,
         )
-
-    def _env(
-        self,
-        ref: AppRef,
-        obj: dict[str, Any],
-        pods: builtins.list[dict[str, Any]],
-        state: AppState,
-    ) -> dict[str, str]:
-        """The env ``describe`` reports (see the module docstring): the pods' plain values,
-        and for a FAILED app the values of the Secrets they read, under names that say
-        they are secret. Secrets are read only then: a FAILED app's message is the one
-        that quotes what the app printed (the end of its stderr); reading them for every
-        status of a running app (``run --wait`` polls) would cost calls for nothing."""
-        env = podenv.pod_env(obj, pods)
-        out = dict(env.values)
-        if state == AppState.FAILED and env.secrets():
-            out.update(podenv.secret_values(env, partial(self._k8s.secret, ref)))
-        return out
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> builtins.list[ListAppResponse]:
         opts = K8sOpts.from_cfg(self.run_opts_once().resolve(dict(cfg or {})))
@@ -401,3 +351,39 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
 def create_scheduler(session_name: str, **kwargs: Any) -> KubernetesScheduler:
     """The factory the plugin registers (``kubernetes``)."""
     return KubernetesScheduler(session_name, backend=kwargs.get("backend"))
+
+
+def _validate_pods(k8s: K8sBackend, request: K8sRequest) -> None:
+    """A server-side dry run of the first pod of each role: an invalid pod is one line."""
+    appdef = appdef_from(request.resource)
+    for index, template in enumerate(request.samples):
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {**template["metadata"], "name": f"{request.name}-check-{index}"},
+            "spec": template["spec"],
+        }
+        role = appdef.roles[index].name if appdef is not None else str(index)
+        try:
+            stored = k8s.call(
+                partial(k8s.dry_run_pod, request.namespace, request.context, pod),
+                f"checking the pods of role {role!r}",
+            )
+        except SchedulerError as e:
+            cause = e.__cause__
+            # 422: invalid; 400: an unknown field under fieldValidation=Strict
+            if cause is not None and api_status(cause) in (400, 422):
+                raise SpecError(
+                    f"role {role!r}: the Kubernetes API server refuses its pod: "
+                    f"{reason(cause)} (-cfg validate_spec=False skips this check)"
+                ) from None
+            raise
+        # a server older than fieldValidation drops unknown fields: refused all the same
+        dropped = dropped_fields(pod, stored)
+        if dropped:
+            raise SpecError(
+                f"role {role!r}: the Kubernetes API server does not know the pod "
+                f"field{'s' if len(dropped) > 1 else ''} {', '.join(dropped)} (misspelt, "
+                "or newer than the server: it would drop them) (-cfg validate_spec=False "
+                "skips this check)"
+            )

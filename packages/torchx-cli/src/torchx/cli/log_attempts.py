@@ -70,7 +70,7 @@ def follow(
         if as_json:
             from torchx.cli.log_json import print_attempt
 
-            print_attempt(handle, restarts)
+            print_attempt(handle, restarts, marker(handle, restarts))
             continue
         out = options.get("out") or sys.stdout  # where the logs go (run --json: stderr)
         out.write(marker(handle, restarts) + "\n")

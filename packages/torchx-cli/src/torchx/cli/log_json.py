@@ -1,4 +1,4 @@
-"""``torchx log --json``: the JSON sink of the one log reader, :func:`torchx.cli.logs.read`.
+"""``torchx log --json``: the JSON sink of the one log reader, :func:`torchx.cli.log_reader.read`.
 
 A script reading the logs wants to know which replica and which stream a line came
 from, and when it was written, without parsing the ``role/N`` prefix the text form
@@ -23,7 +23,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from torchx.cli.logs import LogSource, Unread
+    from torchx.cli.log_reader import LogSource
+    from torchx.cli.logs import Unread
     from torchx.schedulers.contract.api import Stream
 
 
@@ -44,7 +45,8 @@ def print_lines(
     import re
     import sys
 
-    from torchx.cli.logs import PAUSE, Ended, Failure, Text, Unread, read
+    from torchx.cli.log_reader import PAUSE, Ended, Failure, Text, read
+    from torchx.cli.logs import Unread
     from torchx.cli.output import mask, print_json
     from torchx.schedulers.contract.api import Stream
 
@@ -113,20 +115,15 @@ def print_lines(
     return Unread(len(failed), sum(failed.values()))
 
 
-def print_attempt(handle: str, restarts: int) -> None:
+def print_attempt(handle: str, restarts: int, line: str) -> None:
     """The ``LogAttempt`` document between two attempts of a followed app: ``handle``,
     ``restarts`` (how many times the app has restarted), ``attempt`` (the number of the
-    attempt whose lines follow, from 1) and ``line`` (the text form's marker line)."""
+    attempt whose lines follow, from 1) and ``line`` (the text form's marker line, which
+    the caller, :mod:`torchx.cli.log_attempts`, makes)."""
     import sys
 
-    from torchx.cli.log_attempts import marker
     from torchx.cli.output import print_json
 
-    data = {
-        "handle": str(handle),
-        "restarts": restarts,
-        "attempt": restarts + 1,
-        "line": marker(handle, restarts),
-    }
+    data = {"handle": str(handle), "restarts": restarts, "attempt": restarts + 1, "line": line}
     print_json("LogAttempt", data, compact=True)
     sys.stdout.flush()

@@ -63,9 +63,13 @@ class LogFollower:
 
     ``regex``: only the lines it matches (``re.search``, as ``torchx log --regex``).
 
-    The reader takes what has arrived with :meth:`take` as often as it likes; lines
-    beyond ``limit`` not yet taken are dropped, oldest first, and counted, so a
-    replica printing faster than the page reads costs bounded memory.
+    The reader takes what has arrived with :meth:`take` as often as it likes. Once
+    ``limit`` lines wait untaken the thread stops reading until the reader takes them:
+    memory stays bounded however fast the replica prints, and no line is skipped (the
+    log is read from where the scheduler keeps it, a file for the local scheduler, so
+    reading later loses nothing; the page falls behind instead). Each line has its
+    index in the replica's (filtered) log, counted from 0: the page asks for earlier
+    lines by it (:func:`log_page`).
     """
 
     def __init__(
@@ -81,13 +85,18 @@ class LogFollower:
     ) -> None:
         self._runner_factory = runner_factory
         self._args = (handle, role, replica)
+        self.label = f"{role}/{replica}"
         self._regex = regex
         self._envs = envs
         self._on_lines = on_lines
         self._limit = limit
-        self._lock = threading.Lock()
+        self._room = threading.Condition()
         self._lines: list[str] = []
-        self._dropped = 0
+        self._taken = 0  # the index of the next line :meth:`take` gives
+        #: the most lines ever held untaken (never more than ``limit``)
+        self.high_water = 0
+        #: set while the thread waits for the reader to take lines
+        self.full = threading.Event()
         self.done = False
         self.error: str | None = None
         self._stop = threading.Event()
@@ -99,12 +108,17 @@ class LogFollower:
     def stop(self) -> None:
         """Asks the thread to end at its next line (it may be waiting for one)."""
         self._stop.set()
+        with self._room:
+            self._room.notify_all()
 
     def take(self) -> tuple[list[str], int, bool]:
-        """(the lines gathered since the last call, how many were dropped, whether done)."""
-        with self._lock:
-            lines, dropped, self._lines, self._dropped = self._lines, self._dropped, [], 0
-            return lines, dropped, self.done
+        """(the lines gathered since the last call, the index of the first, whether done)."""
+        with self._room:
+            lines, self._lines = self._lines, []
+            first = self._taken
+            self._taken += len(lines)
+            self._room.notify_all()
+            return lines, first, self.done and not self._lines
 
     def _run(self) -> None:
         from torchx.cli.output import mask, mask_values
@@ -120,20 +134,71 @@ class LogFollower:
                     if self._stop.is_set():
                         break
                     text = mask(mask_values(line.rstrip("\n"), self._envs))
-                    with self._lock:
+                    with self._room:
+                        while len(self._lines) >= self._limit and not self._stop.is_set():
+                            self.full.set()
+                            self._room.wait()
+                        self.full.clear()
                         first = not self._lines
                         self._lines.append(text)
-                        if len(self._lines) > self._limit:
-                            del self._lines[0]
-                            self._dropped += 1
+                        self.high_water = max(self.high_water, len(self._lines))
                     if first:  # the reader is woken once per batch, not once per line
                         self._on_lines()
         except Exception as e:  # shown on the page, never raised in the server
             self.error = mask(one_line(e))
         finally:
-            with self._lock:
+            with self._room:
                 self.done = True
             self._on_lines()
+
+
+#: The most lines one :func:`log_page` answers with.
+PAGE_MAX = 5_000
+
+
+def log_page(
+    runner: Runner,
+    handle: str,
+    role: str,
+    replica: int,
+    envs: list[dict[str, str]],
+    offset: int,
+    limit: int,
+    regex: str | None = None,
+) -> list[str]:
+    """Lines ``offset`` to ``offset + limit`` of a replica's (filtered) log, masked.
+
+    The scheduler's ``log_iter`` reads a log from its start (there is no seek), so a
+    page costs reading ``offset`` lines first: cheap for a file (the local scheduler),
+    slower for a log served over the network. The log is not followed: lines the
+    replica has not printed yet are not waited for.
+    """
+    from itertools import islice
+
+    from torchx.cli.output import mask, mask_values
+
+    lines = runner.log_lines(handle, role, replica, regex=regex, should_tail=False)
+    return [
+        mask(mask_values(line.rstrip("\n"), envs))
+        for line in islice(lines, offset, offset + min(limit, PAGE_MAX))
+    ]
+
+
+def replicas_of(doc: dict[str, Any]) -> list[tuple[str, int]]:
+    """Every (role, replica id) of an app's document (:func:`describe`): the replicas its
+    status names, else (not yet scheduled) those its AppDef asks for."""
+    found = [
+        (role["role"], int(r["id"]))
+        for role in doc["data"]["status"]["roles"]
+        for r in role["replicas"]
+    ]
+    if found:
+        return found
+    return [
+        (role["name"], k)
+        for role in doc["data"]["app"]["spec"]["roles"]
+        for k in range(int(role.get("num_replicas", 1)))
+    ]
 
 
 def cancel(runner: Runner, handle: str) -> None:

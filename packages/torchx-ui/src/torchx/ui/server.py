@@ -8,20 +8,18 @@ Routes, every one behind the checks of :mod:`torchx.ui.security` (Host, then tok
 * ``GET /api/events`` server-sent events: an ``apps`` event with that document at once,
   then one at every change (within the poll interval), and a comment line every
   :data:`KEEPALIVE_S` seconds so that proxies and the browser keep the stream open;
-* ``GET /api/app?handle=H`` one app's status and AppDef (:func:`torchx.ui.apps.describe`:
-  one describe, asked only for the app the page shows);
-* ``GET /api/log?handle=H&role=R&replica=N[&regex=RE]`` server-sent events: ``lines``
-  events (a batch of a replica's log lines, followed live; only those ``RE`` matches)
-  and one ``end`` event;
-* ``POST /api/cancel`` and ``POST /api/delete`` (``{"handle": H}``) cancel or delete an
-  app (409 with the scheduler's reason when it refuses). A state change needs the token
-  in the ``X-TorchX-Token`` header: the cookie alone, which the browser would attach to
-  a forged form post too, is not enough.
+* ``GET /api/app?handle=H``, ``POST /api/cancel`` and ``POST /api/delete`` one app's
+  status and AppDef, and its cancel and delete (:class:`torchx.ui.approutes.AppRoutes`).
+  A state change needs the token in the ``X-TorchX-Token`` header: the cookie alone,
+  which the browser would attach to a forged form post too, is not enough;
+* ``GET /api/log`` and ``GET /api/log/page`` an app's log, followed live as server-sent
+  events, and its earlier pages (:class:`torchx.ui.logroutes.LogRoutes`).
 
 A handle of a scheduler the page does not show is refused (404).
 
 Every answer forbids framing and inline scripts (Content-Security-Policy) and sends no
-Referer (the URL holds the token); none carries a CORS header.
+Referer (the URL holds the token); none carries a CORS header (:mod:`torchx.ui.guard`,
+the middleware, applies the checks and the headers).
 
 :class:`UiServer` runs in the caller's event loop; :func:`serve_in_thread` runs one in a
 thread of its own (the tests, and any caller without a loop).
@@ -30,23 +28,31 @@ thread of its own (the tests, and any caller without a loop).
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from importlib import resources
-from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from torchx.ui import security
+from torchx.ui.answers import KEEPALIVE_S, event, open_stream
+from torchx.ui.approutes import AppRoutes
+from torchx.ui.guard import guard
+from torchx.ui.logroutes import BATCH_LINES, BATCH_S, LOG_HELD, LogRoutes
 from torchx.ui.poller import Poller
 
-if TYPE_CHECKING:
-    from torchx.runner import Runner
-
-#: Seconds between two keep-alive comments of an idle event stream.
-KEEPALIVE_S = 15.0
+__all__ = [
+    "BATCH_LINES",
+    "BATCH_S",
+    "KEEPALIVE_S",
+    "LOG_HELD",
+    "STATIC",
+    "ThreadedServer",
+    "UiServer",
+    "serve_in_thread",
+    "static_text",
+]
 
 #: The page's files: name -> content type. Nothing else is served from the package.
 STATIC = {
@@ -54,19 +60,6 @@ STATIC = {
     "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
 }
-
-_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-        "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-    ),
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def static_text(name: str) -> str:
@@ -138,16 +131,14 @@ class UiServer:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        app = web.Application(middlewares=[self._guard])
+        app = web.Application(middlewares=[guard(self.token, self.port, self._allowed)])
         app.router.add_get("/", self._page)
         app.router.add_get("/static/{name}", self._static)
         app.router.add_get("/api/apps", self._apps)
         app.router.add_get("/api/events", self._events)
         app.router.add_get("/favicon.ico", self._no_icon)
-        app.router.add_get("/api/app", self._app)
-        app.router.add_get("/api/log", self._log)
-        app.router.add_post("/api/cancel", self._cancel)
-        app.router.add_post("/api/delete", self._delete)
+        AppRoutes(self.poller).add_to(app.router)
+        LogRoutes(self.poller, self._closing).add_to(app.router)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         self._sock.listen(128)
@@ -160,41 +151,6 @@ class UiServer:
         if self._runner is not None:
             await self._runner.cleanup()
         await asyncio.to_thread(self.poller.stop)
-
-    @web.middleware
-    async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """Host first (a rebound name learns nothing), then the token; headers on every answer."""
-        if not security.host_allowed(request.headers.get("Host"), self._allowed):
-            return _refuse(403, "this server answers only to its own address (Host header)")
-        if request.method in ("GET", "HEAD"):
-            given = (
-                request.query.get("token")
-                or request.headers.get(security.TOKEN_HEADER)
-                or request.cookies.get(security.cookie_name(self.port))
-            )
-        else:  # a state change: the header only (a forged form post cannot set one)
-            given = request.headers.get(security.TOKEN_HEADER)
-        if given is None:
-            return _refuse(401, "a token is needed: open the URL torchx ui printed")
-        if not security.token_matches(given, self.token):
-            return _refuse(403, "wrong token: open the URL torchx ui printed")
-        try:
-            response = await handler(request)
-        except web.HTTPException as e:  # 400, 404, 405: the same headers as any answer
-            e.headers.update(_HEADERS)
-            raise
-        if response.prepared:  # an event stream: its headers went out when it started
-            return response
-        response.headers.update(_HEADERS)
-        if request.query.get("token"):
-            response.set_cookie(
-                security.cookie_name(self.port),
-                self.token,
-                httponly=True,
-                samesite="Strict",
-                path="/",
-            )
-        return response
 
     async def _page(self, request: web.Request) -> web.StreamResponse:
         # the page's script sends the token in a header with its POSTs (the cookie is
@@ -217,164 +173,18 @@ class UiServer:
         return web.json_response(self.poller.snapshot())
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
-        )
-        response.headers.update(_HEADERS)
-        await response.prepare(request)
+        response = await open_stream(request)
         seen = -1
         try:
             while not self._closing.is_set():
                 doc = self.poller.snapshot()
                 seen = max(seen, doc["data"]["generation"], self._hub.generation)
-                await response.write(_event("apps", doc))
+                await response.write(event("apps", doc))
                 while not await self._hub.wait_newer(seen, KEEPALIVE_S):
                     await response.write(b": keep-alive\n\n")
         except ConnectionResetError:
             pass  # the page went away (closed, reloaded): nothing to say, nobody to say it to
         return response
-
-    def _handle(self, text: str | None) -> str:
-        """A handle of a scheduler this page shows, else an HTTP error."""
-        if not text or "://" not in text:
-            raise web.HTTPBadRequest(text="a handle is needed: SCHEDULER://SESSION/APP_ID\n")
-        if text.split("://", 1)[0] not in self.poller.schedulers:
-            raise web.HTTPNotFound(text="not an app of a scheduler this page shows\n")
-        return text
-
-    async def _app(self, request: web.Request) -> web.StreamResponse:
-        from torchx.ui.apps import NoSuchApp, describe
-
-        handle = self._handle(request.query.get("handle"))
-
-        def ask() -> dict[str, Any]:
-            with self.poller.runner_factory() as runner:
-                return describe(runner, handle)[0]
-
-        try:
-            doc = await asyncio.to_thread(ask)
-        except NoSuchApp as e:
-            raise web.HTTPNotFound(text=f"{e}\n") from None
-        except Exception as e:
-            return _refuse(502, _reason(e))
-        return web.json_response(doc)
-
-    async def _log(self, request: web.Request) -> web.StreamResponse:
-        from torchx.ui.apps import LogFollower, NoSuchApp, describe
-
-        handle = self._handle(request.query.get("handle"))
-        role = request.query.get("role", "")
-        try:
-            replica = int(request.query.get("replica", "0"))
-        except ValueError:
-            raise web.HTTPBadRequest(text="replica: expected a number, e.g. 0\n") from None
-        regex = request.query.get("regex") or None
-        if regex is not None:
-            import re
-
-            try:
-                re.compile(regex)
-            except re.error as e:
-                raise web.HTTPBadRequest(text=f"bad regex {regex!r}: {e}\n") from None
-
-        def envs() -> list[dict[str, str]]:
-            with self.poller.runner_factory() as runner:
-                return describe(runner, handle)[1]
-
-        try:
-            app_envs = await asyncio.to_thread(envs)
-        except NoSuchApp as e:
-            raise web.HTTPNotFound(text=f"{e}\n") from None
-        except Exception as e:
-            return _refuse(502, _reason(e))
-        loop = asyncio.get_running_loop()
-        arrived = asyncio.Event()
-
-        def wake() -> None:  # called from the follower's thread
-            loop.call_soon_threadsafe(arrived.set)
-
-        follower = LogFollower(
-            self.poller.runner_factory,
-            handle,
-            role,
-            replica,
-            app_envs,
-            wake,
-            regex=regex,
-        )
-        response = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
-        )
-        response.headers.update(_HEADERS)
-        await response.prepare(request)
-        follower.start()
-        try:
-            while not self._closing.is_set():
-                try:
-                    await asyncio.wait_for(arrived.wait(), KEEPALIVE_S)
-                except TimeoutError:
-                    await response.write(b": keep-alive\n\n")
-                    continue
-                arrived.clear()
-                lines, dropped, done = follower.take()
-                if lines or dropped:
-                    await response.write(_event("lines", {"lines": lines, "dropped": dropped}))
-                if done:
-                    await response.write(_event("end", {"error": follower.error}))
-                    break
-        except ConnectionResetError:
-            pass  # the page went away: the follower is stopped below
-        finally:
-            follower.stop()
-        return response
-
-    async def _cancel(self, request: web.Request) -> web.StreamResponse:
-        from torchx.ui.apps import cancel
-
-        return await self._act(request, cancel, "cancelled")
-
-    async def _delete(self, request: web.Request) -> web.StreamResponse:
-        from torchx.ui.apps import delete
-
-        return await self._act(request, delete, "deleted")
-
-    async def _act(
-        self, request: web.Request, action: Callable[[Runner, str], None], done: str
-    ) -> web.StreamResponse:
-        """A POST of ``{"handle": H}``: ``action`` on that app; what the scheduler said
-        when it refused (409: an app the local scheduler will not delete while it runs)."""
-        try:
-            body = await request.json()
-        except ValueError:
-            raise web.HTTPBadRequest(text='expected JSON: {"handle": "..."}\n') from None
-        handle = self._handle(body.get("handle") if isinstance(body, dict) else None)
-
-        def ask() -> None:
-            with self.poller.runner_factory() as runner:
-                action(runner, handle)
-
-        try:
-            await asyncio.to_thread(ask)
-        except Exception as e:
-            return _refuse(409, _reason(e))
-        return web.json_response({"handle": handle, "result": done})
-
-
-def _reason(error: BaseException) -> str:
-    """An error of the scheduler as one masked line (see :func:`torchx.ui.poller.one_line`)."""
-    from torchx.cli.output import mask
-    from torchx.ui.poller import one_line
-
-    return mask(one_line(error))
-
-
-def _event(name: str, doc: Any) -> bytes:
-    """One server-sent event: its name and the JSON document on one ``data:`` line."""
-    return f"event: {name}\ndata: {json.dumps(doc, separators=(',', ':'))}\n\n".encode()
-
-
-def _refuse(status: int, text: str) -> web.Response:
-    return web.Response(status=status, text=text + "\n", headers=dict(_HEADERS))
 
 
 class ThreadedServer:

@@ -35,11 +35,13 @@ from torchx.specs.status import STATES
 
 TYPE_CHECKING = False  # typing costs milliseconds; this module exists to save them
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from datetime import datetime
-    from typing import Any
+    from typing import Any, TypeVar
 
     from torchx.specs.status import StatusRecord
+
+    _Row = TypeVar("_Row")
 
 __all__ = [
     "FACTORY",
@@ -146,18 +148,24 @@ def role_envs(app_id: str, state_dir: str | None = None) -> list[dict[str, str]]
     return envs
 
 
+def _listed(read: Callable[[str, Any], list[_Row]], state_dir: str | None) -> list[_Row]:
+    """``read(state directory, refuse_to_settle)`` of the records module; anything it
+    raises but :class:`Unsure` becomes one (the full path then answers)."""
+    try:
+        return read(_state_dir(state_dir), _refuse_to_settle)
+    except Unsure:
+        raise
+    except Exception as e:
+        raise Unsure(str(e)) from e
+
+
 def list_apps(state_dir: str | None = None) -> list[tuple[str, str, str]]:
     """``LocalScheduler.list()`` as (app id, state name, app name), newest first.
 
     Raises :class:`Unsure` when an app's record must be settled first (its supervisor
     died), or a state directory is refused.
     """
-    try:
-        apps = _rec.list_states(_state_dir(state_dir), _refuse_to_settle)
-    except Unsure:
-        raise
-    except Exception as e:
-        raise Unsure(str(e)) from e
+    apps = _listed(_rec.list_states, state_dir)
     _check_states(state for _, state, _ in apps)
     return apps
 
@@ -166,12 +174,7 @@ def list_apps_with_times(
     state_dir: str | None = None,
 ) -> list[tuple[str, str, str, float | None, float | None]]:
     """:func:`list_apps` with each app's start and end (seconds since the epoch, or None)."""
-    try:
-        apps = _rec.list_records(_state_dir(state_dir), _refuse_to_settle)
-    except Unsure:
-        raise
-    except Exception as e:
-        raise Unsure(str(e)) from e
+    apps = _listed(_rec.list_records, state_dir)
     _check_states(app[1] for app in apps)
     return apps
 
@@ -185,12 +188,7 @@ def list_apps_with_handles(
     app was submitted under (``local`` or ``local_cwd``), as ``LocalScheduler.list``
     and the Runner give it.
     """
-    try:
-        apps = _rec.list_rows(_state_dir(state_dir), _refuse_to_settle)
-    except Unsure:
-        raise
-    except Exception as e:
-        raise Unsure(str(e)) from e
+    apps = _listed(_rec.list_rows, state_dir)
     _check_states(app[1] for app in apps)
     return [
         (f"{scheduler}://{session}/{app_id}", state, name, start, end)

@@ -173,36 +173,79 @@ async function loadApp(handle) {
   document.getElementById("appdef").textContent = JSON.stringify(doc.data.app, null, 2);
 }
 
+// Follows one replica's log (role, replica), or every replica's merged (role null): each
+// line prefixed role/N. The page holds the newest LOG_KEEP lines live (whole batches are
+// dropped, oldest first); "load earlier" shows, above them, the page of lines before the
+// oldest held (asked of the server by each line's index in its replica's log), further
+// back at each click.
 function followLog(handle, role, replica) {
   if (shownApp.log) shownApp.log.close();
   shownApp.following = {role, replica};
   const regex = document.getElementById("log-regex").value;
   const pre = document.getElementById("log");
+  const earlier = document.getElementById("log-earlier");
+  const more = document.getElementById("log-more");
   const status = document.getElementById("log-status");
   pre.replaceChildren();
+  earlier.replaceChildren();
+  earlier.hidden = true;
+  more.hidden = true;
   document.getElementById("log-section").hidden = false;
-  document.getElementById("log-title").textContent = `log of ${role}/${replica}`;
+  document.getElementById("log-title").textContent =
+    role === null ? "log of every replica, merged" : `log of ${role}/${replica}`;
   status.textContent = "following…";
-  const query = new URLSearchParams({handle, role, replica: String(replica)});
+  const query = new URLSearchParams({handle});
+  if (role !== null) {
+    query.set("role", role);
+    query.set("replica", String(replica));
+  }
   if (regex) query.set("regex", regex);
   const events = new EventSource(`/api/log?${query}`);
   shownApp.log = events;
-  let dropped = 0, held = 0;
-  const sizes = []; // lines in each text node of the log, oldest first
+  let held = 0;
+  const nodes = []; // per text node of the log, oldest first: {replica, first, count}
+  const oldest = new Map(); // replica -> index of its oldest line the page has shown
   events.addEventListener("lines", (e) => {
     const batch = JSON.parse(e.data);
-    dropped += batch.dropped;
-    const text = batch.lines.map((line) => `${role}/${replica} ${line}\n`).join("");
+    if (!oldest.has(batch.replica)) oldest.set(batch.replica, batch.first);
+    const text = batch.lines.map((line) => `${batch.replica} ${line}\n`).join("");
     pre.append(document.createTextNode(text));
-    sizes.push(batch.lines.length);
+    nodes.push({replica: batch.replica, first: batch.first, count: batch.lines.length});
     held += batch.lines.length;
-    while (sizes.length > 1 && held - sizes[0] >= LOG_KEEP) { // whole batches, oldest first
-      held -= sizes.shift();
+    while (nodes.length > 1 && held > LOG_KEEP) { // whole batches: at most LOG_KEEP held
+      const gone = nodes.shift();
+      held -= gone.count;
       pre.removeChild(pre.firstChild);
+      // until an earlier page is shown, the oldest shown is the oldest held
+      if (earlier.hidden) oldest.set(gone.replica, gone.first + gone.count);
+      more.hidden = false;
     }
-    if (dropped) status.textContent = `following (${dropped} lines skipped to keep up)`;
     pre.scrollTop = pre.scrollHeight;
   });
+  more.onclick = async () => {
+    // the page before the oldest line shown, of each replica that has earlier lines
+    const wanted = [...oldest].filter(([, first]) => first > 0);
+    const per = Math.max(Math.floor(LOG_KEEP / Math.max(wanted.length, 1)), 100);
+    const parts = [];
+    for (const [label, first] of wanted) {
+      const cut = label.lastIndexOf("/");
+      const offset = Math.max(first - per, 0);
+      const page = new URLSearchParams({handle, role: label.slice(0, cut),
+        replica: label.slice(cut + 1), offset: String(offset), limit: String(first - offset)});
+      if (regex) page.set("regex", regex);
+      const response = await fetch(`/api/log/page?${page}`);
+      if (!response.ok) {
+        status.textContent = (await response.text()).trim();
+        return;
+      }
+      const doc = await response.json();
+      oldest.set(label, doc.first);
+      parts.push(doc.lines.map((line) => `${label} ${line}\n`).join(""));
+    }
+    earlier.replaceChildren(document.createTextNode(parts.join("")));
+    earlier.hidden = false;
+    more.hidden = ![...oldest.values()].some((first) => first > 0);
+  };
   events.addEventListener("error", () => {
     // a refused request (a regex the server cannot compile) closes the stream for good
     if (events.readyState === EventSource.CLOSED) {
@@ -276,6 +319,9 @@ document.addEventListener("DOMContentLoaded", () => {
     if (shownApp !== null && shownApp.following !== null) {
       followLog(shownApp.handle, shownApp.following.role, shownApp.following.replica);
     }
+  });
+  document.getElementById("follow-all").addEventListener("click", () => {
+    if (shownApp !== null) followLog(shownApp.handle, null, null);
   });
   document.getElementById("cancel").addEventListener("click", () => act("cancel"));
   document.getElementById("delete").addEventListener("click", () => act("delete"));

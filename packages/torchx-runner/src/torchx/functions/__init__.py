@@ -1,0 +1,411 @@
+"""Python functions as apps, with their results back: ``submit(fn, *args).result()``.
+
+::
+
+    from torchx.functions import submit
+
+    future = submit(pow, 2, 10)  # one replica on the local scheduler
+    print(future.handle)  # local://torchx/pow-...: `torchx status/log` follow it
+    print(future.result(timeout=60))  # 1024
+
+:func:`submit` runs ``fn(*args, **kwargs)`` as an app of one replica through the
+Runner and returns an :class:`AppFuture`, a :class:`concurrent.futures.Future` that
+also carries the app's handle. The call and its result travel through a job directory
+the submitter and the replica share (see the torchx-runner README, "Python functions
+as apps"); in this version only the local scheduler has one. :func:`map_array` runs one
+call per item, at most ``parallelism`` at once.
+
+Importing :mod:`torchx.runner` does not import this module.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import pickle
+import re
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from torchx.functions._channel import META, PAYLOAD, RESULT, write_atomically
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from torchx.runner.api import Runner
+    from torchx.specs import AppStatus, CfgVal, Resource
+
+__all__ = [
+    "AppFuture",
+    "NoResult",
+    "RemoteLoadError",
+    "RemoteTraceback",
+    "UnexpectedRemoteError",
+    "UnsupportedSchedulerError",
+    "map_array",
+    "submit",
+]
+
+T = TypeVar("T")
+
+#: Schedulers whose replicas share the submitter's disk, so the job directory channel
+#: works. ``local_cwd`` is the local scheduler's alias.
+_SHARED_DIR_SCHEDULERS = ("local", "local_cwd")
+
+#: Longest wait between two status polls of the watcher (seconds); the Runner's
+#: ``wait`` polls sooner at first and wakes on a change where the scheduler can.
+_WAIT_INTERVAL = 2.0
+
+_ROLE = "fn"
+
+
+class RemoteTraceback(Exception):
+    """The replica's formatted traceback, the ``__cause__`` of a re-raised exception.
+
+    Its ``str`` is the remote traceback text, so a local traceback print shows both:
+    where the call failed on the replica, then where the caller asked for the result.
+    """
+
+    def __init__(self, tb: str) -> None:
+        super().__init__(tb)
+        self.tb = tb
+
+    def __str__(self) -> str:
+        return self.tb
+
+
+class NoResult(RuntimeError):
+    """The replica ended without a result: cancelled, killed, out of memory, or it
+    exited before the worker wrote one. The message names the app's final state, the
+    replica's exit code where the scheduler knows it, and the ``torchx log`` command
+    that shows what the replica printed."""
+
+    def __init__(self, handle: str, state: str, exit_code: int | None, detail: str = "") -> None:
+        code = f", exit code {exit_code}" if exit_code is not None else ""
+        more = f": {detail}" if detail else ""
+        super().__init__(
+            f"{handle} ended {state}{code} without a result{more}; see: torchx log {handle}"
+        )
+        self.handle = handle
+        self.state = state
+        self.exit_code = exit_code
+
+
+class RemoteLoadError(RuntimeError):
+    """The replica could not load the call: another Python minor version, or the
+    function's module is not importable there. The message is the worker's one line."""
+
+
+class UnexpectedRemoteError(RuntimeError):
+    """A remote exception that could not be pickled back: its type name and message."""
+
+
+class UnsupportedSchedulerError(ValueError):
+    """:func:`submit` was asked for a scheduler it cannot bring a result back from."""
+
+
+def _importable(fn: object) -> bool:
+    """True when plain pickle can send ``fn`` by reference and a replica can import it:
+    a module-level function (or class) of a module other than ``__main__``."""
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", None)
+    if not module or not qualname or module == "__main__" or "<" in qualname:
+        return False
+    obj: object = sys.modules.get(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj is fn
+
+
+def _cloudpickle() -> Any | None:
+    try:
+        import cloudpickle  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    return cloudpickle
+
+
+def _payload(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes:
+    """``(fn, args, kwargs)`` pickled: by reference when ``fn`` is importable, else by
+    value with cloudpickle; refused in one line when neither can work."""
+    call = (fn, args, kwargs)
+    cloud = _cloudpickle()
+    if _importable(fn):
+        try:
+            return pickle.dumps(call, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as e:
+            if cloud is None:
+                raise ValueError(
+                    f"the arguments of {_name_of(fn)} cannot be pickled ({e}):"
+                    " install torchx-runner[functions] (cloudpickle) to send them by value"
+                ) from None
+    elif cloud is None:
+        raise ValueError(
+            f"{_name_of(fn)} is not importable on the replica (defined in __main__, a"
+            " closure or a lambda): install torchx-runner[functions] (cloudpickle) to send"
+            " it by value, or move it to a module"
+        )
+    data: bytes = cloud.dumps(call, protocol=pickle.HIGHEST_PROTOCOL)
+    return data
+
+
+def _name_of(fn: object) -> str:
+    return str(getattr(fn, "__qualname__", None) or type(fn).__name__)
+
+
+def _app_name(fn: object, name: str | None) -> str:
+    if name:
+        return name
+    raw = getattr(fn, "__name__", None) or type(fn).__name__
+    cleaned = re.sub(r"[^a-z0-9-]+", "-", raw.lower()).strip("-")
+    return cleaned[:40] or "fn"
+
+
+class AppFuture(concurrent.futures.Future[T]):
+    """The future of one :func:`submit` call; ``handle`` is its app's handle.
+
+    A background thread follows the app with the Runner's ``wait`` (no faster than it
+    polls) and settles the future when the app ends: the return value, the remote
+    exception (its ``__cause__`` a :class:`RemoteTraceback`), or :class:`NoResult`.
+    :meth:`cancel` cancels the app. ``running()`` is true until the app has ended.
+    """
+
+    def __init__(self, handle: str | None, job_dir: Path | None) -> None:
+        super().__init__()
+        #: the app's handle; None while a :func:`map_array` call waits for its turn
+        self.handle = handle
+        self.job_dir = job_dir
+        self._settle_lock = threading.RLock()
+        self._on_end: Callable[[], None] | None = None
+        self._watcher: threading.Thread | None = None
+
+    def _start(self) -> None:
+        """Starts the thread that follows the app (once it has a handle)."""
+        self._watcher = threading.Thread(
+            target=self._watch, name=f"torchx.functions {self.handle}", daemon=True
+        )
+        self._watcher.start()
+
+    def __repr__(self) -> str:
+        return f"<AppFuture {self.handle} {self._state.lower()}>"
+
+    def running(self) -> bool:
+        return not self.done()
+
+    def cancel(self) -> bool:
+        """Cancels the app; True unless the app (and so this future) had already ended.
+
+        The future reads cancelled at once; the app stops as the scheduler's ``cancel``
+        stops it (on ``local``: SIGTERM, then SIGKILL after ``grace_period``).
+        """
+        from torchx.runner.api import get_runner
+
+        with self._settle_lock:
+            if self.done():
+                return self.cancelled()
+            if self.handle is None:  # a map_array call not started yet: it never will be
+                return super().cancel()
+            with get_runner() as runner:
+                status = runner.status(self.handle)
+                if status is not None and status.is_terminal():
+                    return False  # ended: the watcher is settling it with the outcome
+                runner.cancel(self.handle)
+            return super().cancel()
+
+    def _watch(self) -> None:
+        from torchx.runner.api import get_runner
+
+        assert self.handle is not None and self.job_dir is not None
+        try:
+            # after cancel() too: the app has ended only when the scheduler says so
+            with get_runner() as runner:
+                status = runner.wait(self.handle, wait_interval=_WAIT_INTERVAL)
+            self._settle(status)
+        except BaseException as e:  # never leave the future pending forever
+            with self._settle_lock:
+                if not self.done():
+                    self.set_exception(e)
+        finally:
+            shutil.rmtree(self.job_dir, ignore_errors=True)
+            if self._on_end is not None:
+                self._on_end()
+
+    def _settle(self, status: AppStatus | None) -> None:
+        """Sets the outcome from ``result.pkl``, else :class:`NoResult` from ``status``."""
+        assert self.handle is not None and self.job_dir is not None
+        with self._settle_lock:
+            if self.done():  # cancelled meanwhile
+                return
+            path = self.job_dir / RESULT
+            data = path.read_bytes() if path.exists() else None
+            # gone before the caller hears: a script may exit as soon as result() returns
+            shutil.rmtree(self.job_dir, ignore_errors=True)
+            if data is None:
+                self.set_exception(_no_result(self.handle, status))
+                return
+            outcome = pickle.loads(data)
+            kind = outcome[0]
+            if kind == "ok":
+                self.set_result(outcome[1])
+            elif kind == "raised":
+                exc, tb = outcome[1], outcome[2]
+                exc.__cause__ = RemoteTraceback(tb)
+                self.set_exception(exc)
+            elif kind == "raised_text":
+                err = UnexpectedRemoteError(f"{outcome[1]}: {outcome[2]}")
+                err.__cause__ = RemoteTraceback(outcome[3])
+                self.set_exception(err)
+            else:
+                self.set_exception(RemoteLoadError(f"{self.handle}: {outcome[1]}"))
+
+
+def _no_result(handle: str, status: AppStatus | None) -> NoResult:
+    if status is None:
+        return NoResult(handle, "UNKNOWN", None, "the scheduler no longer knows the app")
+    exit_code: int | None = None
+    for role in status.roles:
+        for replica in role.replicas:
+            if replica.exit_code is not None:
+                exit_code = replica.exit_code
+    return NoResult(handle, status.state.name, exit_code)
+
+
+def submit(
+    fn: Callable[..., T],
+    *args: Any,
+    scheduler: str = "local",
+    cfg: Mapping[str, CfgVal] | None = None,
+    resource: Resource | None = None,
+    image: str | None = None,
+    name: str | None = None,
+    **kwargs: Any,
+) -> AppFuture[T]:
+    """Runs ``fn(*args, **kwargs)`` as an app of one replica; returns its future.
+
+    ``fn`` travels by reference (plain :mod:`pickle`) when it is a module-level function
+    of an importable module, else by value with cloudpickle (``pip install
+    'torchx-runner[functions]'``; without it such a function is refused here, before
+    anything is submitted). The replica runs ``python -m torchx.functions._worker`` with
+    this interpreter (``sys.executable``) in the current directory, with this process's
+    ``sys.path`` put first on its own, so whatever imports here imports there.
+
+    ``scheduler``/``cfg`` are as for :meth:`torchx.runner.api.Runner.run`; ``resource`` is
+    the replica's :class:`~torchx.specs.Resource`; ``image`` is ignored on ``local``;
+    ``name`` is the app's name (default: the function's). Raises
+    :class:`UnsupportedSchedulerError` for a scheduler other than ``local``.
+    """
+    _check_scheduler(scheduler)
+    if not callable(fn):
+        raise TypeError(f"submit() needs a callable, got {type(fn).__name__}")
+    data = _payload(fn, args, kwargs)
+    handle, job_dir = _launch(data, _app_name(fn, name), scheduler, cfg, resource)
+    future: AppFuture[T] = AppFuture(handle, job_dir)
+    future._start()
+    return future
+
+
+def map_array(
+    fn: Callable[[Any], T],
+    iterable: Iterable[Any],
+    parallelism: int,
+    *,
+    scheduler: str = "local",
+    cfg: Mapping[str, CfgVal] | None = None,
+    resource: Resource | None = None,
+    image: str | None = None,
+    name: str | None = None,
+) -> list[AppFuture[T]]:
+    """Runs ``fn(item)`` for each item as its own app, at most ``parallelism`` at once.
+
+    Returns one :class:`AppFuture` per item, in the items' order, at once: every call is
+    pickled first (a function that cannot travel is refused before anything starts), then
+    a background thread starts the apps in order, the next one when a running app has
+    ended (as its scheduler reports it, cancelled ones included). A future whose app has
+    not started yet has ``handle`` None; cancelling it means its app never starts.
+    On ``local`` these are N apps named ``NAME-0`` ... ``NAME-{N-1}``; the other options
+    are :func:`submit`'s.
+    """
+    _check_scheduler(scheduler)
+    if not callable(fn):
+        raise TypeError(f"map_array() needs a callable, got {type(fn).__name__}")
+    if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 1:
+        raise ValueError(f"parallelism must be an int >= 1, got {parallelism!r}")
+    payloads = [_payload(fn, (item,), {}) for item in iterable]
+    base = _app_name(fn, name)
+    futures: list[AppFuture[T]] = [AppFuture(None, None) for _ in payloads]
+    slots = threading.BoundedSemaphore(parallelism)
+
+    def dispatch() -> None:
+        for index, (future, data) in enumerate(zip(futures, payloads, strict=True)):
+            slots.acquire()  # blocks until a running app has ended: no polling
+            with future._settle_lock:
+                if future.done():  # cancelled before its turn
+                    slots.release()
+                    continue
+                try:
+                    future.handle, future.job_dir = _launch(
+                        data, f"{base}-{index}", scheduler, cfg, resource
+                    )
+                except BaseException as e:
+                    future.set_exception(e)
+                    slots.release()
+                    continue
+                future._on_end = slots.release
+                future._start()
+
+    threading.Thread(target=dispatch, name=f"torchx.functions map {base}", daemon=True).start()
+    return futures
+
+
+def _check_scheduler(scheduler: str) -> None:
+    if scheduler not in _SHARED_DIR_SCHEDULERS:
+        raise UnsupportedSchedulerError(
+            f"submit() supports the local scheduler in this version, not {scheduler!r}:"
+            " slurm and lsf (a shared job directory) come next, then schedulers without"
+            " a shared disk"
+        )
+
+
+def _launch(
+    data: bytes,
+    app_name: str,
+    scheduler: str,
+    cfg: Mapping[str, CfgVal] | None,
+    resource: Resource | None,
+) -> tuple[str, Path]:
+    """Writes a job directory for ``data`` and submits its app: ``(handle, job_dir)``.
+
+    The directory is removed again when the submit fails.
+    """
+    from torchx.runner.api import get_runner
+    from torchx.specs import AppDef, Role
+
+    job_dir = Path(tempfile.mkdtemp(prefix="torchx-fn-"))
+    try:
+        meta = {"python": list(sys.version_info[:2]), "sys_path": list(sys.path)}
+        write_atomically(job_dir / META, json.dumps(meta).encode())
+        write_atomically(job_dir / PAYLOAD, data)
+        role = Role(
+            name=_ROLE,
+            image=os.getcwd(),
+            entrypoint=sys.executable,
+            args=["-m", "torchx.functions._worker", str(job_dir)],
+        )
+        if resource is not None:
+            role.resource = resource
+        app = AppDef(name=app_name, roles=[role])
+        with get_runner() as runner:
+            handle = _run(runner, app, scheduler, cfg)
+    except BaseException:
+        shutil.rmtree(job_dir, ignore_errors=True)
+        raise
+    return handle, job_dir
+
+
+def _run(runner: Runner, app: Any, scheduler: str, cfg: Mapping[str, CfgVal] | None) -> str:
+    return str(runner.run(app, scheduler, cfg=cfg))
