@@ -27,8 +27,12 @@ def _private_cache_dir() -> Iterator[str]:
 
 
 @pytest.fixture(autouse=True)
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This test's own apps' records, home (no ~/.torchxconfig) and working directory."""
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """This test's own apps' records, home (no ~/.torchxconfig) and working directory.
+
+    Afterwards, whatever local app of the test still runs is cancelled: a test that
+    failed half way (its app waiting for a file that now never comes) leaves nothing
+    running behind it."""
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
@@ -36,4 +40,10 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("TORCHXCONFIG", raising=False)
     monkeypatch.chdir(work)
-    return tmp_path
+    yield tmp_path
+    from torchx.schedulers.local.scheduler import LocalScheduler
+
+    sched = LocalScheduler("torchx")
+    for app in sched.list():
+        if not app.state.is_terminal():
+            sched.cancel(app.app_id)
