@@ -69,6 +69,8 @@ class Cli:
         )
         if rc is not None and rc != 2:
             assert "Traceback" not in proc.stderr, proc.stderr
+        if args and args[0] == "sweep":  # its supervisor and trials: cancelled at teardown
+            self.started += [w for w in proc.stdout.split() if w.startswith("sweep://")][:1]
         return proc
 
     def start(self, *args: str) -> str:
