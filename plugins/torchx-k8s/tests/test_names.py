@@ -19,7 +19,6 @@ from torchx_k8s.names import (
     object_name,
     parse_app_id,
     task_name,
-    volcano_hosts_env,
     volcano_pod_name,
 )
 
@@ -104,7 +103,3 @@ def test_distinct_replicas_get_distinct_tasks(
     joins = {f"{r}-{k}" for r, k in replicas}
     tasks = {task_name(name, r, k, flavour) for r, k in replicas}
     assert len(tasks) == len(joins)
-
-
-def test_volcano_hosts_env_is_the_svc_plugins_variable() -> None:
-    assert volcano_hosts_env("trainer-0") == "VC_TRAINER_0_HOSTS"

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from crdcheck import crd_schema, validate
 from torchx_k8s import labels
-from torchx_k8s.names import JOBSET, VOLCANO
+from torchx_k8s.names import JOBSET, VOLCANO, volcano_pod_name
 from torchx_k8s.options import K8sOpts
 from torchx_k8s.request import KINDS, K8sRequest, appdef_from, make_request, render_yaml
 
@@ -95,15 +95,18 @@ def test_a_volcano_job_has_one_task_per_replica_named_role_replica() -> None:
     assert spec["minAvailable"] == 3 and spec["maxRetry"] == 0
 
 
-def test_macros_and_the_rank0_host_from_the_svc_plugin() -> None:
-    req = request(AppDef("a", [role()]))
-    first, second = pods(req)
-    # every replica, rank 0 included, reads the first task's host from Volcano's svc plugin
-    for k, pod in enumerate((first, second)):
+def test_macros_and_the_rank0_host_in_torchx_rank0_host() -> None:
+    req = request(AppDef("a", [role(num_replicas=3)]))
+    first, *others = pods(req)
+    for k, pod in enumerate((first, *others)):
         assert container(pod)["command"] == [
-            "python", "-m", "train", "--rank", str(k), "--master", "VC_TRAINER_0_HOSTS",
+            "python", "-m", "train", "--rank", str(k), "--master", "TORCHX_RANK0_HOST",
         ]  # fmt: skip
-        assert "TORCHX_RANK0_HOST" not in env(pod)
+    # the others find rank 0 as <its pod>.<the svc plugin's Service>; rank 0 gets its bare
+    # host name (the svc plugin makes it the pod's name), which it knows before the DNS does
+    rank0_pod = volcano_pod_name(NAME, "trainer", 0)
+    assert [env(p)["TORCHX_RANK0_HOST"] for p in others] == [f"{rank0_pod}.{NAME}"] * 2
+    assert env(first)["TORCHX_RANK0_HOST"] == rank0_pod
 
 
 def test_min_replicas_makes_the_first_tasks_required() -> None:
@@ -173,9 +176,11 @@ def test_a_jobset_has_one_replicated_job_per_replica_with_dns_hostnames() -> Non
             "Indexed",
         )
     first, second, ps = pods(req)
-    # JobSet's documented host name: <jobset>-<replicated job>-<job index>-<pod index>.<subdomain>
-    for pod in (first, second, ps):
+    # JobSet's documented host name: <jobset>-<replicated job>-<job index>-<pod index>.<subdomain>;
+    # rank 0 gets the bare host name, its own
+    for pod in (second, ps):
         assert env(pod)["TORCHX_RANK0_HOST"] == f"{NAME}-trainer-0-0-0.{NAME}"
+    assert env(first)["TORCHX_RANK0_HOST"] == f"{NAME}-trainer-0-0-0"
     assert first["spec"]["priorityClassName"] == "high"
 
 

@@ -22,7 +22,8 @@ What the AppWrapper wraps, in order:
 * one headless ``Service`` named after the app (``clusterIP: None``,
   ``publishNotReadyAddresses``: replicas find each other before they are ready),
   selecting the app's pods. ``macros.rank0_env`` is ``TORCHX_RANK0_HOST``, set in every
-  replica (rank 0 included) to the first replica's ``{pod}.{name}``.
+  replica to the first replica's ``{pod}.{name}``, and in that replica to its bare
+  ``{pod}`` (:func:`torchx_k8s.request.replicas` says why).
 
 The two versions (``appwrapper_version``):
 

@@ -205,8 +205,3 @@ def jobset_host_name(name: str, role: str, replica: int) -> str:
 def appwrapper_pod_name(name: str, role: str, replica: int) -> str:
     """The pod an AppWrapper wraps for the replica (also its host name): ``{name}-{task}``."""
     return f"{name}-{task_name(name, role, replica, APPWRAPPER)}"
-
-
-def volcano_hosts_env(task: str) -> str:
-    """The variable Volcano's ``svc`` plugin sets to the host names of ``task``'s pods."""
-    return f"VC_{task.replace('-', '_').upper()}_HOSTS"
