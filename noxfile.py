@@ -719,6 +719,7 @@ def bench(session: nox.Session) -> None:
     Installs every local distribution non-editable, then runs bench/run.py; posargs go to
     it (``nox -s bench -- -k specs.import --fail-on-miss``).
     """
-    session.install(*(_rel(path) for path in DISTS.values()))
+    # submitit (PyPI): the functions cases run it side by side with torchx.functions
+    session.install(*(_rel(path) for path in DISTS.values()), "submitit")
     upstream = _upstream_python(session)
     session.run("python", "bench/run.py", "--upstream-python", str(upstream), *session.posargs)
