@@ -105,6 +105,8 @@ def test_a_person_sees_follows_cancels_and_deletes_an_app(
         page.wait_until(f"{row} !== null")
         assert page.evaluate(f"{row}.querySelector('.name').textContent") == HOSTILE_NAME
         page.wait_until(f"{row}.querySelector('.state').textContent === 'RUNNING'")
+        # the row is on screen: the page named it, the server described it (one replica)
+        page.wait_until(f"{row}.querySelector('.replicas').textContent === '1/1'")
 
         # its page: the replica, then its log followed while it prints
         page.evaluate(f"{row}.click()")
