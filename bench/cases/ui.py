@@ -53,9 +53,9 @@ except ImportError as e:
     print(json.dumps({"skip": f"not installed ({e})"}), flush=True)
     sys.exit(0)
 from torchx.runner import Runner
-from torchx.schedulers.contract.api import ListAppResponse
+from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse
 from torchx.schedulers.local.scheduler import LocalScheduler
-from torchx.specs import AppState
+from torchx.specs import AppState, ReplicaStatus, RoleStatus
 
 N = int(sys.argv[2])
 T0 = time.time() - 86400
@@ -69,6 +69,13 @@ class StandIn(LocalScheduler):
     def list(self, cfg=None):
         return list(APPS)
 
+    def describe(self, app_id):  # each app: 4 replicas, ended
+        if not app_id.startswith("bench-"):
+            return super().describe(app_id)
+        reps = [ReplicaStatus(k, AppState.SUCCEEDED, "trainer", "h") for k in range(4)]
+        return DescribeAppResponse(app_id=app_id, state=AppState.SUCCEEDED,
+                                   roles_statuses=[RoleStatus("trainer", reps)])
+
 def runner():
     return Runner("bench", {"stand_in": lambda s, **k: StandIn(s),
                             "local": lambda s, **k: LocalScheduler(s)})
@@ -80,6 +87,7 @@ s = threaded.server
 print(json.dumps({"port": s.port, "token": s.token}), flush=True)
 sys.stdin.read()  # until the bench closes it
 threaded.stop()
+print(json.dumps({"describes": s.counts.describes}), flush=True)
 """
 
 
@@ -88,12 +96,15 @@ class _Ui:
 
     def __init__(self, proc: subprocess.Popen[str], port: int, token: str) -> None:
         self.proc, self.port, self.token = proc, port, token
+        #: what the server printed as it stopped (its describes count)
+        self.final: dict[str, Any] = {}
 
-    def connect(self, path: str) -> http.client.HTTPResponse:
+    def connect(self, path: str, method: str = "GET", body: Any = None) -> http.client.HTTPResponse:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
         conn.request(
-            "GET",
+            method,
             path,
+            body=None if body is None else json.dumps(body),
             headers={"Host": f"127.0.0.1:{self.port}", "X-TorchX-Token": self.token},
         )
         resp = conn.getresponse()
@@ -128,7 +139,8 @@ def _server(ctx: Context, scheduler: str, apps: int, home: str) -> Iterator[_Ui]
         first = json.loads(proc.stdout.readline() or '{"skip": "the server did not start"}')
         if "skip" in first:
             raise Skip(first["skip"])
-        yield _Ui(proc, first["port"], first["token"])
+        ui = _Ui(proc, first["port"], first["token"])
+        yield ui
     finally:
         if proc.stdin is not None:
             proc.stdin.close()
@@ -137,6 +149,9 @@ def _server(ctx: Context, scheduler: str, apps: int, home: str) -> Iterator[_Ui]
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    last = proc.stdout.read() if proc.stdout is not None else ""
+    if last.strip():
+        ui.final = json.loads(last.strip().splitlines()[-1])
 
 
 def _events(resp: http.client.HTTPResponse) -> Iterator[tuple[str, Any]]:
@@ -254,30 +269,75 @@ def _drain(resp: http.client.HTTPResponse, seen: dict[str, int]) -> None:
         return  # closed by the bench (http.client then has no file to read: AttributeError)
 
 
+#: The rows a page names as on screen (a tall window shows about 40).
+_SHOWN = 40
+
+
 @case("ui.idle_cpu_1000_apps", target="< 2 %")
 def idle_cpu_1000_apps(ctx: Context) -> Measurement:
     """Server CPU over 10 s, 1,000 apps listed every 1 s, one page connected, nothing changing.
 
-    Percent of one core (utime + stime of the server process); the per-second values in
-    the details. Stand-in scheduler.
+    The page names its first 40 rows as on screen (``POST /api/replicas``, as the page
+    does) when the window starts: their describes (once each: the apps have ended) are
+    in the window. Percent of one core (utime + stime of the server process); the
+    per-second values, the events and the server's describes in the details.
+    Stand-in scheduler (each app: 4 replicas).
     """
-    with (
-        tempfile.TemporaryDirectory(prefix="torchx-bench-ui-") as home,
-        _server(ctx, "stand_in", 1000, home) as ui,
-    ):
-        _first_full_event(ui, 1000)  # the first list is done
-        resp = ui.connect("/api/events")
-        seen = {"events": 0, "lines": 0}
-        reader = threading.Thread(target=_drain, args=(resp, seen), daemon=True)
-        reader.start()
-        percent, per = _cpu_percent(ui, 10)
-        resp.close()
+    with tempfile.TemporaryDirectory(prefix="torchx-bench-ui-") as home:
+        with _server(ctx, "stand_in", 1000, home) as ui:
+            _first_full_event(ui, 1000)  # the first list is done
+            resp = ui.connect("/api/events")
+            seen = {"events": 0, "lines": 0}
+            reader = threading.Thread(target=_drain, args=(resp, seen), daemon=True)
+            reader.start()
+            shown = [f"stand_in://bench/bench-{i:04d}" for i in range(999, 999 - _SHOWN, -1)]
+            ui.connect("/api/replicas", "POST", {"handles": shown}).read()
+            percent, per = _cpu_percent(ui, 10)
+            counts = json.loads(ui.connect("/api/replicas", "POST", {"handles": shown}).read())[
+                "replicas"
+            ]
+            resp.close()
+        if sorted(set(counts.values())) != ["0/4"] or len(counts) != _SHOWN:
+            raise RuntimeError(f"the rows shown were not all counted: {counts}")
     return Measurement(
-        value=round(percent, 2), unit="%", details={"per_second": per, "events": seen["events"]}
+        value=round(percent, 2),
+        unit="%",
+        details={
+            "per_second": per,
+            "events": seen["events"],
+            "describes": ui.final.get("describes"),
+        },
     )
 
 
 _PRINTER = "for i in $(seq 1 20); do seq -f 'line %g of a replica' 1 100; sleep 1; done"
+
+
+def _cancel_and_wait(ctx: Context, home: str, handle: str) -> None:
+    """Cancels the app and waits for its supervisor to record the end: ``cancel`` returns
+    once it has asked, and a supervisor still writing its records would race the removal
+    of the temporary directory."""
+    torchx = str(Path(ctx.python).parent / "torchx")
+    env = child_env(TORCHX_HOME=str(Path(home) / "state"), HOME=home)
+    subprocess.run([torchx, "cancel", handle], env=env, cwd=home, capture_output=True, timeout=60)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        out = subprocess.run(
+            [torchx, "status", "--json", handle],
+            env=env,
+            cwd=home,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if json.loads(out.stdout)["data"]["status"]["state"] in (
+            "CANCELLED",
+            "FAILED",
+            "SUCCEEDED",
+        ):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"{handle} did not end within 60 s of its cancel")
 
 
 @case("ui.follow_64_replicas_cpu", target="< 25 %")
@@ -322,13 +382,7 @@ def follow_64_replicas_cpu(ctx: Context) -> Measurement:
             percent, per = _cpu_percent(ui, 10)
             lines = seen["lines"] - lines_before
             resp.close()
-        subprocess.run(
-            [str(Path(ctx.python).parent / "torchx"), "cancel", handle],
-            env=child_env(TORCHX_HOME=str(Path(home) / "state"), HOME=home),
-            cwd=home,
-            capture_output=True,
-            timeout=60,
-        )
+        _cancel_and_wait(ctx, home, handle)
     return Measurement(
         value=round(percent, 2),
         unit="%",
