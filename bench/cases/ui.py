@@ -388,3 +388,132 @@ def follow_64_replicas_cpu(ctx: Context) -> Measurement:
         unit="%",
         details={"per_second": per, "lines_in_10s": lines, "events": seen["events"]},
     )
+
+
+_MIB = 1024 * 1024
+
+
+def _chromium() -> tuple[Any, str]:
+    """The DevTools harness's Browser class (tools/docs_browser/cdp.py) and Chromium's path;
+    Skip when no Chromium is installed."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "docs_browser"))
+    try:
+        from cdp import Browser, find_chromium
+    finally:
+        del sys.path[0]
+    chromium = os.environ.get("TORCHX_CHROMIUM") or find_chromium()
+    if not chromium:
+        raise Skip("no Chromium (nox -s ui_browser installs Debian's)")
+    return Browser, chromium
+
+
+def _heap(page: Any) -> dict[str, float]:
+    """The page's JavaScript heap after a full garbage collection, in MiB, and its DOM nodes."""
+    send = page.browser.send
+    send("HeapProfiler.collectGarbage", page.session)
+    usage = send("Runtime.getHeapUsage", page.session)
+    metrics = {
+        m["name"]: m["value"] for m in send("Performance.getMetrics", page.session)["metrics"]
+    }
+    return {
+        "used_mib": round(usage["usedSize"] / _MIB, 2),
+        "total_mib": round(usage["totalSize"] / _MIB, 2),
+        "dom_nodes": metrics["Nodes"],
+    }
+
+
+def _renderers_rss_mib(browser_pid: int) -> float:
+    """The anonymous resident memory (``RssAnon``: no shared library or file) of the
+    browser's renderer processes, where the page's DOM and its log's text live (outside
+    the JS heap), in MiB; Linux ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    total, todo = 0, list(children.get(browser_pid, []))
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        if b"--type=renderer" in cmdline:
+            kib = next(
+                line.split()[1] for line in status.splitlines() if line.startswith("RssAnon")
+            )
+            total += int(kib)
+    return round(total / 1024, 1)
+
+
+_LINES = 1_000_000
+
+
+@case("ui.page_memory_1m_lines", target="< 16 MiB")
+def page_memory_1m_lines(ctx: Context) -> Measurement:
+    """The page's JS heap (Chromium, after a full GC) once it followed 1,000,000 lines.
+
+    One local replica prints 1,000,000 lines (``seq``); the page (headless Chromium over
+    the DevTools protocol) opens the app, clicks ``follow`` and takes every line through
+    the live stream (``/api/log``) to its ``end``; the last line shown is checked. The
+    value is ``Runtime.getHeapUsage``'s ``usedSize``. In the details: the heap before
+    following, the DOM nodes and the renderer processes' anonymous RSS before and after
+    (the log's text lives in the DOM, outside the JS heap), the lines held and the
+    page's lines per second.
+    """
+    browser_class, chromium = _chromium()
+    with tempfile.TemporaryDirectory(prefix="torchx-bench-ui-") as home:
+        env = child_env(TORCHX_HOME=str(Path(home) / "state"), HOME=home)
+        torchx = str(Path(ctx.python).parent / "torchx")
+        run = subprocess.run(
+            [torchx, "run", "-s", "local", "--wait", "utils.sh", "--", "seq", "-f",
+             "line %.0f of a replica", "1", str(_LINES)],
+            env=env, cwd=home, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        if run.returncode != 0:
+            raise RuntimeError(f"torchx run: {run.stderr.strip()}")
+        handle = run.stdout.strip().splitlines()[0]
+        with _server(ctx, "local", 0, home) as ui, browser_class(chromium, timeout=600) as browser:
+            page = browser.new_page()
+            browser.send("Performance.enable", page.session)
+            # not page.goto: the page's event stream stays open, the network never idles
+            url = f"http://127.0.0.1:{ui.port}/?token={ui.token}"
+            browser.send("Page.navigate", page.session, url=url)
+            page.wait_until("document.getElementById('connection').textContent === 'live'")
+            page.evaluate(f"location.hash = '#app=' + encodeURIComponent({json.dumps(handle)})")
+            page.wait_until("document.querySelectorAll('#replica-rows button').length === 1")
+            before = _heap(page)
+            rss_before = _renderers_rss_mib(browser._proc.pid)
+            t = time.perf_counter()
+            page.evaluate("document.querySelector('#replica-rows button').click()")
+            page.wait_until(
+                "document.getElementById('log-status').textContent === 'the log ended'",
+                timeout=540,
+            )
+            seconds = time.perf_counter() - t
+            shown = page.evaluate(
+                "document.getElementById('log').textContent.trimEnd().split('\\n')"
+            )
+            after = _heap(page)
+            rss_after = _renderers_rss_mib(browser._proc.pid)
+        if shown[-1] != f"sh/0 line {_LINES} of a replica":
+            raise RuntimeError(f"the page's last line is {shown[-1]!r}")
+    return Measurement(
+        value=after["used_mib"],
+        unit="MiB",
+        details={
+            "before_follow_mib": before["used_mib"],
+            "heap_total_mib": after["total_mib"],
+            "dom_nodes": [before["dom_nodes"], after["dom_nodes"]],
+            "renderer_rss_anon_mib": [rss_before, rss_after],
+            "lines_held": len(shown),
+            "lines_per_s": round(_LINES / seconds),
+        },
+    )

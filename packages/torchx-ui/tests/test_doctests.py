@@ -12,4 +12,5 @@ class TestExamples(DocstringExamples):
         "torchx.ui.counts",
         "torchx.ui.poller",
         "torchx.ui.security",
+        "torchx.ui.testing",
     ]
