@@ -116,6 +116,9 @@ def test_many_apps_listed_only_the_rows_shown_are_described(world: Path) -> None
         # the page names them again, the list goes on: ended apps are never asked again
         status, answer = watch(server, shown)
         assert status == 200 and answer["replicas"] == dict.fromkeys(shown, "0/1")
+        # a handle the list does not have (another scheduler's, made up) is never described
+        status, answer = watch(server, ["local://torchx/x1", "flaky://torchx/not-listed"])
+        assert status == 200 and answer["replicas"] == {}
         calls = FLAKY.calls
         until(lambda: FLAKY.calls >= calls + 10)
         assert FLAKY.describes == 5

@@ -116,17 +116,18 @@ class ReplicaCounts:
             return self._generation
 
     def watch(self, handles: Iterable[str]) -> dict[str, str]:
-        """A page shows these rows: their counts known now (the others are asked for).
+        """A page shows these rows: those of their counts known now (the others are asked for).
 
         The newest :data:`WATCH_MAX` handles named by any page are kept."""
         now = time.monotonic()
+        named = list(handles)
         with self._lock:
-            for handle in handles:
+            for handle in named:
                 self._watched.pop(handle, None)  # re-inserted last: the newest named
                 self._watched[handle] = now
             while len(self._watched) > WATCH_MAX:
                 del self._watched[next(iter(self._watched))]
-            known = {h: self._counts[h].text for h in self._watched if h in self._counts}
+            known = {h: self._counts[h].text for h in named if h in self._counts}
         self._wake.set()
         return known
 
