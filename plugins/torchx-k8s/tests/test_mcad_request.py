@@ -171,10 +171,10 @@ def test_v1beta2_wraps_the_same_objects_as_components() -> None:
 def test_every_replica_reads_the_rank0_host_from_one_variable(version: str) -> None:
     req = request(two_roles(), appwrapper_version=version)
     pods = of_kind(req, "Pod")
-    rank0 = f"{NAME}-master-0"
-    # rank 0 gets its own host name (it need not wait for the DNS), the others <it>.<Service>
-    assert pods[0]["spec"]["hostname"] == rank0
-    assert [env(p)["TORCHX_RANK0_HOST"] for p in pods] == [rank0] + [f"{rank0}.{NAME}"] * 2
+    # rank 0's pod, fully qualified: in its own /etc/hosts at once, in the DNS for the others
+    assert pods[0]["spec"]["hostname"] == f"{NAME}-master-0"
+    rank0 = f"{NAME}-master-0.{NAME}.default.svc.cluster.local"
+    assert [env(p)["TORCHX_RANK0_HOST"] for p in pods] == [rank0] * 3
     master, worker0, worker1 = (p["spec"]["containers"][0]["command"] for p in pods)
     assert master == ["python", "-m", "train", "--host", "TORCHX_RANK0_HOST", "--id", "0"]
     assert worker1 == ["python", "-m", "train", "--id", "1", "--app", NAME]

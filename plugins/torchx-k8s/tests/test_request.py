@@ -102,11 +102,20 @@ def test_macros_and_the_rank0_host_in_torchx_rank0_host() -> None:
         assert container(pod)["command"] == [
             "python", "-m", "train", "--rank", str(k), "--master", "TORCHX_RANK0_HOST",
         ]  # fmt: skip
-    # the others find rank 0 as <its pod>.<the svc plugin's Service>; rank 0 gets its bare
-    # host name (the svc plugin makes it the pod's name), which it knows before the DNS does
-    rank0_pod = volcano_pod_name(NAME, "trainer", 0)
-    assert [env(p)["TORCHX_RANK0_HOST"] for p in others] == [f"{rank0_pod}.{NAME}"] * 2
-    assert env(first)["TORCHX_RANK0_HOST"] == rank0_pod
+    # every replica, rank 0 included, finds rank 0 by its pod's fully qualified name (the
+    # svc plugin makes the pod's host name its own name, its subdomain the job's): in rank
+    # 0's /etc/hosts at once, through the cluster DNS for the others
+    rank0 = f"{volcano_pod_name(NAME, 'trainer', 0)}.{NAME}.default.svc.cluster.local"
+    assert [env(p)["TORCHX_RANK0_HOST"] for p in (first, *others)] == [rank0] * 3
+
+
+def test_the_rank0_host_follows_the_namespace_and_cluster_domain() -> None:
+    for flavour in (VOLCANO, JOBSET):
+        req = request(AppDef("a", [role()]), flavour=flavour, namespace="team-a",
+                      cluster_domain="corp.example")  # fmt: skip
+        hosts = {env(p)["TORCHX_RANK0_HOST"] for p in pods(req)}
+        (host,) = hosts
+        assert host.endswith(f".{NAME}.team-a.svc.corp.example"), host
 
 
 def test_min_replicas_makes_the_first_tasks_required() -> None:
@@ -176,11 +185,12 @@ def test_a_jobset_has_one_replicated_job_per_replica_with_dns_hostnames() -> Non
             "Indexed",
         )
     first, second, ps = pods(req)
-    # JobSet's documented host name: <jobset>-<replicated job>-<job index>-<pod index>.<subdomain>;
-    # rank 0 gets the bare host name, its own
-    for pod in (second, ps):
-        assert env(pod)["TORCHX_RANK0_HOST"] == f"{NAME}-trainer-0-0-0.{NAME}"
-    assert env(first)["TORCHX_RANK0_HOST"] == f"{NAME}-trainer-0-0-0"
+    # JobSet's documented host name: <jobset>-<replicated job>-<job index>-<pod index>.<subdomain>,
+    # fully qualified
+    for pod in (first, second, ps):
+        assert env(pod)["TORCHX_RANK0_HOST"] == (
+            f"{NAME}-trainer-0-0-0.{NAME}.default.svc.cluster.local"
+        )
     assert first["spec"]["priorityClassName"] == "high"
 
 

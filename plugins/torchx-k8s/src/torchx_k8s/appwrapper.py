@@ -22,8 +22,8 @@ What the AppWrapper wraps, in order:
 * one headless ``Service`` named after the app (``clusterIP: None``,
   ``publishNotReadyAddresses``: replicas find each other before they are ready),
   selecting the app's pods. ``macros.rank0_env`` is ``TORCHX_RANK0_HOST``, set in every
-  replica to the first replica's ``{pod}.{name}``, and in that replica to its bare
-  ``{pod}`` (:func:`torchx_k8s.request.replicas` says why).
+  replica to the first replica's ``{pod}.{name}.{namespace}.svc.{cluster_domain}``
+  (:func:`torchx_k8s.names.rank0_host` says why fully qualified).
 
 The two versions (``appwrapper_version``):
 
@@ -112,7 +112,8 @@ def make_appwrapper(app: AppDef, name: str, opts: McadOpts) -> K8sRequest:
     check(app)
     flavour = FLAVOUR_OF_VERSION[opts.appwrapper_version]
     namespace = opts.pods.namespace
-    rank0_host = f"{names.appwrapper_pod_name(name, app.roles[0].name, 0)}.{name}"
+    host = names.appwrapper_pod_name(name, app.roles[0].name, 0)
+    rank0_host = names.rank0_host(host, name, namespace, opts.cluster_domain)
     pods: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
     required = 0

@@ -205,3 +205,21 @@ def jobset_host_name(name: str, role: str, replica: int) -> str:
 def appwrapper_pod_name(name: str, role: str, replica: int) -> str:
     """The pod an AppWrapper wraps for the replica (also its host name): ``{name}-{task}``."""
     return f"{name}-{task_name(name, role, replica, APPWRAPPER)}"
+
+
+def rank0_host(pod_host: str, subdomain: str, namespace: str, cluster_domain: str) -> str:
+    """The name every replica finds rank 0 by: its pod's fully qualified host name.
+
+    ``<host>.<subdomain>`` alone resolves only through the cluster DNS, once the pod's
+    address is published there (0.5 to 0.7 s after its container started on an idle dev
+    node, longer under load), while torchrun's c10d rendezvous decides at once, by
+    resolving the endpoint, whether this node hosts the store: a rank 0 that looked too
+    early joined as a client of a store nobody hosted, and every rank failed a minute
+    later. The fully qualified name is also in the pod's own ``/etc/hosts`` (the kubelet
+    writes it for a pod with a subdomain), so rank 0 resolves it at once, and the others
+    through the DNS, retrying as torchrun does.
+
+    >>> rank0_host("app-trainer-0-0", "app", "default", "cluster.local")
+    'app-trainer-0-0.app.default.svc.cluster.local'
+    """
+    return f"{pod_host}.{subdomain}.{namespace}.svc.{cluster_domain}"

@@ -131,6 +131,15 @@ def _namespace_opt() -> Any:
     return opt("default", help="Kubernetes namespace of the app", check=_namespace)
 
 
+def _cluster_domain_opt() -> Any:
+    return opt(
+        "cluster.local",
+        help="the cluster's DNS domain (the kubelet's clusterDomain): replicas find rank 0 "
+        "at <pod>.<app>.<namespace>.svc.<cluster_domain>",
+        check=_name("cluster_domain", _SUBDOMAIN, "a DNS domain"),
+    )
+
+
 def _service_account_opt() -> Any:
     return opt(
         help="service account the pods run as",
@@ -194,6 +203,7 @@ class K8sOpts(StructuredOpts):
     """
 
     namespace: str = _namespace_opt()
+    cluster_domain: str = _cluster_domain_opt()
     queue: str | None = opt(
         help="Volcano queue of the job (default: Volcano's 'default' queue); with "
         "flavour=jobset, the Kueue LocalQueue (label kueue.x-k8s.io/queue-name), if any",
@@ -294,6 +304,7 @@ class McadOpts(StructuredOpts):
     """
 
     namespace: str = _namespace_opt()
+    cluster_domain: str = _cluster_domain_opt()
     image_repo: str | None = opt(
         help="image repository a workspace image is pushed to; needed with --workspace"
     )
@@ -366,6 +377,7 @@ class McadOpts(StructuredOpts):
         """The pods' share of the options, as the ``kubernetes`` scheduler's pods read them."""
         return K8sOpts(
             namespace=self.namespace,
+            cluster_domain=self.cluster_domain,
             service_account=self.service_account,
             priority_class=self.priority_class_name,
             image_repo=self.image_repo,

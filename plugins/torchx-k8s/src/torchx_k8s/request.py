@@ -14,8 +14,9 @@ Both flavours make one task (replicated job) per replica, named
 after the job, each pod's hostname its own name and subdomain the job's, host names of
 every task in ``VC_<TASK>_HOSTS``; ``--publish-not-ready-addresses`` so replicas find
 each other before they are ready) and the ``env`` plugin (``VC_TASK_INDEX``). The
-rank-0 host: ``macros.rank0_env`` is ``TORCHX_RANK0_HOST``, as in every flavour (see
-:func:`replicas`).
+rank-0 host: ``macros.rank0_env`` is ``TORCHX_RANK0_HOST``, as in every flavour: the
+first replica's fully qualified host name (:func:`torchx_k8s.names.rank0_host` says why
+not Volcano's ``VC_<TASK0>_HOSTS``, ``<host>.<subdomain>``).
 ``min_replicas`` of a role: its first ``min_replicas`` tasks have
 ``minAvailable: 1``, the rest ``0``; the job's ``minAvailable`` is their sum (all
 replicas when no role sets it), so the gang starts once the required replicas fit.
@@ -46,7 +47,7 @@ Volcano): one replicated job per replica (``replicas: 1``, an Indexed batch Job 
 one pod), ``network.enableDNSHostnames`` (each pod's host name is
 ``{jobset}-{rjob}-0-0``, its subdomain the JobSet's name, published before it is ready),
 ``successPolicy: All``. The rank-0 host is that name of the first replica, in
-``TORCHX_RANK0_HOST`` (:func:`replicas`). Retries: ``REPLICA`` is the Job's
+``TORCHX_RANK0_HOST``, fully qualified (:func:`replicas`). Retries: ``REPLICA`` is the Job's
 ``backoffLimit`` (the Job makes a new pod); ``APPLICATION`` and ``ROLE`` are the
 JobSet's ``failurePolicy.maxRestarts`` (the whole JobSet is recreated). ``queue`` is
 Kueue's ``kueue.x-k8s.io/queue-name`` label. Upstream TorchX has no JobSet support.
@@ -173,23 +174,13 @@ def replicas(
 
     ``rank0_env``: the variable ``macros.rank0_env`` names; when it is
     :data:`RANK0_ENV`, every replica gets it set to ``rank0_host``, the first replica's
-    ``<host name>.<subdomain>`` (default: its JobSet host name), except the first
-    replica itself, which gets its bare host name.
-
-    Why rank 0 differs: ``<host>.<subdomain>`` resolves only once the endpoints
-    controller has published the pod's address and the cluster DNS has it, which is
-    often a second after the container starts (measured on the dev node: 0.5 to 0.7 s
-    idle, more under load). torchrun's c10d rendezvous decides once, at start, whether
-    this node hosts the store, by comparing the endpoint with the machine's host name
-    and addresses; a rank 0 that could not resolve the qualified name yet joined as a
-    client of a store nobody hosted, and every rank failed a minute later ("The
-    connection to the C10d store has failed"). The bare host name is the pod's own
-    (``gethostname()``, and in the pod's ``/etc/hosts``), so rank 0 hosts the store
-    whatever the DNS, and the others retry their connections until it answers.
+    fully qualified host name (:func:`torchx_k8s.names.rank0_host`, which says why;
+    default: its JobSet host name's).
     """
     out = []
     if rank0_host is None:
-        rank0_host = f"{names.jobset_host_name(name, app.roles[0].name, 0)}.{name}"
+        host = names.jobset_host_name(name, app.roles[0].name, 0)
+        rank0_host = names.rank0_host(host, name, opts.namespace, opts.cluster_domain)
     for role_index, role in enumerate(app.roles):
         overlaid = pod.OVERLAY_NAMESPACE in role.metadata
         for k in range(role.num_replicas):
@@ -199,8 +190,7 @@ def replicas(
             args = [values.substitute(a) for a in role.args]
             env = {key: values.substitute(v) for key, v in role.env.items()}
             if rank0_env == RANK0_ENV:
-                first = role_index == 0 and k == 0
-                env[RANK0_ENV] = rank0_host.split(".", 1)[0] if first else rank0_host
+                env[RANK0_ENV] = rank0_host
             task = names.task_name(name, role.name, k, flavour)
             template = pod.pod_template(
                 replica_role,
@@ -221,7 +211,8 @@ def metadata(name: str, app: AppDef) -> dict[str, Any]:
 
 
 def _volcano(app: AppDef, name: str, opts: K8sOpts) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    rank0_host = f"{names.volcano_pod_name(name, app.roles[0].name, 0)}.{name}"
+    host = names.volcano_pod_name(name, app.roles[0].name, 0)
+    rank0_host = names.rank0_host(host, name, opts.namespace, opts.cluster_domain)
     tasks: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
     min_available = 0
