@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from torchx.functions import AppFuture, RemoteTraceback, map_array, submit
+from torchx.functions import AppFuture, NoResult, RemoteTraceback, map_array, submit
 from torchx.runner import get_runner
 from torchx.schedulers.testing.cli import TorchxCli
 
@@ -82,6 +82,14 @@ def test_a_remote_exception_is_reraised_with_its_traceback(fh: Any) -> None:
     cause = info.value.__cause__
     assert isinstance(cause, RemoteTraceback)
     assert "_deeper" in str(cause) and "raise Boom(message)" in str(cause)
+
+
+def test_a_replica_that_ends_without_a_result_raises_no_result(fh: Any) -> None:
+    future = submit(fh.exit_early, 7, scheduler="lsf")
+    with pytest.raises(NoResult) as info:
+        future.result(timeout=TIMEOUT)
+    assert info.value.state == "FAILED" and info.value.exit_code == 7, str(info.value)
+    assert f"see: torchx log {future.handle}" in str(info.value)
 
 
 def test_what_the_function_prints_is_in_torchx_log(fh: Any, tmp_path: Path) -> None:

@@ -41,6 +41,11 @@ def timed(x: int) -> tuple[int, float, float, str]:
     return x * 10, start, time.time(), os.environ.get("SLURMD_NODENAME", "")
 
 
+def exit_early(code: int) -> None:
+    """Leaves without a result, as a replica whose code calls os._exit."""
+    os._exit(code)
+
+
 def announce_then_block() -> None:
     """Prints its pid, then waits for a signal forever (the test cancels it)."""
     print(f"pid {os.getpid()}", flush=True)
