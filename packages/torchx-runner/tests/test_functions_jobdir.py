@@ -14,6 +14,7 @@ import pytest
 from torchx.functions import JobDirError, map_array, submit
 from torchx.functions import _jobdir as jobdir
 from torchx.runner import get_runner
+from torchx.specs.errors import UnknownSchedulerError
 
 HERE = Path(__file__).resolve().parent
 TIMEOUT = 60
@@ -88,11 +89,12 @@ def test_a_directory_that_cannot_be_made_is_one_line_before_submitting(
     with pytest.raises(JobDirError, match="cannot make the job directory") as info:
         submit(fh.add, 1, 2, channel_dir=blocker / "calls")
     assert "\n" not in str(info.value) and str(blocker / "calls") in str(info.value)
-    with pytest.raises(JobDirError, match="slurm nodes share"):
-        submit(fh.add, 1, 2, scheduler="slurm", channel_dir=blocker / "calls")
     with pytest.raises(JobDirError, match="cannot make the job directory"):
-        map_array(fh.add, [1], parallelism=1, scheduler="lsf", channel_dir=blocker)
+        map_array(fh.add, [1], parallelism=1, channel_dir=blocker)
     assert local_apps() == before
+    # on a shared-disk scheduler the line says where it must be
+    with pytest.raises(JobDirError, match=r"channel_dir=DIR \(a disk the slurm nodes share\)"):
+        jobdir.prepare(blocker / "calls", "slurm", own_folder=False)
 
 
 def test_the_default_folder_is_made_private(tmp_path: Path) -> None:
@@ -158,3 +160,21 @@ def test_a_failed_submit_removes_the_calls_directory(fh: Any, tmp_path: Path) ->
     with pytest.raises(Exception, match="log_dri"):
         submit(fh.add, 1, 2, cfg={"log_dri": "x"}, channel_dir=channel)
     assert channel.is_dir() and list(channel.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "package"), [("slurm", "torchx-slurm"), ("lsf", "torchx-lsf")]
+)
+def test_a_scheduler_whose_plugin_is_missing_is_one_line_before_anything(
+    fh: Any, scheduler: str, package: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with get_runner() as runner:
+        installed = runner.scheduler_backends()
+    assert scheduler not in installed, "tests-torchx-runner installs no scheduler plugin"
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UnknownSchedulerError, match=f"pip install {package}") as info:
+        submit(fh.add, 1, 2, scheduler=scheduler)
+    assert "\n" not in str(info.value)
+    with pytest.raises(UnknownSchedulerError):
+        map_array(fh.add, [1], parallelism=1, scheduler=scheduler)
+    assert list(tmp_path.iterdir()) == []  # no .torchx-functions was made

@@ -301,7 +301,7 @@ def submit(
 
     ``scheduler`` is ``local`` (alias ``local_cwd``), ``slurm`` or ``lsf``; ``cfg`` is as
     for :meth:`torchx.runner.api.Runner.run`; ``resource`` is the replica's
-    :class:`~torchx.specs.Resource` (on Slurm and LSF 1 CPU and :data:`DEFAULT_MEM_MB`
+    :class:`~torchx.specs.Resource` (on Slurm and LSF 1 CPU and ``DEFAULT_MEM_MB``
     by default); ``image`` is ignored on ``local``, and on Slurm and
     LSF the directory the replica runs in (default: the current directory); ``name`` is
     the app's name (default: the function's). ``channel_dir`` is the directory the call's
@@ -309,7 +309,8 @@ def submit(
     ``.torchx-functions`` in the scheduler's job directory on Slurm and LSF).
 
     Raises, before anything is submitted: :class:`UnsupportedSchedulerError` for another
-    scheduler, :class:`JobDirError` when the job directory cannot be made, ``ValueError``
+    scheduler, :class:`~torchx.specs.errors.UnknownSchedulerError` when its plugin is not
+    installed, :class:`JobDirError` when the job directory cannot be made, ``ValueError``
     for an image that is not a directory on Slurm or LSF.
     """
     if not callable(fn):
@@ -408,6 +409,13 @@ class _Target:
                 " machine come next"
             )
         role_image = _jobdir.role_image(scheduler, image)
+        if scheduler in _jobdir.SHARED_DISK_SCHEDULERS:
+            from torchx.runner.api import get_runner
+
+            # its plugin must be installed: the Runner's one line naming the package,
+            # before a directory is made for a call that cannot be submitted
+            with get_runner() as runner:
+                runner.scheduler_run_opts(scheduler)
         parent = _jobdir.channel_parent(scheduler, cfg, channel_dir)
         own_folder = channel_dir is None and scheduler in _jobdir.SHARED_DISK_SCHEDULERS
         _jobdir.prepare(parent, scheduler, own_folder=own_folder)
