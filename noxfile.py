@@ -430,11 +430,18 @@ def integration_slurm(session: nox.Session) -> None:
     and starts a 4-node cluster on loopback; the tests in
     plugins/torchx-slurm/tests/integration then go through Slurm's commands, the ``torchx``
     command and the Runner, run the conformance kit and the README's DDP example (real
-    torch, installed with pip as in ``e2e``). ``dev/slurm down`` stops the cluster
+    torch, installed with pip as in ``e2e``), and drive ``torchx ui -s slurm`` over its
+    HTTP API (torchx-ui installed too). ``dev/slurm down`` stops the cluster
     afterwards, pass or fail.
     """
     # torchx-runner with the conformance kit, the plugin, and the torchx command
-    wanted = {"torchx-runner": "testing", "torchx-slurm": "test", "torchx-cli": ""}
+    # torchx-ui: `torchx ui -s slurm` (packages/torchx-ui/tests/integration)
+    wanted = {
+        "torchx-runner": "testing",
+        "torchx-slurm": "test",
+        "torchx-cli": "",
+        "torchx-ui": "",
+    }
     args = [_rel(DISTS["torchx-specs"])]
     args += [
         f"{_rel(DISTS[d])}[{x}]" if x else _rel(DISTS[d]) for d, x in wanted.items() if d in DISTS
@@ -459,6 +466,9 @@ def integration_slurm(session: nox.Session) -> None:
                 *session.posargs,
                 env={**env, "TORCHX_SLURM_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)},
             )
+            # `torchx ui -s slurm` (packages/torchx-ui/tests/integration/test_slurm.py)
+            session.chdir(DISTS["torchx-ui"] / "tests")
+            run_pytest(session, "integration", env={**env, "TORCHX_UI_INTEGRATION": "slurm"})
         finally:
             session.run(str(script), "down", external=True)
 
@@ -472,9 +482,16 @@ def integration_docker(session: nox.Session) -> None:
     plugins/torchx-docker/tests/integration then go through the ``torchx`` command and
     the Runner: the conformance kit, replicas meeting over TCP, OOM kills, retries, logs,
     and faults (the engine stopped during a run, absent at submit, a container removed
-    by hand). ``dev/docker down`` stops the engine afterwards, pass or fail.
+    by hand), and ``torchx ui -s docker`` over its HTTP API (torchx-ui installed too).
+    ``dev/docker down`` stops the engine afterwards, pass or fail.
     """
-    wanted = {"torchx-runner": "testing", "torchx-docker": "test", "torchx-cli": ""}
+    # torchx-ui: `torchx ui -s docker` (packages/torchx-ui/tests/integration)
+    wanted = {
+        "torchx-runner": "testing",
+        "torchx-docker": "test",
+        "torchx-cli": "",
+        "torchx-ui": "",
+    }
     args = [_rel(DISTS["torchx-specs"])]
     args += [f"{_rel(DISTS[d])}[{x}]" if x else _rel(DISTS[d]) for d, x in wanted.items()]
     session.install(*args, "pytest")
@@ -493,6 +510,9 @@ def integration_docker(session: nox.Session) -> None:
                 *session.posargs,
                 env={**env, "TORCHX_DOCKER_INTEGRATION": "1", "TORCHX_REPO_ROOT": str(ROOT)},
             )
+            # `torchx ui -s docker` (packages/torchx-ui/tests/integration/test_docker.py)
+            session.chdir(DISTS["torchx-ui"] / "tests")
+            run_pytest(session, "integration", env={**env, "TORCHX_UI_INTEGRATION": "docker"})
         finally:
             session.run(str(script), "down", external=True)
 
@@ -719,6 +739,7 @@ def bench(session: nox.Session) -> None:
     Installs every local distribution non-editable, then runs bench/run.py; posargs go to
     it (``nox -s bench -- -k specs.import --fail-on-miss``).
     """
-    session.install(*(_rel(path) for path in DISTS.values()))
+    # submitit (PyPI): the functions cases run it side by side with torchx.functions
+    session.install(*(_rel(path) for path in DISTS.values()), "submitit")
     upstream = _upstream_python(session)
     session.run("python", "bench/run.py", "--upstream-python", str(upstream), *session.posargs)

@@ -53,9 +53,9 @@ except ImportError as e:
     print(json.dumps({"skip": f"not installed ({e})"}), flush=True)
     sys.exit(0)
 from torchx.runner import Runner
-from torchx.schedulers.contract.api import ListAppResponse
+from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse
 from torchx.schedulers.local.scheduler import LocalScheduler
-from torchx.specs import AppState
+from torchx.specs import AppState, ReplicaStatus, RoleStatus
 
 N = int(sys.argv[2])
 T0 = time.time() - 86400
@@ -69,6 +69,13 @@ class StandIn(LocalScheduler):
     def list(self, cfg=None):
         return list(APPS)
 
+    def describe(self, app_id):  # each app: 4 replicas, ended
+        if not app_id.startswith("bench-"):
+            return super().describe(app_id)
+        reps = [ReplicaStatus(k, AppState.SUCCEEDED, "trainer", "h") for k in range(4)]
+        return DescribeAppResponse(app_id=app_id, state=AppState.SUCCEEDED,
+                                   roles_statuses=[RoleStatus("trainer", reps)])
+
 def runner():
     return Runner("bench", {"stand_in": lambda s, **k: StandIn(s),
                             "local": lambda s, **k: LocalScheduler(s)})
@@ -80,6 +87,7 @@ s = threaded.server
 print(json.dumps({"port": s.port, "token": s.token}), flush=True)
 sys.stdin.read()  # until the bench closes it
 threaded.stop()
+print(json.dumps({"describes": s.counts.describes}), flush=True)
 """
 
 
@@ -88,12 +96,15 @@ class _Ui:
 
     def __init__(self, proc: subprocess.Popen[str], port: int, token: str) -> None:
         self.proc, self.port, self.token = proc, port, token
+        #: what the server printed as it stopped (its describes count)
+        self.final: dict[str, Any] = {}
 
-    def connect(self, path: str) -> http.client.HTTPResponse:
+    def connect(self, path: str, method: str = "GET", body: Any = None) -> http.client.HTTPResponse:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
         conn.request(
-            "GET",
+            method,
             path,
+            body=None if body is None else json.dumps(body),
             headers={"Host": f"127.0.0.1:{self.port}", "X-TorchX-Token": self.token},
         )
         resp = conn.getresponse()
@@ -128,7 +139,8 @@ def _server(ctx: Context, scheduler: str, apps: int, home: str) -> Iterator[_Ui]
         first = json.loads(proc.stdout.readline() or '{"skip": "the server did not start"}')
         if "skip" in first:
             raise Skip(first["skip"])
-        yield _Ui(proc, first["port"], first["token"])
+        ui = _Ui(proc, first["port"], first["token"])
+        yield ui
     finally:
         if proc.stdin is not None:
             proc.stdin.close()
@@ -137,6 +149,9 @@ def _server(ctx: Context, scheduler: str, apps: int, home: str) -> Iterator[_Ui]
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    last = proc.stdout.read() if proc.stdout is not None else ""
+    if last.strip():
+        ui.final = json.loads(last.strip().splitlines()[-1])
 
 
 def _events(resp: http.client.HTTPResponse) -> Iterator[tuple[str, Any]]:
@@ -254,30 +269,75 @@ def _drain(resp: http.client.HTTPResponse, seen: dict[str, int]) -> None:
         return  # closed by the bench (http.client then has no file to read: AttributeError)
 
 
+#: The rows a page names as on screen (a tall window shows about 40).
+_SHOWN = 40
+
+
 @case("ui.idle_cpu_1000_apps", target="< 2 %")
 def idle_cpu_1000_apps(ctx: Context) -> Measurement:
     """Server CPU over 10 s, 1,000 apps listed every 1 s, one page connected, nothing changing.
 
-    Percent of one core (utime + stime of the server process); the per-second values in
-    the details. Stand-in scheduler.
+    The page names its first 40 rows as on screen (``POST /api/replicas``, as the page
+    does) when the window starts: their describes (once each: the apps have ended) are
+    in the window. Percent of one core (utime + stime of the server process); the
+    per-second values, the events and the server's describes in the details.
+    Stand-in scheduler (each app: 4 replicas).
     """
-    with (
-        tempfile.TemporaryDirectory(prefix="torchx-bench-ui-") as home,
-        _server(ctx, "stand_in", 1000, home) as ui,
-    ):
-        _first_full_event(ui, 1000)  # the first list is done
-        resp = ui.connect("/api/events")
-        seen = {"events": 0, "lines": 0}
-        reader = threading.Thread(target=_drain, args=(resp, seen), daemon=True)
-        reader.start()
-        percent, per = _cpu_percent(ui, 10)
-        resp.close()
+    with tempfile.TemporaryDirectory(prefix="torchx-bench-ui-") as home:
+        with _server(ctx, "stand_in", 1000, home) as ui:
+            _first_full_event(ui, 1000)  # the first list is done
+            resp = ui.connect("/api/events")
+            seen = {"events": 0, "lines": 0}
+            reader = threading.Thread(target=_drain, args=(resp, seen), daemon=True)
+            reader.start()
+            shown = [f"stand_in://bench/bench-{i:04d}" for i in range(999, 999 - _SHOWN, -1)]
+            ui.connect("/api/replicas", "POST", {"handles": shown}).read()
+            percent, per = _cpu_percent(ui, 10)
+            counts = json.loads(ui.connect("/api/replicas", "POST", {"handles": shown}).read())[
+                "replicas"
+            ]
+            resp.close()
+        if sorted(set(counts.values())) != ["0/4"] or len(counts) != _SHOWN:
+            raise RuntimeError(f"the rows shown were not all counted: {counts}")
     return Measurement(
-        value=round(percent, 2), unit="%", details={"per_second": per, "events": seen["events"]}
+        value=round(percent, 2),
+        unit="%",
+        details={
+            "per_second": per,
+            "events": seen["events"],
+            "describes": ui.final.get("describes"),
+        },
     )
 
 
 _PRINTER = "for i in $(seq 1 20); do seq -f 'line %g of a replica' 1 100; sleep 1; done"
+
+
+def _cancel_and_wait(ctx: Context, home: str, handle: str) -> None:
+    """Cancels the app and waits for its supervisor to record the end: ``cancel`` returns
+    once it has asked, and a supervisor still writing its records would race the removal
+    of the temporary directory."""
+    torchx = str(Path(ctx.python).parent / "torchx")
+    env = child_env(TORCHX_HOME=str(Path(home) / "state"), HOME=home)
+    subprocess.run([torchx, "cancel", handle], env=env, cwd=home, capture_output=True, timeout=60)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        out = subprocess.run(
+            [torchx, "status", "--json", handle],
+            env=env,
+            cwd=home,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if json.loads(out.stdout)["data"]["status"]["state"] in (
+            "CANCELLED",
+            "FAILED",
+            "SUCCEEDED",
+        ):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"{handle} did not end within 60 s of its cancel")
 
 
 @case("ui.follow_64_replicas_cpu", target="< 25 %")
@@ -322,15 +382,138 @@ def follow_64_replicas_cpu(ctx: Context) -> Measurement:
             percent, per = _cpu_percent(ui, 10)
             lines = seen["lines"] - lines_before
             resp.close()
-        subprocess.run(
-            [str(Path(ctx.python).parent / "torchx"), "cancel", handle],
-            env=child_env(TORCHX_HOME=str(Path(home) / "state"), HOME=home),
-            cwd=home,
-            capture_output=True,
-            timeout=60,
-        )
+        _cancel_and_wait(ctx, home, handle)
     return Measurement(
         value=round(percent, 2),
         unit="%",
         details={"per_second": per, "lines_in_10s": lines, "events": seen["events"]},
+    )
+
+
+_MIB = 1024 * 1024
+
+
+def _chromium() -> tuple[Any, str]:
+    """The DevTools harness's Browser class (tools/docs_browser/cdp.py) and Chromium's path;
+    Skip when no Chromium is installed."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "docs_browser"))
+    try:
+        from cdp import Browser, find_chromium
+    finally:
+        del sys.path[0]
+    chromium = os.environ.get("TORCHX_CHROMIUM") or find_chromium()
+    if not chromium:
+        raise Skip("no Chromium (nox -s ui_browser installs Debian's)")
+    return Browser, chromium
+
+
+def _heap(page: Any) -> dict[str, float]:
+    """The page's JavaScript heap after a full garbage collection, in MiB, and its DOM nodes."""
+    send = page.browser.send
+    send("HeapProfiler.collectGarbage", page.session)
+    usage = send("Runtime.getHeapUsage", page.session)
+    metrics = {
+        m["name"]: m["value"] for m in send("Performance.getMetrics", page.session)["metrics"]
+    }
+    return {
+        "used_mib": round(usage["usedSize"] / _MIB, 2),
+        "total_mib": round(usage["totalSize"] / _MIB, 2),
+        "dom_nodes": metrics["Nodes"],
+    }
+
+
+def _renderers_rss_mib(browser_pid: int) -> float:
+    """The anonymous resident memory (``RssAnon``: no shared library or file) of the
+    browser's renderer processes, where the page's DOM and its log's text live (outside
+    the JS heap), in MiB; Linux ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    total, todo = 0, list(children.get(browser_pid, []))
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        if b"--type=renderer" in cmdline:
+            kib = next(
+                line.split()[1] for line in status.splitlines() if line.startswith("RssAnon")
+            )
+            total += int(kib)
+    return round(total / 1024, 1)
+
+
+_LINES = 1_000_000
+
+
+@case("ui.page_memory_1m_lines", target="< 16 MiB")
+def page_memory_1m_lines(ctx: Context) -> Measurement:
+    """The page's JS heap (Chromium, after a full GC) once it followed 1,000,000 lines.
+
+    One local replica prints 1,000,000 lines (``seq``); the page (headless Chromium over
+    the DevTools protocol) opens the app, clicks ``follow`` and takes every line through
+    the live stream (``/api/log``) to its ``end``; the last line shown is checked. The
+    value is ``Runtime.getHeapUsage``'s ``usedSize``. In the details: the heap before
+    following, the DOM nodes and the renderer processes' anonymous RSS before and after
+    (the log's text lives in the DOM, outside the JS heap), the lines held and the
+    page's lines per second.
+    """
+    browser_class, chromium = _chromium()
+    with tempfile.TemporaryDirectory(prefix="torchx-bench-ui-") as home:
+        env = child_env(TORCHX_HOME=str(Path(home) / "state"), HOME=home)
+        torchx = str(Path(ctx.python).parent / "torchx")
+        run = subprocess.run(
+            [torchx, "run", "-s", "local", "--wait", "utils.sh", "--", "seq", "-f",
+             "line %.0f of a replica", "1", str(_LINES)],
+            env=env, cwd=home, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        if run.returncode != 0:
+            raise RuntimeError(f"torchx run: {run.stderr.strip()}")
+        handle = run.stdout.strip().splitlines()[0]
+        with _server(ctx, "local", 0, home) as ui, browser_class(chromium, timeout=600) as browser:
+            page = browser.new_page()
+            browser.send("Performance.enable", page.session)
+            # not page.goto: the page's event stream stays open, the network never idles
+            url = f"http://127.0.0.1:{ui.port}/?token={ui.token}"
+            browser.send("Page.navigate", page.session, url=url)
+            page.wait_until("document.getElementById('connection').textContent === 'live'")
+            page.evaluate(f"location.hash = '#app=' + encodeURIComponent({json.dumps(handle)})")
+            page.wait_until("document.querySelectorAll('#replica-rows button').length === 1")
+            before = _heap(page)
+            rss_before = _renderers_rss_mib(browser._proc.pid)
+            t = time.perf_counter()
+            page.evaluate("document.querySelector('#replica-rows button').click()")
+            page.wait_until(
+                "document.getElementById('log-status').textContent === 'the log ended'",
+                timeout=540,
+            )
+            seconds = time.perf_counter() - t
+            shown = page.evaluate(
+                "document.getElementById('log').textContent.trimEnd().split('\\n')"
+            )
+            after = _heap(page)
+            rss_after = _renderers_rss_mib(browser._proc.pid)
+        if shown[-1] != f"sh/0 line {_LINES} of a replica":
+            raise RuntimeError(f"the page's last line is {shown[-1]!r}")
+    return Measurement(
+        value=after["used_mib"],
+        unit="MiB",
+        details={
+            "before_follow_mib": before["used_mib"],
+            "heap_total_mib": after["total_mib"],
+            "dom_nodes": [before["dom_nodes"], after["dom_nodes"]],
+            "renderer_rss_anon_mib": [rss_before, rss_after],
+            "lines_held": len(shown),
+            "lines_per_s": round(_LINES / seconds),
+        },
     )

@@ -186,6 +186,17 @@ def test_a_secret_in_the_message_is_masked(both: Both, cli: Cli) -> None:
     assert "State: SUCCEEDED" in both.same("status", "--show-secrets", handle).stdout
 
 
+def test_status_of_a_sweep_is_the_same_and_quick(both: Both, cli: Cli) -> None:
+    handle = cli("sweep", "utils.echo", "--grid", "msg=a,b", "--wait").stdout.split()[0]
+    out = both.same("status", handle).stdout
+    assert out.startswith(f"Sweep: {handle}\n  State: SUCCEEDED (2 SUCCEEDED)"), out
+    both.same("status", "--json", handle, taken=False)  # an option it leaves to the full path
+    gone = both.same("status", "sweep://sw-nosuchsweep0", taken=False)  # the full error
+    assert gone.returncode == 2 and "no sweep sweep://sw-nosuchsweep0" in gone.stderr
+    bad = both.same("status", "sweep://NOPE", taken=False)
+    assert bad.returncode == 2 and "is not a sweep handle" in bad.stderr
+
+
 def test_list_is_the_same_and_quick(both: Both, cli: Cli, pair: str) -> None:
     echo = recorded(cli, cli("run", "--wait", "utils.echo", rc=0).stdout.split()[0])
     out = both.same("list").stdout.splitlines()

@@ -222,3 +222,47 @@ def test_an_option_the_component_has_too_is_the_components(cli: Cli) -> None:
     data = _status(cli, proc.stdout.splitlines()[0])
     assert data["seed"] == 5 and len(data["trials"]) == 1
     assert data["trials"][0]["args"][:2] == ["--seed", "9"]
+
+
+def test_delete_refuses_a_running_sweep_then_force_deletes_its_trials_and_record(
+    cli: Cli,
+) -> None:
+    out = _component(cli)
+    handle = cli(
+        "sweep", "comp.py:trial", "--grid", "a=1,2,3", "--out", str(out),
+        "--hold", "True", "--max-parallel", "2",
+    ).stdout.strip()  # fmt: skip
+    _until("two trials to start", lambda: len(list(out.glob("*.start"))) == 2)
+    refused = cli("delete", handle, rc=2)  # as for a running app
+    assert proc_line(refused.stderr) == (
+        f"torchx delete: error: {handle} is RUNNING: cancel it first "
+        f"('torchx cancel {handle}') or pass --force"
+    )
+    trials = [t["handle"] for t in _status(cli, handle)["trials"] if t["handle"]]
+    assert len(trials) == 2 and _status(cli, handle)["state"] == "RUNNING"  # untouched
+    proc = cli("delete", "--force", handle)
+    assert proc.stdout.strip() == f"deleted {handle} and its 2 trial apps"
+    gone = cli("status", handle, rc=2)
+    assert f"no sweep {handle}" in gone.stderr
+    for trial in trials:  # the trials' apps: cancelled (they never ended), then deleted
+        assert "it does not exist (or was deleted)" in cli("status", trial, rc=2).stderr
+    assert not list(out.glob("*.end"))
+    assert handle not in cli("list", "--sweeps").stdout
+
+
+def test_delete_an_ended_sweep_with_json(cli: Cli) -> None:
+    out = _component(cli)
+    handle = cli(
+        "sweep", "comp.py:trial", "--grid", "a=1,2", "--out", str(out), "--wait", timeout=120
+    ).stdout.splitlines()[0]  # fmt: skip
+    trials = [t["handle"] for t in _status(cli, handle)["trials"]]
+    doc = json.loads(cli("delete", "--json", handle).stdout)
+    assert doc["kind"] == "Deleted" and doc["data"] == [{"handle": handle}]
+    assert cli("list").stdout == "no apps\n", trials
+    assert cli("list", "--sweeps").stdout == "no sweeps\n"
+
+
+def proc_line(stderr: str) -> str:
+    """The one line of an error (and that it is one)."""
+    assert stderr.count("\n") == 1, stderr
+    return stderr.strip()

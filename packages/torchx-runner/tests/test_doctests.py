@@ -69,6 +69,7 @@ EXAMPLES = [
     "torchx.schedulers.local.scheduler",
     "torchx.schedulers.testing.cli",
     "torchx.schedulers.testing.registration",
+    "torchx.schedulers.testing.sweeps",
     "torchx.workspace.dir_workspace",
 ]
 

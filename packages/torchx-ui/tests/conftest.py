@@ -9,9 +9,14 @@ from pathlib import Path
 
 import pytest
 
+collect_ignore_glob = []
 if os.environ.get("TORCHX_UI_BROWSER") != "1":
     # the page in Chromium: only `nox -s ui_browser` collects it (it installs Chromium)
-    collect_ignore_glob = ["browser/*"]
+    collect_ignore_glob.append("browser/*")
+if not os.environ.get("TORCHX_UI_INTEGRATION"):
+    # real Slurm or Docker: only `nox -s integration_slurm` / `integration_docker` (their
+    # backend up) collect them
+    collect_ignore_glob.append("integration/*")
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -32,6 +32,7 @@ class FlakyControl:
         self.extra: list[ListAppResponse] = []
         self.calls = 0
         self.describes = 0
+        self.describe_error: Exception | None = None
 
 
 FLAKY = FlakyControl()
@@ -48,6 +49,8 @@ class FlakyScheduler(LocalScheduler):
 
     def describe(self, app_id: str) -> Any:
         FLAKY.describes += 1
+        if FLAKY.describe_error is not None:
+            raise FLAKY.describe_error
         return super().describe(app_id)
 
 
@@ -152,16 +155,19 @@ class EventStream:
                 data.append(value)
 
     def wait_for(
-        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 60
+        self,
+        predicate: Callable[[dict[str, Any]], bool],
+        timeout: float = 60,
+        event: str = "apps",
     ) -> tuple[dict[str, Any], float]:
-        """Reads ``apps`` events until one's document satisfies ``predicate``: that
+        """Reads ``event`` events until one's document satisfies ``predicate``: that
         document and when it arrived (``time.time()``)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             name, doc = self.next()
-            if name == "apps" and predicate(doc):
+            if name == event and predicate(doc):
                 return doc, time.time()
-        raise AssertionError(f"no event satisfied the predicate in {timeout} s")
+        raise AssertionError(f"no {event} event satisfied the predicate in {timeout} s")
 
     def close(self) -> None:
         self.conn.close()
@@ -181,13 +187,15 @@ def feed(doc: Mapping[str, Any], scheduler: str) -> dict[str, Any]:
 
 @contextmanager
 def running_server(
-    schedulers: tuple[str, ...] = ("local",), interval: float = 0.2
+    schedulers: tuple[str, ...] = ("local",), interval: float = 0.2, refresh_s: float = 10.0
 ) -> Iterator[Server]:
-    """The real server over ``schedulers`` (see the module), stopped afterwards."""
+    """The real server over ``schedulers`` (see the module), stopped afterwards;
+    ``refresh_s``: how often a running app's replica counts are asked again."""
     FLAKY.__init__()  # type: ignore[misc]
     sources = [Source(s) for s in schedulers]
     threaded = serve_in_thread(
-        lambda on_change: Poller(sources, interval, on_change, runner_factory=make_runner)
+        lambda on_change: Poller(sources, interval, on_change, runner_factory=make_runner),
+        refresh_s=refresh_s,
     )
     try:
         yield Server(threaded)

@@ -9,6 +9,8 @@ class TestExamples(DocstringExamples):
     package = "torchx.ui"
     #: The modules whose docstrings show examples; each must have at least one.
     modules = [
+        "torchx.ui.counts",
         "torchx.ui.poller",
         "torchx.ui.security",
+        "torchx.ui.testing",
     ]

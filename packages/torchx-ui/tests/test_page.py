@@ -53,5 +53,6 @@ def test_the_script_asks_only_its_own_server() -> None:
         "/api/events",
         "/api/log/page?",
         "/api/log?",
+        "/api/replicas",
     ]
     assert "fetch(`/api/${action}`" in js and '"cancel"' in js and '"delete"' in js

@@ -106,7 +106,9 @@ def main(folder: Path) -> None:
                 page.wait_until(
                     "document.querySelectorAll('#rows tr[data-handle]').length === 3 && "
                     "[...document.querySelectorAll('#rows .state')].map((e) => e.textContent)"
-                    ".sort().join() === 'FAILED,RUNNING,SUCCEEDED'"
+                    ".sort().join() === 'FAILED,RUNNING,SUCCEEDED' && "
+                    "[...document.querySelectorAll('#rows .replicas')].map((e) => e.textContent)"
+                    ".sort().join() === '0/1,0/1,2/2'"
                 )
                 shoot(page, folder / "ui-list.png")
                 row = f"document.querySelector('tr[data-handle=' + {json.dumps(json.dumps(handle))} + ']')"

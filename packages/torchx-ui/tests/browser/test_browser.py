@@ -4,7 +4,8 @@ Run by ``nox -s ui_browser`` only (``TORCHX_UI_BROWSER=1``), with the harness of
 check (tools/docs_browser/cdp.py) on the path. As a person would: start ``torchx ui``,
 open the printed URL, run an app from the CLI and see it appear, open it, follow a
 replica's log while it prints, cancel it from the page (asked once), see CANCELLED,
-delete it (asked once) and see it gone from the list.
+delete it (asked once) and see it gone from the list; of 60 apps listed, only the rows
+on screen are counted until the list is scrolled.
 The hostile app name and log line stay text (no element, no dialog), and a request
 without the token is refused. Every wait is on the page's own state (a DOM condition),
 never a sleep.
@@ -105,6 +106,8 @@ def test_a_person_sees_follows_cancels_and_deletes_an_app(
         page.wait_until(f"{row} !== null")
         assert page.evaluate(f"{row}.querySelector('.name').textContent") == HOSTILE_NAME
         page.wait_until(f"{row}.querySelector('.state').textContent === 'RUNNING'")
+        # the row is on screen: the page named it, the server described it (one replica)
+        page.wait_until(f"{row}.querySelector('.replicas').textContent === '1/1'")
 
         # its page: the replica, then its log followed while it prints
         page.evaluate(f"{row}.click()")
@@ -212,3 +215,27 @@ def test_the_merged_log_keeps_the_newest_lines_and_loads_earlier_ones(
         assert mine and mine == list(range(mine[0], first)), (label, mine[:3], first)
     page.drain()
     assert not page.errors, [str(e) for e in page.errors]
+
+
+def test_only_the_rows_on_screen_are_counted_until_scrolled_to(ui: str, page: Page) -> None:
+    """The replicas column: the page names the rows on screen, and only they are described;
+    a row below the fold has no count until the list is scrolled to it."""
+    from torchx.runner import get_runner
+    from torchx.specs import AppDef, Role
+
+    app = AppDef(name="short", roles=[Role(name="r", image=".", entrypoint="true")])
+    with get_runner() as runner:
+        handles = [runner.run(app, "local") for _ in range(60)]
+        for handle in handles:
+            assert runner.wait(handle, wait_interval=0.05) is not None
+    page.browser.send("Page.navigate", page.session, url=ui)
+    page.wait_until("document.querySelectorAll('#rows tr[data-handle]').length === 60")
+    first = "document.querySelector('#rows tr[data-handle]')"
+    last = "document.querySelector('#rows tr[data-handle]:last-child')"
+    page.wait_until(f"{first}.querySelector('.replicas').textContent === '0/1'")
+    # below the fold: never named, so never described (no count to wait for)
+    assert page.evaluate(f"{last}.getBoundingClientRect().top > window.innerHeight")
+    assert page.evaluate(f"{last}.querySelector('.replicas').textContent") == ""
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    page.wait_until(f"{last}.querySelector('.replicas').textContent === '0/1'")
+    assert page.evaluate(f"{first}.querySelector('.replicas').textContent") == "0/1"

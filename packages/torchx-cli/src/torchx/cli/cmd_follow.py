@@ -369,6 +369,7 @@ class DeleteCommand:
 Delete finished apps with their records and logs.
 
   torchx delete HANDLE [HANDLE ...]   the apps named (cancel them first, or --force)
+  torchx delete sweep://ID             a sweep: its trials' apps, then its record
   torchx delete --older-than 7d        every finished app of the scheduler (default:
                                        local) that ended more than 7 days ago
 
@@ -416,11 +417,21 @@ def _delete_handles(runner: object, handles: list[str], force: bool, quiet: bool
     deleted (``quiet``: printed by the caller, as JSON)."""
 
     from torchx.cli._runtime import require_status
+    from torchx.cli.cmd_sweep import is_sweep
     from torchx.cli.errors import CliError
 
     r: Any = runner
     running = []
+    sweeps = [h for h in dict.fromkeys(handles) if is_sweep(h)]
+    if sweeps:
+        from torchx.sweeps import check_deletable
+        from torchx.sweeps import delete as delete_sweep
+
+        for handle in sweeps:  # refused (ended, or --force) before anything is touched
+            check_deletable(handle, force)
     for handle in dict.fromkeys(handles):
+        if is_sweep(handle):
+            continue
         status = require_status(r, handle)
         if not status.is_terminal():
             if not force:
@@ -434,6 +445,11 @@ def _delete_handles(runner: object, handles: list[str], force: bool, quiet: bool
     for handle in running:
         r.wait(handle, wait_interval=0.1, timeout=60)
     for handle in dict.fromkeys(handles):
+        if is_sweep(handle):
+            trials = delete_sweep(handle, force)
+            if not quiet:
+                print(f"deleted {handle} and its {len(trials)} trial apps")
+            continue
         r.delete(handle)
         if not quiet:
             print(f"deleted {handle}")

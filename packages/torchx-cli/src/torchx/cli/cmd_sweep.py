@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
-import argparse
 import time
-from typing import Any
+
+TYPE_CHECKING = False  # the quick path's `status sweep://` imports neither
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
 
 _DESCRIPTION = """\
 Run a component once per point of a grid of its parameters, at most K at once.
@@ -44,6 +47,8 @@ _OWN = {
 
 
 def _int(text: str) -> int:
+    import argparse
+
     try:
         return int(text)
     except ValueError:
@@ -55,6 +60,8 @@ class SweepCommand:
     description = _DESCRIPTION
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        import argparse
+
         from torchx.cli.cmd_run import add_cfg_argument
 
         parser.add_argument(

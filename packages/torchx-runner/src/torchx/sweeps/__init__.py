@@ -8,8 +8,9 @@
 record (:mod:`torchx.sweeps.record`) and starts a small detached supervisor
 (:mod:`torchx.sweeps.supervisor`) that submits the trials, at most ``max_parallel``
 running at once, until every one has ended; it returns the sweep's handle
-(``sweep://sw-...``) at once. :func:`status`, :func:`cancel`, :func:`wait` and
-:func:`list_sweeps` follow a sweep from any later process, through its record.
+(``sweep://sw-...``) at once. :func:`status`, :func:`cancel`, :func:`wait`,
+:func:`list_sweeps` and :func:`delete` follow a sweep from any later process, through
+its record.
 
 Each trial is the component run with its arguments plus ``--NAME VALUE`` for each grid
 (``torchx run COMPONENT ARGS --lr 1e-3 --batch 32``); a trial that fails does not stop
@@ -22,14 +23,18 @@ import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from torchx.sweeps.grid import SweepError, expand, parse_grid
 from torchx.sweeps.record import SCHEME, TERMINAL
 
+TYPE_CHECKING = False  # typing costs milliseconds that `torchx status sweep://` does not spend
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = [
     "SweepError",
     "cancel",
+    "delete",
     "expand",
     "list_sweeps",
     "parse_grid",
@@ -232,6 +237,44 @@ def cancel(handle: str, timeout: float = 60.0) -> dict[str, Any]:
         finish_cancelled(now)
         return status(handle)
     return wait(handle, timeout)
+
+
+def check_deletable(handle: str, force: bool = False) -> dict[str, Any]:
+    """The sweep's :func:`status` if :func:`delete` may go ahead: it has ended, or
+    ``force``; else one line saying what to do (nothing is touched)."""
+    doc = status(handle)
+    if doc["state"] in ("RUNNING", "LOST") and not force:
+        raise SweepError(
+            f"{doc['handle']} is {doc['state']}: cancel it first "
+            f"('torchx cancel {doc['handle']}') or pass --force"
+        )
+    return doc
+
+
+def delete(handle: str, force: bool = False) -> list[str]:
+    """Deletes the sweep: each trial's app (as ``torchx delete`` does: its record and
+    logs), then the sweep's record. A sweep still running (or LOST, whose trials may
+    be) is refused unless ``force``, which cancels it first. Returns the handles of the
+    trials' apps deleted; an app already gone is skipped. If a trial's app cannot be
+    deleted (its scheduler unreachable), the error is raised and the sweep's record
+    kept, so that deleting again finishes the job.
+    """
+    import shutil
+
+    from torchx.runner import get_runner
+    from torchx.sweeps import record
+
+    doc = check_deletable(handle, force)
+    if doc["state"] in ("RUNNING", "LOST"):
+        doc = cancel(handle)
+    deleted = []
+    with get_runner() as runner:
+        for t in doc["trials"]:
+            if t["handle"] and runner.status(t["handle"]) is not None:
+                runner.delete(t["handle"])
+                deleted.append(t["handle"])
+    shutil.rmtree(record.sweep_dir(doc["id"]))
+    return deleted
 
 
 def list_sweeps() -> list[dict[str, Any]]:

@@ -20,11 +20,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
 
 from torchx.schedulers.helpers.files import write_private_atomic
 from torchx.schedulers.local.state import default_state_dir, ensure_private_dir
 from torchx.sweeps.grid import SweepError
+
+TYPE_CHECKING = False  # typing costs milliseconds that `torchx status sweep://` does not spend
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The version of ``sweep.json``; a reader refuses another.
 FORMAT_VERSION = "torchx.sweep/v1"

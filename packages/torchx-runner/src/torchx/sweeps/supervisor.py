@@ -5,8 +5,13 @@ most ``maxParallel`` not ended at once, and records each trial's state, times an
 root cause of a failure in the sweep's record, until every trial has ended. A
 ``cancel`` file (:func:`torchx.sweeps.cancel`), or with ``failFast`` a trial that
 failed, makes it cancel the running trials and mark the others CANCELLED without
-submitting them. It polls the scheduler (every :data:`INTERVAL` seconds): it is the
-only one following the trials, and a poll of the local scheduler is a few file reads.
+submitting them.
+
+It polls the scheduler, one ``status`` per running trial: every :data:`INTERVAL`
+seconds after a change, then less often while nothing changes, up to
+:data:`MAX_INTERVAL` (a sweep of hour-long trials on Slurm asks ``squeue`` every few
+seconds, not five times a second, and a quick local trial's end is still seen at once).
+The ``cancel`` file is looked at every :data:`INTERVAL`, so a cancel is acted on at once.
 """
 
 from __future__ import annotations
@@ -19,8 +24,11 @@ from typing import Any
 from torchx.sweeps import record
 from torchx.sweeps.record import TERMINAL
 
-#: Seconds between two looks at the running trials.
+#: Seconds between two looks at the running trials right after a change...
 INTERVAL = 0.2
+#: ... growing by :data:`BACKOFF` while nothing changes, up to this.
+MAX_INTERVAL = 5.0
+BACKOFF = 1.5
 
 
 def _root_cause(status: Any) -> str | None:
@@ -76,6 +84,7 @@ def supervise(sid: str) -> None:
 
     doc = record.load(sid)
     os.chdir(doc["cwd"])  # a file component is named relative to where sweep ran
+    interval = INTERVAL
     with get_runner() as runner:
         while True:
             changed = False
@@ -120,7 +129,23 @@ def supervise(sid: str) -> None:
                     return
             if changed:
                 record.save(doc)
-            time.sleep(INTERVAL)
+            interval = next_interval(interval, changed)
+            _pause(sid, interval)
+
+
+def next_interval(interval: float, changed: bool) -> float:
+    """The pause before the next look: :data:`INTERVAL` after a change, else longer."""
+    return INTERVAL if changed else min(interval * BACKOFF, MAX_INTERVAL)
+
+
+def _pause(sid: str, seconds: float) -> None:
+    """Sleeps ``seconds``, ending early when the sweep is cancelled."""
+    deadline = time.monotonic() + seconds
+    while not record.cancel_requested(sid):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(INTERVAL, left))
 
 
 def _submit(runner: Any, doc: dict[str, Any], trial: dict[str, Any]) -> None:

@@ -147,6 +147,13 @@ class Poller:
             "data": {"generation": generation, "schedulers": schedulers},
         }
 
+    def row_keys(self) -> dict[str, tuple[str, float | None]]:
+        """Each listed app's (state, end_time): what says a described app changed."""
+        with self._lock:
+            return {
+                a["handle"]: (a["state"], a["end_time"]) for feed in self._feeds for a in feed.apps
+            }
+
     def _poll(self, feed: _Feed) -> None:
         runner = self._runner_factory()
         try:

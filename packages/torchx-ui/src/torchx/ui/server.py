@@ -6,8 +6,12 @@ Routes, every one behind the checks of :mod:`torchx.ui.security` (Host, then tok
   token's cookie), ``GET /static/{app.js,app.css}`` its script and style;
 * ``GET /api/apps`` the apps of every scheduler (:meth:`torchx.ui.poller.Poller.snapshot`);
 * ``GET /api/events`` server-sent events: an ``apps`` event with that document at once,
-  then one at every change (within the poll interval), and a comment line every
-  :data:`KEEPALIVE_S` seconds so that proxies and the browser keep the stream open;
+  then one at every change (within the poll interval), a ``replicas`` event (``{handle:
+  "running/total"}`` of the rows the pages show) whenever a count changes, and a comment
+  line every :data:`KEEPALIVE_S` seconds so that proxies and the browser keep the stream open;
+* ``POST /api/replicas`` (``{"handles": [...]}``) the rows a page shows: only those are
+  described, for their replicas' counts (:class:`torchx.ui.counts.ReplicaCounts`); the
+  answer has the counts known now (``{"replicas": {handle: "2/4"}}``);
 * ``GET /api/app?handle=H``, ``POST /api/cancel`` and ``POST /api/delete`` one app's
   status and AppDef, and its cancel and delete (:class:`torchx.ui.approutes.AppRoutes`).
   A state change needs the token in the ``X-TorchX-Token`` header: the cookie alone,
@@ -38,6 +42,7 @@ from aiohttp import web
 from torchx.ui import security
 from torchx.ui.answers import KEEPALIVE_S, event, open_stream
 from torchx.ui.approutes import AppRoutes
+from torchx.ui.counts import WATCH_MAX, ReplicaCounts
 from torchx.ui.guard import guard
 from torchx.ui.logroutes import BATCH_LINES, BATCH_S, LOG_HELD, LogRoutes
 from torchx.ui.poller import Poller
@@ -68,23 +73,31 @@ def static_text(name: str) -> str:
 
 
 class _Hub:
-    """The newest snapshot generation, awaited by the event streams (in the server's loop)."""
+    """The newest snapshot generation and replica counts' generation, awaited by the event
+    streams (in the server's loop)."""
 
     def __init__(self) -> None:
         self.generation = 0
+        self.counts = 0
         self.changed = asyncio.Condition()
 
-    async def bump(self, generation: int) -> None:
+    async def bump(self, generation: int, counts: int | None = None) -> None:
         async with self.changed:
-            self.generation = generation
+            self.generation = max(self.generation, generation)
+            if counts is not None:
+                self.counts = max(self.counts, counts)
             self.changed.notify_all()
 
-    async def wait_newer(self, seen: int, timeout: float) -> bool:
-        """Waits until the generation is past ``seen``; False when ``timeout`` passed first."""
+    async def wait_newer(self, seen: int, timeout: float, seen_counts: int = -1) -> bool:
+        """Waits until the generation is past ``seen`` or the counts' past ``seen_counts``;
+        False when ``timeout`` passed first."""
         async with self.changed:
             try:
                 await asyncio.wait_for(
-                    self.changed.wait_for(lambda: self.generation > seen), timeout
+                    self.changed.wait_for(
+                        lambda: self.generation > seen or self.counts > seen_counts
+                    ),
+                    timeout,
                 )
             except TimeoutError:
                 return False
@@ -99,7 +112,11 @@ class UiServer:
     """
 
     def __init__(
-        self, poller_factory: Callable[[Callable[[], None]], Poller], host: str, port: int
+        self,
+        poller_factory: Callable[[Callable[[], None]], Poller],
+        host: str,
+        port: int,
+        refresh_s: float = 10.0,
     ) -> None:
         self.host = host
         self.token = security.new_token()
@@ -111,6 +128,11 @@ class UiServer:
         self._hub = _Hub()
         self._loop: asyncio.AbstractEventLoop | None = None
         self.poller = poller_factory(self._changed)
+        #: the replicas' counts of the rows the pages show (``refresh_s``: how often a
+        #: running app's are asked again)
+        self.counts = ReplicaCounts(
+            self.poller.runner_factory, self.poller.row_keys, self._counted, refresh_s
+        )
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
 
@@ -124,10 +146,18 @@ class UiServer:
 
     def _changed(self) -> None:
         """Called by the poller's threads: wakes the event streams in the server's loop."""
+        self.counts.listed()
         loop = self._loop
         if loop is not None and not loop.is_closed():
             generation = self.poller.generation
             asyncio.run_coroutine_threadsafe(self._hub.bump(generation), loop)
+
+    def _counted(self) -> None:
+        """Called by the describing threads when a count changed: wakes the event streams."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            counts = self.counts.generation
+            asyncio.run_coroutine_threadsafe(self._hub.bump(0, counts), loop)
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -137,6 +167,7 @@ class UiServer:
         app.router.add_get("/api/apps", self._apps)
         app.router.add_get("/api/events", self._events)
         app.router.add_get("/favicon.ico", self._no_icon)
+        app.router.add_post("/api/replicas", self._replicas)
         AppRoutes(self.poller).add_to(app.router)
         LogRoutes(self.poller, self._closing).add_to(app.router)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
@@ -144,6 +175,7 @@ class UiServer:
         self._sock.listen(128)
         await web.SockSite(self._runner, self._sock).start()
         self.poller.start()
+        self.counts.start()
 
     async def stop(self) -> None:
         self._closing.set()
@@ -151,6 +183,7 @@ class UiServer:
         if self._runner is not None:
             await self._runner.cleanup()
         await asyncio.to_thread(self.poller.stop)
+        await asyncio.to_thread(self.counts.stop)
 
     async def _page(self, request: web.Request) -> web.StreamResponse:
         # the page's script sends the token in a header with its POSTs (the cookie is
@@ -172,15 +205,33 @@ class UiServer:
     async def _apps(self, request: web.Request) -> web.StreamResponse:
         return web.json_response(self.poller.snapshot())
 
+    async def _replicas(self, request: web.Request) -> web.StreamResponse:
+        """The rows a page shows (at most :data:`~torchx.ui.counts.WATCH_MAX`): their
+        counts known now; the others are described and sent as ``replicas`` events."""
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        handles = body.get("handles") if isinstance(body, dict) else None
+        if not isinstance(handles, list) or not all(isinstance(h, str) for h in handles):
+            raise web.HTTPBadRequest(text='expected JSON: {"handles": ["...", ...]}\n')
+        if len(handles) > WATCH_MAX:
+            raise web.HTTPBadRequest(text=f"at most {WATCH_MAX} handles at once\n")
+        return web.json_response({"replicas": self.counts.watch(handles)})
+
     async def _events(self, request: web.Request) -> web.StreamResponse:
         response = await open_stream(request)
-        seen = -1
+        seen, seen_counts = -1, 0
         try:
             while not self._closing.is_set():
-                doc = self.poller.snapshot()
-                seen = max(seen, doc["data"]["generation"], self._hub.generation)
-                await response.write(event("apps", doc))
-                while not await self._hub.wait_newer(seen, KEEPALIVE_S):
+                if self._hub.generation > seen or seen < 0:
+                    doc = self.poller.snapshot()
+                    seen = max(seen, doc["data"]["generation"], self._hub.generation)
+                    await response.write(event("apps", doc))
+                if self._hub.counts > seen_counts:
+                    seen_counts = self._hub.counts
+                    await response.write(event("replicas", self.counts.known()))
+                while not await self._hub.wait_newer(seen, KEEPALIVE_S, seen_counts):
                     await response.write(b": keep-alive\n\n")
         except ConnectionResetError:
             pass  # the page went away (closed, reloaded): nothing to say, nobody to say it to
@@ -209,7 +260,10 @@ class ThreadedServer:
 
 
 def serve_in_thread(
-    poller_factory: Callable[[Callable[[], None]], Poller], host: str = "127.0.0.1", port: int = 0
+    poller_factory: Callable[[Callable[[], None]], Poller],
+    host: str = "127.0.0.1",
+    port: int = 0,
+    refresh_s: float = 10.0,
 ) -> ThreadedServer:
     """Starts a server in a background thread; ``.server.url`` to open, ``.stop()`` to end."""
-    return ThreadedServer(UiServer(poller_factory, host, port)).start()
+    return ThreadedServer(UiServer(poller_factory, host, port, refresh_s)).start()

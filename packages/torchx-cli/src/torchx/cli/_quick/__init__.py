@@ -4,7 +4,8 @@ Following an app is what users type most, and its work (reading a few small reco
 takes a millisecond; what made it slow was getting there: ``attrs`` for the spec types,
 pluggy and the plugin registry, argparse and the Scheduler contract. For a ``local://``
 handle (and ``list`` of the local scheduler), when nothing installed changes who answers,
-these commands are answered from :mod:`torchx.schedulers.local.view`, which reads the
+these commands (and ``status`` of a sweep, ``sweep://ID``: its record and the full
+command's table) are answered from :mod:`torchx.schedulers.local.view`, which reads the
 local scheduler's records with the standard library only, and printed exactly as the
 full commands (:mod:`torchx.cli.cmd_follow`, :mod:`torchx.cli.cmd_log`) print them.
 For another scheduler's handle, ``status``, ``log`` and ``cancel`` (of an app that has
@@ -107,10 +108,16 @@ def run(argv: Sequence[str]) -> int | None:
         return None
     command = argv[0]
     handle = None
+    sweep = None
     try:
         # options it does not handle: decline at once, before importing anything
         positionals, options = _options(argv[1:], _FLAGS[command])
-        if command == "list":
+        if command == "status" and positionals[:1] and positionals[0].startswith("sweep://"):
+            if len(positionals) != 1 or options:
+                return None
+            sweep = positionals[0]  # a sweep's record: read below, once the marker agrees
+            scheduler = ""
+        elif command == "list":
             if positionals:
                 return None
             scheduler = options.get("-s", options.get("--scheduler", SCHEDULER))
@@ -120,7 +127,9 @@ def run(argv: Sequence[str]) -> int | None:
             scheduler = handle.scheduler_backend
         else:
             return None
-        if scheduler == SCHEDULER:
+        if sweep is not None:
+            import torchx.sweeps.record  # (an older torchx-runner lacks it)
+        elif scheduler == SCHEDULER:
             if command not in LOCAL_COMMANDS:
                 return None
             import torchx.schedulers.local.view  # noqa: F401  (an older torchx-runner lacks it)
@@ -139,7 +148,9 @@ def run(argv: Sequence[str]) -> int | None:
         return None
     try:
         emit: Callable[[], int] | None
-        if scheduler == SCHEDULER:
+        if sweep is not None:
+            emit = _sweep_status(sweep)
+        elif scheduler == SCHEDULER:
             from torchx.cli._quick import local as answers
 
             if not local:
@@ -158,6 +169,17 @@ def run(argv: Sequence[str]) -> int | None:
     except Exception:  # Decline, local_view.Unsure, a handler's doubt...: the full command says
         return None
     return None if emit is None else emit()
+
+
+def _sweep_status(handle: str) -> Callable[[], int]:
+    """``torchx status sweep://ID``: the sweep's record read and its table made here, by
+    the full command's own functions (:mod:`torchx.cli.cmd_sweep`); a sweep that cannot
+    be read raises (declines: the full command says why)."""
+    from torchx.cli.cmd_sweep import format_sweep
+    from torchx.sweeps import status
+
+    text = format_sweep(status(handle))
+    return lambda: print_text(text)
 
 
 #: Set by :func:`run` when the quick path declined for want of a valid marker.

@@ -12,6 +12,15 @@ const ENDED = ["SUCCEEDED", "FAILED", "CANCELLED"];
 const LOG_KEEP = 5000; // lines of a followed log the page holds (older ones are dropped)
 let latest = null; // the newest UiApps document
 let shownApp = null; // {handle, listed: the list row last seen, log: EventSource}
+// The replicas column: "running/total" of the rows on screen only. The page names them to
+// the server (POST /api/replicas), which describes just those (an ended app once) and
+// sends their counts as "replicas" events.
+const counts = new Map(); // handle -> "running/total" (or "?": the describe failed)
+let countCells = new Map(); // handle -> the replicas cell of its row in the table
+let watchedKey = ""; // the handles last named to the server
+let watchedAt = 0; // when (Date.now())
+const WATCH_AGAIN_MS = 20000; // name them again this often (the server forgets after 60 s)
+const WATCH_MAX = 200; // the most the server takes at once
 
 function el(tag, text, className) {
   const node = document.createElement(tag);
@@ -74,7 +83,7 @@ function render() {
       const tr = el("tr", null, "scheduler-error");
       tr.dataset.scheduler = feed.scheduler;
       const td = el("td", `${feed.scheduler}: cannot list its apps: ${feed.error}`);
-      td.colSpan = 5;
+      td.colSpan = 6;
       const stale = feed.listed_at === null ? " (never listed)"
         : ` (its apps as of ${formatTime(feed.listed_at)})`;
       td.append(el("span", stale, "stale"));
@@ -85,6 +94,7 @@ function render() {
   }
   apps.sort((a, b) => (b.start_time ?? 0) - (a.start_time ?? 0));
   let shown = 0;
+  const cells = new Map();
   for (const app of apps) {
     if (state && app.state !== state) continue;
     if (name && !app.name.toLowerCase().includes(name) &&
@@ -95,12 +105,61 @@ function render() {
     tr.append(el("td", app.handle, "handle"), el("td", app.name, "name"),
       el("td", app.state, `state state-${app.state}`), el("td", formatTime(app.start_time)),
       el("td", formatDuration(duration(app)), "duration"));
+    const cell = el("td", counts.get(app.handle) ?? "", "replicas");
+    tr.append(cell);
+    cells.set(app.handle, cell);
     rows.push(tr);
     shown += 1;
   }
   tbody.replaceChildren(...rows);
+  countCells = cells;
   document.getElementById("empty").hidden = shown > 0;
   document.getElementById("count").textContent = `${shown} of ${apps.length} apps`;
+  watchShown();
+}
+
+// The handles of the app rows on screen (the rows are in order, top to bottom: a binary
+// search finds the first, so this stays cheap with 1,000 rows).
+function rowsOnScreen() {
+  if (document.getElementById("list-view").hidden) return [];
+  const rows = [...countCells.values()].map((cell) => cell.parentElement);
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (rows[mid].getBoundingClientRect().bottom < 0) lo = mid + 1; else hi = mid;
+  }
+  const found = [];
+  for (let i = lo; i < rows.length && found.length < WATCH_MAX; i += 1) {
+    if (rows[i].getBoundingClientRect().top > window.innerHeight) break;
+    found.push(rows[i].dataset.handle);
+  }
+  return found;
+}
+
+// Names the rows on screen to the server when they changed (or every WATCH_AGAIN_MS).
+async function watchShown() {
+  const handles = rowsOnScreen();
+  const key = handles.join("\n");
+  if (handles.length === 0 || (key === watchedKey && Date.now() - watchedAt < WATCH_AGAIN_MS)) {
+    return;
+  }
+  watchedKey = key;
+  watchedAt = Date.now();
+  const response = await fetch("/api/replicas", {
+    method: "POST",
+    headers: {"Content-Type": "application/json", "X-TorchX-Token": token()},
+    body: JSON.stringify({handles}),
+  });
+  if (response.ok) showCounts((await response.json()).replicas);
+}
+
+function showCounts(known) {
+  for (const [handle, text] of Object.entries(known)) {
+    counts.set(handle, text);
+    const cell = countCells.get(handle);
+    if (cell !== undefined) cell.textContent = text;
+  }
 }
 
 function receive(doc) {
@@ -304,6 +363,7 @@ function connect() {
     status.className = "connection live";
   });
   events.addEventListener("apps", (e) => receive(JSON.parse(e.data)));
+  events.addEventListener("replicas", (e) => showCounts(JSON.parse(e.data)));
   events.addEventListener("error", () => {
     status.textContent = "connection lost: retrying";
     status.className = "connection lost";
@@ -330,6 +390,11 @@ document.addEventListener("DOMContentLoaded", () => {
     window.history.replaceState(null, "", `/${window.location.hash}`);
   }
   window.addEventListener("hashchange", route);
+  let scrolled = null;
+  window.addEventListener("scroll", () => { // once the scrolling pauses
+    window.clearTimeout(scrolled);
+    scrolled = window.setTimeout(watchShown, 200);
+  });
   route();
   connect();
   window.setInterval(render, 1000); // running apps' durations
