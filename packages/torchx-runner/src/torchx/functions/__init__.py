@@ -12,8 +12,9 @@
 Runner and returns an :class:`AppFuture`, a :class:`concurrent.futures.Future` that
 also carries the app's handle. The call and its result travel through a job directory
 the submitter and the replica share (see the torchx-runner README, "Python functions
-as apps"); in this version only the local scheduler has one. :func:`map_array` runs one
-call per item, at most ``parallelism`` at once.
+as apps"): on ``local`` in the temporary directory, on ``slurm`` and ``lsf`` in the
+scheduler's job directory (or ``channel_dir``). :func:`map_array` runs one call per
+item, at most ``parallelism`` at once.
 
 Importing :mod:`torchx.runner` does not import this module.
 """
@@ -27,13 +28,14 @@ import pickle
 import re
 import shutil
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from torchx.functions import _jobdir
 from torchx.functions._channel import META, PAYLOAD, RESULT, write_atomically
+from torchx.functions._jobdir import JobDirError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AppFuture",
+    "JobDirError",
     "NoResult",
     "RemoteLoadError",
     "RemoteTraceback",
@@ -53,15 +56,15 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: Schedulers whose replicas share the submitter's disk, so the job directory channel
-#: works. ``local_cwd`` is the local scheduler's alias.
-_SHARED_DIR_SCHEDULERS = ("local", "local_cwd")
-
 #: Longest wait between two status polls of the watcher (seconds); the Runner's
 #: ``wait`` polls sooner at first and wakes on a change where the scheduler can.
 _WAIT_INTERVAL = 2.0
 
 _ROLE = "fn"
+
+#: The replica's memory on Slurm and LSF when no ``resource`` is given (with 1 CPU, no
+#: GPU): those schedulers need one; ``local`` runs without a limit.
+DEFAULT_MEM_MB = 1024
 
 
 class RemoteTraceback(Exception):
@@ -283,6 +286,7 @@ def submit(
     resource: Resource | None = None,
     image: str | None = None,
     name: str | None = None,
+    channel_dir: str | os.PathLike[str] | None = None,
     **kwargs: Any,
 ) -> AppFuture[T]:
     """Runs ``fn(*args, **kwargs)`` as an app of one replica; returns its future.
@@ -291,19 +295,29 @@ def submit(
     of an importable module, else by value with cloudpickle (``pip install
     'torchx-runner[functions]'``; without it such a function is refused here, before
     anything is submitted). The replica runs ``python -m torchx.functions._worker`` with
-    this interpreter (``sys.executable``) in the current directory, with this process's
-    ``sys.path`` put first on its own, so whatever imports here imports there.
+    this interpreter (``sys.executable``, so on Slurm and LSF a path the nodes see too)
+    in ``image``, with this process's ``sys.path`` put first on its own, so whatever
+    imports here imports there.
 
-    ``scheduler``/``cfg`` are as for :meth:`torchx.runner.api.Runner.run`; ``resource`` is
-    the replica's :class:`~torchx.specs.Resource`; ``image`` is ignored on ``local``;
-    ``name`` is the app's name (default: the function's). Raises
-    :class:`UnsupportedSchedulerError` for a scheduler other than ``local``.
+    ``scheduler`` is ``local`` (alias ``local_cwd``), ``slurm`` or ``lsf``; ``cfg`` is as
+    for :meth:`torchx.runner.api.Runner.run`; ``resource`` is the replica's
+    :class:`~torchx.specs.Resource` (on Slurm and LSF 1 CPU and ``DEFAULT_MEM_MB``
+    by default); ``image`` is ignored on ``local``, and on Slurm and
+    LSF the directory the replica runs in (default: the current directory); ``name`` is
+    the app's name (default: the function's). ``channel_dir`` is the directory the call's
+    private job directory is made in (default: the temporary directory on ``local``,
+    ``.torchx-functions`` in the scheduler's job directory on Slurm and LSF).
+
+    Raises, before anything is submitted: :class:`UnsupportedSchedulerError` for another
+    scheduler, :class:`~torchx.specs.errors.UnknownSchedulerError` when its plugin is not
+    installed, :class:`JobDirError` when the job directory cannot be made, ``ValueError``
+    for an image that is not a directory on Slurm or LSF.
     """
-    _check_scheduler(scheduler)
     if not callable(fn):
         raise TypeError(f"submit() needs a callable, got {type(fn).__name__}")
+    target = _Target.check(scheduler, cfg, resource, image, channel_dir)
     data = _payload(fn, args, kwargs)
-    handle, job_dir = _launch(data, _app_name(fn, name), scheduler, cfg, resource)
+    handle, job_dir = target.launch(data, _app_name(fn, name))
     future: AppFuture[T] = AppFuture(handle, job_dir)
     future._start()
     return future
@@ -319,6 +333,7 @@ def map_array(
     resource: Resource | None = None,
     image: str | None = None,
     name: str | None = None,
+    channel_dir: str | os.PathLike[str] | None = None,
 ) -> list[AppFuture[T]]:
     """Runs ``fn(item)`` for each item as its own app, at most ``parallelism`` at once.
 
@@ -327,14 +342,14 @@ def map_array(
     a background thread starts the apps in order, the next one when a running app has
     ended (as its scheduler reports it, cancelled ones included). A future whose app has
     not started yet has ``handle`` None; cancelling it means its app never starts.
-    On ``local`` these are N apps named ``NAME-0`` ... ``NAME-{N-1}``; the other options
-    are :func:`submit`'s.
+    On every scheduler these are N apps named ``NAME-0`` ... ``NAME-{N-1}`` (no native
+    job arrays); the other options are :func:`submit`'s, checked before anything starts.
     """
-    _check_scheduler(scheduler)
     if not callable(fn):
         raise TypeError(f"map_array() needs a callable, got {type(fn).__name__}")
     if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 1:
         raise ValueError(f"parallelism must be an int >= 1, got {parallelism!r}")
+    target = _Target.check(scheduler, cfg, resource, image, channel_dir)
     payloads = [_payload(fn, (item,), {}) for item in iterable]
     base = _app_name(fn, name)
     futures: list[AppFuture[T]] = [AppFuture(None, None) for _ in payloads]
@@ -348,9 +363,7 @@ def map_array(
                     slots.release()
                     continue
                 try:
-                    future.handle, future.job_dir = _launch(
-                        data, f"{base}-{index}", scheduler, cfg, resource
-                    )
+                    future.handle, future.job_dir = target.launch(data, f"{base}-{index}")
                 except BaseException as e:
                     future.set_exception(e)
                     slots.release()
@@ -362,49 +375,82 @@ def map_array(
     return futures
 
 
-def _check_scheduler(scheduler: str) -> None:
-    if scheduler not in _SHARED_DIR_SCHEDULERS:
-        raise UnsupportedSchedulerError(
-            f"submit() supports the local scheduler in this version, not {scheduler!r}:"
-            " slurm and lsf (a shared job directory) come next, then schedulers without"
-            " a shared disk"
-        )
+class _Target:
+    """Where and how the calls of one :func:`submit` or :func:`map_array` run, checked
+    before anything is submitted."""
 
+    def __init__(
+        self,
+        scheduler: str,
+        cfg: Mapping[str, CfgVal] | None,
+        resource: Resource | None,
+        image: str,
+        parent: Path,
+    ) -> None:
+        self.scheduler = scheduler
+        self.cfg = cfg
+        self.resource = resource
+        self.image = image
+        self.parent = parent
 
-def _launch(
-    data: bytes,
-    app_name: str,
-    scheduler: str,
-    cfg: Mapping[str, CfgVal] | None,
-    resource: Resource | None,
-) -> tuple[str, Path]:
-    """Writes a job directory for ``data`` and submits its app: ``(handle, job_dir)``.
+    @classmethod
+    def check(
+        cls,
+        scheduler: str,
+        cfg: Mapping[str, CfgVal] | None,
+        resource: Resource | None,
+        image: str | None,
+        channel_dir: str | os.PathLike[str] | None,
+    ) -> _Target:
+        if not _jobdir.supported(scheduler):
+            raise UnsupportedSchedulerError(
+                f"submit() supports the local, slurm and lsf schedulers in this version,"
+                f" not {scheduler!r}: schedulers without a disk shared with the submitting"
+                " machine come next"
+            )
+        role_image = _jobdir.role_image(scheduler, image)
+        if scheduler in _jobdir.SHARED_DISK_SCHEDULERS:
+            from torchx.runner.api import get_runner
 
-    The directory is removed again when the submit fails.
-    """
-    from torchx.runner.api import get_runner
-    from torchx.specs import AppDef, Role
+            # its plugin must be installed: the Runner's one line naming the package,
+            # before a directory is made for a call that cannot be submitted
+            with get_runner() as runner:
+                runner.scheduler_run_opts(scheduler)
+        parent = _jobdir.channel_parent(scheduler, cfg, channel_dir)
+        own_folder = channel_dir is None and scheduler in _jobdir.SHARED_DISK_SCHEDULERS
+        _jobdir.prepare(parent, scheduler, own_folder=own_folder)
+        return cls(scheduler, cfg, resource, role_image, parent)
 
-    job_dir = Path(tempfile.mkdtemp(prefix="torchx-fn-"))
-    try:
-        meta = {"python": list(sys.version_info[:2]), "sys_path": list(sys.path)}
-        write_atomically(job_dir / META, json.dumps(meta).encode())
-        write_atomically(job_dir / PAYLOAD, data)
-        role = Role(
-            name=_ROLE,
-            image=os.getcwd(),
-            entrypoint=sys.executable,
-            args=["-m", "torchx.functions._worker", str(job_dir)],
-        )
-        if resource is not None:
-            role.resource = resource
-        app = AppDef(name=app_name, roles=[role])
-        with get_runner() as runner:
-            handle = _run(runner, app, scheduler, cfg)
-    except BaseException:
-        shutil.rmtree(job_dir, ignore_errors=True)
-        raise
-    return handle, job_dir
+    def launch(self, data: bytes, app_name: str) -> tuple[str, Path]:
+        """Writes a job directory for ``data`` and submits its app: ``(handle, job_dir)``.
+
+        The directory is removed again when the submit fails.
+        """
+        from torchx.runner.api import get_runner
+        from torchx.specs import AppDef, Resource, Role
+
+        job_dir = _jobdir.make(self.parent)
+        try:
+            meta = {"python": list(sys.version_info[:2]), "sys_path": list(sys.path)}
+            write_atomically(job_dir / META, json.dumps(meta).encode())
+            write_atomically(job_dir / PAYLOAD, data)
+            role = Role(
+                name=_ROLE,
+                image=self.image,
+                entrypoint=sys.executable,
+                args=["-m", "torchx.functions._worker", str(job_dir)],
+            )
+            if self.resource is not None:
+                role.resource = self.resource
+            elif self.scheduler in _jobdir.SHARED_DISK_SCHEDULERS:
+                role.resource = Resource(cpu=1, gpu=0, memMB=DEFAULT_MEM_MB)
+            app = AppDef(name=app_name, roles=[role])
+            with get_runner() as runner:
+                handle = _run(runner, app, self.scheduler, self.cfg)
+        except BaseException:
+            shutil.rmtree(job_dir, ignore_errors=True)
+            raise
+        return handle, job_dir
 
 
 def _run(runner: Runner, app: Any, scheduler: str, cfg: Mapping[str, CfgVal] | None) -> str:
