@@ -5,6 +5,7 @@ from __future__ import annotations
 import configparser
 import io
 import logging
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -438,8 +439,10 @@ def test_dumped_defaults_read_back(
     out = io.StringIO()
     config.dump(out, ["s"], run_opts={"s": o})
     body = out.getvalue().split("[s]\n", 1)[1]
+    # uncomment the default lines (#NAME = VALUE), not the help lines above them, which
+    # may hold " = " too: "# queue (str, default = 0): q" for a default of "= 0"
     uncommented = "[s]\n" + "\n".join(
-        line[1:] if line.startswith("#") and " = " in line else line for line in body.splitlines()
+        line[1:] if re.match(r"#[A-Za-z_]\w* = ", line) else line for line in body.splitlines()
     )
     layer = config.ConfigLayer(Path("x"), config._parse(uncommented, "x"))
     values = {k: v for k, (_, v) in config._cast_section(layer, "s", o).items()}
