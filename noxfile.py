@@ -29,6 +29,8 @@ Run by name only:
   missing, as root): home page, search, an API page, no console errors (tools/docs_browser).
 * ``ui_browser``: ``torchx ui`` in the same Chromium: an app appears, its log follows, it
   is cancelled from the page; hostile names stay text (packages/torchx-ui/tests/browser).
+  ``integration_slurm`` and ``integration_docker`` take the same steps in it against
+  their backend (installing Chromium when missing, as here).
 * ``integration_<backend>``: root, Debian packages, a real backend started from dev/.
 
 CI (``bash .ci/run``) runs the default sessions, ``build``, ``install_matrix``, ``docs``,
@@ -299,7 +301,7 @@ def _ensure_chromium(session: nox.Session) -> None:
         return
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         session.error(
-            "docs_browser needs Chromium: apt-get install chromium (as root), "
+            "the browser tests need Chromium: apt-get install chromium (as root), "
             "or TORCHX_CHROMIUM=/path/to/chromium"
         )
     env = {"DEBIAN_FRONTEND": "noninteractive"}
@@ -331,13 +333,23 @@ def ui_browser(session: nox.Session) -> None:
     Installs Chromium when missing (as root), torchx-ui from its folder, and drives the
     page over the DevTools protocol with the docs check's harness (tools/docs_browser):
     an app run from the CLI appears, its log follows, cancel from the page ends it, a
-    hostile name and log line stay text, a request without the token is refused.
+    hostile name and log line stay text, a request without the token is refused. The
+    same steps (tests/browser/flow.py) run against Slurm and Docker in
+    ``integration_slurm`` and ``integration_docker``.
     """
     _ensure_chromium(session)
     install_dist(session, "torchx-ui")
     session.chdir(DISTS["torchx-ui"] / "tests")
-    env = {"TORCHX_UI_BROWSER": "1", "PYTHONPATH": str(ROOT / "tools" / "docs_browser")}
-    run_pytest(session, "browser", *session.posargs, env=env)
+    run_pytest(session, "browser", *session.posargs, env=_ui_browser_env())
+
+
+def _ui_browser_env(backend: str = "") -> dict[str, str]:
+    """The environment of torchx-ui's browser tests: the docs check's DevTools harness
+    (tools/docs_browser/cdp.py) on the path; the local ones (``TORCHX_UI_BROWSER=1``), or
+    with ``backend`` that backend's (tests/integration/test_BACKEND.py, its backend up)."""
+    env = {"PYTHONPATH": str(ROOT / "tools" / "docs_browser")}
+    env.update({"TORCHX_UI_INTEGRATION": backend} if backend else {"TORCHX_UI_BROWSER": "1"})
+    return env
 
 
 @nox.session(python=PYTHON)
@@ -430,10 +442,13 @@ def integration_slurm(session: nox.Session) -> None:
     and starts a 4-node cluster on loopback; the tests in
     plugins/torchx-slurm/tests/integration then go through Slurm's commands, the ``torchx``
     command and the Runner, run the conformance kit and the README's DDP example (real
-    torch, installed with pip as in ``e2e``), and drive ``torchx ui -s slurm`` over its
-    HTTP API (torchx-ui installed too). ``dev/slurm down`` stops the cluster
-    afterwards, pass or fail.
+    torch, installed with pip as in ``e2e``), then ``torchx ui -s slurm`` is driven in
+    Debian's headless Chromium (installed when missing, as in ``ui_browser``; torchx-ui
+    installed too): an app run from the CLI appears, its log follows, cancel and delete
+    from the page (packages/torchx-ui/tests/integration/test_slurm.py). ``dev/slurm down``
+    stops the cluster afterwards, pass or fail.
     """
+    _ensure_chromium(session)
     # torchx-runner with the conformance kit, the plugin, and the torchx command
     # torchx-ui: `torchx ui -s slurm` (packages/torchx-ui/tests/integration)
     wanted = {
@@ -468,7 +483,7 @@ def integration_slurm(session: nox.Session) -> None:
             )
             # `torchx ui -s slurm` (packages/torchx-ui/tests/integration/test_slurm.py)
             session.chdir(DISTS["torchx-ui"] / "tests")
-            run_pytest(session, "integration", env={**env, "TORCHX_UI_INTEGRATION": "slurm"})
+            run_pytest(session, "integration", env={**env, **_ui_browser_env("slurm")})
         finally:
             session.run(str(script), "down", external=True)
 
@@ -482,9 +497,13 @@ def integration_docker(session: nox.Session) -> None:
     plugins/torchx-docker/tests/integration then go through the ``torchx`` command and
     the Runner: the conformance kit, replicas meeting over TCP, OOM kills, retries, logs,
     and faults (the engine stopped during a run, absent at submit, a container removed
-    by hand), and ``torchx ui -s docker`` over its HTTP API (torchx-ui installed too).
-    ``dev/docker down`` stops the engine afterwards, pass or fail.
+    by hand); then ``torchx ui -s docker`` is driven in Debian's headless Chromium
+    (installed when missing, as in ``ui_browser``; torchx-ui installed too): an app run from
+    the CLI appears, its log follows, cancel and delete from the page
+    (packages/torchx-ui/tests/integration/test_docker.py). ``dev/docker down`` stops the
+    engine afterwards, pass or fail.
     """
+    _ensure_chromium(session)
     # torchx-ui: `torchx ui -s docker` (packages/torchx-ui/tests/integration)
     wanted = {
         "torchx-runner": "testing",
@@ -512,7 +531,7 @@ def integration_docker(session: nox.Session) -> None:
             )
             # `torchx ui -s docker` (packages/torchx-ui/tests/integration/test_docker.py)
             session.chdir(DISTS["torchx-ui"] / "tests")
-            run_pytest(session, "integration", env={**env, "TORCHX_UI_INTEGRATION": "docker"})
+            run_pytest(session, "integration", env={**env, **_ui_browser_env("docker")})
         finally:
             session.run(str(script), "down", external=True)
 

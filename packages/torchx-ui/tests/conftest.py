@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# the browser tests' shared steps fail with the values compared, as a test's own asserts do
+pytest.register_assert_rewrite("browser.flow")
+
 collect_ignore_glob = []
 if os.environ.get("TORCHX_UI_BROWSER") != "1":
     # the page in Chromium: only `nox -s ui_browser` collects it (it installs Chromium)

@@ -12,5 +12,4 @@ class TestExamples(DocstringExamples):
         "torchx.ui.counts",
         "torchx.ui.poller",
         "torchx.ui.security",
-        "torchx.ui.testing",
     ]

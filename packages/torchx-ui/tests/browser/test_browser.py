@@ -1,11 +1,12 @@
 """``torchx ui`` in a real browser: Debian's headless Chromium over the DevTools protocol.
 
 Run by ``nox -s ui_browser`` only (``TORCHX_UI_BROWSER=1``), with the harness of the docs
-check (tools/docs_browser/cdp.py) on the path. As a person would: start ``torchx ui``,
-open the printed URL, run an app from the CLI and see it appear, open it, follow a
-replica's log while it prints, cancel it from the page (asked once), see CANCELLED,
-delete it (asked once) and see it gone from the list; of 60 apps listed, only the rows
-on screen are counted until the list is scrolled.
+check (tools/docs_browser/cdp.py) on the path. As a person would, on the local scheduler:
+start ``torchx ui``, open the printed URL, run an app from the CLI and see it appear, open
+it, follow a replica's log while it prints, cancel it from the page (asked once), see
+CANCELLED, delete it (asked once) and see it gone from the list: the steps of
+``flow.py``, which the Slurm and Docker tests (tests/integration) take too. Of 60 apps
+listed, only the rows on screen are counted until the list is scrolled.
 The hostile app name and log line stay text (no element, no dialog), and a request
 without the token is refused. Every wait is on the page's own state (a DOM condition),
 never a sleep.
@@ -15,14 +16,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cdp import Browser, Page, find_chromium
+from browser import flow
+from cdp import Page
+
+from torchx.ui.testing import UiProcess
 
 TORCHX = str(Path(sys.executable).parent / "torchx")
 HOSTILE_NAME = "<img src=x onerror=alert(1)>"
@@ -38,44 +41,33 @@ def env(world: Path) -> dict[str, str]:
 @pytest.fixture
 def ui(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
     """``torchx ui`` running; its printed URL."""
-    proc = subprocess.Popen(
-        [TORCHX, "ui", "--interval", "0.5"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), proc.stderr.read() if proc.stderr else ""
-        yield url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(30) == 0
+    with UiProcess(["--interval", "0.5"], env=env, cwd=tmp_path, command=TORCHX) as server:
+        assert server.url.startswith("http://127.0.0.1:"), server.url
+        yield server.url
 
 
 @pytest.fixture
 def page() -> Iterator[Page]:
-    chromium = os.environ.get("TORCHX_CHROMIUM") or find_chromium()
-    assert chromium, "no Chromium: nox -s ui_browser installs Debian's"
-    with Browser(chromium) as browser:
-        # a dialog the page did not expect (an alert) would block it: every later wait
-        # would fail; the page's own confirm() is replaced below, and counted
-        yield browser.new_page()
+    with flow.chromium_page() as page:
+        yield page
 
 
-def run_hostile_app(env: dict[str, str], tmp_path: Path, go: Path) -> str:
-    """From the CLI, an AppDef file: a hostile name, a replica printing a hostile line
-    until ``go`` exists. Its handle."""
-    script = f"while [ ! -e '{go}' ]; do echo '{HOSTILE_LINE}'; sleep 0.1; done"
+def run_hostile_app(env: dict[str, str], tmp_path: Path) -> str:
+    """From the CLI, an AppDef file: a hostile name, a replica printing a numbered hostile
+    line (:func:`flow.ticker`) until it is stopped. Its handle."""
     doc = {
         "apiVersion": "torchx.specs/v1",
         "kind": "AppDef",
         "spec": {
             "name": HOSTILE_NAME,
-            "roles": [{"name": "talk", "image": ".", "entrypoint": "sh", "args": ["-c", script]}],
+            "roles": [
+                {
+                    "name": "talk",
+                    "image": ".",
+                    "entrypoint": "sh",
+                    "args": ["-c", flow.ticker(HOSTILE_LINE)],
+                }
+            ],
         },
     }
     app = tmp_path / "app.json"
@@ -87,61 +79,14 @@ def run_hostile_app(env: dict[str, str], tmp_path: Path, go: Path) -> str:
     return proc.stdout.strip().splitlines()[-1]
 
 
-def js(value: str) -> str:
-    return json.dumps(value)
-
-
 def test_a_person_sees_follows_cancels_and_deletes_an_app(
     ui: str, page: Page, env: dict[str, str], tmp_path: Path
 ) -> None:
-    page.browser.send("Page.navigate", page.session, url=ui)
-    page.wait_until("document.getElementById('connection').textContent === 'live'")
-    # the token left the address bar once its cookie was set
-    assert page.evaluate("location.search") == ""
-
-    go = tmp_path / "go"
-    try:
-        handle = run_hostile_app(env, tmp_path, go)
-        row = f"document.querySelector('tr[data-handle=' + {js(json.dumps(handle))} + ']')"
-        page.wait_until(f"{row} !== null")
-        assert page.evaluate(f"{row}.querySelector('.name').textContent") == HOSTILE_NAME
-        page.wait_until(f"{row}.querySelector('.state').textContent === 'RUNNING'")
-        # the row is on screen: the page named it, the server described it (one replica)
-        page.wait_until(f"{row}.querySelector('.replicas').textContent === '1/1'")
-
-        # its page: the replica, then its log followed while it prints
-        page.evaluate(f"{row}.click()")
-        page.wait_until("document.querySelectorAll('#replica-rows tr').length === 1")
-        assert page.evaluate("document.getElementById('app-title').textContent").startswith(
-            HOSTILE_NAME
-        )
-        page.evaluate("document.querySelector('#replica-rows button').click()")
-        page.wait_until("document.getElementById('log').textContent.split('\\n').length > 3")
-        first = page.evaluate("document.getElementById('log').textContent.split('\\n')[0]")
-        assert first == f"talk/0 {HOSTILE_LINE}"
-        # lines keep arriving while it runs
-        count = page.evaluate("document.getElementById('log').textContent.length")
-        page.wait_until(f"document.getElementById('log').textContent.length > {count}")
-
-        # cancel, asked once
-        page.evaluate(
-            "window.__asked = []; window.confirm = (q) => { __asked.push(q); return true; }"
-        )
-        page.evaluate("document.getElementById('cancel').click()")
-        page.wait_until(
-            "document.getElementById('app-summary').textContent.startsWith('CANCELLED')"
-        )
-        assert page.evaluate("window.__asked") == [f"Cancel {handle}?"]
-        page.wait_until("document.getElementById('cancel').hidden")
-
-        # delete, asked once: back to the list, without the app
-        page.wait_until("!document.getElementById('delete').hidden")
-        page.evaluate("document.getElementById('delete').click()")
-        page.wait_until("!document.getElementById('list-view').hidden")
-        page.wait_until(f"{row} === null")
-        assert page.evaluate("window.__asked") == [f"Cancel {handle}?", f"Delete {handle}?"]
-    finally:
-        go.touch()
+    flow.open_list(page, ui)
+    # (an app left running by a failure here is cancelled by conftest's world fixture)
+    handle = run_hostile_app(env, tmp_path)
+    flow.follow_and_cancel(page, handle, name=HOSTILE_NAME, role="talk", text=HOSTILE_LINE)
+    flow.delete(page, handle)
 
     # nothing hostile ran or became an element
     assert page.evaluate("document.querySelectorAll('img').length") == 0
@@ -182,9 +127,8 @@ def test_the_merged_log_keeps_the_newest_lines_and_loads_earlier_ones(
     )
     assert proc.returncode == 0, proc.stderr
     handle = proc.stdout.strip().splitlines()[-1]
-    page.browser.send("Page.navigate", page.session, url=ui)
-    page.wait_until("document.getElementById('connection').textContent === 'live'")
-    page.evaluate(f"location.hash = '#app=' + encodeURIComponent({js(handle)})")
+    flow.open_list(page, ui)
+    page.evaluate(f"location.hash = '#app=' + encodeURIComponent({flow.js(handle)})")
     page.wait_until("document.querySelectorAll('#replica-rows tr').length === 2")
     page.evaluate("document.getElementById('follow-all').click()")
     page.wait_until("document.getElementById('log-status').textContent === 'the log ended'")
@@ -228,7 +172,7 @@ def test_only_the_rows_on_screen_are_counted_until_scrolled_to(ui: str, page: Pa
         handles = [runner.run(app, "local") for _ in range(60)]
         for handle in handles:
             assert runner.wait(handle, wait_interval=0.05) is not None
-    page.browser.send("Page.navigate", page.session, url=ui)
+    flow.open_list(page, ui)
     page.wait_until("document.querySelectorAll('#rows tr[data-handle]').length === 60")
     first = "document.querySelector('#rows tr[data-handle]')"
     last = "document.querySelector('#rows tr[data-handle]:last-child')"
