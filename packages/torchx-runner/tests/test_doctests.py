@@ -68,6 +68,7 @@ EXAMPLES = [
     "torchx.schedulers.local.classic",
     "torchx.schedulers.local.scheduler",
     "torchx.schedulers.testing.cli",
+    "torchx.schedulers.testing.functions",
     "torchx.schedulers.testing.registration",
     "torchx.schedulers.testing.sweeps",
     "torchx.workspace.dir_workspace",
