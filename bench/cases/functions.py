@@ -19,15 +19,14 @@ cases need the cluster (``eval "$(dev/slurm up)"``), else they are skipped, sayi
 
 from __future__ import annotations
 
-import os
-import shutil
 import statistics
-import subprocess
 import tempfile
 import textwrap
 from pathlib import Path
 
-from harness import Context, Measurement, Skip, case, child_env, run_snippet
+from harness import Context, Measurement, case, child_env, run_snippet
+
+from cases.slurm_cluster import _cluster
 
 _MODULE = "def add(a, b):\n    return a + b\n\ndef square(x):\n    return x * x\n"
 
@@ -97,15 +96,6 @@ def local_trivial(ctx: Context) -> Measurement:
         submitit_local_min_ms=round(min(theirs), 1),
         ratio_to_submitit=round(statistics.median(ours) / statistics.median(theirs), 3),
     )
-
-
-def _cluster() -> None:
-    conf = os.environ.get("SLURM_CONF", "")
-    if not conf or not os.path.isfile(conf) or shutil.which("sbatch") is None:
-        raise Skip('no Slurm cluster: run `eval "$(dev/slurm up)"` first (root, Debian)')
-    ping = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=30)
-    if "UP" not in ping.stdout:
-        raise Skip(f"the Slurm controller does not answer: {ping.stdout.strip()}")
 
 
 _SLURM = _IMPORTS + textwrap.dedent(

@@ -21,6 +21,7 @@ import pytest
 import torchx.functions as functions
 from torchx.functions import NoResult, RemoteLoadError, RemoteTraceback, map_array, submit
 from torchx.runner import get_runner
+from torchx.schedulers.testing.functions import max_overlap
 
 HERE = Path(__file__).resolve().parent
 TIMEOUT = 60
@@ -227,16 +228,6 @@ def worker(job_dir: Path) -> subprocess.CompletedProcess[str]:
         timeout=TIMEOUT,
         check=False,
     )
-
-
-def max_overlap(spans: list[tuple[float, float]]) -> int:
-    """The most spans open at one instant (an end before a start at the same time)."""
-    events = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
-    running = peak = 0
-    for _, step in events:
-        running += step
-        peak = max(peak, running)
-    return peak
 
 
 def test_map_array_runs_at_most_parallelism_at_once_in_order(fh: Any) -> None:
