@@ -28,6 +28,7 @@ from torchx.sweeps.record import TERMINAL
 INTERVAL = 0.2
 #: ... growing by :data:`BACKOFF` while nothing changes, up to this.
 MAX_INTERVAL = 5.0
+#: The factor the pause grows by after a look that saw no change.
 BACKOFF = 1.5
 
 
