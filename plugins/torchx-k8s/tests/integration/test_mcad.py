@@ -129,7 +129,9 @@ def test_three_replicas_meet_over_tcp_at_the_rank0_host(
             )
             name = app_id.split(":")[1]
             assert [g.split(" via ")[0] for g in got] == ["1", "2"], out
-            assert {g.split(" via ")[1] for g in got} == {f"{name}-peer-0.{name}"}, got
+            # rank 0's pod, fully qualified (torchx_k8s.names.rank0_host)
+            rank0 = f"{name}-peer-0.{name}.default.svc.cluster.local"
+            assert {g.split(" via ")[1] for g in got} == {rank0}, got
             aw = _aw(kube, app_id)
             assert aw is not None
             if version == "v1beta1":  # MCAD v2's status
