@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,3 +40,19 @@ def sched(state_dir: Path) -> Iterator[LocalScheduler]:
     yield scheduler
     for app in scheduler.list():
         scheduler.delete(app.app_id, force=True)
+
+
+@pytest.fixture
+def helpers_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests' folder first on ``sys.path``: the functions tests' helpers module
+    (``fn_helpers_torchx_functions``) imports by name here, and so on the replica, which
+    gets the submitter's ``sys.path``."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture
+def fh(helpers_importable: None) -> Any:
+    """The functions tests' helpers module."""
+    import fn_helpers_torchx_functions
+
+    return fn_helpers_torchx_functions

@@ -20,16 +20,8 @@ HERE = Path(__file__).resolve().parent
 TIMEOUT = 60
 
 
-@pytest.fixture(autouse=True)
-def _helpers_importable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(HERE))
-
-
-@pytest.fixture
-def fh() -> Any:
-    import fn_helpers_torchx_functions
-
-    return fn_helpers_torchx_functions
+#: the helpers module imports by name here, and so on the replica (it gets our sys.path)
+pytestmark = pytest.mark.usefixtures("helpers_importable")
 
 
 def local_apps() -> int:

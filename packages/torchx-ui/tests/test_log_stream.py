@@ -79,11 +79,22 @@ def test_a_follower_holds_at_most_its_limit_while_the_reader_waits(world: Path) 
         handle = runner.run(counting_app(), "local")
         runner.wait(handle, wait_interval=0.05)
     wakes: list[int] = []
-    follower = LogFollower(make_runner, handle, "count", 0, [], lambda: wakes.append(1), limit=1000)
+    fulls: list[int] = []
+    follower = LogFollower(
+        make_runner,
+        handle,
+        "count",
+        0,
+        [],
+        lambda: wakes.append(1),
+        limit=1000,
+        on_full=lambda: fulls.append(1),
+    )
     follower.start()
     try:
-        # nobody takes: the thread stops reading once 1,000 lines wait
+        # nobody takes: the thread stops reading once 1,000 lines wait, and says so
         assert follower.full.wait(60)
+        assert fulls == [1]
         lines, first, done = follower.take()
         assert (len(lines), first, done) == (1000, 0, False)
         got = list(lines)
@@ -96,6 +107,9 @@ def test_a_follower_holds_at_most_its_limit_while_the_reader_waits(world: Path) 
     assert got == [str(i) for i in range(1, LINES + 1)]
     assert follower.high_water == 1000  # the most it ever held, of 200,000 lines
     assert len(wakes) < LINES  # woken per batch, not per line
+    # told once each time it filled up (the reader then takes at once, not after its
+    # gathering pause): never more often than once per ``limit`` lines
+    assert 1 <= len(fulls) <= LINES // 1000
 
 
 def test_the_merged_view_follows_every_replica_each_line_labelled(

@@ -423,12 +423,13 @@ def _delete_handles(runner: object, handles: list[str], force: bool, quiet: bool
     r: Any = runner
     running = []
     sweeps = [h for h in dict.fromkeys(handles) if is_sweep(h)]
+    checked: dict[str, dict[str, Any]] = {}
     if sweeps:
         from torchx.sweeps import check_deletable
         from torchx.sweeps import delete as delete_sweep
 
         for handle in sweeps:  # refused (ended, or --force) before anything is touched
-            check_deletable(handle, force)
+            checked[handle] = check_deletable(handle, force)
     for handle in dict.fromkeys(handles):
         if is_sweep(handle):
             continue
@@ -446,7 +447,7 @@ def _delete_handles(runner: object, handles: list[str], force: bool, quiet: bool
         r.wait(handle, wait_interval=0.1, timeout=60)
     for handle in dict.fromkeys(handles):
         if is_sweep(handle):
-            trials = delete_sweep(handle, force)
+            trials = delete_sweep(handle, force, checked=checked[handle])
             if not quiet:
                 print(f"deleted {handle} and its {len(trials)} trial apps")
             continue

@@ -251,20 +251,22 @@ def check_deletable(handle: str, force: bool = False) -> dict[str, Any]:
     return doc
 
 
-def delete(handle: str, force: bool = False) -> list[str]:
+def delete(handle: str, force: bool = False, checked: dict[str, Any] | None = None) -> list[str]:
     """Deletes the sweep: each trial's app (as ``torchx delete`` does: its record and
     logs), then the sweep's record. A sweep still running (or LOST, whose trials may
     be) is refused unless ``force``, which cancels it first. Returns the handles of the
     trials' apps deleted; an app already gone is skipped. If a trial's app cannot be
     deleted (its scheduler unreachable), the error is raised and the sweep's record
-    kept, so that deleting again finishes the job.
+    kept, so that deleting again finishes the job. ``checked``: the sweep's status
+    :func:`check_deletable` gave for it just before (a caller that checks every handle
+    before touching any, as ``torchx delete`` does), so its record is not read again.
     """
     import shutil
 
     from torchx.runner import get_runner
     from torchx.sweeps import record
 
-    doc = check_deletable(handle, force)
+    doc = checked if checked is not None else check_deletable(handle, force)
     if doc["state"] in ("RUNNING", "LOST"):
         doc = cancel(handle)
     deleted = []

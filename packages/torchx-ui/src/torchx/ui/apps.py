@@ -70,6 +70,10 @@ class LogFollower:
     reading later loses nothing; the page falls behind instead). Each line has its
     index in the replica's (filtered) log, counted from 0: the page asks for earlier
     lines by it (:func:`log_page`).
+
+    ``on_lines`` is called (from the thread) when a first line waits untaken, and when
+    the thread ends; ``on_full`` when ``limit`` lines wait: a reader that gathers lines
+    for a moment before it takes them should take them at once then.
     """
 
     def __init__(
@@ -82,6 +86,7 @@ class LogFollower:
         on_lines: Callable[[], None],
         limit: int = 10_000,
         regex: str | None = None,
+        on_full: Callable[[], None] | None = None,
     ) -> None:
         self._runner_factory = runner_factory
         self._args = (handle, role, replica)
@@ -89,6 +94,7 @@ class LogFollower:
         self._regex = regex
         self._envs = envs
         self._on_lines = on_lines
+        self._on_full = on_full
         self._limit = limit
         self._room = threading.Condition()
         self._lines: list[str] = []
@@ -135,6 +141,8 @@ class LogFollower:
                         break
                     text = mask(mask_values(line.rstrip("\n"), self._envs))
                     with self._room:
+                        if len(self._lines) >= self._limit and self._on_full is not None:
+                            self._on_full()  # a reader gathering lines takes them now
                         while len(self._lines) >= self._limit and not self._stop.is_set():
                             self.full.set()
                             self._room.wait()

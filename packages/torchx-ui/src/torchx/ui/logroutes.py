@@ -15,6 +15,7 @@ lines into answers.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from aiohttp import web
 
@@ -77,16 +78,28 @@ class LogRoutes:
         doc, app_envs = await described(self.poller, handle)
         replicas = replicas_of(doc) if not role else [(role, replica)]
         loop = asyncio.get_running_loop()
-        arrived = asyncio.Event()
+        arrived = asyncio.Event()  # a follower has lines (or has ended)
+        filled = asyncio.Event()  # a follower holds its limit: take its lines now
 
         def wake() -> None:  # called from the followers' threads
             loop.call_soon_threadsafe(arrived.set)
+
+        def fill() -> None:
+            loop.call_soon_threadsafe(filled.set)
 
         # a merged view holds fewer lines per replica: the bound is on the sum
         limit = max(LOG_HELD // len(replicas), BATCH_LINES) if replicas else LOG_HELD
         followers = [
             LogFollower(
-                self.poller.runner_factory, handle, r, k, app_envs, wake, limit=limit, regex=regex
+                self.poller.runner_factory,
+                handle,
+                r,
+                k,
+                app_envs,
+                wake,
+                limit=limit,
+                regex=regex,
+                on_full=fill,
             )
             for r, k in replicas
         ]
@@ -101,9 +114,14 @@ class LogRoutes:
                 except TimeoutError:
                     await response.write(b": keep-alive\n\n")
                     continue
-                # gather for a moment: one message per batch of lines, not one per line
-                await asyncio.sleep(BATCH_S)
+                # gather for a moment: one message per batch of lines, not one per
+                # line; cut short when a follower is full, which waits for us (a replica
+                # printing faster than its limit per BATCH_S is followed at full speed)
+                if not any(f.full.is_set() for f in live):
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(filled.wait(), BATCH_S)
                 arrived.clear()
+                filled.clear()
                 for follower in list(live):
                     lines, first, done = follower.take()
                     for at in range(0, len(lines), BATCH_LINES):

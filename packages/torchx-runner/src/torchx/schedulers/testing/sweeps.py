@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from torchx.schedulers.testing.cli import TorchxCli
+from torchx.schedulers.testing.functions import max_overlap
 
 __all__ = ["COMPONENT", "check_six_trials_two_at_once", "most_at_once"]
 
@@ -45,7 +46,8 @@ def most_at_once(spans: Sequence[tuple[float, float]]) -> int:
     """The most spans ``[start, end)`` that hold at any one span's start, compared to the
     second.
 
-    Schedulers report times to the second (Slurm, docker's creation time) or finer (an
+    That is :func:`~torchx.schedulers.testing.functions.max_overlap` of the spans cut
+    to the second. Schedulers report times to the second (Slurm, docker's creation time) or finer (an
     exit time), sometimes both in one app: a trial created 0.2 s after another ended may
     read as started 0.7 s before that end. Both cut to the whole second, a trial started
     after another ended never starts before that one's end.
@@ -55,8 +57,7 @@ def most_at_once(spans: Sequence[tuple[float, float]]) -> int:
     >>> most_at_once([(29.0, 31.3), (29.0, 31.5), (31.0, 33.6)])  # 31.0: created at 31.6
     2
     """
-    cut = [(math.floor(s), math.floor(e)) for s, e in spans]
-    return max(sum(1 for s, e in cut if s <= t < e) for t, _ in cut)
+    return max_overlap([(math.floor(s), math.floor(e)) for s, e in spans])
 
 
 def check_six_trials_two_at_once(

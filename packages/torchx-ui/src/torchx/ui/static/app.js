@@ -262,24 +262,46 @@ function followLog(handle, role, replica) {
   const events = new EventSource(`/api/log?${query}`);
   shownApp.log = events;
   let held = 0;
-  const nodes = []; // per text node of the log, oldest first: {replica, first, count}
+  // per batch of the log, oldest first: {replica, first, count, text, node}; node is
+  // null until the batch is in the page (batches arrive faster than frames are drawn)
+  const nodes = [];
   const oldest = new Map(); // replica -> index of its oldest line the page has shown
+  let drawing = false;
+  // once per frame, not once per batch: the new batches go into the page together and
+  // it scrolls once, so the engine lays the log out once a frame however fast it comes
+  const draw = () => {
+    drawing = false;
+    if (shownApp === null || shownApp.log !== events) return; // another log is shown now
+    const fragment = document.createDocumentFragment();
+    for (const batch of nodes) {
+      if (batch.node === null) {
+        batch.node = document.createTextNode(batch.text);
+        batch.text = null;
+        fragment.append(batch.node);
+      }
+    }
+    pre.append(fragment);
+    pre.scrollTop = pre.scrollHeight;
+  };
   events.addEventListener("lines", (e) => {
     const batch = JSON.parse(e.data);
     if (!oldest.has(batch.replica)) oldest.set(batch.replica, batch.first);
     const text = batch.lines.map((line) => `${batch.replica} ${line}\n`).join("");
-    pre.append(document.createTextNode(text));
-    nodes.push({replica: batch.replica, first: batch.first, count: batch.lines.length});
+    nodes.push({replica: batch.replica, first: batch.first, count: batch.lines.length,
+      text, node: null});
     held += batch.lines.length;
     while (nodes.length > 1 && held > LOG_KEEP) { // whole batches: at most LOG_KEEP held
       const gone = nodes.shift();
       held -= gone.count;
-      pre.removeChild(pre.firstChild);
+      if (gone.node !== null) pre.removeChild(gone.node); // else never drawn: dropped
       // until an earlier page is shown, the oldest shown is the oldest held
       if (earlier.hidden) oldest.set(gone.replica, gone.first + gone.count);
       more.hidden = false;
     }
-    pre.scrollTop = pre.scrollHeight;
+    if (!drawing) {
+      drawing = true;
+      requestAnimationFrame(draw);
+    }
   });
   more.onclick = async () => {
     // the page before the oldest line shown, of each replica that has earlier lines
@@ -312,6 +334,7 @@ function followLog(handle, role, replica) {
     }
   });
   events.addEventListener("end", (e) => {
+    if (drawing) draw(); // every line in the page before it says the log ended
     const end = JSON.parse(e.data);
     status.textContent = end.error === null ? "the log ended" : `the log broke off: ${end.error}`;
     events.close();
