@@ -222,6 +222,33 @@ def test_list_gives_each_app_the_handle_it_was_submitted_with(both: Both, cli: C
     assert "State: SUCCEEDED" in both.same("status", cwd, taken=False).stdout
 
 
+def test_list_groups_the_trials_of_a_sweep_on_both_paths(both: Both, cli: Cli) -> None:
+    (cli.work / "comp.py").write_text(
+        "from torchx.specs import AppDef, Role\n"
+        "def trial(a: str = '1') -> AppDef:\n"
+        "    return AppDef('trial', [Role('t', image='.', entrypoint='echo', args=[a])])\n"
+    )
+    sweep = cli("sweep", "comp.py:trial", "--grid", "a=1,2", "--wait", timeout=120)
+    handle = sweep.stdout.splitlines()[0]
+    trials = [recorded(cli, t["handle"]) for t in json.loads(
+        cli("status", "--json", handle).stdout)["data"]["trials"]]  # fmt: skip
+    echo = recorded(cli, cli("run", "--wait", "utils.echo", rc=0).stdout.split()[0])
+    out = both.same("list").stdout.splitlines()
+    # the newest app first; then the sweep, where its newest trial would be, its trials
+    # indented below it, newest first
+    assert [line.split()[0] for line in out[1:]] == [echo, handle, *reversed(trials)]
+    assert [line[:2] for line in out[1:]] == ["lo", "sw", "  ", "  "]
+    assert "comp.py:trial: 2 trials (2 SUCCEEDED)" in out[2]
+    assert out[2].split()[1] == "SUCCEEDED"
+    doc = json.loads(both.same("list", "--json", taken=False).stdout)
+    assert [(a["handle"], a["sweep"]) for a in doc["data"]] == [
+        (echo, None), *((t, handle) for t in reversed(trials))
+    ]
+    # filtered to one trial: the sweep's line still says which sweep it belongs to
+    out = both.same("list", "--limit", "2").stdout.splitlines()
+    assert [line.split()[0] for line in out[1:]] == [echo, handle, trials[-1]]
+
+
 def test_list_of_no_apps(both: Both) -> None:
     assert both.same("list").stdout == "no apps\n"
 

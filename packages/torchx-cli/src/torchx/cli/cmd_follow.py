@@ -201,14 +201,17 @@ section of .torchxconfig. No default is assumed for an option not given.
             states,
             limit,
         )
+        from torchx.sweeps import trial_sweeps
+
+        sweeps = trial_sweeps()  # the trials of sweeps are grouped
         if args.json:
             from torchx.cli.output import app_list_json, print_json
 
-            print_json("AppList", app_list_json(rows))
+            print_json("AppList", app_list_json(rows, sweeps))
             return 0
         from torchx.cli.output import format_app_list
 
-        print(format_app_list(rows), end="")
+        print(format_app_list(rows, sweeps), end="")
         return 0
 
 

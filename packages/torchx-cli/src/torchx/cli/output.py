@@ -258,8 +258,13 @@ def select_apps(
     return chosen[:limit] if limit is not None else chosen
 
 
-def app_list_json(rows: Iterable[AppRow]) -> list[dict[str, Any]]:
-    """The ``data`` of an ``AppList`` JSON document (times in seconds since the epoch)."""
+def app_list_json(
+    rows: Iterable[AppRow], sweeps: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The ``data`` of an ``AppList`` JSON document (times in seconds since the epoch);
+    ``sweep`` is the handle of the sweep an app is a trial of (``sweeps``: each trial's
+    sweep record by the app's handle, :func:`torchx.sweeps.trial_sweeps`), else null."""
+    sweeps = sweeps or {}
     return [
         {
             "handle": handle,
@@ -268,6 +273,7 @@ def app_list_json(rows: Iterable[AppRow]) -> list[dict[str, Any]]:
             "start_time": start,
             "end_time": end,
             "duration_s": _duration(start, end, state),
+            "sweep": sweeps[handle]["handle"] if handle in sweeps else None,
         }
         for handle, state, name, start, end in rows
     ]
@@ -292,25 +298,60 @@ def format_status(status: Any, roles: list[str] | None = None) -> str:
     return status_text(status.record(), roles)
 
 
-def format_app_list(apps: Iterable[AppRow]) -> str:
+def format_app_list(
+    apps: Iterable[AppRow], sweeps: Mapping[str, Mapping[str, Any]] | None = None
+) -> str:
     """What ``torchx list`` prints for its rows, newest first.
 
     One function for the full command and the quick path, so they cannot drift apart.
     The handle column is as wide as its widest handle up to :data:`HANDLE_COLUMN_MAX`;
     STARTED is local time to the second, DURATION from start to end, or to now while
     the app runs (``-`` when unknown).
+
+    ``sweeps``: each trial's sweep record by the app's handle
+    (:func:`torchx.sweeps.trial_sweeps`). The trials of a sweep are grouped: where the
+    first of them would be, a line of the sweep (its handle, state, when it was started,
+    its duration, its component and its trials' states), then its trials listed,
+    indented by two spaces, in their order.
     """
-    rows = list(apps)
-    if not rows:
+    lines = _grouped(list(apps), sweeps or {})
+    if not lines:
         return "no apps\n"
-    width = min(max(len(row[0]) for row in rows), HANDLE_COLUMN_MAX)
+    width = min(max(len(row[0]) for row in lines), HANDLE_COLUMN_MAX)
     out = [f"{'APP HANDLE':<{width}}  {'STATE':<10}  {'STARTED':<19}  {'DURATION':<8}  NAME"]
-    for handle, state, name, start, end in rows:
+    for handle, state, name, start, end in lines:
         started = format_time(start) if start is not None else "-"
         took = _duration(start, end, state)
         duration = format_duration(took) if took is not None else "-"
         out.append(f"{handle:<{width}}  {state:<10}  {started:<19}  {duration:<8}  {_cut(name)}")
     return "\n".join(out) + "\n"
+
+
+def _grouped(rows: list[AppRow], sweeps: Mapping[str, Mapping[str, Any]]) -> list[AppRow]:
+    """``rows`` with each sweep's trials after a line of the sweep, indented."""
+    if not any(row[0] in sweeps for row in rows):
+        return rows
+    members: dict[str, list[AppRow]] = {}
+    for row in rows:
+        if row[0] in sweeps:
+            members.setdefault(sweeps[row[0]]["handle"], []).append(row)
+    out: list[AppRow] = []
+    for row in rows:
+        doc = sweeps.get(row[0])
+        if doc is None:
+            out.append(row)
+            continue
+        trials = members.pop(doc["handle"], None)
+        if trials is None:  # its sweep's line and trials are out already
+            continue
+        states: dict[str, int] = {}
+        for t in doc["trials"]:
+            states[t["state"]] = states.get(t["state"], 0) + 1
+        summary = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
+        name = f"{doc['component']}: {len(doc['trials'])} trials ({summary})"
+        out.append((doc["handle"], doc["state"], name, doc["created"], doc["ended"]))
+        out.extend((f"  {t[0]}", *t[1:]) for t in trials)
+    return out
 
 
 def _cut(name: str) -> str:

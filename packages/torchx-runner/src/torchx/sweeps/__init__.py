@@ -37,6 +37,7 @@ __all__ = [
     "delete",
     "expand",
     "list_sweeps",
+    "trial_sweeps",
     "parse_grid",
     "status",
     "sweep",
@@ -277,6 +278,13 @@ def delete(handle: str, force: bool = False, checked: dict[str, Any] | None = No
                 deleted.append(t["handle"])
     shutil.rmtree(record.sweep_dir(doc["id"]))
     return deleted
+
+
+def trial_sweeps() -> dict[str, dict[str, Any]]:
+    """Each trial's sweep (its :func:`status`) by the handle of the trial's app: what
+    ``torchx list`` groups apps by. One read of each sweep's record; none when no sweep
+    was ever started here."""
+    return {t["handle"]: doc for doc in list_sweeps() for t in doc["trials"] if t["handle"]}
 
 
 def list_sweeps() -> list[dict[str, Any]]:

@@ -63,7 +63,9 @@ def app_list(options: dict[str, Any]) -> Callable[[], int]:
     limit = parse_limit(options["--limit"]) if "--limit" in options else None
     # each handle names the scheduler the app was submitted under (local or local_cwd)
     rows = select_apps(local_view.list_apps_with_handles(SESSION), states, limit)
-    text = format_app_list(rows)
+    from torchx.sweeps import trial_sweeps
+
+    text = format_app_list(rows, trial_sweeps())  # the trials of sweeps grouped
     return lambda: print_text(text)
 
 
