@@ -262,6 +262,36 @@ def test_delete_an_ended_sweep_with_json(cli: Cli) -> None:
     assert cli("list", "--sweeps").stdout == "no sweeps\n"
 
 
+def test_delete_older_than_prunes_the_sweeps_that_ended_as_long_ago(cli: Cli) -> None:
+    out = _component(cli)
+    args = ("sweep", "comp.py:trial", "--out", str(out), "--wait")
+    old = cli(*args, "--grid", "a=1", timeout=120).stdout.splitlines()[0]
+    recent = cli(*args, "--grid", "a=2", timeout=120).stdout.splitlines()[0]
+    old_trial = _status(cli, old)["trials"][0]["handle"]
+    # the old sweep and its trial ended 8 days ago, as their records say
+    long_ago = time.time() - 8 * 86400
+    record = cli.state / "sweeps" / old.removeprefix("sweep://") / "sweep.json"
+    doc = json.loads(record.read_text())
+    doc["ended"] = long_ago
+    record.write_text(json.dumps(doc))
+    app_state = cli.state / "apps" / old_trial.rsplit("/", 1)[1] / "state.json"
+    app = json.loads(app_state.read_text())
+    app["finished"] = app["updated"] = long_ago
+    app_state.write_text(json.dumps(app))
+    os.utime(app_state, (long_ago, long_ago))
+    deleted = cli("delete", "--older-than", "7d").stdout.splitlines()
+    assert deleted == [f"deleted {old_trial}", f"deleted {old}"]
+    listed = json.loads(cli("list", "--sweeps", "--json").stdout)["data"]
+    assert [d["handle"] for d in listed] == [recent]
+    # a running sweep is never pruned
+    held = cli("sweep", "comp.py:trial", "--out", str(out), "--grid", "a=3", "--hold", "True")
+    running = held.stdout.splitlines()[0]
+    _until("the held trial to start", lambda: (out / "3-x.start").exists())
+    assert running not in cli("delete", "--older-than", "1s").stdout
+    assert running in cli("list", "--sweeps").stdout
+    cli("cancel", running)
+
+
 def proc_line(stderr: str) -> str:
     """The one line of an error (and that it is one)."""
     assert stderr.count("\n") == 1, stderr

@@ -374,7 +374,8 @@ Delete finished apps with their records and logs.
   torchx delete HANDLE [HANDLE ...]   the apps named (cancel them first, or --force)
   torchx delete sweep://ID             a sweep: its trials' apps, then its record
   torchx delete --older-than 7d        every finished app of the scheduler (default:
-                                       local) that ended more than 7 days ago
+                                       local) that ended more than 7 days ago, and
+                                       the records of its sweeps that did
 
 Durations: a number and a unit (s, m, h, d, w), or several: 30m, 12h, 1d12h.
 To have the local scheduler do this on its own, set retain_last (keep the newest N
@@ -491,10 +492,15 @@ def _delete_older_than(
         removed = prune(older_than=older_than)
     finally:
         sched.close()
+    from torchx.sweeps import prune as prune_sweeps
+
+    # the records of the scheduler's sweeps that ended as long ago (their trials, ended
+    # before them, were among the apps just pruned)
     deleted = [f"{name}://{r.session_name}/{app_id}" for app_id in removed]
+    deleted += prune_sweeps(older_than, scheduler=name)
     if not quiet:
         for handle in deleted:
             print(f"deleted {handle}")
-        if not removed:
-            print(f"no finished app older than {older_than}")
+        if not deleted:
+            print(f"no finished app or sweep older than {older_than}")
     return deleted

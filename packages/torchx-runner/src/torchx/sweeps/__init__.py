@@ -39,6 +39,7 @@ __all__ = [
     "list_sweeps",
     "trial_sweeps",
     "parse_grid",
+    "prune",
     "status",
     "sweep",
     "trial_args",
@@ -278,6 +279,32 @@ def delete(handle: str, force: bool = False, checked: dict[str, Any] | None = No
                 deleted.append(t["handle"])
     shutil.rmtree(record.sweep_dir(doc["id"]))
     return deleted
+
+
+def prune(older_than: float | str, scheduler: str | None = None) -> list[str]:
+    """Deletes the records of the sweeps (of ``scheduler``, else every one) that ended
+    longer ago than ``older_than`` (seconds, or a duration such as ``"7d"``); their
+    handles. Their trials' apps are the scheduler's: ``torchx delete --older-than``
+    prunes those with the scheduler's own ``prune``, by the same age (a trial ends
+    before its sweep does). A sweep running, or LOST, is never touched.
+    """
+    import shutil
+
+    from torchx.specs.durations import parse_duration
+    from torchx.sweeps import record
+
+    keep_for = parse_duration(older_than) if isinstance(older_than, str) else older_than
+    cutoff = time.time() - keep_for
+    gone = []
+    for doc in list_sweeps():
+        if scheduler is not None and doc.get("scheduler") != scheduler:
+            continue
+        ended = doc.get("ended")
+        if doc["state"] in ("RUNNING", "LOST") or ended is None or ended > cutoff:
+            continue
+        shutil.rmtree(record.sweep_dir(doc["id"]), ignore_errors=True)
+        gone.append(doc["handle"])
+    return gone
 
 
 def trial_sweeps() -> dict[str, dict[str, Any]]:
