@@ -456,6 +456,31 @@ def _renderers_rss_mib(browser_pid: int) -> float:
 _LINES = 1_000_000
 
 
+@contextmanager
+def _live_page(ctx: Context, home: str) -> Iterator[tuple[Any, Any]]:
+    """``torchx ui``'s server (its own process) and headless Chromium showing its page,
+    connected (``live``): (browser, page)."""
+    browser_class, chromium = _chromium()
+    with _server(ctx, "local", 0, home) as ui, browser_class(chromium, timeout=600) as browser:
+        page = browser.new_page()
+        browser.send("Performance.enable", page.session)
+        # not page.goto: the page's event stream stays open, the network never idles
+        url = f"http://127.0.0.1:{ui.port}/?token={ui.token}"
+        browser.send("Page.navigate", page.session, url=url)
+        page.wait_until("document.getElementById('connection').textContent === 'live'")
+        yield browser, page
+
+
+def _open_app(page: Any, handle: str) -> None:
+    """The app's page, its one replica's ``follow`` button shown (not clicked yet)."""
+    page.evaluate(f"location.hash = '#app=' + encodeURIComponent({json.dumps(handle)})")
+    page.wait_until("document.querySelectorAll('#replica-rows button').length === 1")
+
+
+def _follow(page: Any) -> None:
+    page.evaluate("document.querySelector('#replica-rows button').click()")
+
+
 @case("ui.page_memory_1m_lines", target="< 16 MiB")
 def page_memory_1m_lines(ctx: Context) -> Measurement:
     """The page's JS heap (Chromium, after a full GC) once it followed 1,000,000 lines.
@@ -468,7 +493,7 @@ def page_memory_1m_lines(ctx: Context) -> Measurement:
     (the log's text lives in the DOM, outside the JS heap), the lines held and the
     page's lines per second.
     """
-    browser_class, chromium = _chromium()
+    _chromium()  # Skip before the million lines are written when there is no Chromium
     with tempfile.TemporaryDirectory(prefix="torchx-bench-ui-") as home:
         env = child_env(TORCHX_HOME=str(Path(home) / "state"), HOME=home)
         torchx = str(Path(ctx.python).parent / "torchx")
@@ -480,19 +505,12 @@ def page_memory_1m_lines(ctx: Context) -> Measurement:
         if run.returncode != 0:
             raise RuntimeError(f"torchx run: {run.stderr.strip()}")
         handle = run.stdout.strip().splitlines()[0]
-        with _server(ctx, "local", 0, home) as ui, browser_class(chromium, timeout=600) as browser:
-            page = browser.new_page()
-            browser.send("Performance.enable", page.session)
-            # not page.goto: the page's event stream stays open, the network never idles
-            url = f"http://127.0.0.1:{ui.port}/?token={ui.token}"
-            browser.send("Page.navigate", page.session, url=url)
-            page.wait_until("document.getElementById('connection').textContent === 'live'")
-            page.evaluate(f"location.hash = '#app=' + encodeURIComponent({json.dumps(handle)})")
-            page.wait_until("document.querySelectorAll('#replica-rows button').length === 1")
+        with _live_page(ctx, home) as (browser, page):
+            _open_app(page, handle)
             before = _heap(page)
             rss_before = _renderers_rss_mib(browser._proc.pid)
             t = time.perf_counter()
-            page.evaluate("document.querySelector('#replica-rows button').click()")
+            _follow(page)
             page.wait_until(
                 "document.getElementById('log-status').textContent === 'the log ended'",
                 timeout=540,
@@ -549,15 +567,10 @@ def page_keeps_up_100k_lines_per_s(ctx: Context) -> Measurement:
     machine may not let it print 100,000 a second: then the case says so and fails), the
     lines the page holds and the renderer's anonymous RSS before and after following.
     """
-    browser_class, chromium = _chromium()
     with tempfile.TemporaryDirectory(prefix="torchx-bench-ui-") as home:
         env = child_env(TORCHX_HOME=str(Path(home) / "state"), HOME=home)
         torchx = str(Path(ctx.python).parent / "torchx")
-        with _server(ctx, "local", 0, home) as ui, browser_class(chromium, timeout=600) as browser:
-            page = browser.new_page()
-            url = f"http://127.0.0.1:{ui.port}/?token={ui.token}"
-            browser.send("Page.navigate", page.session, url=url)
-            page.wait_until("document.getElementById('connection').textContent === 'live'")
+        with _live_page(ctx, home) as (browser, page):
             run = subprocess.run(
                 [torchx, "run", "-s", "local", "utils.sh", "--", "python3", "-c", _PACED],
                 env=env, cwd=home, capture_output=True, text=True, timeout=120,
@@ -565,10 +578,9 @@ def page_keeps_up_100k_lines_per_s(ctx: Context) -> Measurement:
             if run.returncode != 0:
                 raise RuntimeError(f"torchx run: {run.stderr.strip()}")
             handle = run.stdout.strip().splitlines()[-1]
-            page.evaluate(f"location.hash = '#app=' + encodeURIComponent({json.dumps(handle)})")
-            page.wait_until("document.querySelectorAll('#replica-rows button').length === 1")
+            _open_app(page, handle)
             rss_before = _renderers_rss_mib(browser._proc.pid)
-            page.evaluate("document.querySelector('#replica-rows button').click()")
+            _follow(page)
             seen_ms = page.wait_until(
                 "(() => { const last = document.getElementById('log').lastChild;"
                 " return last !== null && last.textContent.includes('sh/0 end ')"
