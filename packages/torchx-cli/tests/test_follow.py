@@ -349,7 +349,10 @@ def test_delete_older_than_a_duration(cli: Cli) -> None:
     recent = _finished(cli, "utils.echo")
     _make_old(cli, old, 8 * 86400)
     assert cli("delete", "--older-than", "7d").stdout.strip() == f"deleted {old}"
-    assert cli("delete", "--older-than", "1w").stdout.strip() == "no finished app or sweep older than 1w"
+    assert (
+        cli("delete", "--older-than", "1w").stdout.strip()
+        == "no finished app or sweep older than 1w"
+    )
     assert [line.split()[0] for line in cli("list").stdout.splitlines()[1:]] == [recent]
     err = cli("delete", "--older-than", "a week", rc=2).stderr
     assert "bad duration 'a week'" in err and len(err.strip().splitlines()) == 1

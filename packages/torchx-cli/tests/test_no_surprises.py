@@ -56,7 +56,9 @@ def test_log_windows_and_regexes_are_checked_once_and_empty_answers_are_said(cli
 
 def test_delete_older_than_reads_durations_with_the_same_parser(cli: Cli) -> None:
     cli("run", "--wait", "utils.echo")
-    assert "no finished app or sweep older than 1h30m" in cli("delete", "--older-than", "1h30m").stdout
+    assert (
+        "no finished app or sweep older than 1h30m" in cli("delete", "--older-than", "1h30m").stdout
+    )
     err = cli("delete", "--older-than", "5 minutes", rc=2).stderr
     _one_line_error(err, "bad duration '5 minutes'", "1h30m")
 

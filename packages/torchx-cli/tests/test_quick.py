@@ -242,7 +242,8 @@ def test_list_groups_the_trials_of_a_sweep_on_both_paths(both: Both, cli: Cli) -
     assert out[2].split()[1] == "SUCCEEDED"
     doc = json.loads(both.same("list", "--json", taken=False).stdout)
     assert [(a["handle"], a["sweep"]) for a in doc["data"]] == [
-        (echo, None), *((t, handle) for t in reversed(trials))
+        (echo, None),
+        *((t, handle) for t in reversed(trials)),
     ]
     # filtered to one trial: the sweep's line still says which sweep it belongs to
     out = both.same("list", "--limit", "2").stdout.splitlines()

@@ -37,12 +37,12 @@ __all__ = [
     "delete",
     "expand",
     "list_sweeps",
-    "trial_sweeps",
     "parse_grid",
     "prune",
     "status",
     "sweep",
     "trial_args",
+    "trial_sweeps",
     "wait",
 ]
 
