@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SweepError",
     "cancel",
+    "check_deletable",
     "delete",
     "expand",
     "list_sweeps",
