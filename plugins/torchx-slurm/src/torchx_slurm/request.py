@@ -94,6 +94,10 @@ _BAD_PATH = re.compile(r"[\"'\\\x00-\x1f\x7f]")
 # The app id is only known once sbatch has answered: the macro becomes this marker,
 # which is then replaced by the shell's "$_job" outside the quoted text.
 _APP_ID_MARK = "\x00app_id\x00"
+# An array task's replica id is known only when it runs: "$_task" (SLURM_ARRAY_TASK_ID).
+REPLICA_ID_MARK = "\x00replica_id\x00"
+_MARKS = re.compile("(\x00app_id\x00|\x00replica_id\x00)")
+_MARK_VALUE = {_APP_ID_MARK: '"$_job"', REPLICA_ID_MARK: '"$_task"'}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # what makes sbatch's own reader of #SBATCH lines split, cut or unescape a value
 _SBATCH_SPECIAL = re.compile(r"[\s#\"\\]")
@@ -156,6 +160,8 @@ class SlurmRequest:
     replicas: list[SlurmReplica]
     max_retries: int = 0
     shared_logs: bool = False
+    #: ``--array`` of a role run as a job array (``0-9%2``), else None
+    array: str | None = None
 
     def __str__(self) -> str:
         return self.script
@@ -186,11 +192,19 @@ def srun_file_name(path: str) -> str:
     return path.replace("%", "\\%")
 
 
-def _quote_with_app_id(arg: str) -> str:
-    """Shell-quotes ``arg``, turning the app id marker into the job id ("$_job")."""
-    if _APP_ID_MARK not in arg:
+def quote_with_marks(arg: str) -> str:
+    """Shell-quotes ``arg``, turning the app id marker into the job id ("$_job") and an
+    array task's replica id marker into its index ("$_task")."""
+    if "\x00" not in arg:
         return _quote(arg)
-    return '"$_job"'.join(_quote(part) if part else "" for part in arg.split(_APP_ID_MARK))
+    parts = _MARKS.split(arg)
+    return "".join(
+        _MARK_VALUE[part] if part in _MARK_VALUE else (_quote(part) if part else "")
+        for part in parts
+    )
+
+
+_quote_with_app_id = quote_with_marks
 
 
 def group_sbatch(
@@ -232,6 +246,7 @@ def build_request(
     shared_logs: bool = False,
     run_dir: str | None = None,
     is_dir: Any = None,
+    array_parallelism: int | None = None,
 ) -> SlurmRequest:
     """The sbatch request of ``app``: one heterogeneous group per replica.
 
@@ -241,7 +256,8 @@ def build_request(
     directory to run in; otherwise replicas run in ``run_dir`` (the directory the app
     was submitted from, so relative paths work as typed; default ``job_dir``).
     ``shared_logs``: logs and state as readable as the user's files usually are (else
-    only by the user).
+    only by the user). ``array_parallelism``: the app's one role runs as a job array of
+    its replicas, at most that many at once (:mod:`torchx_slurm.array`).
     """
     import os
 
@@ -256,15 +272,28 @@ def build_request(
         )
     # srun's --chdir is shell-quoted: any absolute path will do
     default_cwd = run_dir if run_dir and os.path.isabs(run_dir) else job_dir
+    if array_parallelism is not None:
+        from torchx_slurm.array import build_array
+
+        return build_array(
+            app,
+            job_dir=job_dir,
+            job_name=job_name,
+            cwd_of=lambda image: _role_cwd(image, job_dir, default_cwd, is_dir),
+            parallelism=array_parallelism,
+            job_opts=job_opts,
+            group_opts=group_opts,
+            extra=extra,
+            nomem=nomem,
+            exclusive=exclusive,
+            shared_logs=shared_logs,
+        )
     replicas: list[SlurmReplica] = []
     max_retries = 0
     group = 0
     for role in app.roles:
         max_retries = max(max_retries, role.max_retries)
-        # the job directory itself (a workspace copied there, maybe not yet on a dry
-        # run), or another existing directory, is where the role runs
-        runs_in_image = os.path.isabs(role.image) and (role.image == job_dir or is_dir(role.image))
-        cwd = role.image if runs_in_image else default_cwd
+        cwd = _role_cwd(role.image, job_dir, default_cwd, is_dir)
         sbatch = group_sbatch(
             role, group_opts=group_opts, extra=extra, nomem=nomem, exclusive=exclusive
         )
@@ -304,6 +333,25 @@ def build_request(
     )
 
 
+#: How the prologue names the job (its state directory, log names): the job's id; an
+#: array's tasks use the array's id (:mod:`torchx_slurm.array`).
+JOB_VAR = "_job=$SLURM_JOB_ID"
+#: What the prologue clears in the job's state directory before a run: every exit code
+#: of a run before (a requeue); it records the restart count.
+CLEAR_STATE = (
+    'rm -f -- "$_state"/*.exit &&\n  echo "${SLURM_RESTART_COUNT:-0}" > "$_state/restarts"'
+)
+
+
+def _role_cwd(image: str, job_dir: str, default_cwd: str, is_dir: Any) -> str:
+    """Where a role runs: its image when that is the job directory itself (a workspace
+    copied there, maybe not yet on a dry run) or another existing directory."""
+    import os
+
+    runs_in_image = os.path.isabs(image) and (image == job_dir or is_dir(image))
+    return image if runs_in_image else default_cwd
+
+
 # The part of the script after the #SBATCH lines that does not depend on the app.
 _PROLOGUE = """\
 set -o pipefail
@@ -311,7 +359,7 @@ set -o pipefail
 # the script writes itself is private unless shared_logs
 export SLURM_UMASK="${{SLURM_UMASK:-$(umask)}}"
 umask {umask}
-_job=$SLURM_JOB_ID
+{job_var}
 _top={top}
 _state=$_top/$_job
 _logs={logs}
@@ -326,8 +374,7 @@ if [ -L "$_top" ] || [ ! -d "$_top" ] || [ ! -O "$_top" ] || [ -n "$(find "$_top
 fi
 # a job directory that cannot be written (disk full, read-only, deleted) would lose
 # the replicas' logs and exit codes: fail now, saying so, rather than run blind
-if ! {{ mkdir -p -- "$_state" && rm -f -- "$_state"/*.exit &&
-  echo "${{SLURM_RESTART_COUNT:-0}}" > "$_state/restarts"; }}; then
+if ! {{ mkdir -p -- "$_state" && {clear}; }}; then
   echo "torchx: error: cannot write to the job directory ($_state): no replica started" >&2
   exit {unwritable}
 fi
@@ -402,6 +449,31 @@ fi
 """
 
 
+def prologue(
+    job_dir: str, *, shared_logs: bool, job_var: str = JOB_VAR, clear: str = CLEAR_STATE
+) -> str:
+    """The script after its ``#SBATCH`` lines, up to the replicas: the job's directory
+    checked and made, its rank-0 host and port, and ``_run``. ``job_var`` names the job
+    (``_job=...``), ``clear`` is what a run clears in its state directory first."""
+    q = _quote
+    top = f"{job_dir.rstrip('/')}/{STATE_DIR}"
+    logs = srun_file_name(top)
+    return _PROLOGUE.format(
+        umask="0022" if shared_logs else "0077",
+        dir_mode="755" if shared_logs else "700",
+        top=q(top),
+        logs=f'{q(logs)}/"$_job"' if logs != top else "$_state",
+        state_dir=STATE_DIR,
+        qdir=q(job_dir),
+        rank0=RANK0_ENV,
+        rdzv_port_env=RDZV_PORT_ENV,
+        free_port=_FREE_PORT,
+        unwritable=UNWRITABLE_EXIT,
+        job_var=job_var,
+        clear=clear,
+    )
+
+
 def _render(
     replicas: Sequence[SlurmReplica],
     *,
@@ -437,21 +509,7 @@ def _render(
         lines.extend(r.sbatch if r.sbatch is not previous else previous)
         previous = r.sbatch
     lines.append("")
-    logs = srun_file_name(top)
-    lines.append(
-        _PROLOGUE.format(
-            umask="0022" if shared_logs else "0077",
-            dir_mode="755" if shared_logs else "700",
-            top=q(top),
-            logs=f'{q(logs)}/"$_job"' if logs != top else "$_state",
-            state_dir=STATE_DIR,
-            qdir=q(job_dir),
-            rank0=RANK0_ENV,
-            rdzv_port_env=RDZV_PORT_ENV,
-            free_port=_FREE_PORT,
-            unwritable=UNWRITABLE_EXIT,
-        )
-    )
+    lines.append(prologue(job_dir, shared_logs=shared_logs))
     for r in replicas:
         exports = [f"TORCHX_ROLE_NAME={r.role}", f"TORCHX_REPLICA_ID={r.replica_id}"]
         exports += [f"{k}={_quote_with_app_id(v)}" for k, v in r.env.items()]

@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     from torchx_slurm.request import SlurmRequest
 
 _JOB_ID = re.compile(r"\d+")
+# one task of a job array: JOBID_TASK
+_ARRAY_TASK = re.compile(r"(\d+)_(\d+)")
 # a Slurm job's log file: sbatch's default (slurm-<id>.out) or a replica's (slurm-<id>-<role>-<k>.err)
 _SLURM_LOG = re.compile(r"slurm-\d+(_\d+)?(-.*)?\.(out|err)")
 
@@ -130,8 +132,10 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             nomem=opts.nomem,
             exclusive=opts.exclusive,
             shared_logs=opts.shared_logs,
+            array_parallelism=opts.array_parallelism,
         )
-        if len(request.replicas) > 1 and not opts.allow_pending:
+        # an array's tasks each get an allocation of their own, one after the other
+        if request.array is None and len(request.replicas) > 1 and not opts.allow_pending:
             self._check_nodes(app.name, len(request.replicas), opts.partition)
         return AppDryRunInfo(request, str)
 
@@ -228,12 +232,18 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     # -- following an app -------------------------------------------------------------------
 
     def describe(self, app_id: str) -> DescribeAppResponse | None:
-        if not _JOB_ID.fullmatch(app_id):
+        """The app of job ``app_id``; for ``JOBID_TASK``, the job array ``JOBID`` with only
+        that task (so ``cancel`` of it cancels that task alone, ``scancel JOBID_TASK``)."""
+        task = _ARRAY_TASK.fullmatch(app_id)
+        if task is None and not _JOB_ID.fullmatch(app_id):
             return None
-        records = self._backend.records(app_id, self.session_name)
+        job_id = task.group(1) if task else app_id
+        records = self._backend.records(job_id, self.session_name)
+        if task:
+            records = [r for r in records if r.array_task == int(task.group(2))]
         if not records:
             return None
-        return describe_response(app_id, records)
+        return describe_response(job_id, records)
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
         """The user's jobs: in the queue (``squeue``) or ended lately (``sacct``), newest first.

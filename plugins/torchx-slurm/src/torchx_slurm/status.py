@@ -11,7 +11,8 @@ the quick handler's parser too); this module makes the attrs types from it.
 Rules:
 
 * the components' states roll up (a failed one fails the app; one still completing
-  keeps it RUNNING); a replica's recorded exit code decides its own state;
+  keeps it RUNNING); a job array's tasks are independent (:func:`array_state`); a
+  replica's recorded exit code decides its own state;
 * a pending job has not started its current run: exit codes on disk are of the run
   before (a requeue), not of this one;
 * after a cancel, replicas stopped by it (exited non-zero) are CANCELLED;
@@ -46,9 +47,12 @@ def describe_response(app_id: str, records: list[JobRecord]) -> DescribeAppRespo
     states, the message of a FAILED app and the AppDef kept with the job.
     """
     leader = min(records, key=lambda r: r.offset)
-    # one component per replica: their states roll up (a failed one fails the app;
-    # one still completing keeps it RUNNING)
-    state = rollup(app_state(r.state) for r in records)
+    if any(r.array_task is not None for r in records):
+        state = array_state([app_state(r.state) for r in records])
+    else:
+        # one component per replica: their states roll up (a failed one fails the app;
+        # one still completing keeps it RUNNING)
+        state = rollup(app_state(r.state) for r in records)
     job = job_status(app_id, records, state.name)
     record = job.record
     roles = role_statuses(record)
@@ -70,6 +74,27 @@ def describe_response(app_id: str, records: list[JobRecord]) -> DescribeAppRespo
         start_time=record["start_time"],
         end_time=record["end_time"],
     )
+
+
+def array_state(tasks: list[AppState]) -> AppState:
+    """The state of a job array from its tasks': each task is an independent replica, so
+    the app runs until every task has ended (PENDING while none has started), then is
+    FAILED if one failed, CANCELLED if one was cancelled, else SUCCEEDED.
+
+    >>> array_state([AppState.SUCCEEDED, AppState.FAILED, AppState.PENDING]).name
+    'RUNNING'
+    >>> array_state([AppState.SUCCEEDED, AppState.CANCELLED]).name
+    'CANCELLED'
+    """
+    if not tasks:
+        return AppState.UNKNOWN
+    if not all(t.is_terminal() for t in tasks):
+        waiting = (AppState.PENDING, AppState.SUBMITTED, AppState.UNSUBMITTED)
+        return AppState.PENDING if all(t in waiting for t in tasks) else AppState.RUNNING
+    for state in (AppState.FAILED, AppState.CANCELLED):
+        if state in tasks:
+            return state
+    return AppState.SUCCEEDED
 
 
 def list_entries(ended: Iterable[JobRecord], queued: Iterable[JobRecord]) -> list[ListAppResponse]:

@@ -71,7 +71,7 @@ def job_status(app_id: str, records: list[JobRecord], state: str) -> JobStatus:
     not of this one; after a cancel, replicas stopped by it (exited non-zero) are
     CANCELLED.
     """
-    records = sorted(records, key=lambda r: r.offset)
+    records = sorted(records, key=lambda r: (r.offset, r.array_task or 0))
     leader = records[0]
     job_dir = leader.work_dir
     state_dir = os.path.join(job_dir, STATE_DIR, app_id) if job_dir else ""
@@ -91,12 +91,16 @@ def job_status(app_id: str, records: list[JobRecord], state: str) -> JobStatus:
         else:
             app_name = app_name or parsed[0]
             _, role, replica_id = parsed
+        if rec.array_task is not None:  # a job array's task: its index is the replica's
+            replica_id = rec.array_task
         exit_code = exits.pop((role, replica_id), None)
         if exit_code is not None:
             rstate = "SUCCEEDED" if exit_code == 0 else "FAILED"
+            if rstate == "FAILED" and rec.array_task is not None and rec.state == "CANCELLED":
+                rstate = "CANCELLED"  # this task alone was cancelled: its exit is the cancel's
         else:
             rstate = state_name(rec.state)
-            if len(records) == 1:
+            if len(records) == 1 or rec.array_task is not None:
                 exit_code = rec.exit_code
         roles.setdefault(role, []).append((replica_id, rstate, exit_code, rec.nodes))
     # The job-completion file (sacct -c) has a record for the leader only: the other
