@@ -57,6 +57,9 @@ def test_an_array_is_one_job_of_one_group_with_array_and_no_hetjob(sched: SlurmS
     assert 'rm -f -- "$_state"/fn."$_task".exit' in script
     assert '"$_state"/*.exit' not in script
     assert "slurm-%A_%a.out" in script
+    # each task forks as little as it can: no scontrol, no port probe, no log links
+    assert "scontrol" not in script and "python3" not in script and '"$_ln" -sT' not in script
+    assert 'TORCHX_RANK0_HOST="$SLURMD_NODENAME"' in script
     # the structured replicas say what each task runs
     assert [r.argv[3] for r in info.request.replicas] == [f"/calls/{k}" for k in range(10)]
 
@@ -65,6 +68,7 @@ def test_without_the_option_the_app_stays_a_heterogeneous_job(sched: SlurmSchedu
     info = sched.submit_dryrun(_app(3), {"job_dir": "/jobs", "allow_pending": True})
     assert info.request.array is None
     assert info.request.script.count("#SBATCH hetjob") == 2
+    assert "scontrol show hostnames" in info.request.script and '"$_ln" -sT' in info.request.script
 
 
 def test_an_array_needs_no_node_per_replica(fake_slurm: FakeTools, sched: SlurmScheduler) -> None:

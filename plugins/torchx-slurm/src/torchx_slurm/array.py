@@ -15,7 +15,11 @@ one was cancelled, else SUCCEEDED. ``cancel`` cancels the whole array;
 ``slurm://SESSION/JOBID_TASK`` names one task (``torchx cancel`` of it cancels only
 that task, ``torchx status`` shows only it). Logs and exit codes go where a
 heterogeneous job's do: ``.torchx-slurm/JOBID/slurm-JOBID-ROLE-TASK.out``/``.err`` and
-``ROLE.TASK.exit``, so ``torchx log slurm://SESSION/JOBID/ROLE/TASK`` reads one task.
+``ROLE.TASK.exit``, so ``torchx log slurm://SESSION/JOBID/ROLE/TASK`` reads one task
+(not linked from the job directory: N tasks would put 2N links there). Every task pays
+for what its script forks, so a task asks Slurm nothing: ``TORCHX_RANK0_HOST`` is its
+own node (``SLURMD_NODENAME``) and ``TORCHX_RDZV_PORT`` a port from the array and task
+ids, not one probed free (tasks do not meet).
 
 Refused in one line: an app of more than one role, a role with ``max_retries`` (a
 requeue would rerun one task under the array's restart count), a K below 1.
@@ -42,6 +46,7 @@ from torchx_slurm.request import (
     _APP_ID_MARK,
     _NAMES,
     RANK0_ENV,
+    RDZV_PORT_ENV,
     REPLICA_ID_MARK,
     SCRIPT_VERSION,
     InvalidAppException,
@@ -57,6 +62,14 @@ from torchx_slurm.request import (
 #: The prologue's job names for a task: the array's id (its state directory, its log
 #: names, the app id macro) and the task's index (the replica id).
 ARRAY_JOB_VAR = "_job=$SLURM_ARRAY_JOB_ID\n_task=$SLURM_ARRAY_TASK_ID"
+
+
+#: A task's rank-0 host and rendezvous port: its own node (no ``scontrol`` call) and a
+#: port of its own; tasks do not meet, and each forked tool is paid N times.
+ARRAY_RANK0_AND_PORT = (
+    f'export {RANK0_ENV}="$SLURMD_NODENAME"\n'
+    f'export {RDZV_PORT_ENV}="$(( 20000 + (_job + _task) % 12000 ))"\n'
+)
 
 
 def check_array(app: AppDef, parallelism: int) -> None:
@@ -138,6 +151,8 @@ def build_array(
             shared_logs=shared_logs,
             job_var=ARRAY_JOB_VAR,
             clear=f'rm -f -- "$_state"/{shell_quote(role.name)}."$_task".exit',
+            rank0_and_port=ARRAY_RANK0_AND_PORT,
+            links=False,
         ),
     ]
     exports = [f"TORCHX_ROLE_NAME={role.name}", 'TORCHX_REPLICA_ID="$_task"']

@@ -333,6 +333,20 @@ def build_request(
     )
 
 
+# The rank-0 host (the first node of group 0) and this job's own rendezvous port, free
+# on that node (the batch script runs on rank 0's): dist.ddp's c10d store listens
+# there, so jobs whose rank 0 share a node never share it.
+_RANK0_AND_PORT = """\
+export {rank0}="$(scontrol show hostnames "${{SLURM_JOB_NODELIST_HET_GROUP_0:-$SLURM_JOB_NODELIST}}" | head -n 1)"
+_port=$(python3 -c '{free_port}' 2>/dev/null)
+export {rdzv_port_env}="${{_port:-$(( 20000 + _job % 12000 ))}}"
+"""
+# Each replica's logs linked from the job directory, where users look first.
+_LINKS = """\
+  "$_ln" -sT -- "{state_dir}/$_job/slurm-$_job-$name.out" {qdir}/"slurm-$_job-$name.out" 2>/dev/null
+  "$_ln" -sT -- "{state_dir}/$_job/slurm-$_job-$name.err" {qdir}/"slurm-$_job-$name.err" 2>/dev/null
+"""
+
 #: How the prologue names the job (its state directory, log names): the job's id; an
 #: array's tasks use the array's id (:mod:`torchx_slurm.array`).
 JOB_VAR = "_job=$SLURM_JOB_ID"
@@ -378,13 +392,8 @@ if ! {{ mkdir -p -- "$_state" && {clear}; }}; then
   echo "torchx: error: cannot write to the job directory ($_state): no replica started" >&2
   exit {unwritable}
 fi
-export {rank0}="$(scontrol show hostnames "${{SLURM_JOB_NODELIST_HET_GROUP_0:-$SLURM_JOB_NODELIST}}" | head -n 1)"
 export TORCHX_APP_ID="$_job"
-# this job's own rendezvous port, free on this node (the batch script runs on rank 0's):
-# dist.ddp's c10d store listens there, so jobs whose rank 0 share a node never share it
-_port=$(python3 -c '{free_port}' 2>/dev/null)
-export {rdzv_port_env}="${{_port:-$(( 20000 + _job % 12000 ))}}"
-
+{rank0_and_port}
 # _run ROLE REPLICA SRUN_ARGS... -- CMD ARGS: one replica, its env exported by the caller
 # (srun passes it on); logs to $_state (linked from the job directory), records its exit
 _run() {{
@@ -398,9 +407,7 @@ _run() {{
       fi
     done
   fi
-  "$_ln" -sT -- "{state_dir}/$_job/slurm-$_job-$name.out" {qdir}/"slurm-$_job-$name.out" 2>/dev/null
-  "$_ln" -sT -- "{state_dir}/$_job/slurm-$_job-$name.err" {qdir}/"slurm-$_job-$name.err" 2>/dev/null
-  "$_srun" --export=ALL --output="$_logs/slurm-$_job-$name.out" --error="$_logs/slurm-$_job-$name.err" "$@" &
+{links}  "$_srun" --export=ALL --output="$_logs/slurm-$_job-$name.out" --error="$_logs/slurm-$_job-$name.err" "$@" &
   child=$!
   trap 'kill -TERM "$child" 2>/dev/null' TERM
   wait "$child"
@@ -450,24 +457,33 @@ fi
 
 
 def prologue(
-    job_dir: str, *, shared_logs: bool, job_var: str = JOB_VAR, clear: str = CLEAR_STATE
+    job_dir: str,
+    *,
+    shared_logs: bool,
+    job_var: str = JOB_VAR,
+    clear: str = CLEAR_STATE,
+    rank0_and_port: str | None = None,
+    links: bool = True,
 ) -> str:
     """The script after its ``#SBATCH`` lines, up to the replicas: the job's directory
     checked and made, its rank-0 host and port, and ``_run``. ``job_var`` names the job
-    (``_job=...``), ``clear`` is what a run clears in its state directory first."""
+    (``_job=...``), ``clear`` is what a run clears in its state directory first;
+    ``rank0_and_port`` replaces the lines exporting the rank-0 host and the rendezvous
+    port; ``links``: each replica's logs are linked from the job directory."""
     q = _quote
     top = f"{job_dir.rstrip('/')}/{STATE_DIR}"
     logs = srun_file_name(top)
+    if rank0_and_port is None:
+        rank0_and_port = _RANK0_AND_PORT.format(
+            rank0=RANK0_ENV, free_port=_FREE_PORT, rdzv_port_env=RDZV_PORT_ENV
+        )
     return _PROLOGUE.format(
+        rank0_and_port=rank0_and_port,
+        links=_LINKS.format(state_dir=STATE_DIR, qdir=q(job_dir)) if links else "",
         umask="0022" if shared_logs else "0077",
         dir_mode="755" if shared_logs else "700",
         top=q(top),
         logs=f'{q(logs)}/"$_job"' if logs != top else "$_state",
-        state_dir=STATE_DIR,
-        qdir=q(job_dir),
-        rank0=RANK0_ENV,
-        rdzv_port_env=RDZV_PORT_ENV,
-        free_port=_FREE_PORT,
         unwritable=UNWRITABLE_EXIT,
         job_var=job_var,
         clear=clear,
