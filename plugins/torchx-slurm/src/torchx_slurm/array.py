@@ -27,8 +27,7 @@ requeue would rerun one task under the array's restart count), a K below 1.
 >>> from torchx.specs import AppDef, Role, Resource
 >>> role = Role("fn", image="/tmp", entrypoint="echo", args=["item"], num_replicas=10,
 ...             resource=Resource(cpu=1, gpu=0, memMB=256))
->>> req = build_array(AppDef("sq", [role]), job_dir="/jobs", job_name="sq-1", parallelism=2,
-...                   cwd_of=lambda image: image)
+>>> req = build_array(AppDef("sq", [role]), job_dir="/jobs", job_name="sq-1", parallelism=2)
 >>> req.array, [line for line in req.script.splitlines() if "--array" in line]
 ('0-9%2', ['#SBATCH --array=0-9%2'])
 """
@@ -37,24 +36,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from torchx.schedulers.helpers.scriptroles import check_name, check_roles
 from torchx.specs.api import AppDef
 from torchx.specs.errors import InvalidRunConfigException
 from torchx.specs.templating import macros
 from torchx_slurm.jobdir import STATE_DIR
 from torchx_slurm.request import (
     _APP_ID_MARK,
-    _NAMES,
     RANK0_ENV,
     RDZV_PORT_ENV,
     REPLICA_ID_MARK,
     SCRIPT_VERSION,
-    InvalidAppException,
     SlurmReplica,
     SlurmRequest,
+    check_app,
     group_sbatch,
     prologue,
     quote_with_marks,
+    role_cwd,
     sbatch_line,
     shell_quote,
 )
@@ -98,7 +96,8 @@ def build_array(
     job_dir: str,
     job_name: str,
     parallelism: int,
-    cwd_of: Callable[[str], str],
+    run_dir: str | None = None,
+    is_dir: Callable[[str], bool] | None = None,
     job_opts: Sequence[tuple[str, str]] = (),
     group_opts: Sequence[tuple[str, str]] = (),
     extra: Sequence[str] = (),
@@ -108,13 +107,16 @@ def build_array(
 ) -> SlurmRequest:
     """The request of ``app``'s one role as ``--array=0-(N-1)%parallelism`` (see the module).
 
-    ``cwd_of(image)`` is where the role runs (``build_request``'s rule).
+    The arguments are :func:`~torchx_slurm.request.build_request`'s, and the role runs
+    where it would run there (``run_dir``, or its image when that is a directory).
     """
-    check_roles(app, names=_NAMES, error=InvalidAppException)
-    check_name("app", job_name, names=_NAMES, error=InvalidAppException)
+    import os
+
+    check_app(app, job_name, job_dir)
     check_array(app, parallelism)
     role = app.roles[0]
-    cwd = cwd_of(role.image)
+    default_cwd = run_dir if run_dir and os.path.isabs(run_dir) else job_dir
+    cwd = role_cwd(role.image, job_dir, default_cwd, is_dir or os.path.isdir)
     sbatch = group_sbatch(
         role, group_opts=group_opts, extra=extra, nomem=nomem, exclusive=exclusive
     )

@@ -246,7 +246,6 @@ def build_request(
     shared_logs: bool = False,
     run_dir: str | None = None,
     is_dir: Any = None,
-    array_parallelism: int | None = None,
 ) -> SlurmRequest:
     """The sbatch request of ``app``: one heterogeneous group per replica.
 
@@ -256,44 +255,21 @@ def build_request(
     directory to run in; otherwise replicas run in ``run_dir`` (the directory the app
     was submitted from, so relative paths work as typed; default ``job_dir``).
     ``shared_logs``: logs and state as readable as the user's files usually are (else
-    only by the user). ``array_parallelism``: the app's one role runs as a job array of
-    its replicas, at most that many at once (:mod:`torchx_slurm.array`).
+    only by the user). A job array is :func:`torchx_slurm.array.build_array`'s.
     """
     import os
 
     if is_dir is None:
         is_dir = os.path.isdir
-    check_roles(app, names=_NAMES, error=InvalidAppException)
-    check_name("app", job_name, names=_NAMES, error=InvalidAppException)
-    if not os.path.isabs(job_dir) or _BAD_PATH.search(job_dir):
-        raise InvalidRunConfigException(
-            f"run option 'job_dir'={job_dir!r} cannot be the job's directory: use an absolute "
-            "path without quotes, backslashes or control characters"
-        )
+    check_app(app, job_name, job_dir)
     # srun's --chdir is shell-quoted: any absolute path will do
     default_cwd = run_dir if run_dir and os.path.isabs(run_dir) else job_dir
-    if array_parallelism is not None:
-        from torchx_slurm.array import build_array
-
-        return build_array(
-            app,
-            job_dir=job_dir,
-            job_name=job_name,
-            cwd_of=lambda image: _role_cwd(image, job_dir, default_cwd, is_dir),
-            parallelism=array_parallelism,
-            job_opts=job_opts,
-            group_opts=group_opts,
-            extra=extra,
-            nomem=nomem,
-            exclusive=exclusive,
-            shared_logs=shared_logs,
-        )
     replicas: list[SlurmReplica] = []
     max_retries = 0
     group = 0
     for role in app.roles:
         max_retries = max(max_retries, role.max_retries)
-        cwd = _role_cwd(role.image, job_dir, default_cwd, is_dir)
+        cwd = role_cwd(role.image, job_dir, default_cwd, is_dir)
         sbatch = group_sbatch(
             role, group_opts=group_opts, extra=extra, nomem=nomem, exclusive=exclusive
         )
@@ -357,7 +333,21 @@ CLEAR_STATE = (
 )
 
 
-def _role_cwd(image: str, job_dir: str, default_cwd: str, is_dir: Any) -> str:
+def check_app(app: AppDef, job_name: str, job_dir: str) -> None:
+    """Refuses names that cannot be Slurm job and file names, and a job directory that
+    is not absolute or holds quotes, backslashes or control characters."""
+    import os
+
+    check_roles(app, names=_NAMES, error=InvalidAppException)
+    check_name("app", job_name, names=_NAMES, error=InvalidAppException)
+    if not os.path.isabs(job_dir) or _BAD_PATH.search(job_dir):
+        raise InvalidRunConfigException(
+            f"run option 'job_dir'={job_dir!r} cannot be the job's directory: use an absolute "
+            "path without quotes, backslashes or control characters"
+        )
+
+
+def role_cwd(image: str, job_dir: str, default_cwd: str, is_dir: Any) -> str:
     """Where a role runs: its image when that is the job directory itself (a workspace
     copied there, maybe not yet on a dry run) or another existing directory."""
     import os

@@ -32,6 +32,7 @@ Runner), never a FAILED app.
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 import re
@@ -116,12 +117,18 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmRequest]:
         # replicas run where the app is submitted from (sbatch's own default), so the
         # paths of the command line work as typed; logs and state go to job_dir
+        from torchx_slurm.array import build_array
         from torchx_slurm.request import build_request
 
         opts = SlurmOpts.of(cfg)
         submit_dir = os.getcwd()
         values = opts.sbatch_values()
-        request = build_request(
+        array = opts.array_parallelism
+        # one role as a job array (torchx_slurm.array), else a heterogeneous job
+        build: Any = (
+            build_request if array is None else functools.partial(build_array, parallelism=array)
+        )
+        request = build(
             app,
             job_dir=opts.job_directory(submit_dir),
             run_dir=submit_dir,
@@ -132,7 +139,6 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             nomem=opts.nomem,
             exclusive=opts.exclusive,
             shared_logs=opts.shared_logs,
-            array_parallelism=opts.array_parallelism,
         )
         # an array's tasks each get an allocation of their own, one after the other
         if request.array is None and len(request.replicas) > 1 and not opts.allow_pending:
