@@ -254,3 +254,45 @@ def test_cancel_of_the_array_cancels_every_task(
     fake_slurm.answer("squeue", stdout=_line("12_0", "RUNNING", str(tmp_path)))
     sched.cancel("12")
     assert fake_slurm.calls("scancel") == [["12"]]
+
+
+def test_list_shows_an_array_once_in_its_tasks_rolled_up_state(
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    out = _line("12_0", "COMPLETED", str(tmp_path)) + _line("12_1", "FAILED", str(tmp_path))
+    out += _line("12_[2-3%1]", "PENDING", str(tmp_path), nodes="")
+    fake_slurm.answer("squeue", stdout=out)
+    fake_slurm.answer("sacct", stdout="")
+    apps = sched.list()
+    assert [(a.app_id, a.state, a.name) for a in apps] == [("12", AppState.RUNNING, "sq-1")]
+
+
+def test_an_ended_array_without_accounting_is_read_from_its_exit_codes(
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    # the job-completion file (sacct -c) names each task by its own job id, with no
+    # array index: the array's id is one task's record, whichever task got it
+    state = tmp_path / ".torchx-slurm" / "12"
+    state.mkdir(parents=True)
+    (state / "array").write_text("")  # left by the tasks' script
+    for k, code in enumerate([3, 0, 0]):
+        (state / f"fn.{k}.exit").write_text(f"{code}\n")
+    fake_slurm.answer("squeue", returncode=1, stderr="Invalid job id specified\n")
+    row = [
+        "12", "COMPLETED", "0:0", "alice", "n1", "None", "sq-1:fn:0", str(tmp_path)
+    ]  # fmt: skip
+    fake_slurm.answer(
+        "sacct",
+        returncode=1,
+        stderr="Slurm accounting storage is disabled\n",
+        then=[{"stdout": SEP.join(row) + "\n"}],
+    )
+    desc = sched.describe("12")
+    assert desc is not None and desc.state == AppState.FAILED  # task 0 failed
+    got = [(r.id, r.state, r.exit_code) for r in desc.roles_statuses[0].replicas]
+    assert got == [(0, AppState.FAILED, 3), (1, AppState.SUCCEEDED, 0), (2, AppState.SUCCEEDED, 0)]
+
+
+def test_the_tasks_leave_the_array_mark(sched: SlurmScheduler) -> None:
+    info = sched.submit_dryrun(_app(2), {"job_dir": "/jobs", "array_parallelism": 1})
+    assert ': > "$_state/array"' in info.request.script

@@ -40,6 +40,7 @@ from torchx.specs.api import AppDef
 from torchx.specs.errors import InvalidRunConfigException
 from torchx.specs.templating import macros
 from torchx_slurm.jobdir import STATE_DIR
+from torchx_slurm.jobfiles import ARRAY_MARK
 from torchx_slurm.request import (
     _APP_ID_MARK,
     RANK0_ENV,
@@ -152,7 +153,8 @@ def build_array(
             job_dir,
             shared_logs=shared_logs,
             job_var=ARRAY_JOB_VAR,
-            clear=f'rm -f -- "$_state"/{shell_quote(role.name)}."$_task".exit',
+            # the mark is a redirection of the shell's own: no fork
+            clear=f'rm -f -- "$_state"/{shell_quote(role.name)}."$_task".exit && : > "$_state/{ARRAY_MARK}"',
             rank0_and_port=ARRAY_RANK0_AND_PORT,
             links=False,
         ),

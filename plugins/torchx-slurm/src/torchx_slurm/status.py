@@ -55,6 +55,10 @@ def describe_response(app_id: str, records: list[JobRecord]) -> DescribeAppRespo
         state = rollup(app_state(r.state) for r in records)
     job = job_status(app_id, records, state.name)
     record = job.record
+    if job.array_unmapped:  # an ended array seen through sacct -c: its tasks' exit codes
+        names = [s for _, replicas in record["roles"] for _, s, _, _ in replicas]
+        state = array_state([AppState[n] for n in names] + [state])
+        record["state"] = state.name
     roles = role_statuses(record)
     msg = record["msg"]
     if state == AppState.FAILED:
@@ -100,22 +104,33 @@ def array_state(tasks: list[AppState]) -> AppState:
 def list_entries(ended: Iterable[JobRecord], queued: Iterable[JobRecord]) -> list[ListAppResponse]:
     """One entry per job, from accounting's records (``ended``) and the queue's, newest first.
 
-    Each job is its leader's record; where both know a job, the queue knows best what
-    is still there.
+    Each job is its leader's record (a job array: its tasks' states as
+    :func:`array_state` rolls them up); where both know a job, the queue knows best
+    what is still there.
     """
+    ended, queued = list(ended), list(queued)
     found = leaders(ended)
     found.update(leaders(queued))
+    # a job array's tasks, each as the queue (else accounting) last saw it
+    tasks: dict[str, dict[int, JobRecord]] = {}
+    for rec in (*ended, *queued):
+        if rec.array_task is not None:
+            tasks.setdefault(rec.job_id, {})[rec.array_task] = rec
     apps = []
     for job_id, rec in found.items():
         parsed = split_name(rec.name)
-        state = app_state(rec.state)
+        records = list(tasks[job_id].values()) if job_id in tasks else [rec]
+        if job_id in tasks:
+            state = array_state([app_state(r.state) for r in records])
+        else:
+            state = app_state(rec.state)
         apps.append(
             ListAppResponse(
                 app_id=job_id,
                 state=state,
                 name=parsed[0] if parsed else rec.name,
-                start_time=start_time([rec], state.name),
-                end_time=end_time([rec], state.name),
+                start_time=start_time(records, state.name),
+                end_time=end_time(records, state.name),
             )
         )
     apps.sort(key=lambda a: sort_key(a.app_id), reverse=True)
