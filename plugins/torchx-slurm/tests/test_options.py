@@ -33,6 +33,7 @@ def test_upstream_names_and_ours() -> None:
         "shared_logs",
         "list_since",
         "allow_pending",
+        "array_parallelism",
     }
 
 

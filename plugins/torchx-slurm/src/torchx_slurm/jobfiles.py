@@ -17,6 +17,11 @@ import stat
 #: The directory, in the job directory, holding each job's own directory.
 STATE_DIR = ".torchx-slurm"
 
+#: The file a job array's tasks leave in the job's own directory: what tells an array
+#: apart where the records do not (the job-completion file, ``sacct -c``, names each
+#: task by its own job id, with nothing saying it belongs to an array).
+ARRAY_MARK = "array"
+
 _EXIT_FILE = re.compile(r"(.+)\.(\d+)\.exit")
 
 

@@ -228,6 +228,14 @@ def _checked_mail_type(value: str) -> str:
     return check_mail_type(value) if value else value
 
 
+def _checked_parallelism(value: int | None) -> int | None:
+    if value is not None and (isinstance(value, bool) or value < 1):
+        raise InvalidRunConfigException(
+            f"run option 'array_parallelism'={value!r} must be a whole number of at least 1"
+        )
+    return value
+
+
 def check_sbatch_args(args: list[str]) -> list[str]:
     """Every ``--NAME[=VALUE]`` of ``sbatch_args`` checked (:func:`check_sbatch_arg`)."""
     return [check_sbatch_arg(a) for a in args]
@@ -293,6 +301,12 @@ class SlurmOpts(StructuredOpts):
         False,
         help="submit even an app of more replicas than the partition has nodes (sinfo), "
         "which stays PENDING until nodes are added",
+    )
+    array_parallelism: int | None = opt(
+        help="run the app's one role as one job array of its replicas (sbatch "
+        "--array=0-(N-1)%K), at most this many at once; each task is one replica, "
+        "independent of the others",
+        check=_checked_parallelism,
     )
     sbatch_args: list[str] = opt(
         [],

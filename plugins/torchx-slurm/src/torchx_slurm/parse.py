@@ -109,7 +109,9 @@ _RECORD_DOC = """One job component as squeue or sacct reported it.
 
 ``job_id`` is the heterogeneous job's leader id (the app id) and ``offset`` the
 component's place in it (0 for a plain job); ``state`` is the normalized Slurm state
-name; ``exit_code`` the program's exit code (128+N for signal N) when known.
+name; ``exit_code`` the program's exit code (128+N for signal N) when known. For a
+task of a job array, ``job_id`` is the array's id and ``array_task`` the task's index
+(else None).
 """
 
 if TYPE_CHECKING:
@@ -127,14 +129,16 @@ if TYPE_CHECKING:
         restarts: int | None = None
         start_time: float | None = None
         end_time: float | None = None
+        array_task: int | None = None
 
 else:  # the same type, made without importing typing
     from collections import namedtuple
 
     JobRecord = namedtuple(
         "JobRecord",
-        "job_id offset state name user nodes reason work_dir exit_code restarts start_time end_time",
-        defaults=("", "", "", "", "", None, None, None, None),
+        "job_id offset state name user nodes reason work_dir exit_code restarts start_time "
+        "end_time array_task",
+        defaults=("", "", "", "", "", None, None, None, None, None),
     )
     JobRecord.__doc__ = _RECORD_DOC
 
@@ -180,6 +184,40 @@ def split_job_id(raw: str) -> tuple[str, int] | None:
     if not plus:
         return head, 0
     return (head, int(offset)) if offset.isdigit() else None
+
+
+def split_array_id(raw: str) -> tuple[str, list[int]] | None:
+    """The array's id and the task indices of a job array's id as squeue and sacct print
+    it: one task (``12_3``), or the tasks still pending as one line (``12_[3-9%2]``,
+    ``12_[1,4-5]``); None for any other id.
+
+    >>> split_array_id("12_3"), split_array_id("12_[3-5,8%2]"), split_array_id("12+1")
+    (('12', [3]), ('12', [3, 4, 5, 8]), None)
+    """
+    base, sep, tasks = raw.strip().partition("_")
+    if not sep or not base.isdigit():
+        return None
+    if tasks.isdigit():
+        return base, [int(tasks)]
+    if not (tasks.startswith("[") and tasks.endswith("]")):
+        return None
+    indices: list[int] = []
+    for part in tasks[1:-1].partition("%")[0].split(","):
+        first, dash, last = part.partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()):
+            return None
+        # a step (``1-9:2``) is not how squeue prints what is left of an array
+        indices.extend(range(int(first), int(last if dash else first) + 1))
+    return (base, indices) if indices else None
+
+
+def _array_records(rec: JobRecord, raw_id: str) -> list[JobRecord]:
+    """``rec`` as one record per array task its id names (itself for another job)."""
+    array = split_array_id(raw_id)
+    if array is None:
+        return [rec]
+    base, tasks = array
+    return [rec._replace(job_id=base, array_task=task) for task in tasks]
 
 
 def _is_array_id(text: str) -> bool:
@@ -239,20 +277,19 @@ def parse_squeue_text(out: str) -> list[JobRecord]:
         ids = split_job_id(fields[0])
         if ids is None:
             continue
-        records.append(
-            JobRecord(
-                job_id=ids[0],
-                offset=ids[1],
-                state=normalize_state(fields[1]),
-                user=fields[2],
-                nodes=_clean(fields[3]),
-                reason=_clean(fields[4]),
-                name=fields[5],
-                work_dir=fields[6],
-                start_time=start,
-                end_time=end,
-            )
+        rec = JobRecord(
+            job_id=ids[0],
+            offset=ids[1],
+            state=normalize_state(fields[1]),
+            user=fields[2],
+            nodes=_clean(fields[3]),
+            reason=_clean(fields[4]),
+            name=fields[5],
+            work_dir=fields[6],
+            start_time=start,
+            end_time=end,
         )
+        records.extend(_array_records(rec, fields[0]))
     return records
 
 
@@ -274,21 +311,20 @@ def parse_sacct_text(out: str) -> list[JobRecord]:
         user = fields[3]
         if user.endswith(")") and "(" in user:
             user = user[: user.index("(")]
-        records.append(
-            JobRecord(
-                job_id=ids[0],
-                offset=ids[1],
-                state=normalize_state(fields[1]),
-                exit_code=_exit_pair(fields[2]),
-                user=user,
-                nodes=_clean(fields[4]),
-                reason=_clean(fields[5]),
-                name=fields[6],
-                work_dir=fields[7],
-                start_time=start,
-                end_time=end,
-            )
+        rec = JobRecord(
+            job_id=ids[0],
+            offset=ids[1],
+            state=normalize_state(fields[1]),
+            exit_code=_exit_pair(fields[2]),
+            user=user,
+            nodes=_clean(fields[4]),
+            reason=_clean(fields[5]),
+            name=fields[6],
+            work_dir=fields[7],
+            start_time=start,
+            end_time=end,
         )
+        records.extend(_array_records(rec, fields[0]))
     return records
 
 

@@ -94,6 +94,10 @@ _BAD_PATH = re.compile(r"[\"'\\\x00-\x1f\x7f]")
 # The app id is only known once sbatch has answered: the macro becomes this marker,
 # which is then replaced by the shell's "$_job" outside the quoted text.
 _APP_ID_MARK = "\x00app_id\x00"
+# An array task's replica id is known only when it runs: "$_task" (SLURM_ARRAY_TASK_ID).
+REPLICA_ID_MARK = "\x00replica_id\x00"
+_MARKS = re.compile("(\x00app_id\x00|\x00replica_id\x00)")
+_MARK_VALUE = {_APP_ID_MARK: '"$_job"', REPLICA_ID_MARK: '"$_task"'}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # what makes sbatch's own reader of #SBATCH lines split, cut or unescape a value
 _SBATCH_SPECIAL = re.compile(r"[\s#\"\\]")
@@ -156,6 +160,8 @@ class SlurmRequest:
     replicas: list[SlurmReplica]
     max_retries: int = 0
     shared_logs: bool = False
+    #: ``--array`` of a role run as a job array (``0-9%2``), else None
+    array: str | None = None
 
     def __str__(self) -> str:
         return self.script
@@ -186,11 +192,19 @@ def srun_file_name(path: str) -> str:
     return path.replace("%", "\\%")
 
 
-def _quote_with_app_id(arg: str) -> str:
-    """Shell-quotes ``arg``, turning the app id marker into the job id ("$_job")."""
-    if _APP_ID_MARK not in arg:
+def quote_with_marks(arg: str) -> str:
+    """Shell-quotes ``arg``, turning the app id marker into the job id ("$_job") and an
+    array task's replica id marker into its index ("$_task")."""
+    if "\x00" not in arg:
         return _quote(arg)
-    return '"$_job"'.join(_quote(part) if part else "" for part in arg.split(_APP_ID_MARK))
+    parts = _MARKS.split(arg)
+    return "".join(
+        _MARK_VALUE[part] if part in _MARK_VALUE else (_quote(part) if part else "")
+        for part in parts
+    )
+
+
+_quote_with_app_id = quote_with_marks
 
 
 def group_sbatch(
@@ -241,19 +255,13 @@ def build_request(
     directory to run in; otherwise replicas run in ``run_dir`` (the directory the app
     was submitted from, so relative paths work as typed; default ``job_dir``).
     ``shared_logs``: logs and state as readable as the user's files usually are (else
-    only by the user).
+    only by the user). A job array is :func:`torchx_slurm.array.build_array`'s.
     """
     import os
 
     if is_dir is None:
         is_dir = os.path.isdir
-    check_roles(app, names=_NAMES, error=InvalidAppException)
-    check_name("app", job_name, names=_NAMES, error=InvalidAppException)
-    if not os.path.isabs(job_dir) or _BAD_PATH.search(job_dir):
-        raise InvalidRunConfigException(
-            f"run option 'job_dir'={job_dir!r} cannot be the job's directory: use an absolute "
-            "path without quotes, backslashes or control characters"
-        )
+    check_app(app, job_name, job_dir)
     # srun's --chdir is shell-quoted: any absolute path will do
     default_cwd = run_dir if run_dir and os.path.isabs(run_dir) else job_dir
     replicas: list[SlurmReplica] = []
@@ -261,10 +269,7 @@ def build_request(
     group = 0
     for role in app.roles:
         max_retries = max(max_retries, role.max_retries)
-        # the job directory itself (a workspace copied there, maybe not yet on a dry
-        # run), or another existing directory, is where the role runs
-        runs_in_image = os.path.isabs(role.image) and (role.image == job_dir or is_dir(role.image))
-        cwd = role.image if runs_in_image else default_cwd
+        cwd = role_cwd(role.image, job_dir, default_cwd, is_dir)
         sbatch = group_sbatch(
             role, group_opts=group_opts, extra=extra, nomem=nomem, exclusive=exclusive
         )
@@ -304,6 +309,53 @@ def build_request(
     )
 
 
+# The rank-0 host (the first node of group 0) and this job's own rendezvous port, free
+# on that node (the batch script runs on rank 0's): dist.ddp's c10d store listens
+# there, so jobs whose rank 0 share a node never share it.
+_RANK0_AND_PORT = """\
+export {rank0}="$(scontrol show hostnames "${{SLURM_JOB_NODELIST_HET_GROUP_0:-$SLURM_JOB_NODELIST}}" | head -n 1)"
+_port=$(python3 -c '{free_port}' 2>/dev/null)
+export {rdzv_port_env}="${{_port:-$(( 20000 + _job % 12000 ))}}"
+"""
+# Each replica's logs linked from the job directory, where users look first.
+_LINKS = """\
+  "$_ln" -sT -- "{state_dir}/$_job/slurm-$_job-$name.out" {qdir}/"slurm-$_job-$name.out" 2>/dev/null
+  "$_ln" -sT -- "{state_dir}/$_job/slurm-$_job-$name.err" {qdir}/"slurm-$_job-$name.err" 2>/dev/null
+"""
+
+#: How the prologue names the job (its state directory, log names): the job's id; an
+#: array's tasks use the array's id (:mod:`torchx_slurm.array`).
+JOB_VAR = "_job=$SLURM_JOB_ID"
+#: What the prologue clears in the job's state directory before a run: every exit code
+#: of a run before (a requeue); it records the restart count.
+CLEAR_STATE = (
+    'rm -f -- "$_state"/*.exit &&\n  echo "${SLURM_RESTART_COUNT:-0}" > "$_state/restarts"'
+)
+
+
+def check_app(app: AppDef, job_name: str, job_dir: str) -> None:
+    """Refuses names that cannot be Slurm job and file names, and a job directory that
+    is not absolute or holds quotes, backslashes or control characters."""
+    import os
+
+    check_roles(app, names=_NAMES, error=InvalidAppException)
+    check_name("app", job_name, names=_NAMES, error=InvalidAppException)
+    if not os.path.isabs(job_dir) or _BAD_PATH.search(job_dir):
+        raise InvalidRunConfigException(
+            f"run option 'job_dir'={job_dir!r} cannot be the job's directory: use an absolute "
+            "path without quotes, backslashes or control characters"
+        )
+
+
+def role_cwd(image: str, job_dir: str, default_cwd: str, is_dir: Any) -> str:
+    """Where a role runs: its image when that is the job directory itself (a workspace
+    copied there, maybe not yet on a dry run) or another existing directory."""
+    import os
+
+    runs_in_image = os.path.isabs(image) and (image == job_dir or is_dir(image))
+    return image if runs_in_image else default_cwd
+
+
 # The part of the script after the #SBATCH lines that does not depend on the app.
 _PROLOGUE = """\
 set -o pipefail
@@ -311,7 +363,7 @@ set -o pipefail
 # the script writes itself is private unless shared_logs
 export SLURM_UMASK="${{SLURM_UMASK:-$(umask)}}"
 umask {umask}
-_job=$SLURM_JOB_ID
+{job_var}
 _top={top}
 _state=$_top/$_job
 _logs={logs}
@@ -326,18 +378,12 @@ if [ -L "$_top" ] || [ ! -d "$_top" ] || [ ! -O "$_top" ] || [ -n "$(find "$_top
 fi
 # a job directory that cannot be written (disk full, read-only, deleted) would lose
 # the replicas' logs and exit codes: fail now, saying so, rather than run blind
-if ! {{ mkdir -p -- "$_state" && rm -f -- "$_state"/*.exit &&
-  echo "${{SLURM_RESTART_COUNT:-0}}" > "$_state/restarts"; }}; then
+if ! {{ mkdir -p -- "$_state" && {clear}; }}; then
   echo "torchx: error: cannot write to the job directory ($_state): no replica started" >&2
   exit {unwritable}
 fi
-export {rank0}="$(scontrol show hostnames "${{SLURM_JOB_NODELIST_HET_GROUP_0:-$SLURM_JOB_NODELIST}}" | head -n 1)"
 export TORCHX_APP_ID="$_job"
-# this job's own rendezvous port, free on this node (the batch script runs on rank 0's):
-# dist.ddp's c10d store listens there, so jobs whose rank 0 share a node never share it
-_port=$(python3 -c '{free_port}' 2>/dev/null)
-export {rdzv_port_env}="${{_port:-$(( 20000 + _job % 12000 ))}}"
-
+{rank0_and_port}
 # _run ROLE REPLICA SRUN_ARGS... -- CMD ARGS: one replica, its env exported by the caller
 # (srun passes it on); logs to $_state (linked from the job directory), records its exit
 _run() {{
@@ -351,9 +397,7 @@ _run() {{
       fi
     done
   fi
-  "$_ln" -sT -- "{state_dir}/$_job/slurm-$_job-$name.out" {qdir}/"slurm-$_job-$name.out" 2>/dev/null
-  "$_ln" -sT -- "{state_dir}/$_job/slurm-$_job-$name.err" {qdir}/"slurm-$_job-$name.err" 2>/dev/null
-  "$_srun" --export=ALL --output="$_logs/slurm-$_job-$name.out" --error="$_logs/slurm-$_job-$name.err" "$@" &
+{links}  "$_srun" --export=ALL --output="$_logs/slurm-$_job-$name.out" --error="$_logs/slurm-$_job-$name.err" "$@" &
   child=$!
   trap 'kill -TERM "$child" 2>/dev/null' TERM
   wait "$child"
@@ -402,6 +446,40 @@ fi
 """
 
 
+def prologue(
+    job_dir: str,
+    *,
+    shared_logs: bool,
+    job_var: str = JOB_VAR,
+    clear: str = CLEAR_STATE,
+    rank0_and_port: str | None = None,
+    links: bool = True,
+) -> str:
+    """The script after its ``#SBATCH`` lines, up to the replicas: the job's directory
+    checked and made, its rank-0 host and port, and ``_run``. ``job_var`` names the job
+    (``_job=...``), ``clear`` is what a run clears in its state directory first;
+    ``rank0_and_port`` replaces the lines exporting the rank-0 host and the rendezvous
+    port; ``links``: each replica's logs are linked from the job directory."""
+    q = _quote
+    top = f"{job_dir.rstrip('/')}/{STATE_DIR}"
+    logs = srun_file_name(top)
+    if rank0_and_port is None:
+        rank0_and_port = _RANK0_AND_PORT.format(
+            rank0=RANK0_ENV, free_port=_FREE_PORT, rdzv_port_env=RDZV_PORT_ENV
+        )
+    return _PROLOGUE.format(
+        rank0_and_port=rank0_and_port,
+        links=_LINKS.format(state_dir=STATE_DIR, qdir=q(job_dir)) if links else "",
+        umask="0022" if shared_logs else "0077",
+        dir_mode="755" if shared_logs else "700",
+        top=q(top),
+        logs=f'{q(logs)}/"$_job"' if logs != top else "$_state",
+        unwritable=UNWRITABLE_EXIT,
+        job_var=job_var,
+        clear=clear,
+    )
+
+
 def _render(
     replicas: Sequence[SlurmReplica],
     *,
@@ -437,21 +515,7 @@ def _render(
         lines.extend(r.sbatch if r.sbatch is not previous else previous)
         previous = r.sbatch
     lines.append("")
-    logs = srun_file_name(top)
-    lines.append(
-        _PROLOGUE.format(
-            umask="0022" if shared_logs else "0077",
-            dir_mode="755" if shared_logs else "700",
-            top=q(top),
-            logs=f'{q(logs)}/"$_job"' if logs != top else "$_state",
-            state_dir=STATE_DIR,
-            qdir=q(job_dir),
-            rank0=RANK0_ENV,
-            rdzv_port_env=RDZV_PORT_ENV,
-            free_port=_FREE_PORT,
-            unwritable=UNWRITABLE_EXIT,
-        )
-    )
+    lines.append(prologue(job_dir, shared_logs=shared_logs))
     for r in replicas:
         exports = [f"TORCHX_ROLE_NAME={r.role}", f"TORCHX_REPLICA_ID={r.replica_id}"]
         exports += [f"{k}={_quote_with_app_id(v)}" for k, v in r.env.items()]

@@ -32,6 +32,7 @@ Runner), never a FAILED app.
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 import re
@@ -59,6 +60,8 @@ if TYPE_CHECKING:
     from torchx_slurm.request import SlurmRequest
 
 _JOB_ID = re.compile(r"\d+")
+# one task of a job array: JOBID_TASK
+_ARRAY_TASK = re.compile(r"(\d+)_(\d+)")
 # a Slurm job's log file: sbatch's default (slurm-<id>.out) or a replica's (slurm-<id>-<role>-<k>.err)
 _SLURM_LOG = re.compile(r"slurm-\d+(_\d+)?(-.*)?\.(out|err)")
 
@@ -114,12 +117,18 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmRequest]:
         # replicas run where the app is submitted from (sbatch's own default), so the
         # paths of the command line work as typed; logs and state go to job_dir
+        from torchx_slurm.array import build_array
         from torchx_slurm.request import build_request
 
         opts = SlurmOpts.of(cfg)
         submit_dir = os.getcwd()
         values = opts.sbatch_values()
-        request = build_request(
+        array = opts.array_parallelism
+        # one role as a job array (torchx_slurm.array), else a heterogeneous job
+        build: Any = (
+            build_request if array is None else functools.partial(build_array, parallelism=array)
+        )
+        request = build(
             app,
             job_dir=opts.job_directory(submit_dir),
             run_dir=submit_dir,
@@ -131,7 +140,8 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
             exclusive=opts.exclusive,
             shared_logs=opts.shared_logs,
         )
-        if len(request.replicas) > 1 and not opts.allow_pending:
+        # an array's tasks each get an allocation of their own, one after the other
+        if request.array is None and len(request.replicas) > 1 and not opts.allow_pending:
             self._check_nodes(app.name, len(request.replicas), opts.partition)
         return AppDryRunInfo(request, str)
 
@@ -228,12 +238,18 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
     # -- following an app -------------------------------------------------------------------
 
     def describe(self, app_id: str) -> DescribeAppResponse | None:
-        if not _JOB_ID.fullmatch(app_id):
+        """The app of job ``app_id``; for ``JOBID_TASK``, the job array ``JOBID`` with only
+        that task (so ``cancel`` of it cancels that task alone, ``scancel JOBID_TASK``)."""
+        task = _ARRAY_TASK.fullmatch(app_id)
+        if task is None and not _JOB_ID.fullmatch(app_id):
             return None
-        records = self._backend.records(app_id, self.session_name)
+        job_id = task.group(1) if task else app_id
+        records = self._backend.records(job_id, self.session_name)
+        if task:
+            records = [r for r in records if r.array_task == int(task.group(2))]
         if not records:
             return None
-        return describe_response(app_id, records)
+        return describe_response(job_id, records)
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
         """The user's jobs: in the queue (``squeue``) or ended lately (``sacct``), newest first.

@@ -11,7 +11,8 @@ the quick handler's parser too); this module makes the attrs types from it.
 Rules:
 
 * the components' states roll up (a failed one fails the app; one still completing
-  keeps it RUNNING); a replica's recorded exit code decides its own state;
+  keeps it RUNNING); a job array's tasks are independent (:func:`array_state`); a
+  replica's recorded exit code decides its own state;
 * a pending job has not started its current run: exit codes on disk are of the run
   before (a requeue), not of this one;
 * after a cancel, replicas stopped by it (exited non-zero) are CANCELLED;
@@ -46,11 +47,18 @@ def describe_response(app_id: str, records: list[JobRecord]) -> DescribeAppRespo
     states, the message of a FAILED app and the AppDef kept with the job.
     """
     leader = min(records, key=lambda r: r.offset)
-    # one component per replica: their states roll up (a failed one fails the app;
-    # one still completing keeps it RUNNING)
-    state = rollup(app_state(r.state) for r in records)
+    if any(r.array_task is not None for r in records):
+        state = array_state([app_state(r.state) for r in records])
+    else:
+        # one component per replica: their states roll up (a failed one fails the app;
+        # one still completing keeps it RUNNING)
+        state = rollup(app_state(r.state) for r in records)
     job = job_status(app_id, records, state.name)
     record = job.record
+    if job.array_unmapped:  # an ended array seen through sacct -c: its tasks' exit codes
+        names = [s for _, replicas in record["roles"] for _, s, _, _ in replicas]
+        state = array_state([AppState[n] for n in names] + [state])
+        record["state"] = state.name
     roles = role_statuses(record)
     msg = record["msg"]
     if state == AppState.FAILED:
@@ -72,25 +80,57 @@ def describe_response(app_id: str, records: list[JobRecord]) -> DescribeAppRespo
     )
 
 
+def array_state(tasks: list[AppState]) -> AppState:
+    """The state of a job array from its tasks': each task is an independent replica, so
+    the app runs until every task has ended (PENDING while none has started), then is
+    FAILED if one failed, CANCELLED if one was cancelled, else SUCCEEDED.
+
+    >>> array_state([AppState.SUCCEEDED, AppState.FAILED, AppState.PENDING]).name
+    'RUNNING'
+    >>> array_state([AppState.SUCCEEDED, AppState.CANCELLED]).name
+    'CANCELLED'
+    """
+    if not tasks:
+        return AppState.UNKNOWN
+    if not all(t.is_terminal() for t in tasks):
+        waiting = (AppState.PENDING, AppState.SUBMITTED, AppState.UNSUBMITTED)
+        return AppState.PENDING if all(t in waiting for t in tasks) else AppState.RUNNING
+    for state in (AppState.FAILED, AppState.CANCELLED):
+        if state in tasks:
+            return state
+    return AppState.SUCCEEDED
+
+
 def list_entries(ended: Iterable[JobRecord], queued: Iterable[JobRecord]) -> list[ListAppResponse]:
     """One entry per job, from accounting's records (``ended``) and the queue's, newest first.
 
-    Each job is its leader's record; where both know a job, the queue knows best what
-    is still there.
+    Each job is its leader's record (a job array: its tasks' states as
+    :func:`array_state` rolls them up); where both know a job, the queue knows best
+    what is still there.
     """
+    ended, queued = list(ended), list(queued)
     found = leaders(ended)
     found.update(leaders(queued))
+    # a job array's tasks, each as the queue (else accounting) last saw it
+    tasks: dict[str, dict[int, JobRecord]] = {}
+    for rec in (*ended, *queued):
+        if rec.array_task is not None:
+            tasks.setdefault(rec.job_id, {})[rec.array_task] = rec
     apps = []
     for job_id, rec in found.items():
         parsed = split_name(rec.name)
-        state = app_state(rec.state)
+        records = list(tasks[job_id].values()) if job_id in tasks else [rec]
+        if job_id in tasks:
+            state = array_state([app_state(r.state) for r in records])
+        else:
+            state = app_state(rec.state)
         apps.append(
             ListAppResponse(
                 app_id=job_id,
                 state=state,
                 name=parsed[0] if parsed else rec.name,
-                start_time=start_time([rec], state.name),
-                end_time=end_time([rec], state.name),
+                start_time=start_time(records, state.name),
+                end_time=end_time(records, state.name),
             )
         )
     apps.sort(key=lambda a: sort_key(a.app_id), reverse=True)

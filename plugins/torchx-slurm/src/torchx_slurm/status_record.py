@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from torchx_slurm.jobfiles import STATE_DIR, exit_files, read_int, split_name
+from torchx_slurm.jobfiles import ARRAY_MARK, STATE_DIR, exit_files, read_int, split_name
 from torchx_slurm.parse import STATE_NAMES, JobRecord
 
 TYPE_CHECKING = False  # not the typing module: its import costs the quick handler milliseconds
@@ -42,15 +42,23 @@ class JobStatus:
     -c``, has a record for the leader only): they are in ``record``, with no host.
     """
 
-    __slots__ = ("app_name", "record", "state_dir", "unseen")
+    __slots__ = ("app_name", "array_unmapped", "record", "state_dir", "unseen")
 
     def __init__(
-        self, record: StatusRecord, app_name: str, state_dir: str, unseen: list[tuple[str, int]]
+        self,
+        record: StatusRecord,
+        app_name: str,
+        state_dir: str,
+        unseen: list[tuple[str, int]],
+        array_unmapped: bool = False,
     ) -> None:
         self.record = record
         self.app_name = app_name
         self.state_dir = state_dir
         self.unseen = unseen
+        #: a job array whose records do not say which task they are (``sacct -c``):
+        #: its replicas are the exit codes its tasks recorded
+        self.array_unmapped = array_unmapped
 
 
 def state_name(slurm_state: str) -> str:
@@ -71,7 +79,7 @@ def job_status(app_id: str, records: list[JobRecord], state: str) -> JobStatus:
     not of this one; after a cancel, replicas stopped by it (exited non-zero) are
     CANCELLED.
     """
-    records = sorted(records, key=lambda r: r.offset)
+    records = sorted(records, key=lambda r: (r.offset, r.array_task or 0))
     leader = records[0]
     job_dir = leader.work_dir
     state_dir = os.path.join(job_dir, STATE_DIR, app_id) if job_dir else ""
@@ -83,20 +91,34 @@ def job_status(app_id: str, records: list[JobRecord], state: str) -> JobStatus:
     )
     roles: dict[str, list[ReplicaRecord]] = {}
     app_name = ""
+    # a job array's task records without their index (the job-completion file): which
+    # replica they are is unknown, the exit codes its tasks recorded say it all
+    unmapped = (
+        bool(state_dir)
+        and all(r.array_task is None for r in records)
+        and os.path.exists(os.path.join(state_dir, ARRAY_MARK))
+    )
     for rec in records:
         parsed = split_name(rec.name)
+        if unmapped:
+            app_name = app_name or (parsed[0] if parsed else rec.name)
+            continue
         if parsed is None:
             app_name = app_name or rec.name
             role, replica_id = rec.name or "job", rec.offset
         else:
             app_name = app_name or parsed[0]
             _, role, replica_id = parsed
+        if rec.array_task is not None:  # a job array's task: its index is the replica's
+            replica_id = rec.array_task
         exit_code = exits.pop((role, replica_id), None)
         if exit_code is not None:
             rstate = "SUCCEEDED" if exit_code == 0 else "FAILED"
+            if rstate == "FAILED" and rec.array_task is not None and rec.state == "CANCELLED":
+                rstate = "CANCELLED"  # this task alone was cancelled: its exit is the cancel's
         else:
             rstate = state_name(rec.state)
-            if len(records) == 1:
+            if len(records) == 1 or rec.array_task is not None:
                 exit_code = rec.exit_code
         roles.setdefault(role, []).append((replica_id, rstate, exit_code, rec.nodes))
     # The job-completion file (sacct -c) has a record for the leader only: the other
@@ -123,7 +145,7 @@ def job_status(app_id: str, records: list[JobRecord], state: str) -> JobStatus:
         "end_time": end_time(records, state),
         "roles": out,
     }
-    return JobStatus(record, app_name, state_dir, list(exits))
+    return JobStatus(record, app_name, state_dir, list(exits), unmapped)
 
 
 def start_time(records: list[JobRecord], state: str) -> float | None:

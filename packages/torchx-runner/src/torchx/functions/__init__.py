@@ -251,6 +251,11 @@ class AppFuture(concurrent.futures.Future[T]):
             if data is None:
                 self.set_exception(_no_result(self.handle, status))
                 return
+            self._set_outcome(data)
+
+    def _set_outcome(self, data: bytes) -> None:
+        """Settles the future from the worker's ``result.pkl`` (see ``_channel``)."""
+        with self._settle_lock:
             outcome = pickle.loads(data)
             kind = outcome[0]
             if kind == "ok":
@@ -338,12 +343,21 @@ def map_array(
     """Runs ``fn(item)`` for each item as its own app, at most ``parallelism`` at once.
 
     Returns one :class:`AppFuture` per item, in the items' order, at once: every call is
-    pickled first (a function that cannot travel is refused before anything starts), then
-    a background thread starts the apps in order, the next one when a running app has
-    ended (as its scheduler reports it, cancelled ones included). A future whose app has
-    not started yet has ``handle`` None; cancelling it means its app never starts.
-    On every scheduler these are N apps named ``NAME-0`` ... ``NAME-{N-1}`` (no native
-    job arrays); the other options are :func:`submit`'s, checked before anything starts.
+    pickled first (a function that cannot travel is refused before anything starts).
+    The other options are :func:`submit`'s, checked before anything starts.
+
+    On ``slurm`` the items are one native job array, one app (``sbatch
+    --array=0-(N-1)%parallelism``, the plugin's run option ``array_parallelism``): Slurm
+    runs at most ``parallelism`` at once; item ``i`` is replica ``i`` of role ``fn``.
+    Every future has the app's ``handle`` (``torchx log HANDLE/fn/I`` shows item ``I``)
+    and settles as soon as its own array task has ended, from one status poll of the
+    whole array; cancelling one future cancels its array task alone (``scancel
+    JOBID_I``). The items' files are one job directory with a sub-directory per item.
+
+    On ``local`` and ``lsf`` these are N apps named ``NAME-0`` ... ``NAME-{N-1}``: a
+    background thread starts them in order, the next one when a running app has ended
+    (as its scheduler reports it, cancelled ones included). A future whose app has not
+    started yet has ``handle`` None; cancelling it means its app never starts.
     """
     if not callable(fn):
         raise TypeError(f"map_array() needs a callable, got {type(fn).__name__}")
@@ -352,6 +366,12 @@ def map_array(
     target = _Target.check(scheduler, cfg, resource, image, channel_dir)
     payloads = [_payload(fn, (item,), {}) for item in iterable]
     base = _app_name(fn, name)
+    if scheduler == "slurm" and payloads:
+        from torchx.functions._array import map_slurm_array
+
+        return map_slurm_array(
+            _name_of(fn), payloads, parallelism, target, base, _ROLE, DEFAULT_MEM_MB
+        )
     futures: list[AppFuture[T]] = [AppFuture(None, None) for _ in payloads]
     slots = threading.BoundedSemaphore(parallelism)
 

@@ -79,6 +79,17 @@ def announce_then_block() -> None:
         signal.pause()
 
 
+def block_on_one(x: int) -> int:
+    """Item 1 prints, then waits for a signal forever (the test cancels it); the others
+    print and return at once (map_array's items on their own)."""
+    if x == 1:
+        print("blocking 1", flush=True)
+        while True:
+            signal.pause()
+    print(f"returning {x}", flush=True)
+    return x
+
+
 def where(node_var: str) -> tuple[str, str]:
     """The node and job directory the call ran with (the worker's argument)."""
     return os.environ.get(node_var, ""), sys.argv[1]
@@ -114,6 +125,9 @@ class FunctionsChecks:
     own_files: ClassVar[str]
     #: how the names of the backend's nodes start (dev/slurm's: ``n``)
     node_prefix: ClassVar[str] = ""
+    #: map_array runs as one app of one replica per item (a native job array, as on
+    #: Slurm) rather than one app per item
+    native_array: ClassVar[bool] = False
 
     @pytest.fixture(autouse=True)
     def _in_tmp(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -204,7 +218,19 @@ class FunctionsChecks:
         assert all(r[3] and r[3].startswith(self.node_prefix) for r in results), results
         handles = [f.handle for f in futures]
         assert all(h is not None and h.startswith(f"{self.scheduler}://") for h in handles)
-        assert len(set(handles)) == 10
+        if not self.native_array:
+            assert len(set(handles)) == 10
+            return
+        # one app (one submission) whose replicas are the items, each ended on its own
+        from torchx.runner import get_runner
+
+        assert len(set(handles)) == 1
+        with get_runner() as runner:
+            status = runner.status(str(handles[0]))
+        assert status is not None and status.state.name == "SUCCEEDED"
+        replicas = [r for role in status.roles for r in role.replicas]
+        assert sorted(r.id for r in replicas) == list(range(10))
+        assert all(r.state.name == "SUCCEEDED" and r.exit_code == 0 for r in replicas)
 
     def test_cancel_cancels_the_app(self, futures: list[Any]) -> None:
         from torchx.functions import submit
