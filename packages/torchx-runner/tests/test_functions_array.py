@@ -20,14 +20,12 @@ from torchx.functions import NoResult, RemoteTraceback, _array, _payload
 from torchx.functions._worker import main as worker_main
 from torchx.specs import AppState, AppStatus, ReplicaStatus, RoleStatus, macros
 
-HERE = Path(__file__).resolve().parent
 HANDLE = "slurm://torchx/12"
 TIMEOUT = 30
 
 
-@pytest.fixture(autouse=True)
-def _helpers_importable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(HERE))
+#: the helpers module imports by name here, and so on the replica (it gets our sys.path)
+pytestmark = pytest.mark.usefixtures("helpers_importable")
 
 
 class StandIn:

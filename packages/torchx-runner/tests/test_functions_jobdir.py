@@ -16,7 +16,6 @@ from torchx.functions import _jobdir as jobdir
 from torchx.runner import get_runner
 from torchx.specs.errors import UnknownSchedulerError
 
-HERE = Path(__file__).resolve().parent
 TIMEOUT = 60
 
 
