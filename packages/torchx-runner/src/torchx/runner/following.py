@@ -70,6 +70,19 @@ class Following(RunnerBase):
         found = self._status_described(app_handle)
         return None if found is None else (found[0], found[1])
 
+    def status_app_and_options(
+        self, app_handle: AppHandle
+    ) -> tuple[AppStatus, AppDef, dict[str, Any]] | None:
+        """:meth:`status_and_app` and the run options the app was submitted with, from
+        the same one question (what ``torchx describe`` and ``torchx ui``'s app page show).
+
+        The options are the scheduler's ``DescribeAppResponse.run_options``: masked where
+        they were kept (never a secret's value), keys sorted, empty where the scheduler
+        does not keep them. None if the scheduler does not know the app.
+        """
+        found = self._status_described(app_handle)
+        return None if found is None else (found[0], found[1], dict(found[3]))
+
     def status_and_envs(
         self, app_handle: AppHandle
     ) -> tuple[AppStatus, list[dict[str, str]]] | None:
@@ -83,19 +96,22 @@ class Following(RunnerBase):
         found = self._status_described(app_handle)
         if found is None:
             return None
-        status, app, env = found
+        status, app, env, _options = found
         return status, [*(dict(role.env) for role in app.roles), env]
 
     def _status_described(
         self, app_handle: AppHandle
-    ) -> tuple[AppStatus, AppDef, dict[str, str]] | None:
-        """(status, AppDef, the backend's ``env``) from one describe; None for no app."""
+    ) -> tuple[AppStatus, AppDef, dict[str, str], dict[str, Any]] | None:
+        """(status, AppDef, the backend's ``env``, the run options) from one describe;
+        None for no app."""
         handle = parse_handle(app_handle)
         desc = self._describe_response(handle, f"status of {handle}")
         if desc is None:
             return None
         status = self._explained(handle, desc.app_status())
-        return status, self._app_of(handle, desc), dict(desc.env)
+        # getattr: a third-party scheduler's own response class may predate the field
+        options = getattr(desc, "run_options", None) or {}
+        return status, self._app_of(handle, desc), dict(desc.env), dict(options)
 
     def _explained(self, app_handle: AppHandle, status: AppStatus) -> AppStatus:
         """``status`` with a FAILED app's replica errors filled in (:mod:`torchx.runner.failures`)."""
@@ -166,9 +182,19 @@ class Following(RunnerBase):
         id (as upstream TorchX does). Otherwise, an app submitted by this runner is
         described by what was submitted.
         """
+        found = self.describe_with_options(app_handle)
+        return None if found is None else found[0]
+
+    def describe_with_options(self, app_handle: AppHandle) -> tuple[AppDef, dict[str, Any]] | None:
+        """:meth:`describe` and the run options the app was submitted with (as
+        :meth:`status_app_and_options` gives them), from the one question; None if the
+        app does not exist."""
         handle = parse_handle(app_handle)
         desc = self._describe_response(handle, f"describe {handle}")
-        return None if desc is None else self._app_of(handle, desc)
+        if desc is None:
+            return None
+        options = getattr(desc, "run_options", None) or {}
+        return self._app_of(handle, desc), dict(options)
 
     def _describe_response(self, app_handle: AppHandle, what: str) -> DescribeAppResponse | None:
         """The scheduler's answer for the app (retried); forgets an app it does not know."""
