@@ -26,6 +26,8 @@ def test_plain_names(name: str) -> None:
         (["A_KEY=v", "B=w", "C_TOKEN:x", "D_TOKEN="], ["A_KEY=" + MASK, "B=w", "C_TOKEN:" + MASK, "D_TOKEN="]),
         ("A_KEY=v;B=w,C_SECRET:x", f"A_KEY={MASK};B=w,C_SECRET:{MASK}"),
         ("https://host:8080/path", "https://host:8080/path"),
+        (["--comment=HF_TOKEN=x", "-e", "secret:db/url"], ["--comment=HF_TOKEN=****", "-e", "secret:****"]),
+        ("--opt=a=b:c=d", "--opt=a=b:c=d"),
         (3, 3),
         (1.5, 1.5),
         (False, False),

@@ -95,16 +95,21 @@ def masked_cfg(cfg: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _masked_item(item: str) -> str:
-    """``item`` with the value of a secret-looking ``NAME=value``/``NAME:value`` masked."""
+    """``item`` with the value of every secret-looking ``NAME=value``/``NAME:value`` pair
+    masked, wherever the pair starts (``--comment=API_TOKEN=x`` too): everything after a
+    secret-looking name and its ``=`` or ``:`` is ``****``."""
     global _pair
     if _pair is None:
         import re
 
-        _pair = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*([=:])(.*)", re.DOTALL)
-    found = _pair.fullmatch(item)
-    if found and found.group(3) and is_secret_name(found.group(1)):
-        return f"{found.group(1)}{found.group(2)}{MASK}"
-    return item
+        _pair = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]*)\s*[=:]")
+    found = _pair.search(item)
+    if found is None:
+        return item
+    head, rest = item[: found.end()], item[found.end() :]
+    if is_secret_name(found.group(1)):
+        return head + (MASK if rest else "")
+    return head + _masked_item(rest)
 
 
 def _masked_text(text: str) -> str:
@@ -129,6 +134,8 @@ def masked_run_options(cfg: Mapping[str, Any]) -> dict[str, RunOptionValue]:
 
     >>> masked_run_options({"copy_env": ["HF_*", "DB_PASSWORD=x"], "mounts": "a=1,MY_KEY=v"})
     {'copy_env': ['HF_*', 'DB_PASSWORD=****'], 'mounts': 'a=1,MY_KEY=****'}
+    >>> masked_run_options({"sbatch_args": ["--comment=API_TOKEN=x", "--qos=high"]})
+    {'sbatch_args': ['--comment=API_TOKEN=****', '--qos=high']}
     >>> masked_run_options({"secret_env": {"A": "creds:key"}, "queue": None, "debug": True})
     {'debug': True, 'secret_env': '****'}
     """
