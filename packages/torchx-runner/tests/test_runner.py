@@ -41,7 +41,6 @@ from torchx.schedulers.contract.api import (
     filter_regex,
 )
 from torchx.schedulers.contract.errors import SchedulerError, TransientSchedulerError
-from torchx.specs.secrets import masked_run_options
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -55,6 +54,7 @@ from torchx.specs import (
 )
 from torchx.specs.errors import SpecError
 from torchx.specs.handles import ENV_TORCHX_JOB_ID
+from torchx.specs.secrets import masked_run_options
 from torchx.workspace.api import WorkspaceMixin
 
 HERE = Path(__file__).resolve()

@@ -23,10 +23,16 @@ def test_plain_names(name: str) -> None:
     ("value", "want"),
     [
         ({"A_KEY": "v", "B": "w"}, {"A_KEY": MASK, "B": "w"}),
-        (["A_KEY=v", "B=w", "C_TOKEN:x", "D_TOKEN="], ["A_KEY=" + MASK, "B=w", "C_TOKEN:" + MASK, "D_TOKEN="]),
+        (
+            ["A_KEY=v", "B=w", "C_TOKEN:x", "D_TOKEN="],
+            ["A_KEY=" + MASK, "B=w", "C_TOKEN:" + MASK, "D_TOKEN="],
+        ),
         ("A_KEY=v;B=w,C_SECRET:x", f"A_KEY={MASK};B=w,C_SECRET:{MASK}"),
         ("https://host:8080/path", "https://host:8080/path"),
-        (["--comment=HF_TOKEN=x", "-e", "secret:db/url"], ["--comment=HF_TOKEN=****", "-e", "secret:****"]),
+        (
+            ["--comment=HF_TOKEN=x", "-e", "secret:db/url"],
+            ["--comment=HF_TOKEN=****", "-e", "secret:****"],
+        ),
         ("--opt=a=b:c=d", "--opt=a=b:c=d"),
         (3, 3),
         (1.5, 1.5),

@@ -21,7 +21,6 @@ from torchx_aws.batch.request import (
     roles_of,
 )
 
-from torchx.specs.appdef_json import encode
 from torchx.specs import (
     AppDef,
     BindMount,
@@ -32,6 +31,7 @@ from torchx.specs import (
     VolumeMount,
     macros,
 )
+from torchx.specs.appdef_json import encode
 from torchx.specs.errors import InvalidRunConfigException, SpecError
 
 RES = Resource(cpu=1.5, gpu=0, memMB=1024)

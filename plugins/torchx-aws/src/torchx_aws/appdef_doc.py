@@ -38,9 +38,7 @@ __all__ = ["APPDEF_MAX", "document", "pieces", "read", "read_with_options"]
 APPDEF_MAX = 8 * 1024
 
 
-def document(
-    app: AppDef, run_options: Mapping[str, Any] | None = None
-) -> tuple[str | None, str]:
+def document(app: AppDef, run_options: Mapping[str, Any] | None = None) -> tuple[str | None, str]:
     """(the AppDef's JSON document to keep with the job, or None; why it is left out).
 
     With ``run_options`` (masked in it) where they fit, else without them.

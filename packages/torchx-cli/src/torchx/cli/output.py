@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import sys
 
-from torchx.specs.status import NONE, STATES, format_duration, format_time
-from torchx.specs.status import format_status as status_text
-
 # The secret-looking names and their masking are torchx-specs' one copy, which the
 # schedulers use for the run options they keep beside an app; re-exported for the CLI.
 from torchx.specs.secrets import MASK as MASK
@@ -25,6 +22,8 @@ from torchx.specs.secrets import mask_env as mask_env
 from torchx.specs.secrets import masked_cfg as masked_cfg
 from torchx.specs.secrets import masked_run_options as masked_run_options
 from torchx.specs.secrets import secret_pairs as secret_pairs
+from torchx.specs.status import NONE, STATES, format_duration, format_time
+from torchx.specs.status import format_status as status_text
 
 TYPE_CHECKING = False  # typing costs milliseconds: the quick path imports this module
 if TYPE_CHECKING:
@@ -311,6 +310,27 @@ def format_app(app: Any) -> str:
             first, *rest = value.split("\n")
             lines.append(f"    {label + ':':<11}{first}")
             lines.extend(f"    {'':<11}{more}" for more in rest)
+    return "\n".join(lines)
+
+
+def format_run_options(options: Mapping[str, Any]) -> str:
+    """The run options an app was submitted with (``torchx describe``), one a line, as
+    the scheduler kept them (masked): lists and mappings as ``-cfg`` writes them.
+
+    >>> print(format_run_options({"env": {"A": "1", "B_TOKEN": "****"}, "tags": ["x", "y"]}))
+    Run options:
+      env: A:1,B_TOKEN:****
+      tags: x,y
+    """
+    lines = ["Run options:"]
+    for name, value in options.items():
+        if isinstance(value, dict):
+            text = ",".join(f"{k}:{v}" for k, v in value.items())
+        elif isinstance(value, list):
+            text = ",".join(map(str, value))
+        else:
+            text = str(value)
+        lines.append(f"  {name}: {text}")
     return "\n".join(lines)
 
 

@@ -73,13 +73,9 @@ class Following(RunnerBase):
     def status_app_and_options(
         self, app_handle: AppHandle
     ) -> tuple[AppStatus, AppDef, dict[str, Any]] | None:
-        """:meth:`status_and_app` and the run options the app was submitted with, from
-        the same one question (what ``torchx describe`` and ``torchx ui``'s app page show).
-
-        The options are the scheduler's ``DescribeAppResponse.run_options``: masked where
-        they were kept (never a secret's value), keys sorted, empty where the scheduler
-        does not keep them. None if the scheduler does not know the app.
-        """
+        """:meth:`status_and_app` and the run options the app was submitted with
+        (``DescribeAppResponse.run_options``: masked when kept, ``{}`` where the scheduler
+        keeps none), from the same one question: what ``torchx ui``'s app page shows."""
         found = self._status_described(app_handle)
         return None if found is None else (found[0], found[1], dict(found[3]))
 
@@ -111,7 +107,7 @@ class Following(RunnerBase):
         status = self._explained(handle, desc.app_status())
         # getattr: a third-party scheduler's own response class may predate the field
         options = getattr(desc, "run_options", None) or {}
-        return status, self._app_of(handle, desc), dict(desc.env), dict(options)
+        return status, app_of(desc, handle, self._apps.get(handle)), dict(desc.env), dict(options)
 
     def _explained(self, app_handle: AppHandle, status: AppStatus) -> AppStatus:
         """``status`` with a FAILED app's replica errors filled in (:mod:`torchx.runner.failures`)."""
@@ -194,7 +190,7 @@ class Following(RunnerBase):
         if desc is None:
             return None
         options = getattr(desc, "run_options", None) or {}
-        return self._app_of(handle, desc), dict(options)
+        return app_of(desc, handle, self._apps.get(handle)), dict(options)
 
     def _describe_response(self, app_handle: AppHandle, what: str) -> DescribeAppResponse | None:
         """The scheduler's answer for the app (retried); forgets an app it does not know."""
@@ -208,19 +204,6 @@ class Following(RunnerBase):
         else:
             self._described_at[app_handle] = self._clock()
         return desc
-
-    def _app_of(self, handle: Handle, desc: DescribeAppResponse) -> AppDef:
-        from torchx.specs.api import AppDef
-
-        app_id = handle.app_id
-        if desc.roles:
-            return AppDef(
-                name=desc.name or app_id, roles=list(desc.roles), metadata=dict(desc.metadata)
-            )
-        submitted = self._apps.get(handle)
-        if submitted is not None:
-            return copy.deepcopy(submitted)
-        return AppDef(name=app_id, roles=[], metadata=dict(desc.metadata))
 
     def cancel(self, app_handle: AppHandle) -> None:
         """Asks the scheduler to stop the app; does nothing for an unknown app.
@@ -356,3 +339,18 @@ class Following(RunnerBase):
                 same = False
             aliases[given] = same
         return given if same else scheduler
+
+
+def app_of(desc: DescribeAppResponse, handle: Handle, submitted: AppDef | None) -> AppDef:
+    """The AppDef ``desc`` gives back, named by the app id where it has no name; where it
+    has no roles, a copy of what this runner submitted (``submitted``), else none."""
+    from torchx.specs.api import AppDef
+
+    app_id = handle.app_id
+    if desc.roles:
+        return AppDef(
+            name=desc.name or app_id, roles=list(desc.roles), metadata=dict(desc.metadata)
+        )
+    if submitted is not None:
+        return copy.deepcopy(submitted)
+    return AppDef(name=app_id, roles=[], metadata=dict(desc.metadata))

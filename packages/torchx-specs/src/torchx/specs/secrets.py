@@ -157,4 +157,3 @@ def masked_run_options(cfg: Mapping[str, Any]) -> dict[str, RunOptionValue]:
         else:
             out[key] = _masked_text(str(value))
     return out
-

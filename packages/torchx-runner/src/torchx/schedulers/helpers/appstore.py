@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import os
 import stat
-
 from collections.abc import Mapping
 from typing import Any
 
