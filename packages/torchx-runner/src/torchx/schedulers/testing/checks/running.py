@@ -118,14 +118,19 @@ class RunningChecks(Checks):
             return
         got = desc.run_options
         assert list(got) == sorted(got), f"describe({app_id!r}).run_options is not sorted: {got}"
-        # as the scheduler was given them: resolved, then its opts_class's normal form
+        # as submitted: resolved (``dryrun_info.cfg``), or in the opts_class's normal form
+        # (what ``_submit_dryrun`` is given), each masked
         opts = kit.scheduler.run_opts_once()
-        typed = typed_opts(kit.scheduler, opts.resolve(cfg))
-        names = [n for n in map(opts.canonical_name, cfg) if n and typed.get(n) is not None]
-        want = masked_run_options({n: typed[n] for n in names})
-        assert {k: got.get(k) for k in want} == want, (
-            f"describe({app_id!r}) gives the run options {got}, not those submitted: {want}"
-        )
+        resolved = opts.resolve(cfg)
+        typed = typed_opts(kit.scheduler, resolved)
+        names = [n for n in map(opts.canonical_name, cfg) if n and resolved.get(n) is not None]
+        as_resolved = masked_run_options({n: resolved[n] for n in names})
+        as_typed = masked_run_options({n: typed[n] for n in names})
+        for name in names:
+            assert got.get(name) in (as_resolved[name], as_typed[name]), (
+                f"describe({app_id!r}) gives the run option {name}={got.get(name)!r}, not "
+                f"the {as_resolved[name]!r} submitted"
+            )
         if env_option is not None:
             assert got[env_option] == {"KIT_API_TOKEN": MASK, "KIT_PLAIN": "plain"}, got
         shown = json.dumps([got, desc.metadata, [r.env for r in desc.roles]])
