@@ -145,7 +145,7 @@ class DescribeCommand:
             from torchx.specs.appdef_json import encode
 
             doc = json.loads(encode(app, run_options=run_options if run_options else None))
-            print(json.dumps(doc, indent=2, ensure_ascii=False))
+            print(json.dumps(doc, indent=2))
         else:
             from torchx.cli.output import format_app, format_run_options
 
