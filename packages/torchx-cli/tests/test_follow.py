@@ -49,6 +49,23 @@ def test_describe_is_readable_and_masks_secrets(cli: Cli) -> None:
     assert "AWS_SECRET_ACCESS_KEY=abc123xyz" in cli("describe", "--show-secrets", handle).stdout
 
 
+def test_describe_prints_the_run_options_as_the_scheduler_kept_them(cli: Cli) -> None:
+    logs = str(cli.work / "logs")
+    handle = _finished(cli, "-cfg", f"log_dir={logs},grace_period=2.5", "utils.echo")
+    out = cli("describe", handle).stdout
+    assert "Run options:\n" in out
+    assert f"  log_dir: {logs}\n" in out and "  grace_period: 2.5\n" in out
+    doc = json.loads(cli("describe", "--json", handle).stdout)
+    assert doc["apiVersion"] == "torchx.specs/v1"  # the specs document, versioned
+    options = json.loads(doc["spec"]["metadata"]["torchx.runOptions"])
+    assert options["log_dir"] == logs and options["grace_period"] == 2.5
+    # run again from it: the run options entry is not the app's
+    (cli.work / "again.json").write_text(json.dumps(doc))
+    again = _finished(cli, "again.json")
+    rerun = json.loads(cli("describe", "--json", again).stdout)
+    assert "log_dir" not in json.loads(rerun["spec"]["metadata"]["torchx.runOptions"])
+
+
 def test_list_newest_first_and_json(cli: Cli) -> None:
     assert cli("list").stdout.strip() == "no apps"
     first = _finished(cli, "utils.echo")

@@ -124,3 +124,30 @@ def test_neither_way_imports_cattrs(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_run_options_are_kept_masked_and_read_back(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    options = {"partition": "gpu", "mail_password": "pw-123", "sbatch_args": ["--x", "KEY=v"]}
+    appstore.save(str(state), _app(), run_options=options)
+    assert "pw-123" not in (state / appstore.FILE).read_text()
+    app, kept = appstore.load_with_options(str(state))
+    assert app == _app()
+    assert kept == {"mail_password": "****", "partition": "gpu", "sbatch_args": ["--x", "KEY=****"]}
+    assert appstore.load(str(state)) == _app()
+
+
+def test_an_appdef_kept_without_run_options_reads_with_none(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    appstore.save(str(state), _app())
+    assert appstore.load_with_options(str(state)) == (_app(), {})
+    assert appstore.load_with_options(str(tmp_path / "missing")) == (None, {})
+
+
+def test_the_run_options_of_a_dryrun_info() -> None:
+    from torchx.specs import AppDryRunInfo
+
+    info: AppDryRunInfo[str] = AppDryRunInfo("req", str)
+    assert appstore.run_options_of(info) is None  # made by hand: none
+    info.cfg = {"queue": "q"}
+    assert appstore.run_options_of(info) == {"queue": "q"}

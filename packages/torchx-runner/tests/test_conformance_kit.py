@@ -28,6 +28,7 @@ DEPENDENT = {
     Capability.LIST: "test_list_has_every_app_with_its_state",
     Capability.RANK0_ENV: "test_two_roles_of_n_replicas_with_macros",
     Capability.DESCRIBE_APPDEF: "test_describe_gives_back_the_appdef",
+    Capability.DESCRIBE_RUN_OPTIONS: "test_describe_gives_back_the_run_options",
     Capability.REPLICA_STATUS: "test_one_failing_replica_of_several_fails_the_app",
     Capability.LAST_ATTEMPT_STATUS: "test_one_failing_replica_of_several_with_retries",
     Capability.MULTI_ROLE: "test_two_roles_of_n_replicas_with_macros",

@@ -1279,6 +1279,32 @@ def test_describe_gives_back_the_exact_appdef(sched: LocalScheduler, tmp_path: P
     assert again is not None and again.roles == app.roles and again.name == app.name
 
 
+def test_describe_gives_back_the_run_options_masked(sched: LocalScheduler, tmp_path: Path) -> None:
+    from torchx.runner import Runner
+
+    log_dir = str(tmp_path / "logs")
+    with Runner("s", {"local": lambda session, **_: sched}) as runner:
+        handle = runner.run(AppDef("opts", [sh("w", "true")]), "local", {"log_dir": log_dir})
+        app_id = handle.rsplit("/", 1)[1]
+        wait(sched, app_id)
+        found = runner.describe_with_options(handle)
+    assert found is not None
+    options = found[1]
+    assert options["log_dir"] == log_dir and options["grace_period"] == 10.0
+    assert "retain_last" not in options  # unset
+    assert list(options) == sorted(options)
+    # from the records alone, by a fresh scheduler object; an app of an older release,
+    # whose request.json has none, gives none
+    again = create_scheduler("other", state_dir=sched.state_dir).describe(app_id)
+    assert again is not None and again.run_options == options
+    request = Path(sched.state_dir) / "apps" / app_id / "request.json"
+    doc = json.loads(request.read_text())
+    del doc["run_options"]
+    request.write_text(json.dumps(doc))
+    older = create_scheduler("other", state_dir=sched.state_dir).describe(app_id)
+    assert older is not None and older.run_options == {} and older.roles
+
+
 def test_cancel_right_after_schedule_is_never_lost(sched: LocalScheduler) -> None:
     # cancel races the supervisor's start-up (its SIGTERM handler may not exist yet)
     for _ in range(5):

@@ -54,6 +54,7 @@ from torchx.specs import (
 )
 from torchx.specs.errors import SpecError
 from torchx.specs.handles import ENV_TORCHX_JOB_ID
+from torchx.specs.secrets import masked_run_options
 from torchx.workspace.api import WorkspaceMixin
 
 HERE = Path(__file__).resolve()
@@ -173,6 +174,8 @@ class FakeScheduler(Scheduler[Mapping[str, CfgVal]]):
             roles=roles if rec["request"].get("keep_roles", True) else [],
             metadata={"k": "v"},
             env=dict(self.run_env),
+            # as a plugin keeps them (appdef_json.encode): masked when written
+            run_options=masked_run_options(rec["request"]["cfg"]),
         )
 
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
@@ -517,6 +520,27 @@ def test_status_and_app_ask_the_scheduler_once(runner: Runner, factories: Factor
     assert [c[0] for c in sched.calls] == ["describe"]
     runner.delete(handle)
     assert runner.status_and_app(handle) is None
+
+
+def test_the_run_options_come_from_the_same_one_question(
+    runner: Runner, factories: Factories
+) -> None:
+    handle = runner.run(app(), "fake", {"queue": "gpu", "tags": ["API_KEY=k3y", "team=ml"]})
+    sched = factories.created[0]
+    sched.calls.clear()
+    found = runner.status_app_and_options(handle)
+    assert found is not None
+    status, described, options = found
+    assert status.state == AppState.PENDING and described.roles[0].entrypoint == "python"
+    want = {"priority": 0, "queue": "gpu", "tags": ["API_KEY=****", "team=ml"]}
+    assert options == want
+    assert [c[0] for c in sched.calls] == ["describe"]
+    sched.calls.clear()
+    assert runner.describe_with_options(handle) == (described, want)
+    assert [c[0] for c in sched.calls] == ["describe"]
+    runner.delete(handle)
+    assert runner.status_app_and_options(handle) is None
+    assert runner.describe_with_options(handle) is None
 
 
 def test_status_and_envs_give_the_roles_and_the_backends_env_from_one_question(

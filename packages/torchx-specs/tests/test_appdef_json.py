@@ -284,3 +284,75 @@ def test_threads_deriving_at_once_all_get_the_fast_path() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "8"
+
+
+# -- the run options kept with the AppDef ----------------------------------------------------
+
+_names = st.text("abcdefgh_", min_size=1, max_size=8)  # never secret-looking
+_option_values = (
+    _text | st.integers() | st.booleans() | st.floats(allow_nan=False, allow_infinity=False)
+)
+_plain_options = st.dictionaries(
+    _names,
+    _option_values | st.lists(_names, max_size=3) | st.dictionaries(_names, _text, max_size=3),
+    max_size=4,
+)
+
+
+@_settings
+@given(app=_appdefs, options=_plain_options)
+def test_run_options_round_trip_beside_the_appdef(app: AppDef, options: dict[str, Any]) -> None:
+    from torchx.specs.appdef_json import RUN_OPTIONS_KEY, decode_with_options
+
+    text = encode(app, run_options=options)
+    back, got = decode_with_options(text)
+    assert back == app
+    assert decode(text) == app
+    assert got == options and list(got) == sorted(got)
+    # an older reader (the serializer alone) reads the same AppDef, one metadata entry more
+    old = loads_json(text, AppDef)
+    assert json.loads(old.metadata.pop(RUN_OPTIONS_KEY)) == options
+    assert old == app
+
+
+def test_secret_looking_run_options_are_masked_before_they_are_written() -> None:
+    from torchx.specs.appdef_json import decode_with_options
+
+    options = {
+        "api_token": "tok-123",
+        "env": {"HF_TOKEN": "hf-456", "LR": "0.1"},
+        "copy_env": ["DB_PASSWORD=pw-789", "HF_*"],
+        "mounts": "type=bind,MY_SECRET=sec-000",
+        "queue": "gpu",
+        "unset": None,
+    }
+    text = encode(_rich(), run_options=options)
+    for secret in ("tok-123", "hf-456", "pw-789", "sec-000"):
+        assert secret not in text
+    assert decode_with_options(text)[1] == {
+        "api_token": "****",
+        "copy_env": ["DB_PASSWORD=****", "HF_*"],
+        "env": {"HF_TOKEN": "****", "LR": "0.1"},
+        "mounts": "type=bind,MY_SECRET=****",
+        "queue": "gpu",
+    }
+
+
+def test_a_document_without_run_options_reads_as_before() -> None:
+    from torchx.specs.appdef_json import RUN_OPTIONS_KEY, decode_with_options
+
+    app = _rich()
+    assert decode_with_options(dumps_json(app)) == (app, {})
+    assert encode(app) == dumps_json(app)  # no run options given: the document is unchanged
+    # the key is reserved: an app's own entry of that name is not written
+    own = attrs.evolve(app, metadata={**app.metadata, RUN_OPTIONS_KEY: "mine"})
+    assert decode(encode(own)) == app
+
+
+@pytest.mark.parametrize("entry", ["not json", "[1, 2]", '{"a": {"b": 1}}', '{"a": [1]}', "null"])
+def test_a_run_options_entry_that_is_not_plain_reads_as_none(entry: str) -> None:
+    from torchx.specs.appdef_json import RUN_OPTIONS_KEY, decode_with_options
+
+    app = _rich()
+    kept = attrs.evolve(app, metadata={**app.metadata, RUN_OPTIONS_KEY: entry})
+    assert decode_with_options(dumps_json(kept)) == (app, {})

@@ -49,6 +49,7 @@ EXAMPLES = [
     "torchx.specs.plugins",
     "torchx.specs.plugins.entries",
     "torchx.specs.resources",
+    "torchx.specs.secrets",
     "torchx.specs.serialize",
     "torchx.specs.status",
     "torchx.specs.structured_errors",

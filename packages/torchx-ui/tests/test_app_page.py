@@ -33,6 +33,10 @@ def talking_app(go: Path, env: dict[str, str] | None = None) -> AppDef:
     return AppDef(name="talker", roles=[role])
 
 
+def echo_app() -> AppDef:
+    return AppDef(name="echo", roles=[Role(name="e", image=".", entrypoint="true")])
+
+
 def alive(runner: Runner, handle: str) -> bool:
     """Whether the app has not ended (submitted, pending or running)."""
     status = runner.status(handle)
@@ -70,6 +74,23 @@ def test_the_app_document_is_the_clis_status_and_appdef_masked(server: Server, w
     assert spec["name"] == "talker"
     assert spec["roles"][0]["env"] == {"API_KEY": "****", "LR": "0.1"}
     assert b"sk-very-secret" not in body
+
+
+def test_the_app_document_has_the_run_options_masked_as_the_scheduler_kept_them(
+    server: Server, world: Path
+) -> None:
+    # a secret-looking NAME=value inside a run option's text (here a directory's name)
+    log_dir = str(world / "logs" / "API_TOKEN=sk-opt-secret")
+    with make_runner() as runner:
+        handle = runner.run(echo_app(), "local", {"log_dir": log_dir, "grace_period": 2.5})
+        runner.wait(handle, wait_interval=0.05)
+    status, _, body = server.request(f"/api/app?{app_query(handle)}", token=server.token)
+    assert status == 200, body
+    options = json.loads(body)["data"]["run_options"]
+    assert options["log_dir"] == str(world / "logs" / "API_TOKEN=****")
+    assert options["grace_period"] == 2.5 and list(options) == sorted(options)
+    # (the local scheduler's ui_url names the log directory: the user's own choice of name)
+    assert "sk-opt-secret" not in json.dumps(options)
 
 
 def test_a_replicas_log_is_followed_live_as_text_with_secrets_masked(

@@ -13,6 +13,7 @@ from torchx_aws.batch.request import (
     NODE_WRAPPER,
     REPLICA_MARK,
     RETRY_EXIT,
+    appdef_and_options_of,
     appdef_of,
     job_name,
     make_request,
@@ -30,6 +31,7 @@ from torchx.specs import (
     VolumeMount,
     macros,
 )
+from torchx.specs.appdef_json import encode
 from torchx.specs.errors import InvalidRunConfigException, SpecError
 
 RES = Resource(cpu=1.5, gpu=0, memMB=1024)
@@ -144,6 +146,16 @@ def test_the_appdef_goes_with_the_job_as_a_parameter_up_to_8_kib() -> None:
     odd = make_request(AppDef("a", [Role("r", "img", resource=RES)]), "a-x", _opts())
     assert "parameters" not in odd.job and "cannot be written as JSON" in odd.appdef_left_out
     assert appdef_of({}) is None and appdef_of({"parameters": {"torchx_appdef": "[]"}}) is None
+    # the run options go with it, masked, where they fit; else the AppDef goes without them
+    with_options = make_request(app, "app-x", _opts())
+    kept_app, options = appdef_and_options_of(with_options.job)
+    assert kept_app == app and options["queue"] == _opts()["queue"]
+    room = APPDEF_MAX - len(encode(AppDef("app", [role(args=[""])])).encode())
+    fits = AppDef("app", [role(args=["x" * (room - 20)])])  # 20 bytes to spare alone
+    assert len(encode(fits).encode()) == APPDEF_MAX - 20
+    near = make_request(fits, "app-x", _opts())
+    assert near.appdef_left_out == ""
+    assert appdef_and_options_of(near.job) == (fits, {})  # with them it would be over 8 KiB
 
 
 def test_macros_in_a_multi_node_job_are_filled_in_at_run_time() -> None:

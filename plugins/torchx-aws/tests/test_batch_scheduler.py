@@ -220,11 +220,13 @@ def test_describe_gives_back_the_appdef_the_job_carries(stubs: Stubs) -> None:
     stubs.done()
     assert desc is not None
     assert (desc.roles, desc.name, desc.metadata) == (app.roles, "train", {"team": "ml"})
+    assert desc.run_options["queue"] == "q"  # the run options kept beside the AppDef
     # a job without it (another tool's, or an AppDef too large to keep): no roles
     for params in ({}, {"torchx_appdef": "{not json"}):
         stubs.add("batch", "describe_jobs", {"jobs": [_parent(16, parameters=params)]})
         desc = sched.describe(f"q:{JOB}:us-east-1:16")
         assert desc is not None and desc.roles == [] and desc.name == "app"
+        assert desc.run_options == {}
     stubs.done()
 
 

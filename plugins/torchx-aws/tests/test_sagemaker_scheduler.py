@@ -228,6 +228,11 @@ def test_describe_tells_the_env_the_run_options_gave_for_torchx_status_to_mask(
     assert out is not None
     assert out.env["DB_PASSWORD"] == "s3cret" and out.env["api_key"] == "k3y-value"
     assert not [k for k in out.env if k.startswith("torchx_appdef_")]
+    # the run options come back masked: the hyperparameters are readable by others
+    assert out.run_options["environment"] == {"DB_PASSWORD": "****"}
+    assert out.run_options["hyperparameters"] == {"api_key": "****"}
+    assert out.run_options["role"] == cfg["role"]
+    assert "s3cret" not in "".join(params["HyperParameters"].values())
 
 
 def test_an_appdef_too_large_to_keep_is_left_out_and_the_dry_run_says_so(

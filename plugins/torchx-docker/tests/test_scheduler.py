@@ -403,3 +403,20 @@ def test_every_replica_is_given_the_apps_handle_in_torchx_job_id() -> None:
     # the AppDef kept beside the job leaves it out (every request is given it)
     kept = info.request.containers[0].config["labels"]["torchx.pytorch.org/appdef"]
     assert '"env": {}' in kept
+
+
+def test_describe_gives_back_the_run_options_the_label_keeps_masked() -> None:
+    api = FakeAPI()
+    sched = DockerScheduler("t", backend=DockerBackend(client=api))
+    app = AppDef("app", [Role("w", "img", entrypoint="sh")])
+    cfg = {"env": {"HF_TOKEN": "hf-secret-1", "LR": "1"}, "copy_env": ["DB_*"], "stop_grace": 3}
+    info = sched.submit_dryrun(app, cfg)
+    label = info.request.containers[0].config["labels"][labels.APPDEF]
+    assert "hf-secret-1" not in label  # a label anyone who may inspect the container reads
+    api.containers_answer = _replicas("running", "Up 1 second", 1)
+    api.containers_answer[0]["Labels"][labels.APPDEF] = label
+    desc = sched.describe("a")
+    assert desc is not None and desc.roles == app.roles
+    assert desc.run_options["env"] == {"HF_TOKEN": "****", "LR": "1"}
+    assert desc.run_options["copy_env"] == ["DB_*"] and desc.run_options["stop_grace"] == 3
+    assert list(desc.run_options) == sorted(desc.run_options)

@@ -343,6 +343,7 @@ def test_describe_is_two_calls_with_exit_codes_and_the_appdef(
     assert api.calls[1][2]["labelSelector"] == f"{labels.INSTANCE}={name_of(app_id)}"
     assert d.state == F and d.name == "trainer" and d.roles[0].num_replicas == 64
     assert [r.exit_code for r in d.roles_statuses[0].replicas][-2:] == [0, 1]
+    assert d.run_options["validate_spec"] is False  # kept beside the AppDef
 
 
 def test_an_unknown_app_is_none(sched: McadScheduler) -> None:

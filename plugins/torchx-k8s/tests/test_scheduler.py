@@ -205,6 +205,21 @@ def test_describe_of_128_replicas_is_two_calls(sched: KubernetesScheduler, api: 
     assert [r.id for r in role.replicas] == list(range(128))
     assert role.replicas[5].hostname == f"{name}-r0-5-0.{name}"
     assert d.roles[0].num_replicas == 128 and d.name == "trainer"  # the AppDef, given back
+    assert d.run_options["validate_spec"] is False  # and the run options beside it
+    assert d.run_options["flavour"] == "volcano" and list(d.run_options) == sorted(d.run_options)
+
+
+def test_the_run_options_are_kept_masked_in_the_annotation(
+    sched: KubernetesScheduler, api: FakeApi
+) -> None:
+    cfg = {"validate_spec": False, "secret_env": {"HF_TOKEN": "hf-creds/token"}}
+    app_id = submit(sched, app(), **cfg)
+    ns, name = app_id.split(":")[:2]
+    kept = api.objects[f"{VOLCANO_JOBS.format(ns=ns)}/{name}"]["metadata"]["annotations"]
+    assert "hf-creds" not in kept[labels.APPDEF]  # whoever may read the job reads it
+    set_phase(api, app_id, "Running")
+    d = sched.describe(app_id)
+    assert d is not None and d.run_options["secret_env"] == "****"
 
 
 @pytest.mark.parametrize(

@@ -143,6 +143,7 @@ def test_describe_reads_states_exit_codes_and_the_appdef(
     ]
     assert "main/1 (LSF job 101, exit code 3)" in desc.msg
     assert desc.name == "demo" and desc.metadata == {"k": "v"} and desc.roles[0].name == "main"
+    assert desc.run_options["jobdir"] == str(tmp_path / "jobs")  # kept beside the AppDef
     assert desc.end_time is not None and desc.start_time is not None
     assert desc.end_time - desc.start_time == 60
     assert fake_lsf.calls("bjobs")[-1] == [

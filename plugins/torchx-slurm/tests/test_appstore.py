@@ -60,6 +60,21 @@ def test_describe_gives_back_the_submitted_appdef(
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     assert stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
     assert b"hf_secret" in kept.read_bytes()
+    assert desc.run_options["job_dir"] == str(tmp_path)
+
+
+def test_describe_gives_back_the_run_options_masked(
+    fake_slurm: FakeTools, sched: SlurmScheduler, tmp_path: Path
+) -> None:
+    fake_slurm.answer("sbatch", stdout="1234\n")
+    cfg = {"job_dir": str(tmp_path), "comment": "run 7,API_TOKEN=tok-987"}
+    sched.submit(_app(), cfg)
+    fake_slurm.answer("squeue", stdout=_squeue(tmp_path))
+    desc = create_scheduler("other").describe("1234")
+    assert desc is not None
+    assert desc.run_options["job_dir"] == str(tmp_path)
+    assert desc.run_options["comment"] == "run 7,API_TOKEN=****"
+    assert b"tok-987" not in (tmp_path / ".torchx-slurm" / "1234" / appstore.FILE).read_bytes()
 
 
 def test_without_a_kept_appdef_describe_has_the_job_name_and_no_roles(

@@ -7,9 +7,10 @@ start ``torchx ui`` and an app of their scheduler, then take these steps in the 
 * :func:`open_list`: open the printed URL; the page goes live and the token leaves the
   address bar;
 * :func:`follow_and_cancel`: see the app appear in the list, running, its replica
-  counted (``1/1``); open it; follow its replica's log and see the numbered lines of
-  :func:`ticker` arrive, in order, while it runs; cancel it (asked once) and see
-  CANCELLED, the replica too;
+  counted (``1/1``); open it (and see a run option it was submitted with in the run
+  options table, where the test names one); follow its replica's log and see the
+  numbered lines of :func:`ticker` arrive, in order, while it runs; cancel it (asked
+  once) and see CANCELLED, the replica too;
 * :func:`delete`: delete it (asked once) and be back on the list, where it is gone, or
   kept (CANCELLED) by a scheduler that keeps ended apps (Slurm's accounting).
 
@@ -100,11 +101,13 @@ def follow_and_cancel(
     role: str,
     text: str,
     app_name: str | None = None,
+    option: tuple[str, str] | None = None,
     timeout: float = 60,
 ) -> None:
     """The list shows the running app ``handle`` (named ``name`` in the list, ``app_name``
     in its AppDef, as its page's title shows: ``name`` unless given; one replica of
-    ``role``, printing :func:`ticker` lines of ``text``); its page follows the replica's log
+    ``role``, printing :func:`ticker` lines of ``text``; ``option``: a run option's name
+    and the text its page shows for it, masked); its page follows the replica's log
     while it prints; cancel, asked once, ends it: CANCELLED on the page. ``timeout`` bounds
     each wait on the scheduler (a batch scheduler may take seconds to start or stop a job)."""
     it = row(handle)
@@ -120,6 +123,11 @@ def follow_and_cancel(
     title = page.evaluate("document.getElementById('app-title').textContent")
     assert title == f"{app_name or name}: {handle}", title
     assert page.evaluate(SUMMARY).startswith("RUNNING"), page.evaluate(SUMMARY)
+    if option is not None:
+        rows = "[...document.querySelectorAll('#run-option-rows tr')]"
+        cells = f"{rows}.map((tr) => [...tr.cells].map((td) => td.textContent))"
+        page.wait_until(f"{rows}.length > 0", timeout)
+        assert list(option) in page.evaluate(cells), page.evaluate(cells)
     page.evaluate("document.querySelector('#replica-rows button').click()")
     prefix = f"{role}/0 {text} "
     count = f"{LOG}.split('\\n').filter((l) => l.startsWith({js(prefix)})).length"

@@ -52,9 +52,9 @@ def page() -> Iterator[Page]:
         yield page
 
 
-def run_hostile_app(env: dict[str, str], tmp_path: Path) -> str:
+def run_hostile_app(env: dict[str, str], tmp_path: Path, *cfg: str) -> str:
     """From the CLI, an AppDef file: a hostile name, a replica printing a numbered hostile
-    line (:func:`flow.ticker`) until it is stopped. Its handle."""
+    line (:func:`flow.ticker`) until it is stopped; ``cfg``: -cfg's. Its handle."""
     doc = {
         "apiVersion": "torchx.specs/v1",
         "kind": "AppDef",
@@ -72,8 +72,13 @@ def run_hostile_app(env: dict[str, str], tmp_path: Path) -> str:
     }
     app = tmp_path / "app.json"
     app.write_text(json.dumps(doc))
+    options = [arg for c in cfg for arg in ("-cfg", c)]
     proc = subprocess.run(
-        [TORCHX, "run", str(app)], env=env, cwd=tmp_path, capture_output=True, text=True
+        [TORCHX, "run", *options, str(app)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip().splitlines()[-1]
@@ -84,8 +89,15 @@ def test_a_person_sees_follows_cancels_and_deletes_an_app(
 ) -> None:
     flow.open_list(page, ui)
     # (an app left running by a failure here is cancelled by conftest's world fixture)
-    handle = run_hostile_app(env, tmp_path)
-    flow.follow_and_cancel(page, handle, name=HOSTILE_NAME, role="talk", text=HOSTILE_LINE)
+    # a run option holding a secret-looking NAME=value (a directory's name): shown masked
+    logs = tmp_path / "logs" / "API_TOKEN=sk-browser-secret"
+    handle = run_hostile_app(env, tmp_path, f"log_dir={logs}")
+    masked = str(tmp_path / "logs" / "API_TOKEN=****")
+    flow.follow_and_cancel(
+        page, handle, name=HOSTILE_NAME, role="talk", text=HOSTILE_LINE, option=("log_dir", masked)
+    )
+    table = page.evaluate("document.getElementById('run-options').textContent")
+    assert "sk-browser-secret" not in table
     flow.delete(page, handle)
 
     # nothing hostile ran or became an element

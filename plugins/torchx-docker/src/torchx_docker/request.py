@@ -143,7 +143,7 @@ def make_request(
             role_labels[labels.STOP_GRACE] = str(opts.stop_grace)
             if role is first and k == 0:
                 role_labels[labels.APP_NAME] = app.name
-                role_labels[labels.APPDEF] = _appdef_json(app)
+                role_labels[labels.APPDEF] = _appdef_json(app, opts)
             else:
                 role_labels[labels.APP_NAME] = app.name
             config: dict[str, Any] = {
@@ -249,7 +249,8 @@ def check_bind_sources(app: AppDef, exists: Callable[[str], bool]) -> None:
                 )
 
 
-def _appdef_json(app: AppDef) -> str:
+def _appdef_json(app: AppDef, opts: DockerOpts) -> str:
+    """The AppDef's document, with the run options masked (a label anyone may inspect)."""
     from torchx.specs.appdef_json import encode
 
-    return encode(app)
+    return encode(app, run_options=opts)

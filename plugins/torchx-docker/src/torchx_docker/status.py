@@ -430,7 +430,7 @@ def describe_response(app_id: str, seen: list[Seen]) -> DescribeAppResponse | No
     replicas = [c for c in seen if c.kind == labels.KIND_REPLICA]
     if not replicas:
         return None
-    appdef = _appdef_of(replicas)
+    appdef, run_options = _appdef_of(replicas)
     order = [r.name for r in appdef.roles] if appdef is not None else None
     expected = {r.name: r.num_replicas for r in appdef.roles} if appdef is not None else None
     view = app_status(seen, order, expected)
@@ -447,6 +447,7 @@ def describe_response(app_id: str, seen: list[Seen]) -> DescribeAppResponse | No
         start_time=_start_time(replicas),
         end_time=_end_time(replicas) if view.state.is_terminal() else None,
         env={name: value for c in replicas for name, value in c.env.items()},
+        run_options=run_options,
     )
 
 
@@ -472,18 +473,18 @@ def list_entries(seen: list[Seen]) -> list[ListAppResponse]:
     return out
 
 
-def _appdef_of(replicas: list[Seen]) -> AppDef | None:
+def _appdef_of(replicas: list[Seen]) -> tuple[AppDef | None, dict[str, Any]]:
+    """The AppDef kept in the first replica's label and its (masked) run options."""
     for c in replicas:
         text = c.labels.get(labels.APPDEF)
         if text:
-            from torchx.specs.appdef_json import decode
+            from torchx.specs.appdef_json import decode_with_options
 
             try:
-                app = decode(text)
+                return decode_with_options(text)
             except Exception:
-                return None
-            return app
-    return None
+                return None, {}
+    return None, {}
 
 
 def _app_name(replicas: list[Seen]) -> str:

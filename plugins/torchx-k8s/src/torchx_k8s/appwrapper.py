@@ -130,7 +130,10 @@ def make_appwrapper(app: AppDef, name: str, opts: McadOpts) -> K8sRequest:
     service = _service(app, name, namespace)
     meta = metadata(name, app)
     meta["namespace"] = namespace
-    meta["annotations"] = {labels.FORMAT_KEY: labels.FORMAT, labels.APPDEF: appdef_json(app)}
+    meta["annotations"] = {
+        labels.FORMAT_KEY: labels.FORMAT,
+        labels.APPDEF: appdef_json(app, opts),
+    }
     spec: dict[str, Any]
     if flavour == names.APPWRAPPER:
         items = [{"replicas": 1, "generictemplate": group}] if group else []

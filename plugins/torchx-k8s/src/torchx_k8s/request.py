@@ -59,6 +59,7 @@ The object carries the labels of :mod:`torchx_k8s.labels` and the submitted AppD
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,7 +142,7 @@ def make_request(app: AppDef, name: str, opts: K8sOpts) -> K8sRequest:
     check(app)
     flavour = opts.flavour
     ref = names.AppRef(opts.namespace, name, flavour, opts.context)
-    appdef_text = appdef_json(app)
+    appdef_text = appdef_json(app, opts)
     if flavour == names.JOBSET:
         resource, samples = _jobset(app, name, opts)
     else:
@@ -301,23 +302,31 @@ def _jobset(app: AppDef, name: str, opts: K8sOpts) -> tuple[dict[str, Any], list
     return resource, samples
 
 
-def appdef_json(app: AppDef) -> str:
+def appdef_json(app: AppDef, opts: Mapping[str, Any]) -> str:
+    """The AppDef's document with the run options ``opts``, masked (an annotation that
+    whoever may read the object reads)."""
     from torchx.specs.appdef_json import encode
 
-    return encode(app)
+    return encode(app, run_options=opts)
 
 
 def appdef_from(resource: dict[str, Any]) -> AppDef | None:
     """The AppDef an object made here carries (None: none, or not readable)."""
+    return appdef_and_options_from(resource)[0]
+
+
+def appdef_and_options_from(resource: dict[str, Any]) -> tuple[AppDef | None, dict[str, Any]]:
+    """The AppDef an object made here carries (None: none, or not readable) and the
+    masked run options kept with it (empty if none)."""
     text = ((resource.get("metadata") or {}).get("annotations") or {}).get(labels.APPDEF)
     if not text:
-        return None
-    from torchx.specs.appdef_json import decode
+        return None, {}
+    from torchx.specs.appdef_json import decode_with_options
 
     try:
-        return decode(text)
+        return decode_with_options(text)
     except Exception:
-        return None
+        return None, {}
 
 
 def to_json(request: K8sRequest) -> str:

@@ -74,7 +74,13 @@ from torchx_k8s.logs import replica_log
 from torchx_k8s.names import AppRef, parse_app_id
 from torchx_k8s.options import K8sOpts
 from torchx_k8s.pruned import dropped_fields
-from torchx_k8s.request import KINDS, K8sRequest, appdef_from, make_request
+from torchx_k8s.request import (
+    KINDS,
+    K8sRequest,
+    appdef_and_options_from,
+    appdef_from,
+    make_request,
+)
 
 
 class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
@@ -184,7 +190,7 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
             return None
         pods = self._k8s.pods(ref, labels.pod_selector(ref.name))
         obj, pods = self._settle(ref, obj, pods)
-        appdef = appdef_from(obj)
+        appdef, run_options = appdef_and_options_from(obj)
         roles = (
             [(r.name, r.num_replicas) for r in appdef.roles]
             if appdef is not None
@@ -207,6 +213,7 @@ class KubernetesScheduler(PushedImageWorkspaceMixin, Scheduler[Mapping[str, CfgV
             roles=list(appdef.roles) if appdef is not None else [],
             metadata=dict(appdef.metadata) if appdef is not None else {},
             name=appdef.name if appdef is not None else ref.name,
+            run_options=run_options,
             start_time=view.start_time,
             end_time=view.end_time,
         )

@@ -141,7 +141,9 @@ class LsfScheduler(Scheduler[Mapping[str, CfgVal]]):
             # kept for describe; the jobs run without it, so a failure to write it (a full
             # disk) costs describe its roles, never the submitted app
             try:
-                appstore.save(request.app_dir, app)
+                appstore.save(
+                    request.app_dir, app, run_options=appstore.run_options_of(dryrun_info)
+                )
             except OSError as e:
                 warnings.warn(
                     f"the AppDef of {request.app_id} could not be kept in {request.app_dir} "

@@ -44,8 +44,9 @@ def describe_response(
     records = [with_recorded_exit(rec, app_dir) for rec in records]
     state = app_state(records, cancelled)
     record = app_record(app_id, records, app_dir, state.name)
-    app = appstore.load(app_dir) if app_dir else None
+    app, run_options = appstore.load_with_options(app_dir) if app_dir else (None, {})
     return DescribeAppResponse(
+        run_options=run_options,
         app_id=app_id,
         state=state,
         num_restarts=record["num_restarts"],

@@ -226,6 +226,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[Mapping[str, CfgVal]]):
                     app,
                     # the job's directory, which its logs go to, as its script makes it
                     dir_mode=0o755 if request.shared_logs else 0o700,
+                    run_options=appstore.run_options_of(dryrun_info),
                 )
             except OSError as e:
                 warnings.warn(

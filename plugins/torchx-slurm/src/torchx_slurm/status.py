@@ -64,7 +64,7 @@ def describe_response(app_id: str, records: list[JobRecord]) -> DescribeAppRespo
     if state == AppState.FAILED:
         msg = _failure(leader, record, app_id, job.state_dir)
     # the AppDef submitted (kept by schedule), else only the name Slurm has
-    app = appstore.load(job.state_dir) if job.state_dir else None
+    app, run_options = appstore.load_with_options(job.state_dir) if job.state_dir else (None, {})
     return DescribeAppResponse(
         app_id=app_id,
         state=state,
@@ -74,6 +74,7 @@ def describe_response(app_id: str, records: list[JobRecord]) -> DescribeAppRespo
         roles=list(app.roles) if app else [],
         metadata=dict(app.metadata) if app else {},
         name=app.name if app else job.app_name,
+        run_options=run_options,
         ui_url=record["ui_url"],
         start_time=record["start_time"],
         end_time=record["end_time"],

@@ -128,25 +128,31 @@ class DescribeCommand:
         from torchx.cli.errors import CliError
         from torchx.cli.output import masked_app
 
-        app = get_runner(one_shot=True).describe(args.app_handle)
-        if app is None:
+        found = get_runner(one_shot=True).describe_with_options(args.app_handle)
+        if found is None:
             raise CliError(
                 f"no app {args.app_handle!r}: it does not exist (or was deleted); see 'torchx list'"
             )
+        app, run_options = found  # masked by the scheduler when it kept them
         if not args.show_secrets:
             app = masked_app(app)
         if args.json:
-            # the specs document format: 'torchx run FILE.json' runs it again
+            # the specs document format: 'torchx run FILE.json' runs it again; the run
+            # options are its torchx.runOptions metadata entry, as schedulers keep them
+            # (the run leaves it out of the app it submits)
             import json
 
-            from torchx.specs.serialize import to_document
+            from torchx.specs.appdef_json import encode
 
-            print(json.dumps(to_document(app), indent=2))
+            doc = json.loads(encode(app, run_options=run_options if run_options else None))
+            print(json.dumps(doc, indent=2))
         else:
-            from torchx.cli.output import format_app
+            from torchx.cli.output import format_app, format_run_options
 
             print(f"AppHandle: {args.app_handle}")
             print(format_app(app))
+            if run_options:
+                print(format_run_options(run_options))
         return 0
 
 

@@ -13,6 +13,15 @@ from __future__ import annotations
 
 import sys
 
+# The secret-looking names and their masking are torchx-specs' one copy, which the
+# schedulers use for the run options they keep beside an app; re-exported for the CLI.
+from torchx.specs.secrets import MASK as MASK
+from torchx.specs.secrets import SECRET_PATTERN as SECRET_PATTERN
+from torchx.specs.secrets import is_secret_name as is_secret_name
+from torchx.specs.secrets import mask_env as mask_env
+from torchx.specs.secrets import masked_cfg as masked_cfg
+from torchx.specs.secrets import masked_run_options as masked_run_options
+from torchx.specs.secrets import secret_pairs as secret_pairs
 from torchx.specs.status import NONE, STATES, format_duration, format_time
 from torchx.specs.status import format_status as status_text
 
@@ -27,62 +36,6 @@ if TYPE_CHECKING:
 
 #: Version of the JSON documents the CLI prints.
 JSON_FORMAT_VERSION = "torchx.cli/v1"
-MASK = "****"
-#: What a secret-looking env name contains (any case); compiled on first use, so that a
-#: status with no env to mask never imports ``re`` (the quick path).
-SECRET_PATTERN = r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL"
-_secret: Any = None
-
-
-def is_secret_name(name: str) -> bool:
-    """True for env names that look like they hold a secret (``API_KEY``, ``HF_TOKEN``, ...).
-
-    A scheduler reports a value it knows to be secret under a name starting with
-    ``secret:`` (``DescribeAppResponse.env``), whatever the variable's name:
-
-    >>> is_secret_name("HF_TOKEN"), is_secret_name("secret:db-creds/url"), is_secret_name("DB_URL")
-    (True, True, False)
-    """
-    global _secret
-    if _secret is None:
-        import re
-
-        _secret = re.compile(SECRET_PATTERN, re.IGNORECASE)
-    return bool(_secret.search(name))
-
-
-def mask_env(env: dict[str, str]) -> dict[str, str]:
-    """A copy of ``env`` with the values of secret-looking names replaced by ``****``.
-
-    >>> mask_env({"HF_TOKEN": "hf_abc123", "LR": "0.1", "API_KEY": ""})
-    {'HF_TOKEN': '****', 'LR': '0.1', 'API_KEY': ''}
-    """
-    return {k: (MASK if is_secret_name(k) and v else v) for k, v in env.items()}
-
-
-def secret_pairs(cfg: Mapping[str, Any]) -> list[dict[str, str]]:
-    """The run options of ``cfg`` that are ``NAME:VALUE`` pairs holding a secret-looking name.
-
-    >>> secret_pairs({"env": {"DB_PASSWORD": "s3cr3t", "LR": "1"}, "tags": {"team": "ml"}})
-    [{'DB_PASSWORD': 's3cr3t', 'LR': '1'}]
-    """
-    out = []
-    for value in cfg.values():
-        if isinstance(value, dict) and any(is_secret_name(str(k)) for k in value):
-            out.append({str(k): str(v) for k, v in value.items()})
-    return out
-
-
-def masked_cfg(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of ``cfg`` whose ``NAME:VALUE`` run options have their secret values masked.
-
-    >>> masked_cfg({"env": {"API_KEY": "abc123", "LR": "1"}, "shm_size": "2g"})
-    {'env': {'API_KEY': '****', 'LR': '1'}, 'shm_size': '2g'}
-    """
-    return {
-        k: mask_env({str(n): str(x) for n, x in v.items()}) if isinstance(v, dict) else v
-        for k, v in cfg.items()
-    }
 
 
 def secrets_written(texts: Iterable[str]) -> list[dict[str, str]]:
@@ -398,6 +351,27 @@ def format_app(app: Any) -> str:
             first, *rest = value.split("\n")
             lines.append(f"    {label + ':':<11}{first}")
             lines.extend(f"    {'':<11}{more}" for more in rest)
+    return "\n".join(lines)
+
+
+def format_run_options(options: Mapping[str, Any]) -> str:
+    """The run options an app was submitted with (``torchx describe``), one a line, as
+    the scheduler kept them (masked): lists and mappings as ``-cfg`` writes them.
+
+    >>> print(format_run_options({"env": {"A": "1", "B_TOKEN": "****"}, "tags": ["x", "y"]}))
+    Run options:
+      env: A:1,B_TOKEN:****
+      tags: x,y
+    """
+    lines = ["Run options:"]
+    for name, value in options.items():
+        if isinstance(value, dict):
+            text = ",".join(f"{k}:{v}" for k, v in value.items())
+        elif isinstance(value, list):
+            text = ",".join(map(str, value))
+        else:
+            text = str(value)
+        lines.append(f"  {name}: {text}")
     return "\n".join(lines)
 
 

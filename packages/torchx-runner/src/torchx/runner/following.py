@@ -70,6 +70,15 @@ class Following(RunnerBase):
         found = self._status_described(app_handle)
         return None if found is None else (found[0], found[1])
 
+    def status_app_and_options(
+        self, app_handle: AppHandle
+    ) -> tuple[AppStatus, AppDef, dict[str, Any]] | None:
+        """:meth:`status_and_app` and the run options the app was submitted with
+        (``DescribeAppResponse.run_options``: masked when kept, ``{}`` where the scheduler
+        keeps none), from the same one question: what ``torchx ui``'s app page shows."""
+        found = self._status_described(app_handle)
+        return None if found is None else (found[0], found[1], dict(found[3]))
+
     def status_and_envs(
         self, app_handle: AppHandle
     ) -> tuple[AppStatus, list[dict[str, str]]] | None:
@@ -83,19 +92,22 @@ class Following(RunnerBase):
         found = self._status_described(app_handle)
         if found is None:
             return None
-        status, app, env = found
+        status, app, env, _options = found
         return status, [*(dict(role.env) for role in app.roles), env]
 
     def _status_described(
         self, app_handle: AppHandle
-    ) -> tuple[AppStatus, AppDef, dict[str, str]] | None:
-        """(status, AppDef, the backend's ``env``) from one describe; None for no app."""
+    ) -> tuple[AppStatus, AppDef, dict[str, str], dict[str, Any]] | None:
+        """(status, AppDef, the backend's ``env``, the run options) from one describe;
+        None for no app."""
         handle = parse_handle(app_handle)
         desc = self._describe_response(handle, f"status of {handle}")
         if desc is None:
             return None
         status = self._explained(handle, desc.app_status())
-        return status, self._app_of(handle, desc), dict(desc.env)
+        # getattr: a third-party scheduler's own response class may predate the field
+        options = getattr(desc, "run_options", None) or {}
+        return status, app_of(desc, handle, self._apps.get(handle)), dict(desc.env), dict(options)
 
     def _explained(self, app_handle: AppHandle, status: AppStatus) -> AppStatus:
         """``status`` with a FAILED app's replica errors filled in (:mod:`torchx.runner.failures`)."""
@@ -166,9 +178,19 @@ class Following(RunnerBase):
         id (as upstream TorchX does). Otherwise, an app submitted by this runner is
         described by what was submitted.
         """
+        found = self.describe_with_options(app_handle)
+        return None if found is None else found[0]
+
+    def describe_with_options(self, app_handle: AppHandle) -> tuple[AppDef, dict[str, Any]] | None:
+        """:meth:`describe` and the run options the app was submitted with (as
+        :meth:`status_app_and_options` gives them), from the one question; None if the
+        app does not exist."""
         handle = parse_handle(app_handle)
         desc = self._describe_response(handle, f"describe {handle}")
-        return None if desc is None else self._app_of(handle, desc)
+        if desc is None:
+            return None
+        options = getattr(desc, "run_options", None) or {}
+        return app_of(desc, handle, self._apps.get(handle)), dict(options)
 
     def _describe_response(self, app_handle: AppHandle, what: str) -> DescribeAppResponse | None:
         """The scheduler's answer for the app (retried); forgets an app it does not know."""
@@ -182,19 +204,6 @@ class Following(RunnerBase):
         else:
             self._described_at[app_handle] = self._clock()
         return desc
-
-    def _app_of(self, handle: Handle, desc: DescribeAppResponse) -> AppDef:
-        from torchx.specs.api import AppDef
-
-        app_id = handle.app_id
-        if desc.roles:
-            return AppDef(
-                name=desc.name or app_id, roles=list(desc.roles), metadata=dict(desc.metadata)
-            )
-        submitted = self._apps.get(handle)
-        if submitted is not None:
-            return copy.deepcopy(submitted)
-        return AppDef(name=app_id, roles=[], metadata=dict(desc.metadata))
 
     def cancel(self, app_handle: AppHandle) -> None:
         """Asks the scheduler to stop the app; does nothing for an unknown app.
@@ -330,3 +339,18 @@ class Following(RunnerBase):
                 same = False
             aliases[given] = same
         return given if same else scheduler
+
+
+def app_of(desc: DescribeAppResponse, handle: Handle, submitted: AppDef | None) -> AppDef:
+    """The AppDef ``desc`` gives back, named by the app id where it has no name; where it
+    has no roles, a copy of what this runner submitted (``submitted``), else none."""
+    from torchx.specs.api import AppDef
+
+    app_id = handle.app_id
+    if desc.roles:
+        return AppDef(
+            name=desc.name or app_id, roles=list(desc.roles), metadata=dict(desc.metadata)
+        )
+    if submitted is not None:
+        return copy.deepcopy(submitted)
+    return AppDef(name=app_id, roles=[], metadata=dict(desc.metadata))

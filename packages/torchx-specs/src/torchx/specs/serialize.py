@@ -137,6 +137,8 @@ _CLASS_KIND: dict[type, str] = {cls: kind for kind, cls in _KINDS.items()}
 KINDS: Mapping[str, type] = types.MappingProxyType(_KINDS)
 
 _DOC_KEYS = ("apiVersion", "kind", "spec")
+#: As :data:`torchx.specs.appdef_json.RUN_OPTIONS_KEY` (which imports this module).
+_RUN_OPTIONS_KEY = "torchx.runOptions"
 
 _MAX_ERRORS_SHOWN = 10
 
@@ -435,6 +437,9 @@ def load_appdef_file(path: str | os.PathLike[str]) -> AppDef:
     Other extensions are sniffed: text starting with ``{`` is JSON, anything else YAML.
     The file may hold a document (``apiVersion``, ``kind: AppDef``, ``spec``) or, for
     hand-written files, just the AppDef's fields. Errors start with the file's path.
+    The run options a described app's document holds (its ``torchx.runOptions``
+    metadata entry, see :mod:`torchx.specs.appdef_json`) are left out: the run is given
+    its own.
     """
     from pathlib import Path  # not at import: pathlib is a few ms that torchx status skips
 
@@ -452,7 +457,11 @@ def load_appdef_file(path: str | os.PathLike[str]) -> AppDef:
         else:
             data = _parse_yaml(text)
         if isinstance(data, dict) and not any(key in data for key in _DOC_KEYS):
-            return structure(data, AppDef)
-        return from_document(data, AppDef)
+            app = structure(data, AppDef)
+        else:
+            app = from_document(data, AppDef)
+        # the masked run options of a described app (torchx describe --json): not the app's
+        app.metadata.pop(_RUN_OPTIONS_KEY, None)
+        return app
     except SerializationError as e:
         raise SerializationError(f"{name}: {e}", [f"{name}: {line}" for line in e.errors]) from None

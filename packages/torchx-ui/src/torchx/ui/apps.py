@@ -5,7 +5,10 @@ to ask. The documents are the CLI's: the status is the ``data.status`` of ``torc
 status --json`` (:func:`torchx.cli.output.status_payload`), the AppDef the specs
 document ``torchx describe --json`` prints, with secret-looking env values masked as
 the CLI masks them (:func:`torchx.cli.output.masked_app`); the same values are masked
-in the status's messages and in log lines (:func:`torchx.cli.output.mask_values`).
+in the status's messages and in log lines (:func:`torchx.cli.output.mask_values`). The
+run options the app was submitted with are the scheduler's, masked when it kept them
+(``DescribeAppResponse.run_options``; ``{}`` where it keeps none), as ``torchx
+describe`` prints them.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ class NoSuchApp(LookupError):
 
 
 def describe(runner: Runner, handle: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
-    """The app's document (status, AppDef, masked) and its roles' envs (to mask logs with).
+    """The app's document (status, AppDef, run options, masked) and its roles' envs (to
+    mask logs with).
 
-    One ``describe`` of the scheduler. Raises :class:`NoSuchApp` for an unknown app.
+    One ``describe`` of the scheduler (``Runner.status_app_and_options``). Raises :class:`NoSuchApp` for an unknown app.
     """
     from torchx.cli.output import (
         JSON_FORMAT_VERSION,
@@ -40,10 +44,10 @@ def describe(runner: Runner, handle: str) -> tuple[dict[str, Any], list[dict[str
     )
     from torchx.specs.serialize import to_document
 
-    found = runner.status_and_app(handle)
+    found = runner.status_app_and_options(handle)
     if found is None:
         raise NoSuchApp(f"no app {handle!r}: it does not exist (or was deleted)")
-    status, app = found
+    status, app, run_options = found
     envs = [dict(role.env) for role in app.roles]
     payload = status_payload(handle, status)
     data = {
@@ -51,6 +55,7 @@ def describe(runner: Runner, handle: str) -> tuple[dict[str, Any], list[dict[str
         "status": payload["status"],
         "duration_s": payload["duration_s"],
         "app": to_document(masked_app(app)),
+        "run_options": run_options,
     }
     doc = {"formatVersion": JSON_FORMAT_VERSION, "kind": APP_KIND, "data": data}
     text = mask(mask_values(json.dumps(doc, default=str), envs))

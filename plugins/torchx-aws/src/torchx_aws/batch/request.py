@@ -68,6 +68,7 @@ __all__ = [
     "TAGS",
     "BatchRequest",
     "app_id_of",
+    "appdef_and_options_of",
     "appdef_of",
     "job_name",
     "make_request",
@@ -467,7 +468,7 @@ def make_request(app: AppDef, app_id: str, opts: BatchOpts) -> BatchRequest:
     if opts.share_id is not None:
         job["shareIdentifier"] = opts.share_id
         job["schedulingPriorityOverride"] = opts.priority
-    document, left_out = appdef_doc.document(app)
+    document, left_out = appdef_doc.document(app, opts)
     if document is not None:
         job["parameters"] = {APPDEF_PARAMETER: document}
     return BatchRequest(
@@ -503,7 +504,12 @@ def describe_roles(roles: Sequence[tuple[str, int, int]]) -> str:
 
 def appdef_of(job: Mapping[str, Any]) -> AppDef | None:
     """The AppDef a job made here carries (a ``DescribeJobs`` record); None: none, or unreadable."""
-    return appdef_doc.read((job.get("parameters") or {}).get(APPDEF_PARAMETER))
+    return appdef_and_options_of(job)[0]
+
+
+def appdef_and_options_of(job: Mapping[str, Any]) -> tuple[AppDef | None, dict[str, Any]]:
+    """:func:`appdef_of` and the masked run options kept with it (empty if none)."""
+    return appdef_doc.read_with_options((job.get("parameters") or {}).get(APPDEF_PARAMETER))
 
 
 # -- app ids ------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Any
 
 from torchx.schedulers.contract.api import DescribeAppResponse, ListAppResponse
 from torchx.specs import AppState, ReplicaStatus, RoleStatus
-from torchx_aws.batch.request import TAGS, appdef_of, roles_of
+from torchx_aws.batch.request import TAGS, appdef_and_options_of, roles_of
 
 __all__ = [
     "CANCEL_REASON",
@@ -210,7 +210,7 @@ def describe_response(
     msg = "; ".join(text for _, text in sorted(failed, key=lambda f: f[0]))
     msg = msg or str(job.get("statusReason") or "")
     tags = job.get("tags") or {}
-    app = appdef_of(job)
+    app, run_options = appdef_and_options_of(job)
     return DescribeAppResponse(
         app_id=app_id,
         state=state,
@@ -220,6 +220,7 @@ def describe_response(
         roles_statuses=roles,
         roles=list(app.roles) if app is not None else [],
         metadata=dict(app.metadata) if app is not None else {},
+        run_options=run_options,
         name=app.name
         if app is not None
         else str(tags.get(TAGS["app_name"]) or job.get("jobName") or ""),

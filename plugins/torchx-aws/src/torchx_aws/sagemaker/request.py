@@ -344,7 +344,7 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
         "EnableManagedSpotTraining": opts.use_spot_instances,
     }
     hyperparameters = dict(opts.hyperparameters or {})
-    document, left_out = appdef_doc.document(app)
+    document, left_out = appdef_doc.document(app, opts)
     if document is not None:
         kept = {
             f"{APPDEF_HYPERPARAMETER}{i}": piece
@@ -403,11 +403,16 @@ def build_request(app: AppDef, opts: SageMakerOpts, version: str) -> TrainingJob
 
 def appdef_of(job: Mapping[str, Any]) -> AppDef | None:
     """The AppDef a training job made here carries (its ``HyperParameters``); None: none."""
+    return appdef_and_options_of(job)[0]
+
+
+def appdef_and_options_of(job: Mapping[str, Any]) -> tuple[AppDef | None, dict[str, Any]]:
+    """:func:`appdef_of` and the masked run options kept with it (empty if none)."""
     params = job.get("HyperParameters") or {}
     found: list[str] = []
     while f"{APPDEF_HYPERPARAMETER}{len(found)}" in params:
         found.append(str(params[f"{APPDEF_HYPERPARAMETER}{len(found)}"]))
-    return appdef_doc.read("".join(found))
+    return appdef_doc.read_with_options("".join(found))
 
 
 def finish(request: TrainingJobRequest, role_arn: str, account: str, region: str) -> None:

@@ -28,7 +28,7 @@ from torchx_aws.sagemaker.request import (
     APP_NAME_TAG,
     APPDEF_HYPERPARAMETER,
     ROLE_NAME_TAG,
-    appdef_of,
+    appdef_and_options_of,
 )
 
 __all__ = [
@@ -110,7 +110,7 @@ def describe_response(
         limit = job["SecondaryStatus"]
         msg = f"SageMaker stopped the job: {limit}" + (f" ({msg})" if msg else "")
     name = job["TrainingJobName"]
-    app = appdef_of(job)
+    app, run_options = appdef_and_options_of(job)
     return DescribeAppResponse(
         app_id=app_id,
         state=state,
@@ -122,6 +122,7 @@ def describe_response(
         roles_statuses=replicas_in_app_state({role: count}, state),
         roles=list(app.roles) if app is not None else [],
         metadata=dict(app.metadata) if app is not None else {},
+        run_options=run_options,
         name=app.name if app is not None else names.get(APP_NAME_TAG) or name,
         start_time=_seconds(job.get("TrainingStartTime") or job.get("CreationTime")),
         end_time=_seconds(job.get("TrainingEndTime")) if state.is_terminal() else None,

@@ -180,6 +180,14 @@ class DescribeAppResponse:
     (the kubernetes schedulers' values read from a Secret for ``secret_env``) is
     reported under a name that starts with ``secret:`` (``secret:hf-creds/token``), which
     every masker that goes by names treats as secret: no field of its own is needed.
+
+    Nor is ``run_options``: the run options (cfg) the app was submitted with, resolved,
+    as the scheduler keeps them beside the AppDef (:mod:`torchx.specs.appdef_json`):
+    plain JSON values, keys sorted, masked when written
+    (:func:`torchx.specs.secrets.masked_run_options`: never a secret's value). Empty
+    where unknown: an app submitted by an older release, or a backend that declares
+    ``Capability.DESCRIBE_RUN_OPTIONS`` missing. It defaults to empty, so schedulers
+    written before it keep working.
     """
 
     app_id: str = "<NOT_SET>"
@@ -195,6 +203,7 @@ class DescribeAppResponse:
     start_time: float | None = None
     end_time: float | None = None
     env: dict[str, str] = attrs.field(factory=dict)
+    run_options: dict[str, Any] = attrs.field(factory=dict)
 
     def app_status(self) -> AppStatus:
         """The app's status this answer says (what ``Runner.status`` returns, before a

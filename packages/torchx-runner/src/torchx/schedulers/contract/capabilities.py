@@ -63,6 +63,9 @@ class Capability(StrEnum):
     #: ``DescribeAppResponse.name``/``roles``/``metadata``: ``describe`` gives back the
     #: submitted AppDef
     DESCRIBE_APPDEF = "describe_appdef"
+    #: ``DescribeAppResponse.run_options``: ``describe`` gives back the (masked) run
+    #: options the app was submitted with
+    DESCRIBE_RUN_OPTIONS = "describe_run_options"
     #: ``ReplicaStatus.state`` per replica: each replica's own state (SageMaker reports one
     #: state per training job, none per instance)
     REPLICA_STATUS = "replica_status"
@@ -89,6 +92,7 @@ LACKING: Mapping[Capability, str] = {
     Capability.RANK0_ENV: "${rank0_env} is left as it is (not substituted)",
     Capability.DESCRIBE_APPDEF: "describe's roles are empty and its name is the app's "
     "name or the job name made from it",
+    Capability.DESCRIBE_RUN_OPTIONS: "describe's run_options is empty",
     Capability.REPLICA_STATUS: "every replica is reported in the app's state, with no exit "
     "code (torchx.schedulers.contract.states.replicas_in_app_state); declare exit_codes missing too",
     Capability.LAST_ATTEMPT_STATUS: "once an app has failed after restarts, every replica "

@@ -6,6 +6,8 @@ so that ``describe`` gives it back from any later process. :func:`save` writes i
 ``STATE_DIR/appdef.json``, a file only the user can read (0600, in a 0700 directory):
 the roles' env may hold secrets, which ``describe`` gives back whole (an AppDef ready to
 run again); the ``torchx`` command masks secret-looking values when it prints one.
+The run options it was submitted with go in the same document, masked when written
+(``save(..., run_options=cfg)``; :func:`load_with_options` gives them back).
 
 The file is the serializer's own versioned JSON document (``torchx.specs/v1``, see
 :mod:`torchx.specs.appdef_json`, written and read without importing cattrs, so ``torchx
@@ -22,12 +24,17 @@ empty roles), never a wrong one.
 >>> save(d, app)
 >>> load(d) == app
 True
+>>> save(d, app, run_options={"partition": "gpu", "mail_password": "pw"})
+>>> load_with_options(d)[1]
+{'mail_password': '****', 'partition': 'gpu'}
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
+from typing import Any
 
 from torchx.schedulers.helpers.files import write_private_atomic
 from torchx.specs import AppDef
@@ -35,10 +42,28 @@ from torchx.specs import AppDef
 #: The file, in the app's state directory, holding the submitted AppDef.
 FILE = "appdef.json"
 
-__all__ = ["FILE", "load", "save"]
+__all__ = ["FILE", "load", "load_with_options", "run_options_of", "save"]
 
 
-def save(state_dir: str, app: AppDef, *, dir_mode: int = 0o700) -> None:
+def run_options_of(info: Any) -> Mapping[str, Any] | None:
+    """The run options a dry run's info was made with (``info.cfg``, resolved), or None
+    for an ``AppDryRunInfo`` made by hand, which has none (reading it raises)."""
+    from torchx.specs.errors import SpecError
+
+    try:
+        cfg: Mapping[str, Any] = info.cfg
+    except SpecError:
+        return None
+    return cfg
+
+
+def save(
+    state_dir: str,
+    app: AppDef,
+    *,
+    dir_mode: int = 0o700,
+    run_options: Mapping[str, Any] | None = None,
+) -> None:
     """Writes ``app`` into ``state_dir`` (made with ``dir_mode`` if missing), into a file
     readable by the user only (0600, whatever the directory's mode).
 
@@ -47,7 +72,7 @@ def save(state_dir: str, app: AppDef, *, dir_mode: int = 0o700) -> None:
     """
     from torchx.specs.appdef_json import encode
 
-    text = encode(app)
+    text = encode(app, run_options=run_options)
     try:
         os.mkdir(state_dir, dir_mode)
         os.chmod(state_dir, dir_mode)  # the umask may have taken bits away
@@ -58,21 +83,27 @@ def save(state_dir: str, app: AppDef, *, dir_mode: int = 0o700) -> None:
 
 def load(state_dir: str) -> AppDef | None:
     """The AppDef :func:`save` wrote in ``state_dir``; None if there is none to trust."""
+    return load_with_options(state_dir)[0]
+
+
+def load_with_options(state_dir: str) -> tuple[AppDef | None, dict[str, Any]]:
+    """The AppDef :func:`save` wrote in ``state_dir`` (None if there is none to trust) and
+    the masked run options kept with it (empty if none)."""
     try:
         fd = os.open(os.path.join(state_dir, FILE), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
-        return None
+        return None, {}
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
-            return None
+            return None, {}
         with os.fdopen(os.dup(fd), "rb") as f:
             data = f.read()
     finally:
         os.close(fd)
-    from torchx.specs.appdef_json import decode
+    from torchx.specs.appdef_json import decode_with_options
 
     try:
-        return decode(data.decode("utf-8"))
+        return decode_with_options(data.decode("utf-8"))
     except ValueError:  # not UTF-8, not JSON, another format or kind: no AppDef
-        return None
+        return None, {}

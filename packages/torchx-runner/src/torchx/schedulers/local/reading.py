@@ -119,12 +119,23 @@ def appdef(app_dir: str) -> AppDef | None:
     return serialize.from_document(doc, AppDef)
 
 
+def run_options(app_dir: str) -> dict[str, Any]:
+    """The run options the app was submitted with, masked when written (request.json);
+    empty for an app of an older release, which kept none."""
+    try:
+        found = _st.read_json(os.path.join(app_dir, "request.json")).get("run_options")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return dict(found) if isinstance(found, dict) else {}
+
+
 def describe_response(app_id: str, app_dir: str, state: dict[str, Any]) -> DescribeAppResponse:
     """What ``describe`` returns of the app whose settled record is ``state``."""
     record = _rec.status_record(app_dir, state)
     roles_statuses = role_statuses(record, lambda role, k: _replica_error(state, role, k))
     app = appdef(app_dir)
     return DescribeAppResponse(
+        run_options=run_options(app_dir),
         app_id=app_id,
         state=to_app_state(record["state"], _APP_STATES),
         num_restarts=record["num_restarts"],

@@ -19,6 +19,7 @@ import attrs
 
 from torchx.schedulers.helpers.ids import make_app_id
 from torchx.specs import AppDef, CfgVal, SpecError
+from torchx.specs.secrets import masked_run_options
 
 if TYPE_CHECKING:
     from torchx.schedulers.local.images import ImageProvider
@@ -81,9 +82,12 @@ class LocalRequest:
     retain_for: float | None = None
     #: run the app in a cgroup of its own, where the supervisor may make one
     cgroup: bool = False
+    #: the run options it was submitted with, masked (what ``describe`` gives back)
+    run_options: dict[str, Any] = attrs.field(factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "run_options": self.run_options,
             "app_id": self.app_id,
             "app_name": self.app_name,
             "log_dir": self.log_dir,
@@ -284,4 +288,5 @@ def build_request(
         retain_last=opts.retain_last,
         retain_for=opts.retain_for_seconds(),
         cgroup=opts.cgroup,
+        run_options=masked_run_options(opts),
     )

@@ -138,7 +138,9 @@ The checks (test names):
 * running: ``test_submit_returns_an_id``, ``test_describe_gives_every_replica``,
   ``test_the_role_env_reaches_every_replica`` (each replica sees its role's ``env``, macros
   substituted), ``test_describe_gives_back_the_appdef`` (of two apps, each its own name,
-  roles and metadata), ``test_an_app_that_exits_0_succeeds``,
+  roles and metadata), ``test_describe_gives_back_the_run_options`` (those the kit gave,
+  and a secret-looking variable of the scheduler's env option, where it has one, masked),
+  ``test_an_app_that_exits_0_succeeds``,
   ``test_a_failing_replica_fails_the_app``,
   ``test_one_failing_replica_of_several_fails_the_app`` (FAILED; each replica with its
   own state and exit code), ``test_one_failing_replica_of_several_with_retries`` (FAILED

@@ -94,15 +94,26 @@ class Kit:
         """``Scheduler.prepare(app, cfg, dryrun=True)``: the scheduler's own dry run."""
         return self.scheduler.prepare(app, self.cfg if cfg is None else cfg, dryrun=True)
 
-    def submit(self, app: AppDef) -> str:
-        """Runs ``app`` as ``Runner.run`` does; returns the app id (tracked for cleanup)."""
+    def submit(self, app: AppDef, cfg: Mapping[str, CfgVal] | None = None) -> str:
+        """Runs ``app`` as ``Runner.run`` does, with the kit's cfg (or ``cfg``); returns
+        the app id (tracked for cleanup)."""
         from torchx.specs.handles import parse_app_handle
 
-        handle = self.runner.run(app, self.backend, self.cfg)
+        handle = self.runner.run(app, self.backend, self.cfg if cfg is None else cfg)
         backend, _session, app_id = parse_app_handle(handle)
         assert backend == self.backend, f"handle {handle} names another scheduler"
         self.submitted.append(app_id)
         return app_id
+
+    def env_option(self) -> str | None:
+        """The scheduler's run option of ``NAME:VALUE`` pairs that sets the replicas'
+        environment (docker's ``env``, SageMaker's ``environment``), if it has one: where
+        the kit submits a secret-looking variable that must come back masked."""
+        for name, opt in self.scheduler.run_opts_once():
+            lowered = name.lower()
+            if opt.is_type_dict_of_str and "env" in lowered and "secret" not in lowered:
+                return name
+        return None
 
     def run(self, *roles: Role, name: str = "kit") -> str:
         """Submits an app of ``roles``; returns its id."""

@@ -230,6 +230,26 @@ async function loadApp(handle) {
   }
   document.getElementById("replica-rows").replaceChildren(...rows);
   document.getElementById("appdef").textContent = JSON.stringify(doc.data.app, null, 2);
+  showRunOptions(doc.data.run_options ?? {});
+}
+
+// The run options the app was submitted with, one row each, as text (masked by the
+// scheduler when it kept them): lists and mappings as -cfg writes them.
+function showRunOptions(options) {
+  const rows = [];
+  for (const [name, value] of Object.entries(options)) {
+    let text = String(value);
+    if (Array.isArray(value)) text = value.join(",");
+    else if (value !== null && typeof value === "object") {
+      text = Object.entries(value).map(([k, v]) => `${k}:${v}`).join(",");
+    }
+    const tr = el("tr");
+    tr.append(el("td", name, "option"), el("td", text, "value"));
+    rows.push(tr);
+  }
+  document.getElementById("run-option-rows").replaceChildren(...rows);
+  document.getElementById("run-options").hidden = rows.length === 0;
+  document.getElementById("run-options-none").hidden = rows.length !== 0;
 }
 
 // Follows one replica's log (role, replica), or every replica's merged (role null): each
@@ -374,6 +394,7 @@ function route() {
     document.getElementById(id).textContent = "";
   }
   document.getElementById("replica-rows").replaceChildren();
+  document.getElementById("run-option-rows").replaceChildren();
   document.getElementById("log-section").hidden = true;
   loadApp(handle);
 }

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import copy
+import uuid
 
 import pytest
 
+from torchx.schedulers.contract._pipeline import typed_opts
 from torchx.schedulers.contract.capabilities import Capability
 from torchx.schedulers.testing.apps import (
     Env,
@@ -95,6 +97,45 @@ class RunningChecks(Checks):
                 f"describe({app_id!r}) gives roles {got}, not those of app {app.name!r}"
             )
             assert desc.metadata.get("kit") == app.name, desc.metadata
+
+    def test_describe_gives_back_the_run_options(self, kit: Kit) -> None:
+        # the kit's own options come back as given; a secret-looking variable of the
+        # scheduler's env option (where it has one) comes back masked, its value nowhere
+        import json
+
+        from torchx.specs.appdef_json import RUN_OPTIONS_KEY
+        from torchx.specs.secrets import MASK, masked_run_options
+
+        secret = f"kit-secret-{uuid.uuid4().hex[:8]}"
+        cfg = dict(kit.cfg)
+        env_option = kit.env_option()
+        if env_option is not None:
+            cfg[env_option] = {"KIT_API_TOKEN": secret, "KIT_PLAIN": "plain"}
+        app_id = kit.submit(kit.builder.app("kitopts", kit.builder.role("main", [Out("hi")])), cfg)
+        desc = kit.describe(app_id)
+        if kit.lacks(Capability.DESCRIBE_RUN_OPTIONS) or kit.lacks(Capability.DESCRIBE_APPDEF):
+            assert desc.run_options == {}, desc.run_options
+            return
+        got = desc.run_options
+        assert list(got) == sorted(got), f"describe({app_id!r}).run_options is not sorted: {got}"
+        # as submitted: resolved (``dryrun_info.cfg``), or in the opts_class's normal form
+        # (what ``_submit_dryrun`` is given), each masked
+        opts = kit.scheduler.run_opts_once()
+        resolved = opts.resolve(cfg)
+        typed = typed_opts(kit.scheduler, resolved)
+        names = [n for n in map(opts.canonical_name, cfg) if n and resolved.get(n) is not None]
+        as_resolved = masked_run_options({n: resolved[n] for n in names})
+        as_typed = masked_run_options({n: typed[n] for n in names})
+        for name in names:
+            assert got.get(name) in (as_resolved[name], as_typed[name]), (
+                f"describe({app_id!r}) gives the run option {name}={got.get(name)!r}, not "
+                f"the {as_resolved[name]!r} submitted"
+            )
+        if env_option is not None:
+            assert got[env_option] == {"KIT_API_TOKEN": MASK, "KIT_PLAIN": "plain"}, got
+        shown = json.dumps([got, desc.metadata, [r.env for r in desc.roles]])
+        assert secret not in shown, f"describe({app_id!r}) shows a secret run option's value"
+        assert RUN_OPTIONS_KEY not in desc.metadata, desc.metadata
 
     def test_an_app_that_exits_0_succeeds(self, kit: Kit) -> None:
         app_id = kit.run(kit.builder.role("main", [Out("hi"), Exit(0)]))
