@@ -506,7 +506,8 @@ def integration_docker(session: nox.Session) -> None:
     _ensure_chromium(session)
     # torchx-ui: `torchx ui -s docker` (packages/torchx-ui/tests/integration)
     wanted = {
-        "torchx-runner": "testing",
+        # functions: cloudpickle, the kit's functions checks send by value
+        "torchx-runner": "testing,functions",
         "torchx-docker": "test",
         "torchx-cli": "",
         "torchx-ui": "",

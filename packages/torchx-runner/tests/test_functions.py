@@ -194,7 +194,9 @@ def test_a_closure_travels_by_value_with_cloudpickle() -> None:
 
 
 def test_another_scheduler_is_refused(fh: Any) -> None:
-    with pytest.raises(functions.UnsupportedSchedulerError, match="local, slurm and lsf") as info:
+    with pytest.raises(
+        functions.UnsupportedSchedulerError, match="local, slurm, lsf and docker"
+    ) as info:
         submit(fh.add, 1, 2, scheduler="kubernetes")
     assert "'kubernetes'" in str(info.value) and "\n" not in str(info.value)
 

@@ -4,10 +4,10 @@ kit's checks, :mod:`torchx.schedulers.testing.functions`)."""
 
 from __future__ import annotations
 
-from torchx.schedulers.testing.functions import FunctionsChecks
+from torchx.schedulers.testing.functions import JobDirChecks
 
 
-class TestSlurmFunctions(FunctionsChecks):
+class TestSlurmFunctions(JobDirChecks):
     scheduler = "slurm"
     job_dir_option = "job_dir"
     node_var = "SLURMD_NODENAME"
