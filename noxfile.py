@@ -612,7 +612,8 @@ def integration_k8s(session: nox.Session) -> None:
     """
     # torchx-docker: the plugin's "docker" extra builds the DDP example's workspace image
     wanted = {
-        "torchx-runner": "testing",
+        # functions: cloudpickle, the kit's functions checks send by value
+        "torchx-runner": "testing,functions",
         "torchx-docker": "",
         "torchx-k8s": "test,docker",
         "torchx-cli": "",

@@ -182,3 +182,57 @@ def test_docker_needs_an_image_and_takes_no_channel_dir() -> None:
         functions.submit(pow, 2, 3, scheduler="docker")
     with pytest.raises(ValueError, match="channel_dir is for schedulers with a shared disk"):
         functions.submit(pow, 2, 3, scheduler="docker", image="img", channel_dir="/tmp")
+
+
+class LogOnly:
+    """A Runner of which the future uses ``log_lines`` alone: the replica's log."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.asked: list[tuple[Any, ...]] = []
+
+    def log_lines(self, handle: str, role: str, k: int = 0, **kw: Any) -> list[str]:
+        self.asked.append((handle, role, k, kw))
+        return self.lines
+
+
+def settled(lines: list[str], token: str = TOKEN) -> functions.AppFuture[Any]:
+    from torchx.specs import AppState, AppStatus
+
+    future: functions.AppFuture[Any] = functions.AppFuture("docker://torchx/f-1", None, token)
+    runner = LogOnly(lines)
+    future._settle(AppStatus(state=AppState.SUCCEEDED), runner)  # type: ignore[arg-type]
+    # stdout and stderr together (Kubernetes and AWS Batch cannot separate them)
+    assert runner.asked == [("docker://torchx/f-1", "fn", 0, {})]
+    return future
+
+
+def test_the_future_takes_its_result_from_the_log() -> None:
+    outcome = pickle.dumps(("ok", {"answer": 42}))
+    lines = ["printed by the function\n", "a warning on stderr\n", *framed(outcome)]
+    assert settled(lines).result(timeout=0) == {"answer": 42}
+
+
+def test_a_raised_exception_comes_back_from_the_log() -> None:
+    outcome = pickle.dumps(("raised", KeyError("k"), "Traceback ... KeyError: 'k'"))
+    with pytest.raises(KeyError) as info:
+        settled(framed(outcome)).result(timeout=0)
+    assert isinstance(info.value.__cause__, functions.RemoteTraceback)
+
+
+def test_corrupt_frames_in_the_log_are_no_result() -> None:
+    lines = framed(pickle.dumps(("ok", 1)))
+    lines[0] = lines[0].replace(" 0/1 ", " 0/2 ")
+    with pytest.raises(functions.NoResult) as info:
+        settled(lines).result(timeout=0)
+    message = str(info.value)
+    assert "ended SUCCEEDED without a result: its result frames in the log are" in message
+    assert message.endswith("incomplete or corrupt; see: torchx log docker://torchx/f-1")
+
+
+def test_a_log_without_frames_is_no_result_pointing_at_the_log() -> None:
+    with pytest.raises(functions.NoResult) as info:
+        settled(["only the function's own line\n"]).result(timeout=0)
+    assert str(info.value) == (
+        "docker://torchx/f-1 ended SUCCEEDED without a result; see: torchx log docker://torchx/f-1"
+    )

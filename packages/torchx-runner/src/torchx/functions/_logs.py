@@ -1,7 +1,7 @@
 """The call and its result where no disk is shared: the role's environment and its log.
 
-On Docker the replica runs in a container that sees nothing of the submitting
-machine, so :func:`torchx.functions.submit` sends
+On Docker and Kubernetes the replica runs in a container that sees nothing of the
+submitting machine, so :func:`torchx.functions.submit` sends
 
 - the call in the environment variable ``TORCHX_FN_CALL`` (JSON: the meta, a random
   token, the pickled call in base64), whose size is checked before submitting
@@ -33,7 +33,7 @@ from torchx.functions import _channel
 from torchx.functions._channel import CALL_VAR, END, FRAME
 
 #: Schedulers whose calls travel through the role's environment and the replica's log.
-LOG_SCHEDULERS = ("docker",)
+LOG_SCHEDULERS = ("docker", "kubernetes")
 
 #: The replica's program: the image's ``python3`` (on its ``PATH``).
 PYTHON = "python3"
