@@ -195,7 +195,8 @@ def test_a_closure_travels_by_value_with_cloudpickle() -> None:
 
 def test_another_scheduler_is_refused(fh: Any) -> None:
     with pytest.raises(
-        functions.UnsupportedSchedulerError, match="local, slurm, lsf, docker and kubernetes"
+        functions.UnsupportedSchedulerError,
+        match="local, slurm, lsf, docker, kubernetes and aws_batch",
     ) as info:
         submit(fh.add, 1, 2, scheduler="kubernetes_mcad")
     assert "'kubernetes_mcad'" in str(info.value) and "\n" not in str(info.value)

@@ -236,3 +236,20 @@ def test_a_log_without_frames_is_no_result_pointing_at_the_log() -> None:
     assert str(info.value) == (
         "docker://torchx/f-1 ended SUCCEEDED without a result; see: torchx log docker://torchx/f-1"
     )
+
+
+def test_a_lagging_log_is_read_again_until_the_frames_are_there() -> None:
+    whole = framed(b"late")
+    reads = iter([["a line\n"], whole[:1], whole])  # CloudWatch catching up
+    pauses: list[float] = []
+    assert _logs.read(lambda: next(reads), TOKEN, 30.0, pauses.append) == (b"late", True)
+    assert pauses == [0.5, 1.0]
+
+
+def test_a_log_that_never_gets_its_frames_gives_up_after_its_patience() -> None:
+    pauses: list[float] = []
+    assert _logs.read(lambda: ["x\n"], TOKEN, 30.0, pauses.append) == (None, False)
+    assert pauses == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0] and sum(pauses) >= 30.0
+    assert _logs.read(lambda: ["x\n"], TOKEN, 0.0, pauses.append) == (None, False)
+    assert len(pauses) == 7  # no patience (Docker, Kubernetes): read once
+    assert _logs.LATE_LOGS == {"aws_batch": 30.0}

@@ -13,11 +13,10 @@ Runner and returns an :class:`AppFuture`, a :class:`concurrent.futures.Future` t
 also carries the app's handle. The call and its result travel through a job directory
 the submitter and the replica share (see the torchx-runner README, "Python functions
 as apps"): on ``local`` in the temporary directory, on ``slurm`` and ``lsf`` in the
-scheduler's job directory (or ``channel_dir``). On ``docker`` and ``kubernetes``,
-which share no disk,
-the call travels in the role's environment and the result comes back in the replica's
-log (``torchx.functions._logs``). :func:`map_array` runs one call per
-item, at most ``parallelism`` at once.
+scheduler's job directory (or ``channel_dir``). On ``docker``, ``kubernetes`` and
+``aws_batch``, which share no disk, the call travels in the role's environment and the
+result comes back in the replica's log (``torchx.functions._logs``). :func:`map_array`
+runs one call per item, at most ``parallelism`` at once.
 
 Importing :mod:`torchx.runner` does not import this module.
 """
@@ -274,8 +273,9 @@ class AppFuture(concurrent.futures.Future[T]):
                 return self._outcome(own)
         # stdout and stderr together: Kubernetes and AWS Batch keep them as one stream;
         # the frames are found by their marker and token among the other lines
-        lines = runner.log_lines(self.handle, _ROLE, 0)
-        data, seen = _logs.parse(lines, self.token)
+        handle = self.handle
+        patience = _logs.LATE_LOGS.get(handle.split("://", 1)[0], 0.0)
+        data, seen = _logs.read(lambda: runner.log_lines(handle, _ROLE, 0), self.token, patience)
         return data, "its result frames in the log are incomplete or corrupt" if seen else ""
 
     def _settle(self, status: AppStatus | None, runner: Runner | None = None) -> None:
@@ -335,19 +335,19 @@ def submit(
     before anything is submitted). On ``local``, Slurm and LSF the replica runs ``python
     -m torchx.functions._worker`` with this interpreter (``sys.executable``, so on Slurm
     and LSF a path the nodes see too) in ``image``, with this process's ``sys.path`` put
-    first on its own, so whatever imports here imports there. On ``docker`` and
-    ``kubernetes`` it runs the
-    image's ``python3`` with the worker's source (``python3 -c``): the image needs
-    Python of this minor version, cloudpickle for a function sent by value, and the
-    function's module for one sent by reference; no torchx.
+    first on its own, so whatever imports here imports there. On ``docker``,
+    ``kubernetes`` and ``aws_batch`` it runs the image's ``python3`` with the worker's
+    source (``python3 -c``): the image needs Python of this minor version, cloudpickle
+    for a function sent by value, and the function's module for one sent by reference;
+    no torchx.
 
-    ``scheduler`` is ``local`` (alias ``local_cwd``), ``slurm``, ``lsf``, ``docker`` or
-    ``kubernetes``;
-    ``cfg`` is as for :meth:`torchx.runner.api.Runner.run`; ``resource`` is the
-    replica's :class:`~torchx.specs.Resource` (1 CPU and ``DEFAULT_MEM_MB`` by default
-    on every scheduler but ``local``); ``image`` is ignored on ``local``, on Slurm and
-    LSF the directory the replica runs in (default: the current directory), and on
-    ``docker`` and ``kubernetes`` the container image (required); ``name`` is the app's name (default: the
+    ``scheduler`` is ``local`` (alias ``local_cwd``), ``slurm``, ``lsf``, ``docker``,
+    ``kubernetes`` or ``aws_batch``; ``cfg`` is as for
+    :meth:`torchx.runner.api.Runner.run`; ``resource`` is the replica's
+    :class:`~torchx.specs.Resource` (1 CPU and ``DEFAULT_MEM_MB`` by default on every
+    scheduler but ``local``); ``image`` is ignored on ``local``, on Slurm and LSF the
+    directory the replica runs in (default: the current directory), and on the others
+    the container image (required); ``name`` is the app's name (default: the
     function's). ``channel_dir`` is the directory the call's private job directory is
     made in (default: the temporary directory on ``local``, ``.torchx-functions`` in the
     scheduler's job directory on Slurm and LSF; refused where the log carries the call).
@@ -455,8 +455,8 @@ class _Target:
         logs = scheduler in _logs.LOG_SCHEDULERS
         if not logs and not _jobdir.supported(scheduler):
             raise UnsupportedSchedulerError(
-                "submit() supports the local, slurm, lsf, docker and kubernetes schedulers"
-                f" in this version, not {scheduler!r}"
+                "submit() supports the local, slurm, lsf, docker, kubernetes and aws_batch"
+                f" schedulers in this version, not {scheduler!r}"
             )
         if logs:
             if not image:

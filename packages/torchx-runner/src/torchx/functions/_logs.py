@@ -1,7 +1,7 @@
 """The call and its result where no disk is shared: the role's environment and its log.
 
-On Docker and Kubernetes the replica runs in a container that sees nothing of the
-submitting machine, so :func:`torchx.functions.submit` sends
+On Docker, Kubernetes and AWS Batch the replica runs in a container that sees nothing
+of the submitting machine, so :func:`torchx.functions.submit` sends
 
 - the call in the environment variable ``TORCHX_FN_CALL`` (JSON: the meta, a random
   token, the pickled call in base64), whose size is checked before submitting
@@ -24,8 +24,9 @@ import functools
 import hashlib
 import json
 import secrets
+import time
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,13 @@ from torchx.functions import _channel
 from torchx.functions._channel import CALL_VAR, END, FRAME
 
 #: Schedulers whose calls travel through the role's environment and the replica's log.
-LOG_SCHEDULERS = ("docker", "kubernetes")
+LOG_SCHEDULERS = ("docker", "kubernetes", "aws_batch")
+
+#: How long a log may lag behind the app's end, in seconds: AWS Batch's go to CloudWatch
+#: Logs, whose reads are eventually consistent, so a log read without the end frame is
+#: read again (after 0.5, 1, 2, ... s) for up to this long; elsewhere the log is whole
+#: once the container has ended.
+LATE_LOGS = {"aws_batch": 30.0}
 
 #: The replica's program: the image's ``python3`` (on its ``PATH``).
 PYTHON = "python3"
@@ -127,3 +134,21 @@ def _decode(text: str) -> bytes | None:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
         return None
+
+
+def read(
+    lines: Callable[[], Iterable[str]],
+    token: str,
+    patience: float,
+    sleep: Callable[[float], None] = time.sleep,
+) -> tuple[bytes | None, bool]:
+    """:func:`parse` of ``lines()``, read again while it has no outcome, for up to
+    ``patience`` seconds (a log that lags behind the app's end)."""
+    waited, pause = 0.0, 0.5
+    while True:
+        found, seen = parse(lines(), token)
+        if found is not None or waited >= patience:
+            return found, seen
+        sleep(pause)
+        waited += pause
+        pause = min(pause * 2, 8.0)
