@@ -253,3 +253,24 @@ def test_a_log_that_never_gets_its_frames_gives_up_after_its_patience() -> None:
     assert _logs.read(lambda: ["x\n"], TOKEN, 0.0, pauses.append) == (None, False)
     assert len(pauses) == 7  # no patience (Docker, Kubernetes): read once
     assert _logs.LATE_LOGS == {"aws_batch": 30.0}
+
+
+def test_a_module_registered_by_value_travels_by_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An importable function whose module the image lacks: registered with cloudpickle,
+    it is pickled by value, so it loads without importing its module."""
+    import cloudpickle
+
+    from torchx.schedulers.testing import functions as kit
+
+    by_reference = functions._payload(kit.add, (2, 3), {})
+    cloudpickle.register_pickle_by_value(kit)
+    try:
+        by_value = functions._payload(kit.add, (2, 3), {})
+    finally:
+        cloudpickle.unregister_pickle_by_value(kit)
+    monkeypatch.delitem(sys.modules, kit.__name__)
+    fn, args, _ = pickle.loads(by_value)
+    assert fn(*args) == 5
+    assert kit.__name__ not in sys.modules  # by value: its module was not needed
+    pickle.loads(by_reference)
+    assert kit.__name__ in sys.modules  # by reference: imported again
