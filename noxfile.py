@@ -506,7 +506,8 @@ def integration_docker(session: nox.Session) -> None:
     _ensure_chromium(session)
     # torchx-ui: `torchx ui -s docker` (packages/torchx-ui/tests/integration)
     wanted = {
-        "torchx-runner": "testing",
+        # functions: cloudpickle, the kit's functions checks send by value
+        "torchx-runner": "testing,functions",
         "torchx-docker": "test",
         "torchx-cli": "",
         "torchx-ui": "",
@@ -611,7 +612,8 @@ def integration_k8s(session: nox.Session) -> None:
     """
     # torchx-docker: the plugin's "docker" extra builds the DDP example's workspace image
     wanted = {
-        "torchx-runner": "testing",
+        # functions: cloudpickle, the kit's functions checks send by value
+        "torchx-runner": "testing,functions",
         "torchx-docker": "",
         "torchx-k8s": "test,docker",
         "torchx-cli": "",
@@ -656,11 +658,13 @@ def integration_aws(session: nox.Session) -> None:
     containers on that engine; the tests in plugins/torchx-aws/tests/integration make the
     Batch prerequisites (compute environment, queue), then run the conformance kit and the
     scheduler's own checks with real boto3, and the faults (endpoint down, throttling, bad
-    credentials). Both are stopped afterwards, pass or fail. Holds the Docker engine's
-    machine lock (and the emulator's: a fixed port) while it runs.
+    credentials), and ``torchx.functions`` (its jobs in dev/docker's python image). Both
+    are stopped afterwards, pass or fail. Holds the Docker engine's machine lock (and the
+    emulator's: a fixed port) while it runs.
     """
     wanted = {
-        "torchx-runner": "testing",
+        # functions: cloudpickle, the kit's functions checks send by value
+        "torchx-runner": "testing,functions",
         "torchx-docker": "",
         "torchx-aws": "test,docker",
         "torchx-cli": "",
@@ -678,15 +682,8 @@ def integration_aws(session: nox.Session) -> None:
         _machine_lock(session, Path(f"{aws_state}.lock")),
     ):
         docker_script, aws_script = ROOT / "dev" / "docker", ROOT / "dev" / "aws"
-        # only the small image: every job runs in busybox (the setting is put back after:
-        # a later session of this nox run may want every image)
-        images = os.environ.get("TORCHX_DEV_DOCKER_IMAGES")
-        os.environ.setdefault("TORCHX_DEV_DOCKER_IMAGES", "busybox")
-        try:
-            env = _cluster_up(session, docker_script)
-        finally:
-            if images is None:
-                os.environ.pop("TORCHX_DEV_DOCKER_IMAGES", None)
+        # both images: busybox for most jobs, python for torchx.functions' calls
+        env = _cluster_up(session, docker_script)
         try:
             saved = {k: os.environ.get(k) for k in env}
             os.environ.update(env)  # dev/aws reads DOCKER_HOST

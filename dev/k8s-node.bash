@@ -70,7 +70,7 @@ copy_images() {
   local sock image want have
   sock=$(docker_sock)
   for image in "${TORCHX_DEV_DOCKER_BUSYBOX_IMAGE:-torchx-dev/busybox:1}" \
-    "${TORCHX_DEV_DOCKER_PYTHON_IMAGE:-torchx-dev/python:1}"; do
+    "${TORCHX_DEV_DOCKER_PYTHON_IMAGE:-torchx-dev/python:2}"; do
     want=$(command docker -H "unix://$sock" image inspect -f '{{.Id}}' "$image" 2>/dev/null) || {
       say "dev/docker's engine has no $image: the node has none either"
       continue

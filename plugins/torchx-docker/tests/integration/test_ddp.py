@@ -7,7 +7,7 @@ directory holding a copy of the repository's examples and this ``.torchxconfig``
     workspace = .
 
     [component:dist.ddp]
-    image = torchx-dev/python:1
+    image = torchx-dev/python:2
 
 so the command line is the README's: the launch directory becomes a workspace image on
 top of dev/docker's Python image (torch and numpy in it), and each of the two replicas
@@ -37,7 +37,7 @@ TRAINED = re.compile(r"trained \d+ epochs on (\d+) ranks: loss ([\d.]+) -> ([\d.
 
 
 def test_readme_ddp_example_in_two_containers(tmp_path: Path) -> None:
-    image = os.environ.get("TORCHX_DEV_DOCKER_PYTHON_IMAGE", "torchx-dev/python:1")
+    image = os.environ.get("TORCHX_DEV_DOCKER_PYTHON_IMAGE", "torchx-dev/python:2")
     work = tmp_path / "work"
     shutil.copytree(REPO / "examples" / "ddp", work / "examples" / "ddp")
     (work / ".torchxconfig").write_text(

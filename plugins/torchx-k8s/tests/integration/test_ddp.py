@@ -7,7 +7,7 @@ directory holding a copy of the repository's examples and this ``.torchxconfig``
     workspace = .
 
     [component:dist.ddp]
-    image = torchx-dev/python:1
+    image = torchx-dev/python:2
 
     [kubernetes]
     image_repo = 127.0.0.1:15000/torchx-it
@@ -39,7 +39,7 @@ TRAINED = re.compile(r"trained \d+ epochs on (\d+) ranks: loss ([\d.]+) -> ([\d.
 
 @pytest.mark.parametrize("flavour", ["volcano", "jobset"])
 def test_readme_ddp_example_in_two_pods(tmp_path: Path, flavour: str) -> None:
-    image = os.environ.get("TORCHX_DEV_DOCKER_PYTHON_IMAGE", "torchx-dev/python:1")
+    image = os.environ.get("TORCHX_DEV_DOCKER_PYTHON_IMAGE", "torchx-dev/python:2")
     registry = os.environ.get("TORCHX_DEV_DOCKER_REGISTRY", "127.0.0.1:15000")
     work = tmp_path / "work"
     shutil.copytree(REPO / "examples" / "ddp", work / "examples" / "ddp")

@@ -105,7 +105,7 @@ def test_rank0_resolves_the_rank0_host_at_once(runner: Runner, made: Made, flavo
     # address (0.5 to 0.7 s after the container starts on an idle dev node): a rank 0
     # given that name, as before, failed here (both flavours), and torchrun's rank 0 then
     # joined as a client of a store nobody hosted.
-    python = os.environ.get("TORCHX_DEV_DOCKER_PYTHON_IMAGE", "torchx-dev/python:1")
+    python = os.environ.get("TORCHX_DEV_DOCKER_PYTHON_IMAGE", "torchx-dev/python:2")
     role = Role(
         "peer", python, entrypoint="python3",
         args=["-c", RESOLVE, macros.replica_id, macros.rank0_env], num_replicas=2, resource=SMALL,

@@ -4,10 +4,10 @@ the call and its result through a job directory the hosts share (the kit's check
 
 from __future__ import annotations
 
-from torchx.schedulers.testing.functions import FunctionsChecks
+from torchx.schedulers.testing.functions import JobDirChecks
 
 
-class TestLsfFunctions(FunctionsChecks):
+class TestLsfFunctions(JobDirChecks):
     scheduler = "lsf"
     job_dir_option = "jobdir"
     node_var = "LSB_HOSTS"  # the host LSF dispatched the job to

@@ -9,10 +9,10 @@ import subprocess
 
 import pytest
 
-from torchx.schedulers.testing.functions import TIMEOUT, FunctionsChecks, block_on_one
+from torchx.schedulers.testing.functions import TIMEOUT, JobDirChecks, block_on_one
 
 
-class TestSlurmFunctions(FunctionsChecks):
+class TestSlurmFunctions(JobDirChecks):
     scheduler = "slurm"
     job_dir_option = "job_dir"
     node_var = "SLURMD_NODENAME"

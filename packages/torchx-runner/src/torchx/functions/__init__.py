@@ -13,8 +13,10 @@ Runner and returns an :class:`AppFuture`, a :class:`concurrent.futures.Future` t
 also carries the app's handle. The call and its result travel through a job directory
 the submitter and the replica share (see the torchx-runner README, "Python functions
 as apps"): on ``local`` in the temporary directory, on ``slurm`` and ``lsf`` in the
-scheduler's job directory (or ``channel_dir``). :func:`map_array` runs one call per
-item, at most ``parallelism`` at once.
+scheduler's job directory (or ``channel_dir``). On ``docker``, ``kubernetes`` and
+``aws_batch``, which share no disk, the call travels in the role's environment and the
+result comes back in the replica's log (``torchx.functions._logs``). :func:`map_array`
+runs one call per item, at most ``parallelism`` at once.
 
 Importing :mod:`torchx.runner` does not import this module.
 """
@@ -33,9 +35,10 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from torchx.functions import _jobdir
-from torchx.functions._channel import META, PAYLOAD, RESULT, write_atomically
+from torchx.functions import _jobdir, _logs
+from torchx.functions._channel import CALL_VAR, META, PAYLOAD, RESULT, write_atomically
 from torchx.functions._jobdir import JobDirError
+from torchx.functions._logs import CallTooLarge
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AppFuture",
+    "CallTooLarge",
     "JobDirError",
     "NoResult",
     "RemoteLoadError",
@@ -62,8 +66,8 @@ _WAIT_INTERVAL = 2.0
 
 _ROLE = "fn"
 
-#: The replica's memory on Slurm and LSF when no ``resource`` is given (with 1 CPU, no
-#: GPU): those schedulers need one; ``local`` runs without a limit.
+#: The replica's memory on every scheduler but ``local`` when no ``resource`` is given
+#: (with 1 CPU, no GPU): those schedulers need one; ``local`` runs without a limit.
 DEFAULT_MEM_MB = 1024
 
 
@@ -133,12 +137,23 @@ def _cloudpickle() -> Any | None:
     return cloudpickle
 
 
+def _by_value(fn: object, cloud: Any | None) -> bool:
+    """True when ``fn``'s module is registered with
+    ``cloudpickle.register_pickle_by_value``: the replica's image lacks that module."""
+    module = str(getattr(fn, "__module__", None) or "")
+    if cloud is None or not module:
+        return False
+    registered: set[str] = set(cloud.list_registry_pickle_by_value())
+    return any(module == name or module.startswith(f"{name}.") for name in registered)
+
+
 def _payload(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes:
-    """``(fn, args, kwargs)`` pickled: by reference when ``fn`` is importable, else by
-    value with cloudpickle; refused in one line when neither can work."""
+    """``(fn, args, kwargs)`` pickled: by reference when ``fn`` is importable (and its
+    module is not registered with cloudpickle to go by value), else by value with
+    cloudpickle; refused in one line when neither can work."""
     call = (fn, args, kwargs)
     cloud = _cloudpickle()
-    if _importable(fn):
+    if _importable(fn) and not _by_value(fn, cloud):
         try:
             return pickle.dumps(call, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as e:
@@ -178,11 +193,14 @@ class AppFuture(concurrent.futures.Future[T]):
     :meth:`cancel` cancels the app. ``running()`` is true until the app has ended.
     """
 
-    def __init__(self, handle: str | None, job_dir: Path | None) -> None:
+    def __init__(self, handle: str | None, job_dir: Path | None, token: str = "") -> None:
         super().__init__()
         #: the app's handle; None while a :func:`map_array` call waits for its turn
         self.handle = handle
+        #: the call's job directory on a shared disk; None where the log carries it
         self.job_dir = job_dir
+        #: where the log carries the result: the token of its frames
+        self.token = token
         self._settle_lock = threading.RLock()
         self._on_end: Callable[[], None] | None = None
         self._watcher: threading.Thread | None = None
@@ -223,33 +241,52 @@ class AppFuture(concurrent.futures.Future[T]):
     def _watch(self) -> None:
         from torchx.runner.api import get_runner
 
-        assert self.handle is not None and self.job_dir is not None
+        assert self.handle is not None
         try:
             # after cancel() too: the app has ended only when the scheduler says so
             with get_runner() as runner:
                 status = runner.wait(self.handle, wait_interval=_WAIT_INTERVAL)
-            self._settle(status)
+                self._settle(status, runner)
         except BaseException as e:  # never leave the future pending forever
             with self._settle_lock:
                 if not self.done():
                     self.set_exception(e)
         finally:
-            shutil.rmtree(self.job_dir, ignore_errors=True)
+            if self.job_dir is not None:
+                shutil.rmtree(self.job_dir, ignore_errors=True)
             if self._on_end is not None:
                 self._on_end()
 
-    def _settle(self, status: AppStatus | None) -> None:
-        """Sets the outcome from ``result.pkl``, else :class:`NoResult` from ``status``."""
-        assert self.handle is not None and self.job_dir is not None
-        with self._settle_lock:
-            if self.done():  # cancelled meanwhile
-                return
+    def _outcome(self, runner: Runner | None) -> tuple[bytes | None, str]:
+        """The pickled outcome (None when there is none) and why it is missing."""
+        assert self.handle is not None
+        if self.job_dir is not None:
             path = self.job_dir / RESULT
             data = path.read_bytes() if path.exists() else None
             # gone before the caller hears: a script may exit as soon as result() returns
             shutil.rmtree(self.job_dir, ignore_errors=True)
+            return data, ""
+        from torchx.runner.api import get_runner
+
+        if runner is None:
+            with get_runner() as own:
+                return self._outcome(own)
+        # stdout and stderr together: Kubernetes and AWS Batch keep them as one stream;
+        # the frames are found by their marker and token among the other lines
+        handle = self.handle
+        patience = _logs.LATE_LOGS.get(handle.split("://", 1)[0], 0.0)
+        data, seen = _logs.read(lambda: runner.log_lines(handle, _ROLE, 0), self.token, patience)
+        return data, "its result frames in the log are incomplete or corrupt" if seen else ""
+
+    def _settle(self, status: AppStatus | None, runner: Runner | None = None) -> None:
+        """Sets the outcome from the channel, else :class:`NoResult` from ``status``."""
+        assert self.handle is not None
+        with self._settle_lock:
+            if self.done():  # cancelled meanwhile
+                return
+            data, why = self._outcome(runner)
             if data is None:
-                self.set_exception(_no_result(self.handle, status))
+                self.set_exception(_no_result(self.handle, status, why))
                 return
             self._set_outcome(data)
 
@@ -272,7 +309,7 @@ class AppFuture(concurrent.futures.Future[T]):
                 self.set_exception(RemoteLoadError(f"{self.handle}: {outcome[1]}"))
 
 
-def _no_result(handle: str, status: AppStatus | None) -> NoResult:
+def _no_result(handle: str, status: AppStatus | None, detail: str = "") -> NoResult:
     if status is None:
         return NoResult(handle, "UNKNOWN", None, "the scheduler no longer knows the app")
     exit_code: int | None = None
@@ -280,7 +317,7 @@ def _no_result(handle: str, status: AppStatus | None) -> NoResult:
         for replica in role.replicas:
             if replica.exit_code is not None:
                 exit_code = replica.exit_code
-    return NoResult(handle, status.state.name, exit_code)
+    return NoResult(handle, status.state.name, exit_code, detail)
 
 
 def submit(
@@ -297,33 +334,43 @@ def submit(
     """Runs ``fn(*args, **kwargs)`` as an app of one replica; returns its future.
 
     ``fn`` travels by reference (plain :mod:`pickle`) when it is a module-level function
-    of an importable module, else by value with cloudpickle (``pip install
-    'torchx-runner[functions]'``; without it such a function is refused here, before
-    anything is submitted). The replica runs ``python -m torchx.functions._worker`` with
-    this interpreter (``sys.executable``, so on Slurm and LSF a path the nodes see too)
-    in ``image``, with this process's ``sys.path`` put first on its own, so whatever
-    imports here imports there.
+    of an importable module (and that module is not registered with
+    ``cloudpickle.register_pickle_by_value``), else by value with cloudpickle (``pip
+    install 'torchx-runner[functions]'``; without it such a function is refused here,
+    before anything is submitted). On ``local``, Slurm and LSF the replica runs ``python
+    -m torchx.functions._worker`` with this interpreter (``sys.executable``, so on Slurm
+    and LSF a path the nodes see too) in ``image``, with this process's ``sys.path`` put
+    first on its own, so whatever imports here imports there. On ``docker``,
+    ``kubernetes`` and ``aws_batch`` it runs the image's ``python3`` with the worker's
+    source (``python3 -c``): the image needs Python of this minor version, cloudpickle
+    for a function sent by value, and the function's module for one sent by reference;
+    no torchx.
 
-    ``scheduler`` is ``local`` (alias ``local_cwd``), ``slurm`` or ``lsf``; ``cfg`` is as
-    for :meth:`torchx.runner.api.Runner.run`; ``resource`` is the replica's
-    :class:`~torchx.specs.Resource` (on Slurm and LSF 1 CPU and ``DEFAULT_MEM_MB``
-    by default); ``image`` is ignored on ``local``, and on Slurm and
-    LSF the directory the replica runs in (default: the current directory); ``name`` is
-    the app's name (default: the function's). ``channel_dir`` is the directory the call's
-    private job directory is made in (default: the temporary directory on ``local``,
-    ``.torchx-functions`` in the scheduler's job directory on Slurm and LSF).
+    ``scheduler`` is ``local`` (alias ``local_cwd``), ``slurm``, ``lsf``, ``docker``,
+    ``kubernetes`` or ``aws_batch``; ``cfg`` is as for
+    :meth:`torchx.runner.api.Runner.run`; ``resource`` is the replica's
+    :class:`~torchx.specs.Resource` (1 CPU and ``DEFAULT_MEM_MB`` by default on every
+    scheduler but ``local``); ``image`` is ignored on ``local``, on Slurm and LSF the
+    directory the replica runs in (default: the current directory), and on the others
+    the container image (required); ``name`` is the app's name (default: the
+    function's). ``channel_dir`` is the directory the call's private job directory is
+    made in (default: the temporary directory on ``local``, ``.torchx-functions`` in the
+    scheduler's job directory on Slurm and LSF; refused where the log carries the call).
 
     Raises, before anything is submitted: :class:`UnsupportedSchedulerError` for another
     scheduler, :class:`~torchx.specs.errors.UnknownSchedulerError` when its plugin is not
-    installed, :class:`JobDirError` when the job directory cannot be made, ``ValueError``
-    for an image that is not a directory on Slurm or LSF.
+    installed, :class:`JobDirError` when the job directory cannot be made,
+    :class:`CallTooLarge` when the call is over the log channel's cap
+    (``torchx.functions._logs.CALL_CAP``, 20 KiB), ``ValueError`` for an image that is
+    not a directory on Slurm or LSF, or a missing image where the log carries the call.
     """
     if not callable(fn):
         raise TypeError(f"submit() needs a callable, got {type(fn).__name__}")
     target = _Target.check(scheduler, cfg, resource, image, channel_dir)
     data = _payload(fn, args, kwargs)
-    handle, job_dir = target.launch(data, _app_name(fn, name))
-    future: AppFuture[T] = AppFuture(handle, job_dir)
+    target.check_size(fn, data)
+    handle, job_dir, token = target.launch(data, _app_name(fn, name))
+    future: AppFuture[T] = AppFuture(handle, job_dir, token)
     future._start()
     return future
 
@@ -365,6 +412,8 @@ def map_array(
         raise ValueError(f"parallelism must be an int >= 1, got {parallelism!r}")
     target = _Target.check(scheduler, cfg, resource, image, channel_dir)
     payloads = [_payload(fn, (item,), {}) for item in iterable]
+    for data in payloads:
+        target.check_size(fn, data)
     base = _app_name(fn, name)
     if scheduler == "slurm" and payloads:
         from torchx.functions._array import map_slurm_array
@@ -383,7 +432,8 @@ def map_array(
                     slots.release()
                     continue
                 try:
-                    future.handle, future.job_dir = target.launch(data, f"{base}-{index}")
+                    launched = target.launch(data, f"{base}-{index}")
+                    future.handle, future.job_dir, future.token = launched
                 except BaseException as e:
                     future.set_exception(e)
                     slots.release()
@@ -397,7 +447,7 @@ def map_array(
 
 class _Target:
     """Where and how the calls of one :func:`submit` or :func:`map_array` run, checked
-    before anything is submitted."""
+    before anything is submitted. ``parent`` is None where the log carries the result."""
 
     def __init__(
         self,
@@ -405,7 +455,7 @@ class _Target:
         cfg: Mapping[str, CfgVal] | None,
         resource: Resource | None,
         image: str,
-        parent: Path,
+        parent: Path | None,
     ) -> None:
         self.scheduler = scheduler
         self.cfg = cfg
@@ -422,37 +472,76 @@ class _Target:
         image: str | None,
         channel_dir: str | os.PathLike[str] | None,
     ) -> _Target:
-        if not _jobdir.supported(scheduler):
+        logs = scheduler in _logs.LOG_SCHEDULERS
+        if not logs and not _jobdir.supported(scheduler):
             raise UnsupportedSchedulerError(
-                f"submit() supports the local, slurm and lsf schedulers in this version,"
-                f" not {scheduler!r}: schedulers without a disk shared with the submitting"
-                " machine come next"
+                "submit() supports the local, slurm, lsf, docker, kubernetes and aws_batch"
+                f" schedulers in this version, not {scheduler!r}"
             )
-        role_image = _jobdir.role_image(scheduler, image)
-        if scheduler in _jobdir.SHARED_DISK_SCHEDULERS:
+        if logs:
+            if not image:
+                raise ValueError(
+                    f"submit() on {scheduler} needs image=: a container image with python3"
+                    f" {sys.version_info[0]}.{sys.version_info[1]} (and cloudpickle for a"
+                    " function sent by value)"
+                )
+            if channel_dir is not None:
+                raise ValueError(
+                    f"channel_dir is for schedulers with a shared disk: on {scheduler} the"
+                    " result comes back through the replica's log"
+                )
+            role_image = image
+        else:
+            role_image = _jobdir.role_image(scheduler, image)
+        if logs or scheduler in _jobdir.SHARED_DISK_SCHEDULERS:
             from torchx.runner.api import get_runner
 
             # its plugin must be installed: the Runner's one line naming the package,
             # before a directory is made for a call that cannot be submitted
             with get_runner() as runner:
                 runner.scheduler_run_opts(scheduler)
+        if logs:
+            return cls(scheduler, cfg, resource, role_image, None)
         parent = _jobdir.channel_parent(scheduler, cfg, channel_dir)
         own_folder = channel_dir is None and scheduler in _jobdir.SHARED_DISK_SCHEDULERS
         _jobdir.prepare(parent, scheduler, own_folder=own_folder)
         return cls(scheduler, cfg, resource, role_image, parent)
 
-    def launch(self, data: bytes, app_name: str) -> tuple[str, Path]:
-        """Writes a job directory for ``data`` and submits its app: ``(handle, job_dir)``.
+    def check_size(self, fn: object, data: bytes) -> None:
+        """:class:`CallTooLarge` when the log channel cannot carry this call."""
+        if self.parent is None:
+            _logs.check_size(_name_of(fn), _logs.call_env(self._meta(), data)[1], self.scheduler)
 
-        The directory is removed again when the submit fails.
+    def _meta(self) -> dict[str, Any]:
+        # a replica without a shared disk sees none of this machine's paths
+        paths = [] if self.parent is None else list(sys.path)
+        return {"python": list(sys.version_info[:2]), "sys_path": paths}
+
+    def launch(self, data: bytes, app_name: str) -> tuple[str, Path | None, str]:
+        """Submits the app of one call: ``(handle, job_dir, token)``.
+
+        On a shared disk ``data`` goes in a fresh job directory (removed again when the
+        submit fails); through the log, in the role's environment (the frames' token).
         """
         from torchx.runner.api import get_runner
         from torchx.specs import AppDef, Resource, Role
 
+        if self.parent is None:
+            token, value = _logs.call_env(self._meta(), data)
+            role = Role(
+                name=_ROLE,
+                image=self.image,
+                entrypoint=_logs.PYTHON,
+                args=["-c", _logs.worker_source()],
+                env={CALL_VAR: value},
+            )
+            role.resource = self.resource or Resource(cpu=1, gpu=0, memMB=DEFAULT_MEM_MB)
+            with get_runner() as runner:
+                handle = _run(runner, AppDef(name=app_name, roles=[role]), self.scheduler, self.cfg)
+            return handle, None, token
         job_dir = _jobdir.make(self.parent)
         try:
-            meta = {"python": list(sys.version_info[:2]), "sys_path": list(sys.path)}
-            write_atomically(job_dir / META, json.dumps(meta).encode())
+            write_atomically(job_dir / META, json.dumps(self._meta()).encode())
             write_atomically(job_dir / PAYLOAD, data)
             role = Role(
                 name=_ROLE,
@@ -470,7 +559,7 @@ class _Target:
         except BaseException:
             shutil.rmtree(job_dir, ignore_errors=True)
             raise
-        return handle, job_dir
+        return handle, job_dir, ""
 
 
 def _run(runner: Runner, app: Any, scheduler: str, cfg: Mapping[str, CfgVal] | None) -> str:
