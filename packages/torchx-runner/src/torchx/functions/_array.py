@@ -61,6 +61,7 @@ def map_slurm_array(
     from torchx.runner.api import get_runner
     from torchx.specs import AppDef, Resource, Role, macros
 
+    assert target.parent is not None  # Slurm: the job directory is on a shared disk
     job_dir = _jobdir.make(target.parent)
     try:
         meta = json.dumps({"python": list(sys.version_info[:2]), "sys_path": list(sys.path)})
