@@ -187,10 +187,10 @@ def test_a_closure_travels_by_value_with_cloudpickle() -> None:
 def test_another_scheduler_is_refused(fh: Any) -> None:
     with pytest.raises(
         functions.UnsupportedSchedulerError,
-        match="local, slurm, lsf, docker, kubernetes and aws_batch",
+        match="lsf, docker, kubernetes, kubernetes_mcad, aws_batch and aws_sagemaker",
     ) as info:
-        submit(fh.add, 1, 2, scheduler="kubernetes_mcad")
-    assert "'kubernetes_mcad'" in str(info.value) and "\n" not in str(info.value)
+        submit(fh.add, 1, 2, scheduler="gcp_batch")
+    assert "'gcp_batch'" in str(info.value) and "\n" not in str(info.value)
 
 
 def test_the_trivial_call_overhead(fh: Any) -> None:
@@ -248,7 +248,7 @@ def test_map_array_checks_before_starting(fh: Any) -> None:
     with pytest.raises(ValueError, match="parallelism must be"):
         map_array(fh.add, [1], parallelism=0)
     with pytest.raises(functions.UnsupportedSchedulerError):
-        map_array(fh.nothing, [1], parallelism=1, scheduler="kubernetes_mcad")
+        map_array(fh.nothing, [1], parallelism=1, scheduler="gcp_batch")
 
 
 def test_the_worker_refuses_another_python_in_one_line(tmp_path: Path) -> None:

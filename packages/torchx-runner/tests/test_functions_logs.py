@@ -138,6 +138,34 @@ def run_worker(payload: bytes, python: tuple[int, int] | None = None) -> tuple[i
     return done.returncode, pickle.loads(data), done.stderr
 
 
+def test_on_sagemaker_the_call_and_the_worker_travel_in_pieces_it_takes() -> None:
+    """CreateTrainingJob: arguments of at most 256 characters, at most 100 environment
+    values of at most 512; a call at the cap still leaves room for the role's own."""
+    meta = {"python": list(sys.version_info[:2]), "sys_path": []}
+    payload = pickle.dumps((len, (b"y" * (_logs.CALL_CAP - 10_000),), {}))
+    token, value = _logs.call_env(meta, payload)
+    _logs.check_size("len", value, "aws_sagemaker")  # under the cap
+    args, env = _logs.program("aws_sagemaker", value)
+    assert args == ["-c", _logs.BOOT] and all(len(a) <= 256 for a in args)
+    assert all(len(v) <= 512 for v in env.values()) and len(env) <= 50, len(env)
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        cwd="/",
+    )
+    data, _ = _logs.parse(done.stdout.splitlines(keepends=True), token)
+    assert data is not None, done
+    assert (done.returncode, pickle.loads(data)) == (0, ("ok", _logs.CALL_CAP - 10_000))
+
+
+def test_elsewhere_the_call_and_the_worker_travel_whole() -> None:
+    assert _logs.program("docker", "{}") == (["-c", _logs.worker_source()], {CALL_VAR: "{}"})
+
+
 def test_the_worker_runs_without_torchx_installed() -> None:
     code, outcome, _ = run_worker(pickle.dumps((pow, (2, 10), {})))
     assert (code, outcome) == (0, ("ok", 1024))
@@ -252,7 +280,7 @@ def test_a_log_that_never_gets_its_frames_gives_up_after_its_patience() -> None:
     assert pauses == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0] and sum(pauses) >= 30.0
     assert _logs.read(lambda: ["x\n"], TOKEN, 0.0, pauses.append) == (None, False)
     assert len(pauses) == 7  # no patience (Docker, Kubernetes): read once
-    assert _logs.LATE_LOGS == {"aws_batch": 30.0}
+    assert _logs.LATE_LOGS == {"aws_batch": 30.0, "aws_sagemaker": 30.0}
 
 
 def test_a_module_registered_by_value_travels_by_value(monkeypatch: pytest.MonkeyPatch) -> None:

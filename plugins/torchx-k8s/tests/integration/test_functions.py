@@ -1,6 +1,7 @@
 """torchx.functions on the real node of ``dev/k8s``: submit and map_array as Volcano
-Jobs of the python image, the call in the role's environment and the result in the
-pod's log (the kit's checks, :mod:`torchx.schedulers.testing.functions`)."""
+Jobs (``kubernetes``) and as AppWrappers (``kubernetes_mcad``, dispatched by the
+stand-in's controller) of the python image, the call in the role's environment and the
+result in the pod's log (the kit's checks, :mod:`torchx.schedulers.testing.functions`)."""
 
 from __future__ import annotations
 
@@ -29,3 +30,10 @@ class TestK8sFunctions(LogChannelChecks):
             for app in runner.list(self.scheduler):
                 if app.app_handle not in before:
                     runner.delete(app.app_handle)
+
+
+class TestMcadFunctions(TestK8sFunctions):
+    """The same on ``kubernetes_mcad``: each call an AppWrapper (the stand-in's controller
+    dispatches it and makes its pod), the result in that pod's log."""
+
+    scheduler = "kubernetes_mcad"

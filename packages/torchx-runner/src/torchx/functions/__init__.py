@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from torchx.functions import _jobdir, _logs
-from torchx.functions._channel import CALL_VAR, META, PAYLOAD, RESULT, write_atomically
+from torchx.functions._channel import META, PAYLOAD, RESULT, write_atomically
 from torchx.functions._jobdir import JobDirError
 from torchx.functions._logs import CallTooLarge
 
@@ -475,8 +475,8 @@ class _Target:
         logs = scheduler in _logs.LOG_SCHEDULERS
         if not logs and not _jobdir.supported(scheduler):
             raise UnsupportedSchedulerError(
-                "submit() supports the local, slurm, lsf, docker, kubernetes and aws_batch"
-                f" schedulers in this version, not {scheduler!r}"
+                "submit() supports the local, slurm, lsf, docker, kubernetes, kubernetes_mcad,"
+                f" aws_batch and aws_sagemaker schedulers in this version, not {scheduler!r}"
             )
         if logs:
             if not image:
@@ -528,13 +528,8 @@ class _Target:
 
         if self.parent is None:
             token, value = _logs.call_env(self._meta(), data)
-            role = Role(
-                name=_ROLE,
-                image=self.image,
-                entrypoint=_logs.PYTHON,
-                args=["-c", _logs.worker_source()],
-                env={CALL_VAR: value},
-            )
+            args, env = _logs.program(self.scheduler, value)
+            role = Role(name=_ROLE, image=self.image, entrypoint=_logs.PYTHON, args=args, env=env)
             role.resource = self.resource or Resource(cpu=1, gpu=0, memMB=DEFAULT_MEM_MB)
             with get_runner() as runner:
                 handle = _run(runner, AppDef(name=app_name, roles=[role]), self.scheduler, self.cfg)

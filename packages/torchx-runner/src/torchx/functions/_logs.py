@@ -34,13 +34,14 @@ from torchx.functions import _channel
 from torchx.functions._channel import CALL_VAR, END, FRAME
 
 #: Schedulers whose calls travel through the role's environment and the replica's log.
-LOG_SCHEDULERS = ("docker", "kubernetes", "aws_batch")
+LOG_SCHEDULERS = ("docker", "kubernetes", "kubernetes_mcad", "aws_batch", "aws_sagemaker")
 
 #: How long a log may lag behind the app's end, in seconds: AWS Batch's go to CloudWatch
 #: Logs, whose reads are eventually consistent, so a log read without the end frame is
-#: read again (after 0.5, 1, 2, ... s) for up to this long; elsewhere the log is whole
+#: read again (after 0.5, 1, 2, ... s) for up to this long (SageMaker's training jobs
+#: log to CloudWatch Logs too); elsewhere the log is whole
 #: once the container has ended.
-LATE_LOGS = {"aws_batch": 30.0}
+LATE_LOGS = {"aws_batch": 30.0, "aws_sagemaker": 30.0}
 
 #: The replica's program: the image's ``python3`` (on its ``PATH``).
 PYTHON = "python3"
@@ -51,8 +52,28 @@ PYTHON = "python3"
 #: "Maximum job payload size (for SubmitJob API operations)" of 30 KiB
 #: (https://docs.aws.amazon.com/batch/latest/userguide/service_limits.html), leaving room
 #: for the rest of the request. The same cap on every log-channel scheduler, so a call
-#: that runs on Docker also runs on AWS Batch.
+#: that runs on Docker also runs on AWS Batch. SageMaker's CreateTrainingJob takes at
+#: most 256 characters per ``ContainerArguments`` item and 512 per ``Environment`` value,
+#: 100 values (:data:`PIECES`): there the call and the worker travel in pieces.
 CALL_CAP = 20 * 1024
+
+#: Schedulers that take no long argument or environment value: the longest value each
+#: takes. SageMaker's CreateTrainingJob ``Environment`` holds at most 100 values of at
+#: most 512 characters, and ``ContainerArguments`` items are at most 256 characters
+#: (SageMaker API reference: CreateTrainingJob, AlgorithmSpecification). The call and
+#: the worker go in values ``TORCHX_FN_C0`` ... and ``TORCHX_FN_W0`` ... (counts in
+#: ``TORCHX_FN_CN`` and ``TORCHX_FN_WN``): :data:`CALL_CAP` is at most 42 of them, which
+#: leaves 50 for the role's own and the scheduler's; :data:`BOOT` joins them.
+PIECES = {"aws_sagemaker": 512}
+
+#: The ``python3 -c`` program where the worker travels in pieces (under 256 characters):
+#: it joins the call into ``TORCHX_FN_CALL`` and runs the worker joined from its pieces.
+BOOT = (
+    "import os,base64,zlib;e=os.environ;"
+    "j=lambda p:''.join(e[p+str(i)]for i in range(int(e[p+'N'])));"
+    f"e['{CALL_VAR}']=j('TORCHX_FN_C');"
+    "exec(zlib.decompress(base64.b64decode(j('TORCHX_FN_W'))))"
+)
 
 
 class CallTooLarge(ValueError):
@@ -60,13 +81,32 @@ class CallTooLarge(ValueError):
 
 
 @functools.cache
-def worker_source() -> str:
-    """``python3 -c`` program text: :mod:`torchx.functions._channel`'s source, compressed,
-    then a call of its ``log_main``. Read at submit time from the installed module."""
+def _packed() -> str:
+    """:mod:`torchx.functions._channel`'s source and a call of its ``log_main``,
+    compressed, in base64. Read at submit time from the installed module."""
     source = Path(_channel.__file__).read_text(encoding="utf-8")
     source += "\nraise SystemExit(log_main())\n"
-    packed = base64.b64encode(zlib.compress(source.encode("utf-8"), 9)).decode("ascii")
-    return f"import base64,zlib;exec(zlib.decompress(base64.b64decode('{packed}')))"
+    return base64.b64encode(zlib.compress(source.encode("utf-8"), 9)).decode("ascii")
+
+
+def worker_source() -> str:
+    """``python3 -c`` program text: the worker, unpacked and run."""
+    return f"import base64,zlib;exec(zlib.decompress(base64.b64decode('{_packed()}')))"
+
+
+def program(scheduler: str, value: str) -> tuple[list[str], dict[str, str]]:
+    """The ``python3`` arguments and the role's environment that carry the call ``value``
+    (of ``TORCHX_FN_CALL``) on ``scheduler``: whole, or in pieces where it takes no long
+    value (:data:`PIECES`)."""
+    size = PIECES.get(scheduler)
+    if size is None:
+        return ["-c", worker_source()], {CALL_VAR: value}
+    env: dict[str, str] = {}
+    for prefix, text in (("TORCHX_FN_C", value), ("TORCHX_FN_W", _packed())):
+        pieces = [text[i : i + size] for i in range(0, len(text), size)]
+        env[f"{prefix}N"] = str(len(pieces))
+        env.update({f"{prefix}{i}": piece for i, piece in enumerate(pieces)})
+    return ["-c", BOOT], env
 
 
 def call_env(meta: dict[str, Any], payload: bytes) -> tuple[str, str]:
