@@ -13,8 +13,8 @@ Runner and returns an :class:`AppFuture`, a :class:`concurrent.futures.Future` t
 also carries the app's handle. The call and its result travel through a job directory
 the submitter and the replica share (see the torchx-runner README, "Python functions
 as apps"): on ``local`` in the temporary directory, on ``slurm`` and ``lsf`` in the
-scheduler's job directory (or ``channel_dir``). On ``docker``, ``kubernetes`` and
-``aws_batch``, which share no disk, the call travels in the role's environment and the
+scheduler's job directory (or ``channel_dir``). On ``docker``, ``kubernetes``,
+``kubernetes_mcad``, ``aws_batch`` and ``aws_sagemaker``, which share no disk, the call travels in the role's environment and the
 result comes back in the replica's log (``torchx.functions._logs``). :func:`map_array`
 runs one call per item, at most ``parallelism`` at once.
 
@@ -271,7 +271,7 @@ class AppFuture(concurrent.futures.Future[T]):
         if runner is None:
             with get_runner() as own:
                 return self._outcome(own)
-        # stdout and stderr together: Kubernetes and AWS Batch keep them as one stream;
+        # stdout and stderr together: Kubernetes, AWS Batch and SageMaker keep one stream;
         # the frames are found by their marker and token among the other lines
         handle = self.handle
         patience = _logs.LATE_LOGS.get(handle.split("://", 1)[0], 0.0)
@@ -341,13 +341,14 @@ def submit(
     -m torchx.functions._worker`` with this interpreter (``sys.executable``, so on Slurm
     and LSF a path the nodes see too) in ``image``, with this process's ``sys.path`` put
     first on its own, so whatever imports here imports there. On ``docker``,
-    ``kubernetes`` and ``aws_batch`` it runs the image's ``python3`` with the worker's
-    source (``python3 -c``): the image needs Python of this minor version, cloudpickle
+    ``kubernetes``, ``kubernetes_mcad``, ``aws_batch`` and ``aws_sagemaker`` it runs the
+    image's ``python3`` with the worker's source (``python3 -c``; on SageMaker in
+    pieces of the environment): the image needs Python of this minor version, cloudpickle
     for a function sent by value, and the function's module for one sent by reference;
     no torchx.
 
     ``scheduler`` is ``local`` (alias ``local_cwd``), ``slurm``, ``lsf``, ``docker``,
-    ``kubernetes`` or ``aws_batch``; ``cfg`` is as for
+    ``kubernetes``, ``kubernetes_mcad``, ``aws_batch`` or ``aws_sagemaker``; ``cfg`` is as for
     :meth:`torchx.runner.api.Runner.run`; ``resource`` is the replica's
     :class:`~torchx.specs.Resource` (1 CPU and ``DEFAULT_MEM_MB`` by default on every
     scheduler but ``local``); ``image`` is ignored on ``local``, on Slurm and LSF the

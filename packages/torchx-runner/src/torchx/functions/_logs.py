@@ -1,7 +1,7 @@
 """The call and its result where no disk is shared: the role's environment and its log.
 
-On Docker, Kubernetes and AWS Batch the replica runs in a container that sees nothing
-of the submitting machine, so :func:`torchx.functions.submit` sends
+On Docker, Kubernetes (Volcano Jobs and AppWrappers), AWS Batch and SageMaker the
+replica runs in a container that sees nothing of the submitting machine, so :func:`torchx.functions.submit` sends
 
 - the call in the environment variable ``TORCHX_FN_CALL`` (JSON: the meta, a random
   token, the pickled call in base64), whose size is checked before submitting
@@ -10,6 +10,8 @@ of the submitting machine, so :func:`torchx.functions.submit` sends
   :mod:`torchx.functions._channel` (standard library only) compressed, so the image
   needs no torchx, only ``python3`` of the submitter's minor version (and cloudpickle
   for a function sent by value);
+- on SageMaker, which takes no long argument or environment value, both in pieces of
+  the environment joined by a short program (:data:`PIECES`, :data:`BOOT`);
 
 and the replica prints the outcome last on its stdout as frames with a SHA-256 digest
 (:func:`torchx.functions._channel.frames`), read back with ``Runner.log_lines`` once the
@@ -62,8 +64,8 @@ CALL_CAP = 20 * 1024
 #: most 512 characters, and ``ContainerArguments`` items are at most 256 characters
 #: (SageMaker API reference: CreateTrainingJob, AlgorithmSpecification). The call and
 #: the worker go in values ``TORCHX_FN_C0`` ... and ``TORCHX_FN_W0`` ... (counts in
-#: ``TORCHX_FN_CN`` and ``TORCHX_FN_WN``): :data:`CALL_CAP` is at most 42 of them, which
-#: leaves 50 for the role's own and the scheduler's; :data:`BOOT` joins them.
+#: ``TORCHX_FN_CN`` and ``TORCHX_FN_WN``): :data:`CALL_CAP` is at most 44 of them, which
+#: leaves 56 for the role's own and the scheduler's; :data:`BOOT` joins them.
 PIECES = {"aws_sagemaker": 512}
 
 #: The ``python3 -c`` program where the worker travels in pieces (under 256 characters):
