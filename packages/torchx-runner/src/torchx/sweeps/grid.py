@@ -8,7 +8,6 @@ Only the standard library is used: the supervisor and the CLI import this.
 from __future__ import annotations
 
 import itertools
-import random
 import re
 
 from torchx.specs.errors import SpecError
@@ -68,5 +67,7 @@ def expand(
         raise SweepError(f"--random {random_n}: expected a number of trials of 1 or more")
     if random_n > len(trials):
         raise SweepError(f"--random {random_n}: the grids have only {len(trials)} trials")
+    import random  # only here: `torchx list` and `status` import this module too
+
     picked = sorted(random.Random(seed).sample(range(len(trials)), random_n))
     return [trials[i] for i in picked]
